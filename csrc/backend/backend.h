@@ -1,0 +1,63 @@
+/* backend.h -- the interface every backend implements (CPU in cpu/, CUDA in
+ * kernels_cuda/).  Nothing above this interface touches backend memory
+ * directly: tensors are opaque `storage` pointers that only the backend's own
+ * functions read or write, so device memory works the same as host memory.
+ *
+ * Lifecycle: compile() once per graph at build(), execute() per dispatch on
+ * the context's timeline thread, compiled_free() when the graph's last
+ * reference goes. */
+#ifndef WNN_BACKEND_H
+#define WNN_BACKEND_H
+#include "webnn_core.h"
+
+#define WNN_BACKEND_API_VERSION 1
+
+typedef struct wnn_backend wnn_backend;
+struct wnn_graph;
+
+typedef struct wnn_backend_i {
+    int api_version;
+    const char *name;       /* "cpu", "cuda" */
+    wnn_device device;
+    bool accelerated;
+    uint64_t max_tensor_bytes;
+    /* Does the backend run `op` at all, and with which limits?  Fills `out`
+     * with the spec's limits narrowed to what the backend supports. */
+    bool (*op_limits)(wnn_backend *be, wnn_op op, wnn_op_limits *out);
+    wnn_status (*compile)(wnn_backend *be, const struct wnn_graph *g,
+                          void **compiled, wnn_error *err);
+    void (*compiled_free)(wnn_backend *be, void *compiled);
+    /* in[i] / out[i]: storage of the graph's i-th input / output tensor. */
+    wnn_status (*execute)(wnn_backend *be, const struct wnn_graph *g,
+                          void *compiled, void *const *in, void *const *out,
+                          wnn_error *err);
+    /* Zero-filled storage of `bytes` (> 0). */
+    wnn_status (*tensor_alloc)(wnn_backend *be, uint64_t bytes, void **storage,
+                               wnn_error *err);
+    void (*tensor_free)(wnn_backend *be, void *storage);
+    wnn_status (*tensor_write)(wnn_backend *be, void *storage, const void *src,
+                               uint64_t bytes, wnn_error *err);
+    wnn_status (*tensor_read)(wnn_backend *be, const void *storage, void *dst,
+                              uint64_t bytes, wnn_error *err);
+    /* Wait until all work the backend queued has finished (a no-op on the
+     * CPU; stream sync on CUDA). */
+    void (*synchronize)(wnn_backend *be);
+    void (*destroy)(wnn_backend *be);
+} wnn_backend_i;
+
+struct wnn_backend {
+    const wnn_backend_i *iface;
+    void *impl;
+};
+
+/* registry.c */
+wnn_status wnn_backend_create(wnn_device d, wnn_backend **out, wnn_error *err);
+
+/* cpu/backend_cpu.c */
+wnn_status wnn_cpu_backend_create(wnn_backend **out, wnn_error *err);
+
+/* kernels_cuda/ (loaded at run time from a separate shared object) */
+typedef wnn_status (*wnn_cuda_backend_create_fn)(wnn_backend **out,
+                                                 wnn_error *err);
+
+#endif

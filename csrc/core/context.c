@@ -1,0 +1,673 @@
+/* context.c -- MLContext and MLTensor, and the context's timeline: a worker
+ * thread that runs tensor creation, writes, reads and dispatches in the order
+ * they were queued.  Validation ("throw a TypeError") happens on the calling
+ * thread before anything is queued.  When the context is lost (destroy()),
+ * queued work fails with InvalidStateError and the worker stops. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/ops_internal.h"
+#include "internal.h"
+
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    wnn_status st;
+    wnn_error err;
+} waiter;
+
+typedef enum task_kind { T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH } task_kind;
+
+typedef struct wnn_task {
+    task_kind kind;
+    struct wnn_task *next;
+    wnn_tensor *tensor;         /* CREATE WRITE READ FREE (a reference) */
+    void *data;                 /* WRITE/CREATE: owned copy; READ: dst  */
+    uint64_t bytes;
+    wnn_graph *graph;           /* DISPATCH (a reference)               */
+    wnn_tensor **tensors;       /* DISPATCH: inputs then outputs (refs) */
+    uint32_t n_in, n_out;
+    waiter *w;                  /* NULL when nobody waits               */
+} wnn_task;
+
+static void
+waiter_init(waiter *w)
+{
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->done = false;
+    w->st = WNN_OK;
+    wnn_error_clear(&w->err);
+}
+
+static void
+waiter_finish(waiter *w, wnn_status st, const wnn_error *err)
+{
+    pthread_mutex_lock(&w->mu);
+    w->st = st;
+    if (st != WNN_OK && err) {
+        w->err = *err;
+    }
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void
+waiter_wait(waiter *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done) {
+        pthread_cond_wait(&w->cv, &w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+}
+
+static void
+task_free(wnn_task *t)
+{
+    if (t->kind == T_WRITE || t->kind == T_CREATE) {
+        free(t->data);
+    }
+    if (t->tensor) {
+        wnn_tensor_release(t->tensor);
+    }
+    if (t->graph) {
+        wnn_graph_release(t->graph);
+    }
+    for (uint32_t i = 0; t->tensors && i < t->n_in + t->n_out; i++) {
+        wnn_tensor_release(t->tensors[i]);
+    }
+    free(t->tensors);
+    free(t);
+}
+
+static void
+tensor_mark(wnn_tensor *t, const wnn_error *err)
+{
+    if (err) {
+        char buf[sizeof(t->fail_msg)];
+        wnn_error_format(err, buf, sizeof(buf));
+        memcpy(t->fail_msg, buf, sizeof(buf));
+        atomic_store(&t->failed, 1);
+    } else {
+        atomic_store(&t->failed, 0);
+    }
+}
+
+static void
+run_task(wnn_context *c, wnn_task *t)
+{
+    wnn_backend *be = c->backend;
+    wnn_error err;
+    wnn_status st = WNN_OK;
+    wnn_error_clear(&err);
+    switch (t->kind) {
+    case T_CREATE:
+        st = be->iface->tensor_alloc(be, t->tensor->bytes, &t->tensor->storage,
+                                     &err);
+        if (st == WNN_OK && t->data) {
+            st = be->iface->tensor_write(be, t->tensor->storage, t->data,
+                                         t->bytes, &err);
+        }
+        break;
+    case T_WRITE:
+        if (t->tensor->storage) {
+            st = be->iface->tensor_write(be, t->tensor->storage, t->data,
+                                         t->bytes, &err);
+            tensor_mark(t->tensor, st == WNN_OK ? NULL : &err);
+        }
+        break;
+    case T_READ:
+        if (atomic_load(&t->tensor->destroyed) || !t->tensor->storage) {
+            st = wnn_failk(&err, WNN_INVALID_STATE, "readTensor", NULL,
+                           "tensor", "the tensor was destroyed");
+        } else if (atomic_load(&t->tensor->failed)) {
+            st = wnn_failk(&err, WNN_OPERATION_ERROR, "readTensor", NULL,
+                           "tensor", "the work that wrote it failed: %s",
+                           t->tensor->fail_msg);
+        } else {
+            be->iface->synchronize(be);
+            st = be->iface->tensor_read(be, t->tensor->storage, t->data,
+                                        t->bytes, &err);
+        }
+        break;
+    case T_DISPATCH: {
+        void *in[t->n_in + 1], *out[t->n_out + 1];
+        for (uint32_t i = 0; i < t->n_in; i++) {
+            in[i] = t->tensors[i]->storage;
+        }
+        for (uint32_t i = 0; i < t->n_out; i++) {
+            out[i] = t->tensors[t->n_in + i]->storage;
+        }
+        st = be->iface->execute(be, t->graph, t->graph->compiled, in, out,
+                                &err);
+        for (uint32_t i = 0; i < t->n_out; i++) {
+            tensor_mark(t->tensors[t->n_in + i], st == WNN_OK ? NULL : &err);
+        }
+        break;
+    }
+    case T_FREE:
+        be->iface->synchronize(be);
+        if (t->tensor->storage) {
+            be->iface->tensor_free(be, t->tensor->storage);
+            t->tensor->storage = NULL;
+        }
+        break;
+    case T_FLUSH:
+        be->iface->synchronize(be);
+        break;
+    }
+    if (t->w) {
+        waiter_finish(t->w, st, &err);
+    }
+}
+
+static void *
+worker_main(void *arg)
+{
+    wnn_context *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        while (!c->head && !c->stopping) {
+            pthread_cond_wait(&c->cv, &c->mu);
+        }
+        wnn_task *t = c->head;
+        if (!t) { /* stopping and drained */
+            pthread_mutex_unlock(&c->mu);
+            break;
+        }
+        c->head = t->next;
+        if (!c->head) {
+            c->tail = NULL;
+        }
+        bool lost = c->lost;
+        pthread_mutex_unlock(&c->mu);
+        if (lost) {
+            /* "abort when this is lost": queued work fails. */
+            if (t->w) {
+                wnn_error err;
+                wnn_failk(&err, WNN_INVALID_STATE, "MLContext", NULL, NULL,
+                          "the context was lost: %s", c->lost_message);
+                waiter_finish(t->w, WNN_ERR, &err);
+            }
+            if (t->kind == T_FREE && t->tensor->storage) {
+                c->backend->iface->tensor_free(c->backend, t->tensor->storage);
+                t->tensor->storage = NULL;
+            }
+        } else {
+            run_task(c, t);
+        }
+        task_free(t);
+    }
+    if (c->self_free) {
+        /* The last reference went on this thread (see release). */
+        c->backend->iface->destroy(c->backend);
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        free(c);
+    }
+    return NULL;
+}
+
+/* Queue `t`; fails (and frees t) if the context is lost. */
+static wnn_status
+enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->lost) {
+        pthread_mutex_unlock(&c->mu);
+        task_free(t);
+        return wnn_failk(err, WNN_INVALID_STATE, op, NULL, NULL,
+                         "the context is lost: %s", c->lost_message);
+    }
+    t->next = NULL;
+    if (c->tail) {
+        c->tail->next = t;
+    } else {
+        c->head = t;
+    }
+    c->tail = t;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return WNN_OK;
+}
+
+static wnn_status
+enqueue_wait(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
+{
+    waiter w;
+    waiter_init(&w);
+    t->w = &w;
+    if (enqueue(c, t, op, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    waiter_wait(&w);
+    if (w.st != WNN_OK && err) {
+        *err = w.err;
+    }
+    return w.st;
+}
+
+/* ---- contexts --------------------------------------------------------- */
+wnn_status
+wnn_context_create(wnn_device d, wnn_context **out, wnn_error *err)
+{
+    wnn_context *c = calloc(1, sizeof(*c));
+    if (!c) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "createContext", NULL, NULL,
+                         "out of memory");
+    }
+    if (wnn_backend_create(d, &c->backend, err) != WNN_OK) {
+        free(c);
+        return WNN_ERR;
+    }
+    atomic_init(&c->refs, 1);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&c->worker, NULL, worker_main, c) != 0) {
+        c->backend->iface->destroy(c->backend);
+        free(c);
+        return wnn_failk(err, WNN_UNKNOWN_ERROR, "createContext", NULL, NULL,
+                         "cannot start the timeline thread");
+    }
+    c->worker_started = true;
+    *out = c;
+    return WNN_OK;
+}
+
+void
+wnn_context_retain(wnn_context *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+static void
+stop_worker(wnn_context *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->stopping = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->worker_started) {
+        pthread_join(c->worker, NULL);
+        c->worker_started = false;
+    }
+}
+
+void
+wnn_context_release(wnn_context *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1) {
+        return;
+    }
+    /* Nothing references the context: no task can be queued any more. */
+    if (c->worker_started && pthread_equal(pthread_self(), c->worker)) {
+        /* Released by a task finishing on the worker: it cannot join
+         * itself, so it frees the context when its loop ends. */
+        pthread_mutex_lock(&c->mu);
+        c->stopping = true;
+        c->self_free = true;
+        pthread_mutex_unlock(&c->mu);
+        pthread_detach(c->worker);
+        return;
+    }
+    stop_worker(c);
+    c->backend->iface->destroy(c->backend);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}
+
+/* #api-mlcontext-destroy and "lose": pending and later work fails. */
+void
+wnn_context_destroy(wnn_context *c, const char *message)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->lost) {
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    c->lost = true;
+    snprintf(c->lost_message, sizeof(c->lost_message), "%s",
+             message ? message : "destroy() was called");
+    pthread_mutex_unlock(&c->mu);
+    stop_worker(c); /* drains the queue, failing each task */
+}
+
+bool
+wnn_context_is_lost(const wnn_context *c)
+{
+    wnn_context *m = (wnn_context *)c;
+    pthread_mutex_lock(&m->mu);
+    bool lost = m->lost;
+    pthread_mutex_unlock(&m->mu);
+    return lost;
+}
+
+const char *
+wnn_context_lost_message(const wnn_context *c)
+{
+    return c->lost_message;
+}
+
+bool
+wnn_context_accelerated(const wnn_context *c)
+{
+    return c->backend->iface->accelerated;
+}
+
+wnn_device
+wnn_context_device(const wnn_context *c)
+{
+    return c->backend->iface->device;
+}
+
+uint64_t
+wnn_context_max_tensor_bytes(const wnn_context *c)
+{
+    return c->backend->iface->max_tensor_bytes;
+}
+
+bool
+wnn_context_op_limits(const wnn_context *c, wnn_op op, wnn_op_limits *out)
+{
+    if ((unsigned)op >= WNN_OP_COUNT) {
+        return false;
+    }
+    return c->backend->iface->op_limits(c->backend, op, out);
+}
+
+void
+wnn_context_flush(wnn_context *c)
+{
+    wnn_task *t = calloc(1, sizeof(*t));
+    wnn_error err;
+    if (t) {
+        t->kind = T_FLUSH;
+        enqueue_wait(c, t, "flush", &err);
+    }
+}
+
+/* ---- tensors ---------------------------------------------------------- */
+wnn_status
+wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
+                  bool writable, const void *constant_data, wnn_tensor **out,
+                  wnn_error *err)
+{
+    const char *op = constant_data ? "createConstantTensor" : "createTensor";
+    if (wnn_context_is_lost(c)) {
+        return wnn_failk(err, WNN_INVALID_STATE, op, NULL, NULL,
+                         "the context is lost");
+    }
+    if (wnn_desc_check(c, d, op, "descriptor", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    wnn_tensor *t = calloc(1, sizeof(*t));
+    wnn_task *task = calloc(1, sizeof(*task));
+    uint64_t bytes = wnn_desc_bytes(d);
+    void *copy = constant_data ? malloc(bytes) : NULL;
+    if (!t || !task || (constant_data && !copy)) {
+        free(t);
+        free(task);
+        free(copy);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, op, NULL, NULL,
+                         "out of memory");
+    }
+    if (copy) {
+        memcpy(copy, constant_data, bytes);
+    }
+    atomic_init(&t->refs, 1);
+    atomic_init(&t->destroyed, false);
+    atomic_init(&t->failed, 0);
+    t->ctx = c;
+    wnn_context_retain(c);
+    t->desc = *d;
+    t->bytes = bytes;
+    t->readable = constant_data ? false : readable;
+    t->writable = constant_data ? false : writable;
+    t->constant = constant_data != NULL;
+    task->kind = T_CREATE;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->data = copy;
+    task->bytes = bytes;
+    if (enqueue_wait(c, task, op, err) != WNN_OK) {
+        wnn_tensor_release(t);
+        return WNN_ERR;
+    }
+    *out = t;
+    return WNN_OK;
+}
+
+void
+wnn_tensor_retain(wnn_tensor *t)
+{
+    atomic_fetch_add(&t->refs, 1);
+}
+
+void
+wnn_tensor_release(wnn_tensor *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1) {
+        return;
+    }
+    /* The last reference: no queued task uses the storage any more. */
+    if (t->storage) {
+        t->ctx->backend->iface->tensor_free(t->ctx->backend, t->storage);
+    }
+    wnn_context_release(t->ctx);
+    free(t);
+}
+
+/* #api-mltensor-destroy: release the data after earlier queued work. */
+void
+wnn_tensor_destroy(wnn_tensor *t)
+{
+    if (atomic_exchange(&t->destroyed, true)) {
+        return;
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_error err;
+    if (task) {
+        task->kind = T_FREE;
+        task->tensor = t;
+        wnn_tensor_retain(t);
+        enqueue(t->ctx, task, "destroy", &err); /* lost: freed with refs */
+    }
+}
+
+const wnn_desc *wnn_tensor_desc(const wnn_tensor *t) { return &t->desc; }
+bool wnn_tensor_readable(const wnn_tensor *t) { return t->readable; }
+bool wnn_tensor_writable(const wnn_tensor *t) { return t->writable; }
+bool wnn_tensor_is_constant(const wnn_tensor *t) { return t->constant; }
+bool wnn_tensor_is_destroyed(const wnn_tensor *t) { return atomic_load(&t->destroyed); }
+wnn_context *wnn_tensor_context(const wnn_tensor *t) { return t->ctx; }
+
+static wnn_status
+check_tensor(wnn_context *c, wnn_tensor *t, const char *op, wnn_error *err)
+{
+    if (t->ctx != c) {
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, "tensor",
+                         "the tensor belongs to another context");
+    }
+    if (wnn_tensor_is_destroyed(t)) {
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, "tensor",
+                         "the tensor is destroyed");
+    }
+    return WNN_OK;
+}
+
+/* #api-mlcontext-writetensor */
+wnn_status
+wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
+                  wnn_error *err)
+{
+    if (check_tensor(c, t, "writeTensor", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if (!t->writable) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "tensor",
+                         "the tensor is not writable");
+    }
+    if (bytes != t->bytes) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "inputData",
+                         "byte length %zu differs from the tensor's %llu",
+                         bytes, (unsigned long long)t->bytes);
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!task || !copy) {
+        free(task);
+        free(copy);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "writeTensor", NULL, NULL,
+                         "out of memory");
+    }
+    memcpy(copy, src, bytes);
+    task->kind = T_WRITE;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->data = copy;
+    task->bytes = bytes;
+    return enqueue(c, task, "writeTensor", err);
+}
+
+/* #api-mlcontext-readtensor and #api-mlcontext-readtensor-byob */
+wnn_status
+wnn_context_read(wnn_context *c, wnn_tensor *t, void *dst, size_t bytes,
+                 wnn_error *err)
+{
+    if (check_tensor(c, t, "readTensor", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if (!t->readable) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "readTensor", NULL, "tensor",
+                         "the tensor is not readable");
+    }
+    if (bytes != t->bytes) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "readTensor", NULL, "outputData",
+                         "byte length %zu differs from the tensor's %llu",
+                         bytes, (unsigned long long)t->bytes);
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    if (!task) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "readTensor", NULL, NULL,
+                         "out of memory");
+    }
+    task->kind = T_READ;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->data = dst;
+    task->bytes = bytes;
+    return enqueue_wait(c, task, "readTensor", err);
+}
+
+/* "validating tensors with descriptors" */
+static wnn_status
+match_tensors(const char *what, uint32_t n, const char *const *names,
+              wnn_tensor *const *tensors, const wnn_named *descs, uint32_t nd,
+              wnn_tensor **sorted, wnn_error *err)
+{
+    if (n != nd) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
+                         "%u tensors given, the graph has %u", n, nd);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = 0;
+        while (j < nd && strcmp(descs[j].name, names[i]) != 0) {
+            j++;
+        }
+        if (j == nd) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
+                             "the graph has no %s named '%s'",
+                             what[0] == 'i' ? "input" : "output", names[i]);
+        }
+        if (tensors[i]->constant) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
+                             "tensor '%s' is a constant tensor", names[i]);
+        }
+        if (!wnn_desc_equal(&tensors[i]->desc, &descs[j].desc)) {
+            char s1[96], s2[96];
+            return wnn_failk(
+                err, WNN_TYPE_ERROR, "dispatch", NULL, what,
+                "tensor '%s' is %s %s, the graph expects %s %s", names[i],
+                wnn_dtype_name(tensors[i]->desc.dtype),
+                wnn_shape_str(tensors[i]->desc.shape, tensors[i]->desc.rank,
+                              s1, sizeof(s1)),
+                wnn_dtype_name(descs[j].desc.dtype),
+                wnn_shape_str(descs[j].desc.shape, descs[j].desc.rank, s2,
+                              sizeof(s2)));
+        }
+        sorted[j] = tensors[i];
+    }
+    return WNN_OK;
+}
+
+/* #api-mlcontext-dispatch */
+wnn_status
+wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                     const char *const *in_names,
+                     wnn_tensor *const *in_tensors, uint32_t n_out,
+                     const char *const *out_names,
+                     wnn_tensor *const *out_tensors, wnn_error *err)
+{
+    if (g->ctx != c) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, "graph",
+                         "the graph belongs to another context");
+    }
+    if (wnn_graph_is_destroyed(g)) {
+        return wnn_failk(err, WNN_INVALID_STATE, "dispatch", NULL, "graph",
+                         "the graph is destroyed");
+    }
+    uint32_t n = n_in + n_out;
+    wnn_tensor **all = malloc(sizeof(wnn_tensor *) * (n + 1));
+    if (!all) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        wnn_tensor *t = i < n_in ? in_tensors[i] : out_tensors[i - n_in];
+        const char *arg = i < n_in ? "inputs" : "outputs";
+        for (uint32_t j = 0; j < i; j++) {
+            wnn_tensor *u = j < n_in ? in_tensors[j] : out_tensors[j - n_in];
+            if (u == t) {
+                free(all);
+                return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
+                                 "the same tensor is given twice");
+            }
+        }
+        if (t->ctx != c || wnn_tensor_is_destroyed(t)) {
+            free(all);
+            return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
+                             t->ctx != c ? "a tensor belongs to another context"
+                                         : "a tensor is destroyed");
+        }
+    }
+    if (match_tensors("inputs", n_in, in_names, in_tensors, g->inputs,
+                      g->n_inputs, all, err) != WNN_OK ||
+        match_tensors("outputs", n_out, out_names, out_tensors, g->outputs,
+                      g->n_outputs, all + n_in, err) != WNN_OK) {
+        free(all);
+        return WNN_ERR;
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    if (!task) {
+        free(all);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        wnn_tensor_retain(all[i]);
+    }
+    task->kind = T_DISPATCH;
+    task->graph = g;
+    wnn_graph_retain(g);
+    task->tensors = all;
+    task->n_in = n_in;
+    task->n_out = n_out;
+    return enqueue(c, task, "dispatch", err);
+}

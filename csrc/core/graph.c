@@ -1,0 +1,222 @@
+/* graph.c -- build(): the spec's output checks, reachability from the
+ * outputs, topological order, then the memory plan and the backend's
+ * compile.  Also MLGraph's accessors and lifetime. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/ops_internal.h"
+#include "internal.h"
+
+static void
+graph_free(wnn_graph *g)
+{
+    if (g->compiled) {
+        g->ctx->backend->iface->compiled_free(g->ctx->backend, g->compiled);
+    }
+    wnn_plan_free(&g->plan);
+    wnn_ir_free(g->ir);
+    free(g->inputs);
+    free(g->outputs);
+    wnn_context_release(g->ctx);
+    free(g);
+}
+
+void
+wnn_graph_retain(wnn_graph *g)
+{
+    atomic_fetch_add(&g->refs, 1);
+}
+
+void
+wnn_graph_release(wnn_graph *g)
+{
+    if (g && atomic_fetch_sub(&g->refs, 1) == 1) {
+        graph_free(g);
+    }
+}
+
+/* #api-mlgraph-destroy: later dispatches fail; queued ones still hold a
+ * reference, so resources go when the last of them finishes. */
+void
+wnn_graph_destroy(wnn_graph *g)
+{
+    atomic_store(&g->destroyed, true);
+}
+
+bool
+wnn_graph_is_destroyed(const wnn_graph *g)
+{
+    return atomic_load(&g->destroyed);
+}
+
+uint32_t wnn_graph_num_inputs(const wnn_graph *g) { return g->n_inputs; }
+uint32_t wnn_graph_num_outputs(const wnn_graph *g) { return g->n_outputs; }
+const char *wnn_graph_input_name(const wnn_graph *g, uint32_t i) { return g->inputs[i].name; }
+const wnn_desc *wnn_graph_input_desc(const wnn_graph *g, uint32_t i) { return &g->inputs[i].desc; }
+const char *wnn_graph_output_name(const wnn_graph *g, uint32_t i) { return g->outputs[i].name; }
+const wnn_desc *wnn_graph_output_desc(const wnn_graph *g, uint32_t i) { return &g->outputs[i].desc; }
+wnn_context *wnn_graph_context(const wnn_graph *g) { return g->ctx; }
+
+/* #api-mlgraphbuilder-build */
+wnn_status
+wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
+                  const uint32_t *ids, wnn_graph **out, wnn_error *err)
+{
+    if (b->built || !b->ir) {
+        return wnn_failk(err, WNN_INVALID_STATE, "build", NULL, NULL,
+                         "the builder has already built a graph");
+    }
+    if (wnn_context_is_lost(b->ctx)) {
+        return wnn_failk(err, WNN_INVALID_STATE, "build", NULL, NULL,
+                         "the context is lost");
+    }
+    if (n_out == 0) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                         "no outputs were given");
+    }
+    wnn_ir *ir = b->ir;
+    for (uint32_t i = 0; i < n_out; i++) {
+        if (!names[i] || !names[i][0]) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "an output name is empty");
+        }
+        for (uint32_t j = 0; j < i; j++) {
+            if (strcmp(names[i], names[j]) == 0) {
+                return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                                 "output '%s' is named twice", names[i]);
+            }
+        }
+        if (ids[i] >= ir->n_operands) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "output '%s' is not an operand of this builder",
+                             names[i]);
+        }
+        wnn_operand_kind k = ir->operands[ids[i]].kind;
+        if (k != WNN_OPERAND_NODE) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "output '%s' is an %s, not the result of an "
+                             "operator (use identity())", names[i],
+                             k == WNN_OPERAND_INPUT ? "input" : "constant");
+        }
+    }
+
+    /* Reachability and topological order (iterative post-order DFS). */
+    uint8_t *state = calloc(ir->n_nodes + 1, 1);
+    uint8_t *reach = calloc(ir->n_operands + 1, 1);
+    uint32_t *order = malloc(sizeof(uint32_t) * (ir->n_nodes + 1));
+    uint32_t *stack = malloc(sizeof(uint32_t) * (ir->n_nodes + 1) * 2);
+    wnn_graph *g = calloc(1, sizeof(*g));
+    if (!state || !reach || !order || !stack || !g) {
+        free(state);
+        free(reach);
+        free(order);
+        free(stack);
+        free(g);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
+    uint32_t n_order = 0;
+    for (uint32_t i = 0; i < n_out; i++) {
+        reach[ids[i]] = 1;
+        uint32_t root = ir->operands[ids[i]].node;
+        if (state[root]) {
+            continue;
+        }
+        uint32_t sp = 0;
+        stack[sp++] = root;
+        state[root] = 1;
+        while (sp) {
+            uint32_t n = stack[sp - 1];
+            bool pushed = false;
+            const wnn_node *node = &ir->nodes[n];
+            for (uint32_t j = 0; j < node->n_in; j++) {
+                const wnn_operand *o = &ir->operands[node->in[j]];
+                reach[node->in[j]] = 1;
+                if (o->kind == WNN_OPERAND_NODE && !state[o->node]) {
+                    state[o->node] = 1;
+                    stack[sp++] = o->node;
+                    pushed = true;
+                    break;
+                }
+            }
+            if (!pushed) {
+                sp--;
+                if (state[n] == 1) {
+                    state[n] = 2;
+                    order[n_order++] = n;
+                }
+            }
+        }
+    }
+    free(state);
+    free(stack);
+
+    /* A constant made from a tensor that is destroyed has no data. */
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        wnn_operand *o = &ir->operands[i];
+        if (reach[i] && o->tensor && wnn_tensor_is_destroyed(o->tensor)) {
+            free(reach);
+            free(order);
+            free(g);
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "constant",
+                             "a constant's tensor was destroyed");
+        }
+    }
+
+    atomic_init(&g->refs, 1);
+    atomic_init(&g->destroyed, false);
+    g->ctx = b->ctx;
+    wnn_context_retain(b->ctx);
+    g->ir = ir;
+    g->plan.order = order;
+    g->plan.n_order = n_order;
+    g->outputs = calloc(n_out, sizeof(wnn_named));
+    g->inputs = calloc(ir->n_inputs + 1, sizeof(wnn_named));
+    if (!g->outputs || !g->inputs) {
+        free(reach);
+        g->ir = NULL;
+        graph_free(g);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t i = 0; i < ir->n_inputs; i++) {
+        uint32_t id = ir->inputs[i];
+        if (reach[id]) {
+            wnn_named *nm = &g->inputs[g->n_inputs++];
+            nm->name = ir->operands[id].name;
+            nm->operand = id;
+            nm->desc = ir->operands[id].desc;
+        }
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        wnn_named *nm = &g->outputs[g->n_outputs++];
+        nm->name = wnn_arena_strdup(&ir->arena, names[i]);
+        nm->operand = ids[i];
+        nm->desc = ir->operands[ids[i]].desc;
+    }
+    /* Unreachable constants are dropped now. */
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        wnn_operand *o = &ir->operands[i];
+        if (!reach[i] && o->kind == WNN_OPERAND_CONSTANT) {
+            free(o->data);
+            o->data = NULL;
+            if (o->tensor) {
+                wnn_tensor_release(o->tensor);
+                o->tensor = NULL;
+            }
+        }
+    }
+    free(reach);
+    /* The builder has built: its IR now belongs to the graph. */
+    b->built = true;
+    b->ir = NULL;
+
+    if (wnn_plan_make(g, &g->plan, err) != WNN_OK ||
+        g->ctx->backend->iface->compile(g->ctx->backend, g, &g->compiled,
+                                        err) != WNN_OK) {
+        graph_free(g);
+        return WNN_ERR;
+    }
+    *out = g;
+    return WNN_OK;
+}

@@ -1,0 +1,143 @@
+/* internal.h -- the graph IR, shared by the builder, the compiler, the
+ * context and the backends.  Operands and nodes are addressed by uint32_t ids
+ * into arrays; everything else lives in an arena freed with the IR. */
+#ifndef WNN_INTERNAL_H
+#define WNN_INTERNAL_H
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "webnn_core.h"
+
+/* ---- arena ------------------------------------------------------------ */
+typedef struct wnn_arena_block wnn_arena_block;
+typedef struct wnn_arena {
+    wnn_arena_block *head;
+} wnn_arena;
+void *wnn_arena_alloc(wnn_arena *a, size_t size);
+char *wnn_arena_strdup(wnn_arena *a, const char *s);
+void wnn_arena_free(wnn_arena *a);
+
+/* ---- IR --------------------------------------------------------------- */
+typedef enum wnn_operand_kind {
+    WNN_OPERAND_INPUT,
+    WNN_OPERAND_CONSTANT,
+    WNN_OPERAND_NODE
+} wnn_operand_kind;
+
+typedef struct wnn_operand {
+    wnn_desc desc;
+    wnn_operand_kind kind;
+    uint32_t node;          /* producer, for NODE                         */
+    const char *name;       /* for INPUT                                  */
+    void *data;             /* for CONSTANT: malloc'd copy, or NULL ...   */
+    wnn_tensor *tensor;     /* ... when the constant is an MLTensor       */
+} wnn_operand;
+
+typedef struct wnn_node {
+    wnn_op op;
+    uint32_t n_in, n_out;
+    uint32_t *in, *out;     /* operand ids                                */
+    void *options;
+    const char *label;
+} wnn_node;
+
+typedef struct wnn_ir {
+    wnn_arena arena;
+    wnn_operand *operands;
+    uint32_t n_operands, cap_operands;
+    wnn_node *nodes;
+    uint32_t n_nodes, cap_nodes;
+    uint32_t *inputs;       /* operand ids of inputs, in creation order   */
+    uint32_t n_inputs, cap_inputs;
+} wnn_ir;
+
+void wnn_ir_free(wnn_ir *ir);
+
+/* ---- execution plan (backend-neutral; made by compiler/plan.c) -------- */
+typedef enum wnn_slot_kind {
+    WNN_SLOT_INPUT,     /* index into the graph's inputs                 */
+    WNN_SLOT_OUTPUT,    /* index into the graph's outputs                */
+    WNN_SLOT_CONSTANT,  /* operand's constant data                       */
+    WNN_SLOT_ARENA,     /* offset into the plan's scratch arena          */
+    WNN_SLOT_UNUSED
+} wnn_slot_kind;
+
+typedef struct wnn_slot {
+    wnn_slot_kind kind;
+    uint32_t index;
+    uint64_t offset;
+} wnn_slot;
+
+typedef struct wnn_output_copy {
+    uint32_t from_output, to_output; /* the same operand named twice      */
+} wnn_output_copy;
+
+typedef struct wnn_plan {
+    uint32_t *order;        /* node ids, topological                      */
+    uint32_t n_order;
+    wnn_slot *slots;        /* one per operand                            */
+    uint64_t arena_bytes;
+    wnn_output_copy *copies;
+    uint32_t n_copies;
+} wnn_plan;
+
+/* ---- backends --------------------------------------------------------- */
+#include "../backend/backend.h"
+
+/* ---- objects ---------------------------------------------------------- */
+typedef struct wnn_named {
+    const char *name;
+    uint32_t operand;
+    wnn_desc desc;
+} wnn_named;
+
+struct wnn_graph {
+    atomic_int refs;
+    wnn_context *ctx;
+    wnn_ir *ir;
+    wnn_named *inputs, *outputs;
+    uint32_t n_inputs, n_outputs;
+    wnn_plan plan;
+    void *compiled;         /* the backend's state                        */
+    atomic_bool destroyed;
+};
+
+struct wnn_tensor {
+    atomic_int refs;
+    wnn_context *ctx;
+    wnn_desc desc;
+    uint64_t bytes;
+    bool readable, writable, constant;
+    atomic_bool destroyed;
+    void *storage;          /* backend memory; freed with the last ref    */
+    atomic_int failed;      /* the last write into it failed              */
+    char fail_msg[200];
+};
+
+struct wnn_builder {
+    wnn_context *ctx;
+    wnn_ir *ir;
+    bool built;
+};
+
+struct wnn_task;
+struct wnn_context {
+    atomic_int refs;
+    wnn_backend *backend;
+    pthread_t worker;
+    bool worker_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct wnn_task *head, *tail;
+    bool lost;
+    bool stopping;
+    bool self_free;         /* last reference dropped on the worker */
+    char lost_message[200];
+};
+
+
+/* plan.c */
+wnn_status wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err);
+void wnn_plan_free(wnn_plan *p);
+
+#endif

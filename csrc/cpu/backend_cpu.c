@@ -1,0 +1,298 @@
+/* backend_cpu.c -- the CPU backend: host memory, plain loops in cpu/ref and
+ * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
+ * (graph tensor, constant copy, scratch arena) once; execute() only fills in
+ * the graph's tensors and calls each node's kernel in order. */
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../ops/ops_internal.h"
+#include "cpu.h"
+
+static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+    [WNN_OP_##ID] = cpu,
+#include "../ops/ops.def"
+#undef WNN_OP
+};
+
+int
+cpu_num_threads(void)
+{
+    static int n = 0;
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (int)c : 1;
+    }
+    return n;
+}
+
+wnn_status
+cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    wnn_vfailk(err, WNN_OPERATION_ERROR, wnn_op_get(k->node->op)->camel,
+               k->node->label, NULL, fmt, ap);
+    va_end(ap);
+    return WNN_ERR;
+}
+
+typedef struct cpu_node {
+    cpu_call call;
+    const void **in;
+    void **out;
+    wnn_desc *in_desc, *out_desc;
+} cpu_node;
+
+typedef struct cpu_compiled {
+    unsigned char *arena;
+    void **constants;        /* per operand: host pointer of constant data */
+    void **owned;            /* copies of constant tensors                 */
+    uint32_t n_owned;
+    cpu_node *nodes;
+    uint32_t n_nodes;
+    pthread_mutex_t mu;      /* one execution at a time per graph          */
+} cpu_compiled;
+
+static bool
+cpu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
+{
+    (void)be;
+    if (!cpu_kernels[op]) {
+        return false;
+    }
+    *out = *wnn_op_get(op)->limits;
+    return true;
+}
+
+static void
+cpu_compiled_free(wnn_backend *be, void *p)
+{
+    (void)be;
+    cpu_compiled *c = p;
+    if (!c) {
+        return;
+    }
+    for (uint32_t i = 0; i < c->n_owned; i++) {
+        free(c->owned[i]);
+    }
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        free(c->nodes[i].in);
+        free(c->nodes[i].out);
+        free(c->nodes[i].in_desc);
+        free(c->nodes[i].out_desc);
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c->nodes);
+    free(c->owned);
+    free(c->constants);
+    free(c->arena);
+    free(c);
+}
+
+static wnn_status
+cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    cpu_compiled *c = calloc(1, sizeof(*c));
+    if (!c) {
+        goto oom;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    c->constants = calloc(ir->n_operands + 1, sizeof(void *));
+    c->owned = calloc(ir->n_operands + 1, sizeof(void *));
+    c->nodes = calloc(p->n_order + 1, sizeof(cpu_node));
+    c->arena = p->arena_bytes ? aligned_alloc(64, p->arena_bytes) : NULL;
+    if (!c->constants || !c->owned || !c->nodes ||
+        (p->arena_bytes && !c->arena)) {
+        goto oom;
+    }
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        const wnn_operand *o = &ir->operands[i];
+        if (p->slots[i].kind != WNN_SLOT_CONSTANT) {
+            continue;
+        }
+        if (o->tensor) {
+            /* The tensor may be destroyed after build: keep a copy. */
+            void *copy = malloc(o->tensor->bytes);
+            if (!copy) {
+                goto oom;
+            }
+            memcpy(copy, o->tensor->storage, o->tensor->bytes);
+            c->owned[c->n_owned++] = copy;
+            c->constants[i] = copy;
+        } else {
+            c->constants[i] = o->data;
+        }
+    }
+    for (uint32_t n = 0; n < p->n_order; n++) {
+        const wnn_node *node = &ir->nodes[p->order[n]];
+        cpu_node *cn = &c->nodes[c->n_nodes++];
+        cn->in = calloc(node->n_in + 1, sizeof(void *));
+        cn->out = calloc(node->n_out + 1, sizeof(void *));
+        cn->in_desc = calloc(node->n_in + 1, sizeof(wnn_desc));
+        cn->out_desc = calloc(node->n_out + 1, sizeof(wnn_desc));
+        if (!cn->in || !cn->out || !cn->in_desc || !cn->out_desc) {
+            goto oom;
+        }
+        for (uint32_t j = 0; j < node->n_in; j++) {
+            cn->in_desc[j] = ir->operands[node->in[j]].desc;
+        }
+        for (uint32_t j = 0; j < node->n_out; j++) {
+            cn->out_desc[j] = ir->operands[node->out[j]].desc;
+        }
+        cn->call = (cpu_call){ .node = node,
+                               .options = node->options,
+                               .n_in = node->n_in,
+                               .n_out = node->n_out,
+                               .in_desc = cn->in_desc,
+                               .in = (const void *const *)cn->in,
+                               .out_desc = cn->out_desc,
+                               .out = cn->out };
+    }
+    (void)be;
+    *out = c;
+    return WNN_OK;
+oom:
+    cpu_compiled_free(be, c);
+    return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                     "out of memory while compiling for the CPU");
+}
+
+static void *
+resolve(const wnn_graph *g, cpu_compiled *c, uint32_t id, void *const *in,
+        void *const *out)
+{
+    const wnn_slot *s = &g->plan.slots[id];
+    switch (s->kind) {
+    case WNN_SLOT_INPUT: return in[s->index];
+    case WNN_SLOT_OUTPUT: return out[s->index];
+    case WNN_SLOT_CONSTANT: return c->constants[id];
+    case WNN_SLOT_ARENA: return c->arena + s->offset;
+    default: return NULL;
+    }
+}
+
+static wnn_status
+cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
+            void *const *in, void *const *out, wnn_error *err)
+{
+    (void)be;
+    cpu_compiled *c = compiled;
+    wnn_status st = WNN_OK;
+    pthread_mutex_lock(&c->mu);
+    for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
+        cpu_node *cn = &c->nodes[n];
+        const wnn_node *node = cn->call.node;
+        for (uint32_t j = 0; j < node->n_in; j++) {
+            cn->in[j] = resolve(g, c, node->in[j], in, out);
+        }
+        for (uint32_t j = 0; j < node->n_out; j++) {
+            cn->out[j] = resolve(g, c, node->out[j], in, out);
+        }
+        st = cpu_kernels[node->op](&cn->call, err);
+    }
+    for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
+        const wnn_output_copy *cp = &g->plan.copies[i];
+        memcpy(out[cp->to_output], out[cp->from_output],
+               wnn_desc_bytes(&g->outputs[cp->to_output].desc));
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+static wnn_status
+cpu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
+                 wnn_error *err)
+{
+    (void)be;
+    size_t n = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (!p) {
+        return wnn_failk(err, WNN_UNKNOWN_ERROR, "createTensor", NULL, NULL,
+                         "cannot allocate %llu bytes",
+                         (unsigned long long)bytes);
+    }
+    memset(p, 0, n ? n : 64);
+    *storage = p;
+    return WNN_OK;
+}
+
+static void
+cpu_tensor_free(wnn_backend *be, void *storage)
+{
+    (void)be;
+    free(storage);
+}
+
+static wnn_status
+cpu_tensor_write(wnn_backend *be, void *storage, const void *src,
+                 uint64_t bytes, wnn_error *err)
+{
+    (void)be;
+    (void)err;
+    memcpy(storage, src, bytes);
+    return WNN_OK;
+}
+
+static wnn_status
+cpu_tensor_read(wnn_backend *be, const void *storage, void *dst,
+                uint64_t bytes, wnn_error *err)
+{
+    (void)be;
+    (void)err;
+    memcpy(dst, storage, bytes);
+    return WNN_OK;
+}
+
+static void
+cpu_synchronize(wnn_backend *be)
+{
+    (void)be;
+}
+
+static void
+cpu_destroy(wnn_backend *be)
+{
+    free(be);
+}
+
+void cpu_blis_init(void);
+
+static const wnn_backend_i cpu_iface = {
+    .api_version = WNN_BACKEND_API_VERSION,
+    .name = "cpu",
+    .device = WNN_DEVICE_CPU,
+    .accelerated = false,
+    /* Element counts are < 2^31 by the spec; bytes are bounded too. */
+    .max_tensor_bytes = (uint64_t)1 << 32,
+    .op_limits = cpu_op_limits,
+    .compile = cpu_compile,
+    .compiled_free = cpu_compiled_free,
+    .execute = cpu_execute,
+    .tensor_alloc = cpu_tensor_alloc,
+    .tensor_free = cpu_tensor_free,
+    .tensor_write = cpu_tensor_write,
+    .tensor_read = cpu_tensor_read,
+    .synchronize = cpu_synchronize,
+    .destroy = cpu_destroy,
+};
+
+wnn_status
+wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
+{
+    wnn_backend *be = calloc(1, sizeof(*be));
+    if (!be) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "createContext", NULL, NULL,
+                         "out of memory");
+    }
+    cpu_blis_init();
+    be->iface = &cpu_iface;
+    *out = be;
+    return WNN_OK;
+}

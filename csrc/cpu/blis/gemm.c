@@ -1,0 +1,199 @@
+/* gemm.c -- matmul and gemm on BLIS (bli_sgemm; float16 is widened to
+ * float32 and rounded back).  BLIS threads the products over all cores.
+ *
+ * Debian's BLIS 0.9 picks its AVX2 ('haswell') kernels on AVX-512 machines;
+ * asking for 'skx' where the CPU has AVX-512 nearly doubles sgemm, so unless
+ * the user chose (BLIS_ARCH_TYPE set), we choose before BLIS initialises. */
+#include <blis.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+static pthread_once_t blis_once = PTHREAD_ONCE_INIT;
+
+static void
+blis_setup(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (!getenv("BLIS_ARCH_TYPE") && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
+        setenv("BLIS_ARCH_TYPE", "skx", 0);
+    }
+#endif
+    if (!getenv("BLIS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) {
+        bli_thread_set_num_threads(cpu_num_threads());
+    }
+}
+
+void
+cpu_blis_init(void)
+{
+    pthread_once(&blis_once, blis_setup);
+}
+
+static float *
+widen(const void *p, wnn_dtype t, uint64_t n)
+{
+    float *f = malloc(n * sizeof(float) + 64);
+    if (f) {
+        const uint16_t *h = p;
+        for (uint64_t i = 0; i < n; i++) {
+            f[i] = t == WNN_FLOAT16 ? wnn_f16_to_f32(h[i]) : ((const float *)p)[i];
+        }
+    }
+    return f;
+}
+
+static void
+narrow(const float *f, void *p, uint64_t n)
+{
+    uint16_t *h = p;
+    for (uint64_t i = 0; i < n; i++) {
+        h[i] = wnn_f32_to_f16(f[i]);
+    }
+}
+
+static float
+cast_scalar(double v, wnn_dtype t)
+{
+    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
+                            : (float)v;
+}
+
+/* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast. */
+wnn_status
+cpu_matmul(const cpu_call *k, wnn_error *err)
+{
+    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
+                   *od = &k->out_desc[0];
+    wnn_dtype t = od->dtype;
+    uint32_t r = od->rank;
+    dim_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
+    dim_t N = bd->shape[bd->rank - 1];
+    uint64_t batch = wnn_desc_elements(od) / ((uint64_t)M * N);
+    uint64_t na = wnn_desc_elements(ad), nb = wnn_desc_elements(bd);
+    uint64_t nbatch_a = na / ((uint64_t)M * K), nbatch_b = nb / ((uint64_t)K * N);
+    const float *A = k->in[0], *B = k->in[1];
+    float *C = k->out[0];
+    float *wa = NULL, *wb = NULL, *wc = NULL;
+    if (t == WNN_FLOAT16) {
+        wa = widen(A, t, na);
+        wb = widen(B, t, nb);
+        wc = malloc(wnn_desc_elements(od) * sizeof(float) + 64);
+        if (!wa || !wb || !wc) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        A = wa;
+        B = wb;
+        C = wc;
+    }
+    float one = 1.0f, zero = 0.0f;
+    if (nbatch_b == 1 && nbatch_a == batch) {
+        /* b is shared: all of a's matrices are one tall matrix. */
+        bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)(M * batch), N,
+                  K, &one, (float *)A, K, 1, (float *)B, N, 1, &zero, C, N, 1);
+    } else {
+        /* Batch strides of a and b broadcast against the output's. */
+        uint32_t rb = r - 2;
+        int64_t sa[WNN_MAX_RANK], sb[WNN_MAX_RANK];
+        int64_t acc_a = 1, acc_b = 1;
+        for (int d = (int)rb - 1; d >= 0; d--) {
+            int da = d - (int)(rb - (ad->rank - 2));
+            int db = d - (int)(rb - (bd->rank - 2));
+            uint32_t xa = da >= 0 ? ad->shape[da] : 1;
+            uint32_t xb = db >= 0 ? bd->shape[db] : 1;
+            sa[d] = xa == 1 ? 0 : acc_a;
+            sb[d] = xb == 1 ? 0 : acc_b;
+            acc_a *= xa;
+            acc_b *= xb;
+        }
+        for (uint64_t i = 0; i < batch; i++) {
+            uint64_t rem = i;
+            int64_t ia = 0, ib = 0;
+            for (int d = (int)rb - 1; d >= 0; d--) {
+                uint64_t idx = rem % od->shape[d];
+                rem /= od->shape[d];
+                ia += (int64_t)idx * sa[d];
+                ib += (int64_t)idx * sb[d];
+            }
+            bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K, &one,
+                      (float *)A + ia * M * K, K, 1, (float *)B + ib * K * N,
+                      N, 1, &zero, C + i * M * N, N, 1);
+        }
+    }
+    if (t == WNN_FLOAT16) {
+        narrow(wc, k->out[0], wnn_desc_elements(od));
+        free(wa);
+        free(wb);
+        free(wc);
+    }
+    return WNN_OK;
+}
+
+/* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C. */
+wnn_status
+cpu_gemm(const cpu_call *k, wnn_error *err)
+{
+    const wnn_gemm_options *o = k->options;
+    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
+                   *od = &k->out_desc[0];
+    wnn_dtype t = od->dtype;
+    dim_t M = od->shape[0], N = od->shape[1];
+    dim_t K = o->a_transpose ? ad->shape[0] : ad->shape[1];
+    uint64_t no = (uint64_t)M * N;
+    const float *A = k->in[0], *B = k->in[1];
+    float *C = k->out[0];
+    float *wa = NULL, *wb = NULL, *wc = NULL;
+    if (t == WNN_FLOAT16) {
+        wa = widen(A, t, wnn_desc_elements(ad));
+        wb = widen(B, t, wnn_desc_elements(bd));
+        wc = malloc(no * sizeof(float) + 64);
+        if (!wa || !wb || !wc) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        A = wa;
+        B = wb;
+        C = wc;
+    }
+    float alpha = cast_scalar(o->alpha, t), beta = cast_scalar(o->beta, t);
+    if (o->c && beta != 0.0f) {
+        /* Broadcast c into the output, then accumulate onto it. */
+        const wnn_desc *cd = &k->in_desc[o->c - 1];
+        const void *cp = k->in[o->c - 1];
+        uint32_t r0 = cd->rank == 2 ? cd->shape[0] : 1;
+        uint32_t r1 = cd->rank >= 1 ? cd->shape[cd->rank - 1] : 1;
+        for (dim_t i = 0; i < M; i++) {
+            for (dim_t j = 0; j < N; j++) {
+                uint64_t idx = (uint64_t)(r0 == 1 ? 0 : i) * r1 +
+                               (uint64_t)(r1 == 1 ? 0 : j);
+                C[i * N + j] = t == WNN_FLOAT16
+                                   ? wnn_f16_to_f32(((const uint16_t *)cp)[idx])
+                                   : ((const float *)cp)[idx];
+            }
+        }
+    } else {
+        beta = 0.0f;
+    }
+    bli_sgemm(o->a_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+              o->b_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
+              &alpha, (float *)A, ad->shape[1], 1, (float *)B, bd->shape[1], 1,
+              &beta, C, N, 1);
+    if (t == WNN_FLOAT16) {
+        narrow(wc, k->out[0], no);
+        free(wa);
+        free(wb);
+        free(wc);
+    }
+    return WNN_OK;
+}

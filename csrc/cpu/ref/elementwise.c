@@ -1,0 +1,869 @@
+/* elementwise.c -- CPU kernels of the element-wise operators: binary (with
+ * NumPy broadcasting), logical, unary, activations, cast, where and plain
+ * copies (identity, reshape).
+ *
+ * Every data type is computed in one of three domains: float32 (float32 and
+ * float16, whose values are converted chunk by chunk), int64 (int8 uint8
+ * int32 uint32 int64) and uint64.  Integer results are stored back with
+ * two's-complement wrap-around.  The float32 loops are contiguous and written
+ * so that the compiler vectorises them; the hottest are compiled for AVX-512,
+ * AVX2 and baseline x86-64 and picked at load time.
+ *
+ * Documented integer semantics (the spec leaves them open):
+ *   div   truncates toward zero; x / 0 gives 0; INT_MIN / -1 wraps to INT_MIN.
+ *   pow   integer power with wrap-around; a negative exponent gives 1/x
+ *         truncated (so 0 unless |x| == 1; 0 ** negative gives 0).
+ *   cast  float -> integer truncates toward zero and saturates (NaN -> 0);
+ *         integer -> integer wraps (keeps the low bits), as NumPy's astype.
+ *   max / min propagate NaN (as numpy.maximum / numpy.minimum). */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+#define CH 1024 /* elements per chunk */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define HOT
+#endif
+
+typedef enum domain { D_F32, D_I64, D_U64 } domain;
+
+static domain
+domain_of(wnn_dtype t)
+{
+    if (t == WNN_FLOAT32 || t == WNN_FLOAT16) {
+        return D_F32;
+    }
+    return t == WNN_UINT64 ? D_U64 : D_I64;
+}
+
+/* ---- loading and storing chunks ------------------------------------- */
+static void
+load_f32(wnn_dtype t, const void *p, size_t n, float *d)
+{
+    if (t == WNN_FLOAT32) {
+        memcpy(d, p, n * 4);
+    } else {
+        const uint16_t *h = p;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = wnn_f16_to_f32(h[i]);
+        }
+    }
+}
+
+static void
+store_f32(wnn_dtype t, void *p, size_t n, const float *s)
+{
+    if (t == WNN_FLOAT32) {
+        memcpy(p, s, n * 4);
+    } else {
+        uint16_t *h = p;
+        for (size_t i = 0; i < n; i++) {
+            h[i] = wnn_f32_to_f16(s[i]);
+        }
+    }
+}
+
+static void
+load_i64(wnn_dtype t, const void *p, size_t n, int64_t *d)
+{
+    switch (t) {
+    case WNN_INT32: for (size_t i = 0; i < n; i++) d[i] = ((const int32_t *)p)[i]; break;
+    case WNN_UINT32: for (size_t i = 0; i < n; i++) d[i] = ((const uint32_t *)p)[i]; break;
+    case WNN_INT64: memcpy(d, p, n * 8); break;
+    case WNN_UINT64: memcpy(d, p, n * 8); break;
+    case WNN_INT8: for (size_t i = 0; i < n; i++) d[i] = ((const int8_t *)p)[i]; break;
+    case WNN_UINT8: for (size_t i = 0; i < n; i++) d[i] = ((const uint8_t *)p)[i]; break;
+    default: break;
+    }
+}
+
+static void
+store_i64(wnn_dtype t, void *p, size_t n, const int64_t *s)
+{
+    switch (t) {
+    case WNN_INT32: for (size_t i = 0; i < n; i++) ((int32_t *)p)[i] = (int32_t)(uint32_t)s[i]; break;
+    case WNN_UINT32: for (size_t i = 0; i < n; i++) ((uint32_t *)p)[i] = (uint32_t)s[i]; break;
+    case WNN_INT64: memcpy(p, s, n * 8); break;
+    case WNN_UINT64: memcpy(p, s, n * 8); break;
+    case WNN_INT8: for (size_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)(uint8_t)s[i]; break;
+    case WNN_UINT8: for (size_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)s[i]; break;
+    default: break;
+    }
+}
+
+/* Load n elements of operand `t` at `p` into a domain chunk; stride 0 means
+ * one value repeated. */
+static void
+load_chunk(domain dm, wnn_dtype t, const void *p, int stride, size_t n,
+           void *dst)
+{
+    if (stride) {
+        if (dm == D_F32) {
+            load_f32(t, p, n, dst);
+        } else {
+            load_i64(t, p, n, dst);
+        }
+        return;
+    }
+    if (dm == D_F32) {
+        float v, *d = dst;
+        load_f32(t, p, 1, &v);
+        for (size_t i = 0; i < n; i++) {
+            d[i] = v;
+        }
+    } else {
+        int64_t v, *d = dst;
+        load_i64(t, p, 1, &v);
+        for (size_t i = 0; i < n; i++) {
+            d[i] = v;
+        }
+    }
+}
+
+/* ---- broadcasting iteration ------------------------------------------ */
+#define MAXI 3
+
+typedef struct nd {
+    uint32_t rank;            /* after coalescing, >= 1 */
+    uint64_t shape[WNN_MAX_RANK];
+    int64_t st[MAXI][WNN_MAX_RANK]; /* element strides, 0 = broadcast */
+    uint32_t n;               /* operands */
+} nd;
+
+/* Strides of each input broadcast to the output shape, with adjacent
+ * dimensions merged where every operand stays contiguous across them. */
+static void
+nd_make(nd *it, const wnn_desc *out, const wnn_desc *const *in, uint32_t n)
+{
+    uint32_t r = out->rank;
+    int64_t st[MAXI][WNN_MAX_RANK];
+    for (uint32_t k = 0; k < n; k++) {
+        int64_t s = 1;
+        for (int d = (int)r - 1; d >= 0; d--) {
+            int di = d - (int)(r - in[k]->rank);
+            uint32_t dim = di >= 0 ? in[k]->shape[di] : 1;
+            st[k][d] = dim == 1 ? 0 : s;
+            s *= dim;
+        }
+    }
+    it->n = n;
+    it->rank = 0;
+    for (uint32_t d = 0; d < r; d++) {
+        if (out->shape[d] == 1) {
+            continue;
+        }
+        if (it->rank > 0) {
+            uint32_t p = it->rank - 1;
+            bool merge = true;
+            for (uint32_t k = 0; k < n; k++) {
+                if (it->st[k][p] != st[k][d] * (int64_t)out->shape[d]) {
+                    merge = false;
+                }
+            }
+            if (merge) {
+                it->shape[p] *= out->shape[d];
+                for (uint32_t k = 0; k < n; k++) {
+                    it->st[k][p] = st[k][d];
+                }
+                continue;
+            }
+        }
+        it->shape[it->rank] = out->shape[d];
+        for (uint32_t k = 0; k < n; k++) {
+            it->st[k][it->rank] = st[k][d];
+        }
+        it->rank++;
+    }
+    if (it->rank == 0) { /* a scalar or all-ones shape */
+        it->rank = 1;
+        it->shape[0] = 1;
+        for (uint32_t k = 0; k < n; k++) {
+            it->st[k][0] = 0;
+        }
+    }
+}
+
+/* Element offsets of row `row` (all dims but the last) for each operand. */
+static void
+nd_row(const nd *it, uint64_t row, int64_t *off)
+{
+    for (uint32_t k = 0; k < it->n; k++) {
+        off[k] = 0;
+    }
+    for (int d = (int)it->rank - 2; d >= 0; d--) {
+        uint64_t i = row % it->shape[d];
+        row /= it->shape[d];
+        for (uint32_t k = 0; k < it->n; k++) {
+            off[k] += (int64_t)i * it->st[k][d];
+        }
+    }
+}
+
+/* ---- float32 math ----------------------------------------------------- */
+/* exp for |x| in range, Cephes-style: 2^n * p(r), ~1 ulp; out-of-range
+ * lanes are fixed with expf afterwards (see exp_fix). */
+static inline float
+exp_core(float x)
+{
+    x = x > 88.3762626647949f ? 88.3762626647949f : x;
+    x = x < -87.3365478515625f ? -87.3365478515625f : x;
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f;
+    int32_t ni;
+    memcpy(&ni, &t, 4);
+    ni -= 0x4B400000;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = (ni + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+static inline bool
+exp_in_range(float x)
+{
+    return x <= 88.3762626647949f && x >= -87.3365478515625f;
+}
+
+typedef enum uop {
+    U_ABS, U_CEIL, U_COS, U_ERF, U_EXP, U_FLOOR, U_LOG, U_NEG, U_RECIPROCAL,
+    U_ROUND_EVEN, U_SIN, U_SIGN, U_SQRT, U_TAN, U_CLAMP, U_ELU, U_GELU,
+    U_HARD_SIGMOID, U_HARD_SWISH, U_LEAKY_RELU, U_LINEAR, U_RELU, U_SIGMOID,
+    U_SOFTPLUS, U_SOFTSIGN, U_TANH, U_LOGICAL_NOT, U_IS_NAN, U_IS_INFINITE,
+    U_IDENTITY
+} uop;
+
+typedef struct uparams {
+    float a, b;         /* alpha, beta (already cast to the input type) */
+    float lo, hi;       /* clamp bounds in the float domain            */
+    int64_t ilo, ihi;   /* clamp bounds in the integer domains          */
+    uint64_t ulo, uhi;
+} uparams;
+
+HOT static void
+unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
+{
+    float a = pr->a, b = pr->b;
+    switch (op) {
+    case U_ABS: for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]); break;
+    case U_CEIL: for (size_t i = 0; i < n; i++) y[i] = ceilf(x[i]); break;
+    case U_COS: for (size_t i = 0; i < n; i++) y[i] = cosf(x[i]); break;
+    case U_ERF: for (size_t i = 0; i < n; i++) y[i] = erff(x[i]); break;
+    case U_EXP:
+        for (size_t i = 0; i < n; i++) y[i] = exp_core(x[i]);
+        for (size_t i = 0; i < n; i++) {
+            if (!exp_in_range(x[i])) y[i] = expf(x[i]);
+        }
+        break;
+    case U_FLOOR: for (size_t i = 0; i < n; i++) y[i] = floorf(x[i]); break;
+    case U_LOG: for (size_t i = 0; i < n; i++) y[i] = logf(x[i]); break;
+    case U_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;
+    case U_RECIPROCAL: for (size_t i = 0; i < n; i++) y[i] = 1.0f / x[i]; break;
+    case U_ROUND_EVEN: for (size_t i = 0; i < n; i++) y[i] = nearbyintf(x[i]); break;
+    case U_SIN: for (size_t i = 0; i < n; i++) y[i] = sinf(x[i]); break;
+    case U_SIGN:
+        for (size_t i = 0; i < n; i++) {
+            y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : x[i]; /* keeps 0, NaN */
+        }
+        break;
+    case U_SQRT: for (size_t i = 0; i < n; i++) y[i] = sqrtf(x[i]); break;
+    case U_TAN: for (size_t i = 0; i < n; i++) y[i] = tanf(x[i]); break;
+    case U_CLAMP:
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i] < pr->lo ? pr->lo : x[i];
+            y[i] = v > pr->hi ? pr->hi : v; /* NaN stays NaN */
+        }
+        break;
+    case U_ELU:
+        for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : a * expm1f(x[i]);
+        break;
+    case U_GELU:
+        for (size_t i = 0; i < n; i++) {
+            y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+        }
+        break;
+    case U_HARD_SIGMOID:
+        for (size_t i = 0; i < n; i++) {
+            float v = a * x[i] + b;
+            y[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+        break;
+    case U_HARD_SWISH:
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i] + 3.0f;
+            v = v < 0 ? 0 : v > 6 ? 6 : v;
+            y[i] = x[i] * v / 6.0f;
+        }
+        break;
+    case U_LEAKY_RELU:
+        for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0 ? x[i] : a * x[i];
+        break;
+    case U_LINEAR: for (size_t i = 0; i < n; i++) y[i] = a * x[i] + b; break;
+    case U_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; break;
+    case U_SIGMOID:
+        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_core(-x[i]));
+        for (size_t i = 0; i < n; i++) {
+            if (!exp_in_range(-x[i])) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        }
+        break;
+    case U_SOFTPLUS:
+        for (size_t i = 0; i < n; i++) {
+            float v = x[i];
+            y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
+        }
+        break;
+    case U_SOFTSIGN: for (size_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + fabsf(x[i])); break;
+    case U_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
+    case U_IDENTITY: memcpy(y, x, n * 4); break;
+    default: break;
+    }
+}
+
+static void
+unary_i64(uop op, const uparams *pr, size_t n, const int64_t *x, int64_t *y)
+{
+    switch (op) {
+    case U_ABS: for (size_t i = 0; i < n; i++) y[i] = x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i]; break;
+    case U_NEG: for (size_t i = 0; i < n; i++) y[i] = (int64_t)(0 - (uint64_t)x[i]); break;
+    case U_SIGN: for (size_t i = 0; i < n; i++) y[i] = (x[i] > 0) - (x[i] < 0); break;
+    case U_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0; break;
+    case U_CLAMP:
+        for (size_t i = 0; i < n; i++) {
+            int64_t v = x[i] < pr->ilo ? pr->ilo : x[i];
+            y[i] = v > pr->ihi ? pr->ihi : v;
+        }
+        break;
+    default: memcpy(y, x, n * 8); break; /* identity */
+    }
+}
+
+static void
+unary_u64(uop op, const uparams *pr, size_t n, const uint64_t *x, uint64_t *y)
+{
+    if (op == U_CLAMP) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = x[i] < pr->ulo ? pr->ulo : x[i];
+            y[i] = v > pr->uhi ? pr->uhi : v;
+        }
+    } else {
+        memcpy(y, x, n * 8);
+    }
+}
+
+static uop
+uop_of(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_ABS: return U_ABS;
+    case WNN_OP_CEIL: return U_CEIL;
+    case WNN_OP_COS: return U_COS;
+    case WNN_OP_ERF: return U_ERF;
+    case WNN_OP_EXP: return U_EXP;
+    case WNN_OP_FLOOR: return U_FLOOR;
+    case WNN_OP_LOG: return U_LOG;
+    case WNN_OP_NEG: return U_NEG;
+    case WNN_OP_RECIPROCAL: return U_RECIPROCAL;
+    case WNN_OP_ROUND_EVEN: return U_ROUND_EVEN;
+    case WNN_OP_SIN: return U_SIN;
+    case WNN_OP_SIGN: return U_SIGN;
+    case WNN_OP_SQRT: return U_SQRT;
+    case WNN_OP_TAN: return U_TAN;
+    case WNN_OP_CLAMP: return U_CLAMP;
+    case WNN_OP_ELU: return U_ELU;
+    case WNN_OP_GELU: return U_GELU;
+    case WNN_OP_HARD_SIGMOID: return U_HARD_SIGMOID;
+    case WNN_OP_HARD_SWISH: return U_HARD_SWISH;
+    case WNN_OP_LEAKY_RELU: return U_LEAKY_RELU;
+    case WNN_OP_LINEAR: return U_LINEAR;
+    case WNN_OP_RELU: return U_RELU;
+    case WNN_OP_SIGMOID: return U_SIGMOID;
+    case WNN_OP_SOFTPLUS: return U_SOFTPLUS;
+    case WNN_OP_SOFTSIGN: return U_SOFTSIGN;
+    case WNN_OP_TANH: return U_TANH;
+    case WNN_OP_LOGICAL_NOT: return U_LOGICAL_NOT;
+    case WNN_OP_IS_NAN: return U_IS_NAN;
+    case WNN_OP_IS_INFINITE: return U_IS_INFINITE;
+    default: return U_IDENTITY;
+    }
+}
+
+/* A float option "cast to the input's data type" (spec steps of elu etc.). */
+static float
+cast_opt(double v, wnn_dtype t)
+{
+    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
+                            : (float)v;
+}
+
+static void
+uparams_make(const cpu_call *k, wnn_dtype t, uparams *p)
+{
+    memset(p, 0, sizeof(*p));
+    switch (k->node->op) {
+    case WNN_OP_ELU:
+        p->a = cast_opt(((const wnn_elu_options *)k->options)->alpha, t);
+        break;
+    case WNN_OP_LEAKY_RELU:
+        p->a = cast_opt(((const wnn_leaky_relu_options *)k->options)->alpha, t);
+        break;
+    case WNN_OP_HARD_SIGMOID: {
+        const wnn_hard_sigmoid_options *o = k->options;
+        p->a = cast_opt(o->alpha, t);
+        p->b = cast_opt(o->beta, t);
+        break;
+    }
+    case WNN_OP_LINEAR: {
+        const wnn_linear_options *o = k->options;
+        p->a = cast_opt(o->alpha, t);
+        p->b = cast_opt(o->beta, t);
+        break;
+    }
+    case WNN_OP_CLAMP: {
+        /* Bounds are "cast" to the input's type (spec clamp steps). */
+        const wnn_clamp_options *o = k->options;
+        union { float f; uint16_t h; int32_t i32; uint32_t u32; int64_t i64;
+                uint64_t u64; int8_t i8; uint8_t u8; } lo, hi;
+        wnn_number_store(&o->min_value, t, &lo);
+        wnn_number_store(&o->max_value, t, &hi);
+        switch (t) {
+        case WNN_FLOAT32: p->lo = lo.f; p->hi = hi.f; break;
+        case WNN_FLOAT16: p->lo = wnn_f16_to_f32(lo.h); p->hi = wnn_f16_to_f32(hi.h); break;
+        case WNN_INT32: p->ilo = lo.i32; p->ihi = hi.i32; break;
+        case WNN_UINT32: p->ilo = lo.u32; p->ihi = hi.u32; break;
+        case WNN_INT64: p->ilo = lo.i64; p->ihi = hi.i64; break;
+        case WNN_UINT64: p->ulo = lo.u64; p->uhi = hi.u64; break;
+        case WNN_INT8: p->ilo = lo.i8; p->ihi = hi.i8; break;
+        case WNN_UINT8: p->ilo = lo.u8; p->ihi = hi.u8; break;
+        default: break;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Chunks of a flat range, split over threads. */
+static inline size_t
+n_chunks(uint64_t total)
+{
+    return (size_t)((total + CH - 1) / CH);
+}
+
+static inline int
+threads_for(uint64_t total)
+{
+    return total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+}
+
+/* ---- unary (and logicalNot / isNaN / isInfinite) ---------------------- */
+wnn_status
+cpu_unary(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
+    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
+    uop op = uop_of(k->node->op);
+    domain dm = domain_of(ti);
+    uparams pr;
+    uparams_make(k, ti, &pr);
+    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    size_t nc = n_chunks(total);
+#pragma omp parallel for schedule(static) num_threads(threads_for(total))
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t b = (uint64_t)c * CH;
+        size_t n = total - b < CH ? (size_t)(total - b) : CH;
+        const void *xp = x + b * si;
+        void *yp = y + b * so;
+        if (op == U_LOGICAL_NOT) {
+            for (size_t i = 0; i < n; i++) {
+                ((uint8_t *)yp)[i] = ((const uint8_t *)xp)[i] == 0;
+            }
+            continue;
+        }
+        if (dm == D_F32) {
+            float xb[CH], yb[CH];
+            const float *xf = xp;
+            if (ti != WNN_FLOAT32) {
+                load_f32(ti, xp, n, xb);
+                xf = xb;
+            }
+            if (op == U_IS_NAN || op == U_IS_INFINITE) {
+                for (size_t i = 0; i < n; i++) {
+                    ((uint8_t *)yp)[i] = op == U_IS_NAN ? isnan(xf[i]) != 0
+                                                        : isinf(xf[i]) != 0;
+                }
+                continue;
+            }
+            if (ti == WNN_FLOAT32) {
+                unary_f32(op, &pr, n, xf, yp);
+            } else {
+                unary_f32(op, &pr, n, xf, yb);
+                store_f32(to, yp, n, yb);
+            }
+        } else {
+            int64_t xb[CH], yb[CH];
+            load_i64(ti, xp, n, xb);
+            if (dm == D_I64) {
+                unary_i64(op, &pr, n, xb, yb);
+            } else {
+                unary_u64(op, &pr, n, (uint64_t *)xb, (uint64_t *)yb);
+            }
+            store_i64(to, yp, n, yb);
+        }
+    }
+    return WNN_OK;
+}
+
+/* ---- binary, comparisons, logical and/or/xor, prelu ------------------- */
+typedef enum bop {
+    B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_PRELU,
+    B_EQ, B_NE, B_GT, B_GE, B_LT, B_LE, B_AND, B_OR, B_XOR
+} bop;
+
+static bop
+bop_of(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_ADD: return B_ADD;
+    case WNN_OP_SUB: return B_SUB;
+    case WNN_OP_MUL: return B_MUL;
+    case WNN_OP_DIV: return B_DIV;
+    case WNN_OP_MAX: return B_MAX;
+    case WNN_OP_MIN: return B_MIN;
+    case WNN_OP_POW: return B_POW;
+    case WNN_OP_PRELU: return B_PRELU;
+    case WNN_OP_EQUAL: return B_EQ;
+    case WNN_OP_NOT_EQUAL: return B_NE;
+    case WNN_OP_GREATER: return B_GT;
+    case WNN_OP_GREATER_OR_EQUAL: return B_GE;
+    case WNN_OP_LESSER: return B_LT;
+    case WNN_OP_LESSER_OR_EQUAL: return B_LE;
+    case WNN_OP_LOGICAL_AND: return B_AND;
+    case WNN_OP_LOGICAL_OR: return B_OR;
+    default: return B_XOR;
+    }
+}
+
+HOT static void
+binary_f32(bop op, size_t n, const float *a, const float *b, float *y)
+{
+    switch (op) {
+    case B_ADD: for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
+    case B_SUB: for (size_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
+    case B_MUL: for (size_t i = 0; i < n; i++) y[i] = a[i] * b[i]; break;
+    case B_DIV: for (size_t i = 0; i < n; i++) y[i] = a[i] / b[i]; break;
+    case B_MAX:
+        for (size_t i = 0; i < n; i++) {
+            y[i] = (a[i] != a[i] || a[i] > b[i]) ? a[i] : b[i];
+        }
+        break;
+    case B_MIN:
+        for (size_t i = 0; i < n; i++) {
+            y[i] = (a[i] != a[i] || a[i] < b[i]) ? a[i] : b[i];
+        }
+        break;
+    case B_POW: for (size_t i = 0; i < n; i++) y[i] = powf(a[i], b[i]); break;
+    case B_PRELU: for (size_t i = 0; i < n; i++) y[i] = a[i] >= 0 ? a[i] : a[i] * b[i]; break;
+    default: break;
+    }
+}
+
+static void
+compare_f32(bop op, size_t n, const float *a, const float *b, uint8_t *y)
+{
+    switch (op) {
+    case B_EQ: for (size_t i = 0; i < n; i++) y[i] = a[i] == b[i]; break;
+    case B_NE: for (size_t i = 0; i < n; i++) y[i] = a[i] != b[i]; break;
+    case B_GT: for (size_t i = 0; i < n; i++) y[i] = a[i] > b[i]; break;
+    case B_GE: for (size_t i = 0; i < n; i++) y[i] = a[i] >= b[i]; break;
+    case B_LT: for (size_t i = 0; i < n; i++) y[i] = a[i] < b[i]; break;
+    case B_LE: for (size_t i = 0; i < n; i++) y[i] = a[i] <= b[i]; break;
+    default: break;
+    }
+}
+
+static int64_t
+ipow(int64_t base, int64_t e)
+{
+    if (e < 0) {
+        return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+    }
+    uint64_t r = 1, b = (uint64_t)base;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+static void
+binary_i64(bop op, size_t n, const int64_t *a, const int64_t *b, int64_t *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = a[i], z = b[i];
+        switch (op) {
+        case B_ADD: y[i] = (int64_t)((uint64_t)x + (uint64_t)z); break;
+        case B_SUB: y[i] = (int64_t)((uint64_t)x - (uint64_t)z); break;
+        case B_MUL: y[i] = (int64_t)((uint64_t)x * (uint64_t)z); break;
+        case B_DIV:
+            y[i] = z == 0 ? 0 : (z == -1) ? (int64_t)(0 - (uint64_t)x) : x / z;
+            break;
+        case B_MAX: y[i] = x > z ? x : z; break;
+        case B_MIN: y[i] = x < z ? x : z; break;
+        case B_POW: y[i] = ipow(x, z); break;
+        case B_PRELU: y[i] = x >= 0 ? x : (int64_t)((uint64_t)x * (uint64_t)z); break;
+        case B_EQ: y[i] = x == z; break;
+        case B_NE: y[i] = x != z; break;
+        case B_GT: y[i] = x > z; break;
+        case B_GE: y[i] = x >= z; break;
+        case B_LT: y[i] = x < z; break;
+        case B_LE: y[i] = x <= z; break;
+        case B_AND: y[i] = (x != 0) && (z != 0); break;
+        case B_OR: y[i] = (x != 0) || (z != 0); break;
+        case B_XOR: y[i] = (x != 0) != (z != 0); break;
+        }
+    }
+}
+
+static void
+binary_u64(bop op, size_t n, const uint64_t *a, const uint64_t *b, uint64_t *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = a[i], z = b[i];
+        switch (op) {
+        case B_ADD: y[i] = x + z; break;
+        case B_SUB: y[i] = x - z; break;
+        case B_MUL: y[i] = x * z; break;
+        case B_DIV: y[i] = z == 0 ? 0 : x / z; break;
+        case B_MAX: y[i] = x > z ? x : z; break;
+        case B_MIN: y[i] = x < z ? x : z; break;
+        case B_POW: y[i] = (uint64_t)ipow((int64_t)x, (int64_t)(z > INT64_MAX ? INT64_MAX : z)); break;
+        case B_PRELU: y[i] = x; break;
+        case B_EQ: y[i] = x == z; break;
+        case B_NE: y[i] = x != z; break;
+        case B_GT: y[i] = x > z; break;
+        case B_GE: y[i] = x >= z; break;
+        case B_LT: y[i] = x < z; break;
+        case B_LE: y[i] = x <= z; break;
+        case B_AND: y[i] = x && z; break;
+        case B_OR: y[i] = x || z; break;
+        case B_XOR: y[i] = (x != 0) != (z != 0); break;
+        }
+    }
+}
+
+wnn_status
+cpu_binary(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_desc *ins[2] = { &k->in_desc[0], &k->in_desc[1] };
+    wnn_dtype ti = ins[0]->dtype, to = k->out_desc[0].dtype;
+    bop op = bop_of(k->node->op);
+    bool cmp = op >= B_EQ;
+    domain dm = domain_of(ti);
+    nd it;
+    nd_make(&it, &k->out_desc[0], ins, 2);
+    uint64_t inner = it.shape[it.rank - 1];
+    uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
+    uint64_t per_row = (inner + CH - 1) / CH;
+    uint64_t tasks = rows * per_row;
+    size_t sa = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    const unsigned char *A = k->in[0], *B = k->in[1];
+    unsigned char *Y = k->out[0];
+    int ia = it.st[0][it.rank - 1] != 0, ib = it.st[1][it.rank - 1] != 0;
+    uint64_t total = rows * inner;
+#pragma omp parallel for schedule(static) num_threads(threads_for(total))
+    for (uint64_t t = 0; t < tasks; t++) {
+        uint64_t row = t / per_row, c0 = (t % per_row) * CH;
+        size_t n = inner - c0 < CH ? (size_t)(inner - c0) : CH;
+        int64_t off[MAXI];
+        nd_row(&it, row, off);
+        const unsigned char *ap = A + (off[0] + (int64_t)c0 * ia) * (int64_t)sa;
+        const unsigned char *bp = B + (off[1] + (int64_t)c0 * ib) * (int64_t)sa;
+        unsigned char *yp = Y + (row * inner + c0) * so;
+        if (dm == D_F32) {
+            float ab[CH], bb[CH], yb[CH];
+            const float *af = (const float *)ap, *bf = (const float *)bp;
+            if (ti != WNN_FLOAT32 || !ia) {
+                load_chunk(dm, ti, ap, ia, n, ab);
+                af = ab;
+            }
+            if (ti != WNN_FLOAT32 || !ib) {
+                load_chunk(dm, ti, bp, ib, n, bb);
+                bf = bb;
+            }
+            if (cmp) {
+                compare_f32(op, n, af, bf, yp);
+            } else if (to == WNN_FLOAT32) {
+                binary_f32(op, n, af, bf, (float *)yp);
+            } else {
+                binary_f32(op, n, af, bf, yb);
+                store_f32(to, yp, n, yb);
+            }
+        } else {
+            int64_t ab[CH], bb[CH], yb[CH];
+            load_chunk(dm, ti, ap, ia, n, ab);
+            load_chunk(dm, ti, bp, ib, n, bb);
+            if (dm == D_I64) {
+                binary_i64(op, n, ab, bb, yb);
+            } else {
+                binary_u64(op, n, (uint64_t *)ab, (uint64_t *)bb,
+                           (uint64_t *)yb);
+            }
+            store_i64(to, yp, n, yb);
+        }
+    }
+    return WNN_OK;
+}
+
+/* ---- where ------------------------------------------------------------ */
+wnn_status
+cpu_where(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_desc *ins[3] = { &k->in_desc[0], &k->in_desc[1], &k->in_desc[2] };
+    size_t es = wnn_dtype_size(k->out_desc[0].dtype);
+    nd it;
+    nd_make(&it, &k->out_desc[0], ins, 3);
+    uint64_t inner = it.shape[it.rank - 1];
+    uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
+    int64_t s0 = it.st[0][it.rank - 1], s1 = it.st[1][it.rank - 1],
+            s2 = it.st[2][it.rank - 1];
+    const uint8_t *C = k->in[0];
+    const unsigned char *T = k->in[1], *F = k->in[2];
+    unsigned char *Y = k->out[0];
+#pragma omp parallel for schedule(static) num_threads(threads_for(rows * inner))
+    for (uint64_t row = 0; row < rows; row++) {
+        int64_t off[MAXI];
+        nd_row(&it, row, off);
+        unsigned char *yp = Y + row * inner * es;
+        for (uint64_t i = 0; i < inner; i++) {
+            const unsigned char *src =
+                C[off[0] + (int64_t)i * s0]
+                    ? T + (off[1] + (int64_t)i * s1) * (int64_t)es
+                    : F + (off[2] + (int64_t)i * s2) * (int64_t)es;
+            memcpy(yp + i * es, src, es);
+        }
+    }
+    return WNN_OK;
+}
+
+/* ---- cast ------------------------------------------------------------- */
+static int64_t
+f2i(float v, wnn_dtype to)
+{
+    double lo, hi;
+    switch (to) {
+    case WNN_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case WNN_UINT32: lo = 0; hi = 4294967295.0; break;
+    case WNN_INT8: lo = -128; hi = 127; break;
+    case WNN_UINT8: lo = 0; hi = 255; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    }
+    if (v != v) {
+        return 0;
+    }
+    double d = trunc((double)v);
+    if (d <= lo) {
+        return to == WNN_INT64 ? INT64_MIN : (int64_t)lo;
+    }
+    if (d >= hi) {
+        return to == WNN_INT64 ? INT64_MAX : (int64_t)hi;
+    }
+    return (int64_t)d;
+}
+
+static uint64_t
+f2u64(float v)
+{
+    if (v != v || v <= 0) {
+        return 0;
+    }
+    if (v >= 18446744073709551616.0f) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)v;
+}
+
+wnn_status
+cpu_cast(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
+    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
+    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    domain di = domain_of(ti), dout = domain_of(to);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    size_t nc = n_chunks(total);
+    if (ti == to) {
+        memcpy(y, x, total * si);
+        return WNN_OK;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads_for(total))
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t b = (uint64_t)c * CH;
+        size_t n = total - b < CH ? (size_t)(total - b) : CH;
+        const void *xp = x + b * si;
+        void *yp = y + b * so;
+        float fb[CH];
+        int64_t ib[CH];
+        if (di == D_F32) {
+            load_f32(ti, xp, n, fb);
+            if (dout == D_F32) {
+                store_f32(to, yp, n, fb);
+            } else if (to == WNN_UINT64) {
+                for (size_t i = 0; i < n; i++) {
+                    ((uint64_t *)yp)[i] = f2u64(fb[i]);
+                }
+            } else {
+                for (size_t i = 0; i < n; i++) {
+                    ib[i] = f2i(fb[i], to);
+                }
+                store_i64(to, yp, n, ib);
+            }
+        } else {
+            load_i64(ti, xp, n, ib);
+            if (dout == D_F32) {
+                for (size_t i = 0; i < n; i++) {
+                    fb[i] = di == D_U64 ? (float)(uint64_t)ib[i] : (float)ib[i];
+                }
+                store_f32(to, yp, n, fb);
+            } else {
+                store_i64(to, yp, n, ib);
+            }
+        }
+    }
+    return WNN_OK;
+}
+
+/* ---- identity, reshape ------------------------------------------------ */
+wnn_status
+cpu_copy(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    if (k->out[0] != k->in[0]) {
+        memcpy(k->out[0], k->in[0], wnn_desc_bytes(&k->out_desc[0]));
+    }
+    return WNN_OK;
+}

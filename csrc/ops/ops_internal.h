@@ -1,0 +1,59 @@
+/* ops_internal.h -- what checkers see: the wnn_check call record, the shared
+ * validation helpers (every message names the operator, its label and the
+ * argument) and the prototypes generated from ops.def. */
+#ifndef WNN_OPS_INTERNAL_H
+#define WNN_OPS_INTERNAL_H
+#include <stdarg.h>
+
+#include "options.h"
+#include "webnn_core.h"
+
+typedef struct wnn_check {
+    wnn_op op;
+    const char *label;
+    const wnn_desc *in;   /* node inputs: positional operands, then the
+                             present operand-valued options in field order */
+    uint32_t n_in;
+    void *options;        /* filled with defaults + caller values; a checker
+                             may normalise it (defaults that need a rank)  */
+    wnn_desc *out;        /* room for WNN_MAX_OUTPUTS descriptors           */
+    uint32_t n_out;       /* set by the checker (1 unless it says more)     */
+    wnn_error *err;
+    void *arena_owner;    /* wnn_builder, for wnn_builder_alloc             */
+} wnn_check;
+
+#define WNN_MAX_OUTPUTS 64
+
+typedef wnn_status (*wnn_check_fn)(wnn_check *c);
+
+/* Fill c->err as a TypeError naming c's operator, label and `arg`. */
+wnn_status wnn_fail(wnn_check *c, const char *arg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+wnn_status wnn_failk(wnn_error *err, wnn_error_kind kind, const char *op,
+                     const char *label, const char *arg, const char *fmt,
+                     ...) __attribute__((format(printf, 6, 7)));
+wnn_status wnn_vfailk(wnn_error *err, wnn_error_kind kind, const char *op,
+                      const char *label, const char *arg, const char *fmt,
+                      va_list ap);
+
+/* Spec "bidirectionally broadcasting": 0 on success. */
+int wnn_broadcast_shapes(const uint32_t *a, uint32_t ra, const uint32_t *b,
+                         uint32_t rb, uint32_t *out, uint32_t *rout);
+/* Spec "unidirectionally broadcastable": true if `from` broadcasts to `to`. */
+bool wnn_unidirectional(const uint32_t *from, uint32_t rf, const uint32_t *to,
+                        uint32_t rt);
+/* "[2, 3, 4]" into buf. */
+const char *wnn_shape_str(const uint32_t *s, uint32_t r, char *buf, size_t n);
+/* Checks that two inputs have one data type. */
+wnn_status wnn_check_same_dtype(wnn_check *c, uint32_t i, uint32_t j,
+                                const char *ni, const char *nj);
+
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+    wnn_status check(wnn_check *c);                             \
+    extern const wnn_op_limits limits;
+#include "ops.def"
+#undef WNN_OP
+
+extern const wnn_check_fn wnn_checkers[WNN_OP_COUNT];
+
+#endif

@@ -1,0 +1,132 @@
+/* validation.c -- helpers shared by the checkers: error filling, shape
+ * broadcasting (spec "Broadcasting" algorithms) and common checks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+wnn_status
+wnn_vfailk(wnn_error *err, wnn_error_kind kind, const char *op,
+           const char *label, const char *arg, const char *fmt, va_list ap)
+{
+    if (err == NULL) {
+        return WNN_ERR;
+    }
+    memset(err, 0, sizeof(*err));
+    err->kind = kind;
+    snprintf(err->op, sizeof(err->op), "%s", op ? op : "");
+    snprintf(err->label, sizeof(err->label), "%s", label ? label : "");
+    snprintf(err->argument, sizeof(err->argument), "%s", arg ? arg : "");
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    return WNN_ERR;
+}
+
+wnn_status
+wnn_failk(wnn_error *err, wnn_error_kind kind, const char *op,
+          const char *label, const char *arg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    wnn_vfailk(err, kind, op, label, arg, fmt, ap);
+    va_end(ap);
+    return WNN_ERR;
+}
+
+wnn_status
+wnn_fail(wnn_check *c, const char *arg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    wnn_vfailk(c->err, WNN_TYPE_ERROR, wnn_op_get(c->op)->camel, c->label,
+               arg, fmt, ap);
+    va_end(ap);
+    return WNN_ERR;
+}
+
+void
+wnn_error_clear(wnn_error *e)
+{
+    memset(e, 0, sizeof(*e));
+}
+
+void
+wnn_error_format(const wnn_error *e, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    if (e->op[0]) {
+        k += snprintf(buf + k, n - k, "%s", e->op);
+        if (e->label[0] && k < n) {
+            k += snprintf(buf + k, n - k, " (label '%s')", e->label);
+        }
+        if (k < n) {
+            k += snprintf(buf + k, n - k, ": ");
+        }
+    }
+    if (e->argument[0] && k < n) {
+        k += snprintf(buf + k, n - k, "argument '%s': ", e->argument);
+    }
+    if (k < n) {
+        snprintf(buf + k, n - k, "%s", e->message);
+    }
+}
+
+/* #algorithms-broadcasting: bidirectionally broadcasting shapes. */
+int
+wnn_broadcast_shapes(const uint32_t *a, uint32_t ra, const uint32_t *b,
+                     uint32_t rb, uint32_t *out, uint32_t *rout)
+{
+    uint32_t r = ra > rb ? ra : rb;
+    for (uint32_t i = 0; i < r; i++) {
+        uint32_t da = i < r - ra ? 1 : a[i - (r - ra)];
+        uint32_t db = i < r - rb ? 1 : b[i - (r - rb)];
+        if (da != db && da != 1 && db != 1) {
+            return -1;
+        }
+        out[i] = da == 1 ? db : da;
+    }
+    *rout = r;
+    return 0;
+}
+
+/* #algorithms-broadcasting: unidirectionally broadcastable. */
+bool
+wnn_unidirectional(const uint32_t *from, uint32_t rf, const uint32_t *to,
+                   uint32_t rt)
+{
+    if (rf > rt) {
+        return false;
+    }
+    for (uint32_t i = 0; i < rt; i++) {
+        uint32_t d = i < rt - rf ? 1 : from[i - (rt - rf)];
+        if (d != to[i] && d != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const char *
+wnn_shape_str(const uint32_t *s, uint32_t r, char *buf, size_t n)
+{
+    size_t k = snprintf(buf, n, "[");
+    for (uint32_t i = 0; i < r && k < n; i++) {
+        k += snprintf(buf + k, n - k, i ? ", %u" : "%u", s[i]);
+    }
+    if (k < n) {
+        snprintf(buf + k, n - k, "]");
+    }
+    return buf;
+}
+
+wnn_status
+wnn_check_same_dtype(wnn_check *c, uint32_t i, uint32_t j, const char *ni,
+                     const char *nj)
+{
+    if (c->in[i].dtype != c->in[j].dtype) {
+        return wnn_fail(c, nj, "data type %s does not match %s's data type %s",
+                        wnn_dtype_name(c->in[j].dtype), ni,
+                        wnn_dtype_name(c->in[i].dtype));
+    }
+    return WNN_OK;
+}

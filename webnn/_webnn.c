@@ -1,0 +1,1492 @@
+/* _webnn.c -- the CPython extension `webnn._core`.  It does three jobs:
+ * convert Python objects to C values (descriptors, buffers, options through
+ * the core's field tables), call the core (without the GIL where the core may
+ * wait or compute), and map wnn_error to exceptions.  No validation lives
+ * here: every rule is in csrc/.  The Python classes in webnn/_api.py wrap the
+ * capsules this module returns. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "webnn_core.h"
+
+typedef struct {
+    PyObject *errors; /* dict: int kind -> exception class */
+    PyTypeObject *operand_type;
+} mod_state;
+
+static PyModuleDef core_module;
+
+static mod_state *
+state_of(PyObject *m)
+{
+    return (mod_state *)PyModule_GetState(m);
+}
+
+/* ---- errors ------------------------------------------------------------ */
+static PyObject *
+raise_error(PyObject *m, const wnn_error *e)
+{
+    char msg[512];
+    wnn_error_format(e, msg, sizeof(msg));
+    if (e->kind == WNN_OUT_OF_MEMORY) {
+        return PyErr_Format(PyExc_MemoryError, "%s", msg);
+    }
+    PyObject *cls = NULL;
+    mod_state *st = state_of(m);
+    if (st->errors) {
+        PyObject *k = PyLong_FromLong(e->kind);
+        cls = k ? PyDict_GetItemWithError(st->errors, k) : NULL;
+        Py_XDECREF(k);
+    }
+    if (!cls) {
+        cls = e->kind == WNN_TYPE_ERROR ? PyExc_TypeError : PyExc_RuntimeError;
+    }
+    PyErr_SetString(cls, msg);
+    return NULL;
+}
+
+static PyObject *
+type_error(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    PyErr_SetString(PyExc_TypeError, msg);
+    return NULL;
+}
+
+/* ---- capsules ----------------------------------------------------------- */
+static void
+ctx_del(PyObject *cap)
+{
+    wnn_context *c = PyCapsule_GetPointer(cap, "webnn.context");
+    if (c) {
+        Py_BEGIN_ALLOW_THREADS
+        wnn_context_release(c);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static void
+builder_del(PyObject *cap)
+{
+    wnn_builder *b = PyCapsule_GetPointer(cap, "webnn.builder");
+    if (b) {
+        wnn_builder_free(b);
+    }
+}
+
+static void
+graph_del(PyObject *cap)
+{
+    wnn_graph *g = PyCapsule_GetPointer(cap, "webnn.graph");
+    if (g) {
+        wnn_graph_release(g);
+    }
+}
+
+static void
+tensor_del(PyObject *cap)
+{
+    wnn_tensor *t = PyCapsule_GetPointer(cap, "webnn.tensor");
+    if (t) {
+        wnn_tensor_release(t);
+    }
+}
+
+static void *
+cap_get(PyObject *o, const char *name, const char *what)
+{
+    if (!PyCapsule_IsValid(o, name)) {
+        type_error("%s is not a %s", Py_TYPE(o)->tp_name, what);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(o, name);
+}
+
+/* ---- MLOperand ---------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    PyObject *builder; /* the builder capsule */
+    uint32_t id;
+    wnn_desc desc;
+} operand_obj;
+
+static void
+operand_dealloc(operand_obj *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->builder);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int
+operand_traverse(operand_obj *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->builder);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static PyObject *
+shape_tuple(const wnn_desc *d)
+{
+    PyObject *t = PyTuple_New(d->rank);
+    for (uint32_t i = 0; t && i < d->rank; i++) {
+        PyTuple_SET_ITEM(t, i, PyLong_FromUnsignedLong(d->shape[i]));
+    }
+    return t;
+}
+
+static PyObject *
+operand_get_dtype(operand_obj *self, void *c)
+{
+    return PyUnicode_FromString(wnn_dtype_name(self->desc.dtype));
+}
+
+static PyObject *
+operand_get_shape(operand_obj *self, void *c)
+{
+    return shape_tuple(&self->desc);
+}
+
+static PyObject *
+operand_get_rank(operand_obj *self, void *c)
+{
+    return PyLong_FromUnsignedLong(self->desc.rank);
+}
+
+static PyObject *
+operand_repr(operand_obj *self)
+{
+    PyObject *s = shape_tuple(&self->desc);
+    if (!s) {
+        return NULL;
+    }
+    PyObject *r = PyUnicode_FromFormat("MLOperand(data_type='%s', shape=%R)",
+                                       wnn_dtype_name(self->desc.dtype), s);
+    Py_DECREF(s);
+    return r;
+}
+
+static PyGetSetDef operand_getset[] = {
+    { "data_type", (getter)operand_get_dtype, NULL, "the operand's data type", NULL },
+    { "dataType", (getter)operand_get_dtype, NULL, "alias of data_type", NULL },
+    { "shape", (getter)operand_get_shape, NULL, "the operand's shape (tuple)", NULL },
+    { "rank", (getter)operand_get_rank, NULL, "len(shape)", NULL },
+    { NULL },
+};
+
+static PyType_Slot operand_slots[] = {
+    { Py_tp_dealloc, operand_dealloc },
+    { Py_tp_traverse, operand_traverse },
+    { Py_tp_getset, operand_getset },
+    { Py_tp_repr, operand_repr },
+    { Py_tp_doc, "An operand of a graph being built (spec: MLOperand)." },
+    { 0, NULL },
+};
+
+static PyType_Spec operand_spec = {
+    .name = "webnn.MLOperand",
+    .basicsize = sizeof(operand_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = operand_slots,
+};
+
+static PyObject *
+new_operand(PyObject *m, PyObject *builder_cap, uint32_t id)
+{
+    wnn_builder *b = PyCapsule_GetPointer(builder_cap, "webnn.builder");
+    operand_obj *o =
+        PyObject_GC_New(operand_obj, state_of(m)->operand_type);
+    if (!o) {
+        return NULL;
+    }
+    Py_INCREF(builder_cap);
+    o->builder = builder_cap;
+    o->id = id;
+    o->desc = *wnn_builder_operand_desc(b, id);
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+/* An MLOperand of `builder`, else TypeError naming op and argument. */
+static int
+conv_operand(PyObject *m, PyObject *obj, PyObject *builder_cap,
+             const char *op, const char *arg, uint32_t *id)
+{
+    if (!PyObject_TypeCheck(obj, state_of(m)->operand_type)) {
+        type_error("%s: argument '%s': expected an MLOperand, got %s", op, arg,
+                   Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    operand_obj *o = (operand_obj *)obj;
+    if (o->builder != builder_cap) {
+        type_error("%s: argument '%s': the operand belongs to another "
+                   "MLGraphBuilder", op, arg);
+        return -1;
+    }
+    *id = o->id;
+    return 0;
+}
+
+/* ---- values ------------------------------------------------------------- */
+static int
+conv_u32(PyObject *o, const char *what, uint32_t *out)
+{
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        type_error("%s: expected an integer, got %s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i) {
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow || v < 0 || v > 4294967295LL) {
+        type_error("%s: value is out of the range of unsigned long", what);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int
+conv_i32(PyObject *o, const char *what, int32_t *out)
+{
+    if (PyBool_Check(o) || !PyIndex_Check(o)) {
+        type_error("%s: expected an integer, got %s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i) {
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow || v < INT32_MIN || v > INT32_MAX) {
+        type_error("%s: value is out of the range of long", what);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int
+conv_dtype(PyObject *o, const char *what, wnn_dtype *out)
+{
+    if (!PyUnicode_Check(o)) {
+        type_error("%s: expected a data type string, got %s", what,
+                   Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    const char *s = PyUnicode_AsUTF8(o);
+    if (!s) {
+        return -1;
+    }
+    if (wnn_dtype_from_name(s, out) != 0) {
+        type_error("%s: '%s' is not a valid MLOperandDataType", what, s);
+        return -1;
+    }
+    return 0;
+}
+
+/* MLNumber: an exact integer (bigint) or a double. */
+static int
+conv_number(PyObject *o, const char *what, wnn_number *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->present = true;
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        int neg = PyObject_RichCompareBool(o, Py_False, Py_LT); /* o < 0 */
+        PyObject *mag = neg ? PyNumber_Negative(o) : (Py_INCREF(o), o);
+        if (neg < 0 || !mag) {
+            Py_XDECREF(mag);
+            return -1;
+        }
+        unsigned long long v = PyLong_AsUnsignedLongLong(mag);
+        if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+            /* beyond 64 bits: keep it as a double (casting clamps) */
+            PyErr_Clear();
+            out->d = PyLong_AsDouble(o);
+            Py_DECREF(mag);
+            if (out->d == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                out->d = neg ? -INFINITY : INFINITY;
+            }
+            return 0;
+        }
+        Py_DECREF(mag);
+        out->is_int = true;
+        out->is_neg = neg && v != 0;
+        out->mag = v;
+        out->d = neg ? -(double)v : (double)v;
+        return 0;
+    }
+    if (PyFloat_Check(o) || (PyIndex_Check(o) && !PyBool_Check(o)) ||
+        PyNumber_Check(o)) {
+        if (PyBool_Check(o)) {
+            type_error("%s: expected a number, got bool", what);
+            return -1;
+        }
+        out->d = PyFloat_AsDouble(o);
+        if (out->d == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        return 0;
+    }
+    type_error("%s: expected a number, got %s", what, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* dict -> wnn_desc; accepts dataType/data_type and shape. */
+static PyObject *
+dict_get2(PyObject *d, const char *snake, const char *camel)
+{
+    PyObject *v = PyDict_GetItemString(d, snake);
+    if (!v && camel) {
+        v = PyDict_GetItemString(d, camel);
+    }
+    return v;
+}
+
+static int
+conv_shape(PyObject *seq, const char *what, uint32_t *shape, uint32_t *rank,
+           uint32_t max)
+{
+    if (PyUnicode_Check(seq) || PyBytes_Check(seq)) {
+        type_error("%s: expected a sequence of integers", what);
+        return -1;
+    }
+    PyObject *f = PySequence_Fast(seq, "expected a sequence of integers");
+    if (!f) {
+        PyErr_Clear();
+        type_error("%s: expected a sequence of integers, got %s", what,
+                   Py_TYPE(seq)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    if ((size_t)n > max) {
+        Py_DECREF(f);
+        type_error("%s: %zd dimensions exceed the supported rank %u", what, n,
+                   max);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (conv_u32(PySequence_Fast_GET_ITEM(f, i), what, &shape[i]) != 0) {
+            Py_DECREF(f);
+            return -1;
+        }
+    }
+    *rank = (uint32_t)n;
+    Py_DECREF(f);
+    return 0;
+}
+
+static int
+conv_desc(PyObject *o, const char *op, wnn_desc *d)
+{
+    char what[96];
+    snprintf(what, sizeof(what), "%s: descriptor", op);
+    if (!PyDict_Check(o)) {
+        type_error("%s: expected a dict, got %s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    memset(d, 0, sizeof(*d));
+    PyObject *dt = dict_get2(o, "data_type", "dataType");
+    PyObject *sh = dict_get2(o, "shape", NULL);
+    if (!dt || !sh) {
+        type_error("%s: '%s' is required", what, dt ? "shape" : "dataType");
+        return -1;
+    }
+    char w2[128];
+    snprintf(w2, sizeof(w2), "%s.dataType", what);
+    if (conv_dtype(dt, w2, &d->dtype) != 0) {
+        return -1;
+    }
+    snprintf(w2, sizeof(w2), "%s.shape", what);
+    return conv_shape(sh, w2, d->shape, &d->rank, WNN_MAX_RANK);
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+static int
+format_dtype(const char *fmt, Py_ssize_t itemsize, wnn_dtype *t)
+{
+    if (!fmt) {
+        return 1; /* raw bytes */
+    }
+    while (*fmt == '<' || *fmt == '=' || *fmt == '@' || *fmt == '!' ||
+           *fmt == '>') {
+        fmt++;
+    }
+    if (fmt[0] == '\0' || fmt[1] != '\0') {
+        return -1;
+    }
+    switch (fmt[0]) {
+    case 'B': return 1; /* uint8 stands for any type */
+    case 'f': *t = WNN_FLOAT32; return itemsize == 4 ? 0 : -1;
+    case 'e': *t = WNN_FLOAT16; return 0;
+    case 'b': *t = WNN_INT8; return 0;
+    case 'h': case 'H': return -1;
+    case 'i': case 'l': case 'q':
+        *t = itemsize == 4 ? WNN_INT32 : itemsize == 8 ? WNN_INT64 : WNN_DTYPE_COUNT;
+        return *t == WNN_DTYPE_COUNT ? -1 : 0;
+    case 'I': case 'L': case 'Q':
+        *t = itemsize == 4 ? WNN_UINT32 : itemsize == 8 ? WNN_UINT64 : WNN_DTYPE_COUNT;
+        return *t == WNN_DTYPE_COUNT ? -1 : 0;
+    default: return -1;
+    }
+}
+
+/* Get a C-contiguous view (or copy) of `obj` whose byte length and element
+ * type fit `d` ("validate buffer with descriptor").  *copy is malloc'd when
+ * the buffer was not contiguous. */
+static int
+conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
+            bool writable, Py_buffer *view, void **data, void **copy)
+{
+    *copy = NULL;
+    int flags = PyBUF_FORMAT | PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) != 0) {
+        PyErr_Clear();
+        type_error("%s: argument '%s': expected a%s buffer (an object with "
+                   "the buffer protocol), got %s", op, arg,
+                   writable ? " writable" : "", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    uint64_t want = wnn_desc_bytes(d);
+    if ((uint64_t)view->len != want) {
+        type_error("%s: argument '%s': byte length %zd differs from the "
+                   "descriptor's %llu", op, arg, view->len,
+                   (unsigned long long)want);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    wnn_dtype t;
+    int r = format_dtype(view->format, view->itemsize, &t);
+    if (r < 0 || (r == 0 && t != d->dtype)) {
+        type_error("%s: argument '%s': element type '%s' does not match the "
+                   "data type %s (pass a %s array or raw uint8 bytes)", op, arg,
+                   view->format ? view->format : "?", wnn_dtype_name(d->dtype),
+                   wnn_dtype_name(d->dtype));
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (PyBuffer_IsContiguous(view, 'C')) {
+        *data = view->buf;
+        return 0;
+    }
+    if (writable) {
+        type_error("%s: argument '%s': the buffer is not C-contiguous", op,
+                   arg);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *copy = PyMem_Malloc(view->len ? view->len : 1);
+    if (!*copy) {
+        PyBuffer_Release(view);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyBuffer_ToContiguous(*copy, view, view->len, 'C') != 0) {
+        PyMem_Free(*copy);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *data = *copy;
+    return 0;
+}
+
+/* ---- module functions: operators table ---------------------------------- */
+static const char *const field_type_names[] = {
+    "double", "number", "bool", "u32", "i32", "u32_list", "i32_list",
+    "dtype", "enum", "enum_list", "operand",
+};
+
+static PyObject *
+dtypes_list(uint16_t mask)
+{
+    PyObject *l = PyList_New(0);
+    for (int t = 0; l && t < WNN_DTYPE_COUNT; t++) {
+        if (mask & WNN_DT(t)) {
+            PyObject *s = PyUnicode_FromString(wnn_dtype_name((wnn_dtype)t));
+            if (!s || PyList_Append(l, s) != 0) {
+                Py_XDECREF(s);
+                Py_DECREF(l);
+                return NULL;
+            }
+            Py_DECREF(s);
+        }
+    }
+    return l;
+}
+
+static PyObject *
+limits_obj(const wnn_op_limits *l)
+{
+    PyObject *out = PyList_New(l->n);
+    for (uint32_t i = 0; out && i < l->n; i++) {
+        PyObject *dt = dtypes_list(l->e[i].dtypes);
+        PyObject *e = dt ? Py_BuildValue("(sNII)", l->e[i].name, dt,
+                                         (unsigned)l->e[i].rank_min,
+                                         (unsigned)l->e[i].rank_max)
+                         : NULL;
+        if (!e) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, e);
+    }
+    return out;
+}
+
+static PyObject *
+m_op_table(PyObject *m, PyObject *noargs)
+{
+    PyObject *out = PyList_New(WNN_OP_COUNT);
+    for (int op = 0; out && op < WNN_OP_COUNT; op++) {
+        const wnn_op_info *info = wnn_op_get((wnn_op)op);
+        PyObject *fields = PyList_New(info->fields->n);
+        for (uint32_t i = 0; fields && i < info->fields->n; i++) {
+            const wnn_field *f = &info->fields->f[i];
+            PyObject *ev = Py_None;
+            Py_INCREF(ev);
+            if (f->enum_values) {
+                Py_DECREF(ev);
+                ev = PyList_New(0);
+                for (int j = 0; ev && f->enum_values[j]; j++) {
+                    PyObject *s = PyUnicode_FromString(f->enum_values[j]);
+                    PyList_Append(ev, s);
+                    Py_XDECREF(s);
+                }
+            }
+            PyList_SET_ITEM(fields, i,
+                            Py_BuildValue("(ssN)", f->snake, f->camel, ev));
+            (void)field_type_names;
+        }
+        PyObject *lim = limits_obj(info->limits);
+        PyObject *row = (fields && lim)
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:I}",
+                                            "id", op, "camel", info->camel,
+                                            "snake", info->snake, "signature",
+                                            info->signature, "fields", fields,
+                                            "limits", lim, "n_inputs",
+                                            (unsigned)info->limits->n_inputs)
+                            : NULL;
+        if (!row) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, op, row);
+    }
+    return out;
+}
+
+static PyObject *
+m_set_errors(PyObject *m, PyObject *d)
+{
+    if (!PyDict_Check(d)) {
+        return type_error("set_errors: expected a dict");
+    }
+    mod_state *st = state_of(m);
+    Py_INCREF(d);
+    Py_XSETREF(st->errors, d);
+    Py_RETURN_NONE;
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+static int
+conv_device(PyObject *o, wnn_device *d)
+{
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+    if (s && strcmp(s, "cpu") == 0) {
+        *d = WNN_DEVICE_CPU;
+        return 0;
+    }
+    if (s && strcmp(s, "gpu") == 0) {
+        *d = WNN_DEVICE_GPU;
+        return 0;
+    }
+    type_error("createContext: argument 'deviceType': expected 'cpu' or 'gpu'");
+    return -1;
+}
+
+static PyObject *
+m_device_available(PyObject *m, PyObject *arg)
+{
+    wnn_device d;
+    if (conv_device(arg, &d) != 0) {
+        return NULL;
+    }
+    bool ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = wnn_device_available(d);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *
+m_context_create(PyObject *m, PyObject *arg)
+{
+    wnn_device d;
+    wnn_context *c = NULL;
+    wnn_error err;
+    wnn_status st;
+    if (conv_device(arg, &d) != 0) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = wnn_context_create(d, &c, &err);
+    Py_END_ALLOW_THREADS
+    if (st != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    PyObject *cap = PyCapsule_New(c, "webnn.context", ctx_del);
+    if (!cap) {
+        wnn_context_release(c);
+    }
+    return cap;
+}
+
+static PyObject *
+m_context_destroy(PyObject *m, PyObject *args)
+{
+    PyObject *cap;
+    const char *msg = NULL;
+    if (!PyArg_ParseTuple(args, "O|z:context_destroy", &cap, &msg)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    if (!c) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    wnn_context_destroy(c, msg);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+m_context_info(PyObject *m, PyObject *cap)
+{
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    if (!c) {
+        return NULL;
+    }
+    return Py_BuildValue(
+        "{s:O,s:s,s:K,s:O,s:s}", "accelerated",
+        wnn_context_accelerated(c) ? Py_True : Py_False, "device_type",
+        wnn_context_device(c) == WNN_DEVICE_GPU ? "gpu" : "cpu",
+        "max_tensor_byte_length",
+        (unsigned long long)wnn_context_max_tensor_bytes(c), "lost",
+        wnn_context_is_lost(c) ? Py_True : Py_False, "lost_message",
+        wnn_context_lost_message(c));
+}
+
+/* {op id: limits list} for the operators the context supports */
+static PyObject *
+m_context_op_limits(PyObject *m, PyObject *cap)
+{
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    if (!c) {
+        return NULL;
+    }
+    PyObject *d = PyDict_New();
+    for (int op = 0; d && op < WNN_OP_COUNT; op++) {
+        wnn_op_limits l;
+        if (!wnn_context_op_limits(c, (wnn_op)op, &l)) {
+            continue;
+        }
+        PyObject *k = PyLong_FromLong(op), *v = limits_obj(&l);
+        if (!k || !v || PyDict_SetItem(d, k, v) != 0) {
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(k);
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+/* ---- builder ------------------------------------------------------------ */
+static PyObject *
+m_builder_create(PyObject *m, PyObject *cap)
+{
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    wnn_builder *b;
+    wnn_error err;
+    if (!c) {
+        return NULL;
+    }
+    if (wnn_builder_create(c, &b, &err) != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    PyObject *r = PyCapsule_New(b, "webnn.builder", builder_del);
+    if (!r) {
+        wnn_builder_free(b);
+    }
+    return r;
+}
+
+static PyObject *
+m_builder_input(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *desc;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "OsO:input", &cap, &name, &desc)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_desc d;
+    uint32_t id;
+    wnn_error err;
+    if (!b || conv_desc(desc, "input", &d) != 0) {
+        return NULL;
+    }
+    if (wnn_builder_input(b, name, &d, &id, &err) != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    return new_operand(m, cap, id);
+}
+
+static PyObject *
+m_builder_constant(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *desc, *buf;
+    if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &desc, &buf)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_desc d;
+    uint32_t id;
+    wnn_error err;
+    Py_buffer view;
+    void *data, *copy;
+    if (!b || conv_desc(desc, "constant", &d) != 0) {
+        return NULL;
+    }
+    if (wnn_builder_has_built(b)) { /* the spec checks "can build" first */
+        wnn_status s = wnn_builder_constant(b, &d, NULL, 0, &id, &err);
+        (void)s;
+        return raise_error(m, &err);
+    }
+    if (wnn_desc_check(wnn_builder_context(b), &d, "constant", "descriptor",
+                       &err) != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    if (conv_buffer(buf, &d, "constant", "buffer", false, &view, &data,
+                    &copy) != 0) {
+        return NULL;
+    }
+    wnn_status st = wnn_builder_constant(b, &d, data, (size_t)view.len, &id,
+                                         &err);
+    PyMem_Free(copy);
+    PyBuffer_Release(&view);
+    if (st != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    return new_operand(m, cap, id);
+}
+
+static PyObject *
+m_builder_constant_scalar(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *dt, *val;
+    if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &dt, &val)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_dtype t;
+    wnn_number v;
+    uint32_t id;
+    wnn_error err;
+    if (!b || conv_dtype(dt, "constant: argument 'dataType'", &t) != 0 ||
+        conv_number(val, "constant: argument 'value'", &v) != 0) {
+        return NULL;
+    }
+    if (wnn_builder_constant_scalar(b, t, &v, &id, &err) != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    return new_operand(m, cap, id);
+}
+
+static PyObject *
+m_builder_constant_tensor(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *tcap;
+    if (!PyArg_ParseTuple(args, "OO:constant", &cap, &tcap)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_tensor *t = cap_get(tcap, "webnn.tensor", "MLTensor");
+    uint32_t id;
+    wnn_error err;
+    if (!b || !t) {
+        return NULL;
+    }
+    if (wnn_builder_constant_tensor(b, t, &id, &err) != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    return new_operand(m, cap, id);
+}
+
+/* Fill one option field from a Python value. */
+static int
+conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
+           const char *op, const wnn_field *f, PyObject *v, void *opts)
+{
+    char what[128];
+    void *p = (char *)opts + f->offset;
+    snprintf(what, sizeof(what), "%s: argument '%s'", op, f->camel);
+    switch (f->type) {
+    case WNN_F_DOUBLE: {
+        if (PyBool_Check(v) || !(PyFloat_Check(v) || PyIndex_Check(v) ||
+                                 PyNumber_Check(v))) {
+            type_error("%s: expected a number, got %s", what,
+                       Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (!isfinite(d)) { /* IDL double (not unrestricted) */
+            type_error("%s: %g is not a finite number", what, d);
+            return -1;
+        }
+        *(double *)p = d;
+        return 0;
+    }
+    case WNN_F_NUMBER:
+        return conv_number(v, what, p);
+    case WNN_F_BOOL:
+        if (!PyBool_Check(v) && !(PyLong_Check(v))) {
+            type_error("%s: expected a bool, got %s", what, Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        *(bool *)p = PyObject_IsTrue(v) == 1;
+        return 0;
+    case WNN_F_U32:
+        return conv_u32(v, what, p);
+    case WNN_F_I32:
+        return conv_i32(v, what, p);
+    case WNN_F_DTYPE:
+        return conv_dtype(v, what, p);
+    case WNN_F_ENUM: {
+        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        for (int i = 0; s && f->enum_values[i]; i++) {
+            if (strcmp(s, f->enum_values[i]) == 0) {
+                *(int *)p = i;
+                return 0;
+            }
+        }
+        PyErr_Format(PyExc_TypeError, "%s: %R is not one of the allowed values",
+                     what, v);
+        return -1;
+    }
+    case WNN_F_U32_LIST:
+    case WNN_F_I32_LIST:
+    case WNN_F_ENUM_LIST: {
+        if (PyUnicode_Check(v)) {
+            type_error("%s: expected a sequence", what);
+            return -1;
+        }
+        PyObject *fs = PySequence_Fast(v, "");
+        if (!fs) {
+            PyErr_Clear();
+            type_error("%s: expected a sequence, got %s", what,
+                       Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(fs);
+        wnn_u32_list *l = p;
+        l->n = (uint32_t)n;
+        l->present = true;
+        l->v = wnn_builder_alloc(b, sizeof(uint32_t) * (size_t)(n + 1));
+        if (!l->v || n > 0x7fffffff) {
+            Py_DECREF(fs);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(fs, i);
+            int r;
+            if (f->type == WNN_F_U32_LIST) {
+                r = conv_u32(it, what, &l->v[i]);
+            } else if (f->type == WNN_F_I32_LIST) {
+                r = conv_i32(it, what, (int32_t *)&l->v[i]);
+            } else {
+                const char *s = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+                r = -1;
+                for (int j = 0; s && f->enum_values[j]; j++) {
+                    if (strcmp(s, f->enum_values[j]) == 0) {
+                        l->v[i] = (uint32_t)j;
+                        r = 0;
+                    }
+                }
+                if (r) {
+                    PyErr_Format(PyExc_TypeError,
+                                 "%s: %R is not one of the allowed values",
+                                 what, it);
+                }
+            }
+            if (r) {
+                Py_DECREF(fs);
+                return -1;
+            }
+        }
+        Py_DECREF(fs);
+        return 0;
+    }
+    case WNN_F_OPERAND: {
+        uint32_t id;
+        if (v == Py_None) {
+            *(uint32_t *)p = 0;
+            return 0;
+        }
+        if (conv_operand(m, v, builder_cap, op, f->camel, &id) != 0) {
+            return -1;
+        }
+        *(uint32_t *)p = id + 1;
+        return 0;
+    }
+    }
+    return type_error("%s: unsupported option kind", what) ? 0 : -1;
+}
+
+/* builder_op(builder, op_id, operands, options_dict, label) */
+static PyObject *
+m_builder_op(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *operands, *options, *label_obj;
+    int opid;
+    if (!PyArg_ParseTuple(args, "OiOOO:builder_op", &cap, &opid, &operands,
+                          &options, &label_obj)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    const wnn_op_info *info = wnn_op_get((wnn_op)opid);
+    if (!b || !info || !PyList_Check(operands) || !PyDict_Check(options)) {
+        return b ? type_error("builder_op: bad arguments") : NULL;
+    }
+    const char *op = info->camel;
+    const char *label = NULL;
+    if (label_obj != Py_None) {
+        if (!PyUnicode_Check(label_obj)) {
+            return type_error("%s: argument 'label': expected a string", op);
+        }
+        label = PyUnicode_AsUTF8(label_obj);
+        if (!label) {
+            return NULL;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(operands);
+    uint32_t *ids = PyMem_Malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    char *opts = PyMem_Calloc(1, info->options_size + 16);
+    PyObject *result = NULL;
+    if (!ids || !opts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char arg[32];
+        snprintf(arg, sizeof(arg), "%zd", i);
+        if (conv_operand(m, PyList_GET_ITEM(operands, i), cap, op, arg,
+                         &ids[i]) != 0) {
+            goto done;
+        }
+    }
+    if (wnn_builder_has_built(b)) {
+        /* "can build" is the first step of every method */
+        wnn_error err;
+        uint32_t nout;
+        wnn_builder_op(b, (wnn_op)opid, ids, (uint32_t)n, opts, label, NULL, 0,
+                       &nout, &err);
+        raise_error(m, &err);
+        goto done;
+    }
+    wnn_options_default((wnn_op)opid, opts);
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(options, &pos, &key, &val)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const wnn_field *f = NULL;
+        for (uint32_t i = 0; k && i < info->fields->n; i++) {
+            if (strcmp(k, info->fields->f[i].snake) == 0 ||
+                strcmp(k, info->fields->f[i].camel) == 0) {
+                f = &info->fields->f[i];
+            }
+        }
+        if (!f) {
+            PyErr_Format(PyExc_TypeError, "%s: unknown option %R", op, key);
+            goto done;
+        }
+        if (val == Py_None && f->type != WNN_F_OPERAND) {
+            continue; /* None means "not given" */
+        }
+        if (conv_field(m, cap, b, op, f, val, opts) != 0) {
+            goto done;
+        }
+    }
+    {
+        uint32_t outs[64], nout = 0;
+        wnn_error err;
+        if (wnn_builder_op(b, (wnn_op)opid, ids, (uint32_t)n, opts, label, outs,
+                           64, &nout, &err) != WNN_OK) {
+            raise_error(m, &err);
+            goto done;
+        }
+        result = PyList_New(nout);
+        for (uint32_t i = 0; result && i < nout; i++) {
+            PyObject *o = new_operand(m, cap, outs[i]);
+            if (!o) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyList_SET_ITEM(result, i, o);
+        }
+    }
+done:
+    PyMem_Free(ids);
+    PyMem_Free(opts);
+    return result;
+}
+
+static PyObject *
+m_builder_build(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *outputs;
+    if (!PyArg_ParseTuple(args, "OO:build", &cap, &outputs)) {
+        return NULL;
+    }
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    if (!b) {
+        return NULL;
+    }
+    if (!PyDict_Check(outputs)) {
+        return type_error("build: argument 'outputs': expected a dict of "
+                          "name -> MLOperand, got %s", Py_TYPE(outputs)->tp_name);
+    }
+    Py_ssize_t n = PyDict_Size(outputs);
+    const char **names = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+    uint32_t *ids = PyMem_Calloc((size_t)n + 1, sizeof(uint32_t));
+    PyObject *result = NULL;
+    if (!names || !ids) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!wnn_builder_has_built(b)) {
+        PyObject *key, *val;
+        Py_ssize_t pos = 0, i = 0;
+        while (PyDict_Next(outputs, &pos, &key, &val)) {
+            if (!PyUnicode_Check(key)) {
+                type_error("build: argument 'outputs': names must be strings");
+                goto done;
+            }
+            names[i] = PyUnicode_AsUTF8(key);
+            if (!names[i] ||
+                conv_operand(m, val, cap, "build", names[i], &ids[i]) != 0) {
+                goto done;
+            }
+            i++;
+        }
+    }
+    wnn_graph *g = NULL;
+    wnn_error err;
+    wnn_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = wnn_builder_build(b, (uint32_t)n, names, ids, &g, &err);
+    Py_END_ALLOW_THREADS
+    if (st != WNN_OK) {
+        raise_error(m, &err);
+        goto done;
+    }
+    result = PyCapsule_New(g, "webnn.graph", graph_del);
+    if (!result) {
+        wnn_graph_release(g);
+    }
+done:
+    PyMem_Free(names);
+    PyMem_Free(ids);
+    return result;
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+static PyObject *
+named_list(const wnn_graph *g, bool inputs)
+{
+    uint32_t n = inputs ? wnn_graph_num_inputs(g) : wnn_graph_num_outputs(g);
+    PyObject *l = PyList_New(n);
+    for (uint32_t i = 0; l && i < n; i++) {
+        const wnn_desc *d = inputs ? wnn_graph_input_desc(g, i)
+                                   : wnn_graph_output_desc(g, i);
+        const char *nm = inputs ? wnn_graph_input_name(g, i)
+                                : wnn_graph_output_name(g, i);
+        PyObject *e = Py_BuildValue("(ssN)", nm, wnn_dtype_name(d->dtype),
+                                    shape_tuple(d));
+        if (!e) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, e);
+    }
+    return l;
+}
+
+static PyObject *
+m_graph_info(PyObject *m, PyObject *cap)
+{
+    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
+    if (!g) {
+        return NULL;
+    }
+    return Py_BuildValue("(NNO)", named_list(g, true), named_list(g, false),
+                         wnn_graph_is_destroyed(g) ? Py_True : Py_False);
+}
+
+static PyObject *
+m_graph_destroy(PyObject *m, PyObject *cap)
+{
+    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
+    if (!g) {
+        return NULL;
+    }
+    wnn_graph_destroy(g);
+    Py_RETURN_NONE;
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+static PyObject *
+m_tensor_create(PyObject *m, PyObject *args)
+{
+    PyObject *cap, *desc, *data;
+    int readable, writable;
+    if (!PyArg_ParseTuple(args, "OOppO:create_tensor", &cap, &desc, &readable,
+                          &writable, &data)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    const char *op = data == Py_None ? "createTensor" : "createConstantTensor";
+    wnn_desc d;
+    if (!c || conv_desc(desc, op, &d) != 0) {
+        return NULL;
+    }
+    Py_buffer view;
+    void *ptr = NULL, *copy = NULL;
+    wnn_error err;
+    if (data != Py_None) {
+        if (wnn_desc_check(c, &d, op, "descriptor", &err) != WNN_OK) {
+            return raise_error(m, &err);
+        }
+        if (conv_buffer(data, &d, op, "inputData", false, &view, &ptr,
+                        &copy) != 0) {
+            return NULL;
+        }
+    }
+    wnn_tensor *t = NULL;
+    wnn_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = wnn_tensor_create(c, &d, readable, writable, ptr, &t, &err);
+    Py_END_ALLOW_THREADS
+    if (data != Py_None) {
+        PyMem_Free(copy);
+        PyBuffer_Release(&view);
+    }
+    if (st != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    PyObject *r = PyCapsule_New(t, "webnn.tensor", tensor_del);
+    if (!r) {
+        wnn_tensor_release(t);
+    }
+    return r;
+}
+
+static PyObject *
+m_tensor_info(PyObject *m, PyObject *cap)
+{
+    wnn_tensor *t = cap_get(cap, "webnn.tensor", "MLTensor");
+    if (!t) {
+        return NULL;
+    }
+    const wnn_desc *d = wnn_tensor_desc(t);
+    return Py_BuildValue("(sNOOOO)", wnn_dtype_name(d->dtype), shape_tuple(d),
+                         wnn_tensor_readable(t) ? Py_True : Py_False,
+                         wnn_tensor_writable(t) ? Py_True : Py_False,
+                         wnn_tensor_is_constant(t) ? Py_True : Py_False,
+                         wnn_tensor_is_destroyed(t) ? Py_True : Py_False);
+}
+
+static PyObject *
+m_tensor_destroy(PyObject *m, PyObject *cap)
+{
+    wnn_tensor *t = cap_get(cap, "webnn.tensor", "MLTensor");
+    if (!t) {
+        return NULL;
+    }
+    wnn_tensor_destroy(t);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+m_tensor_write(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *tcap, *data;
+    if (!PyArg_ParseTuple(args, "OOO:write_tensor", &ccap, &tcap, &data)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
+    if (!t) {
+        return NULL;
+    }
+    wnn_error err;
+    /* the spec's TypeErrors about the tensor come before the buffer's */
+    if (wnn_tensor_context(t) != c || wnn_tensor_is_destroyed(t) ||
+        !wnn_tensor_writable(t)) {
+        wnn_context_write(c, t, NULL, 0, &err);
+        return raise_error(m, &err);
+    }
+    Py_buffer view;
+    void *ptr, *copy;
+    if (conv_buffer(data, wnn_tensor_desc(t), "writeTensor", "inputData",
+                    false, &view, &ptr, &copy) != 0) {
+        return NULL;
+    }
+    wnn_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = wnn_context_write(c, t, ptr, (size_t)view.len, &err);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(copy);
+    PyBuffer_Release(&view);
+    if (st != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+m_tensor_read(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *tcap, *out;
+    if (!PyArg_ParseTuple(args, "OOO:read_tensor", &ccap, &tcap, &out)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
+    if (!t) {
+        return NULL;
+    }
+    wnn_error err;
+    if (wnn_tensor_context(t) != c || wnn_tensor_is_destroyed(t) ||
+        !wnn_tensor_readable(t)) {
+        char dummy;
+        wnn_context_read(c, t, &dummy, 0, &err);
+        return raise_error(m, &err);
+    }
+    Py_buffer view;
+    void *ptr, *copy;
+    if (conv_buffer(out, wnn_tensor_desc(t), "readTensor", "outputData", true,
+                    &view, &ptr, &copy) != 0) {
+        return NULL;
+    }
+    wnn_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = wnn_context_read(c, t, ptr, (size_t)view.len, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (st != WNN_OK) {
+        return raise_error(m, &err);
+    }
+    Py_RETURN_NONE;
+}
+
+static int
+conv_named_tensors(PyObject *d, const char *arg, const char ***names,
+                   wnn_tensor ***tensors, uint32_t *n)
+{
+    if (!PyDict_Check(d)) {
+        type_error("dispatch: argument '%s': expected a dict of name -> "
+                   "MLTensor", arg);
+        return -1;
+    }
+    Py_ssize_t k = PyDict_Size(d), pos = 0, i = 0;
+    *names = PyMem_Calloc((size_t)k + 1, sizeof(char *));
+    *tensors = PyMem_Calloc((size_t)k + 1, sizeof(wnn_tensor *));
+    *n = (uint32_t)k;
+    if (!*names || !*tensors) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *key, *val;
+    while (PyDict_Next(d, &pos, &key, &val)) {
+        if (!PyUnicode_Check(key)) {
+            type_error("dispatch: argument '%s': names must be strings", arg);
+            return -1;
+        }
+        (*names)[i] = PyUnicode_AsUTF8(key);
+        (*tensors)[i] = cap_get(val, "webnn.tensor", "MLTensor");
+        if (!(*names)[i] || !(*tensors)[i]) {
+            if (!PyErr_Occurred()) {
+                type_error("dispatch: bad tensor");
+            }
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static PyObject *
+m_dispatch(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *gcap, *ins, *outs;
+    if (!PyArg_ParseTuple(args, "OOOO:dispatch", &ccap, &gcap, &ins, &outs)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    if (!g) {
+        return NULL;
+    }
+    const char **in_names = NULL, **out_names = NULL;
+    wnn_tensor **in_t = NULL, **out_t = NULL;
+    uint32_t n_in = 0, n_out = 0;
+    PyObject *result = NULL;
+    if (conv_named_tensors(ins, "inputs", &in_names, &in_t, &n_in) == 0 &&
+        conv_named_tensors(outs, "outputs", &out_names, &out_t, &n_out) == 0) {
+        wnn_error err;
+        wnn_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = wnn_context_dispatch(c, g, n_in, in_names, in_t, n_out, out_names,
+                                  out_t, &err);
+        Py_END_ALLOW_THREADS
+        if (st != WNN_OK) {
+            raise_error(m, &err);
+        } else {
+            result = Py_None;
+            Py_INCREF(result);
+        }
+    }
+    PyMem_Free(in_names);
+    PyMem_Free(out_names);
+    PyMem_Free(in_t);
+    PyMem_Free(out_t);
+    return result;
+}
+
+/* ---- module ------------------------------------------------------------- */
+static PyMethodDef core_methods[] = {
+    { "op_table", m_op_table, METH_NOARGS, "The operator registry (ops.def)." },
+    { "set_errors", m_set_errors, METH_O, "Map error kinds to classes." },
+    { "device_available", m_device_available, METH_O, NULL },
+    { "context_create", m_context_create, METH_O, NULL },
+    { "context_destroy", m_context_destroy, METH_VARARGS, NULL },
+    { "context_info", m_context_info, METH_O, NULL },
+    { "context_op_limits", m_context_op_limits, METH_O, NULL },
+    { "builder_create", m_builder_create, METH_O, NULL },
+    { "builder_input", m_builder_input, METH_VARARGS, NULL },
+    { "builder_constant", m_builder_constant, METH_VARARGS, NULL },
+    { "builder_constant_scalar", m_builder_constant_scalar, METH_VARARGS, NULL },
+    { "builder_constant_tensor", m_builder_constant_tensor, METH_VARARGS, NULL },
+    { "builder_op", m_builder_op, METH_VARARGS, NULL },
+    { "builder_build", m_builder_build, METH_VARARGS, NULL },
+    { "graph_info", m_graph_info, METH_O, NULL },
+    { "graph_destroy", m_graph_destroy, METH_O, NULL },
+    { "tensor_create", m_tensor_create, METH_VARARGS, NULL },
+    { "tensor_info", m_tensor_info, METH_O, NULL },
+    { "tensor_destroy", m_tensor_destroy, METH_O, NULL },
+    { "tensor_write", m_tensor_write, METH_VARARGS, NULL },
+    { "tensor_read", m_tensor_read, METH_VARARGS, NULL },
+    { "dispatch", m_dispatch, METH_VARARGS, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static int
+core_exec(PyObject *m)
+{
+    mod_state *st = state_of(m);
+    st->errors = NULL;
+    st->operand_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &operand_spec, NULL);
+    if (!st->operand_type) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(m, "MLOperand", (PyObject *)st->operand_type) <
+        0) {
+        return -1;
+    }
+    static const struct { const char *name; int v; } kinds[] = {
+        { "TYPE_ERROR", WNN_TYPE_ERROR },
+        { "INVALID_STATE", WNN_INVALID_STATE },
+        { "DATA_ERROR", WNN_DATA_ERROR },
+        { "NOT_SUPPORTED", WNN_NOT_SUPPORTED },
+        { "OPERATION_ERROR", WNN_OPERATION_ERROR },
+        { "UNKNOWN_ERROR", WNN_UNKNOWN_ERROR },
+        { "ABORT_ERROR", WNN_ABORT_ERROR },
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (PyModule_AddIntConstant(m, kinds[i].name, kinds[i].v) < 0) {
+            return -1;
+        }
+    }
+    return PyModule_AddIntConstant(m, "MAX_RANK", WNN_MAX_RANK);
+}
+
+static int
+core_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    mod_state *st = state_of(m);
+    Py_VISIT(st->errors);
+    Py_VISIT(st->operand_type);
+    return 0;
+}
+
+static int
+core_clear(PyObject *m)
+{
+    mod_state *st = state_of(m);
+    Py_CLEAR(st->errors);
+    Py_CLEAR(st->operand_type);
+    return 0;
+}
+
+static PyModuleDef_Slot core_slots[] = {
+    { Py_mod_exec, core_exec },
+    { 0, NULL },
+};
+
+static PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "webnn._core",
+    .m_doc = "The C core of webnn (see csrc/include/webnn_core.h).",
+    .m_size = sizeof(mod_state),
+    .m_methods = core_methods,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+};
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    return PyModuleDef_Init(&core_module);
+}
