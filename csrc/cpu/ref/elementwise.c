@@ -208,16 +208,16 @@ nd_row(const nd *it, uint64_t row, int64_t *off)
 /* ---- float32 math ----------------------------------------------------- */
 /* exp for |x| in range, Cephes-style: 2^n * p(r), ~1 ulp; out-of-range
  * lanes are fixed with expf afterwards (see exp_fix). */
-static inline float
+static inline __attribute__((always_inline)) float
 exp_core(float x)
 {
-    x = x > 88.3762626647949f ? 88.3762626647949f : x;
-    x = x < -87.3365478515625f ? -87.3365478515625f : x;
+    /* written so that GCC vectorises it: ternary clamps in this order, the
+     * integer part by conversion, the scale by building the exponent bits */
+    x = x < 88.3762626647949f ? x : 88.3762626647949f;
+    x = x > -87.3365478515625f ? x : -87.3365478515625f;
     float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f;
-    int32_t ni;
-    memcpy(&ni, &t, 4);
-    ni -= 0x4B400000;
+    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
+    int32_t ni = (int32_t)n;
     float r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.9875691500E-4f;

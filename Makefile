@@ -1,0 +1,57 @@
+# The two commands of the README:
+#   make demo   -- the main job: builds and runs a real graph end to end
+#   make test   -- everything: C core tests, then the whole Python suite
+# Both install what they need (libblis-dev with apt-get when missing, Python
+# packages with pip into .venv) and build the extension in place.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+CC     ?= gcc
+CFLAGS_CORE := -std=c11 -O2 -g -fopenmp -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+               -Wno-format-truncation -Icsrc/include -I/usr/include/x86_64-linux-gnu
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
+
+.PHONY: all deps venv build demo test test-c test-py bench clean
+
+all: build
+
+deps:
+	@if [ ! -f /usr/include/x86_64-linux-gnu/blis.h ] && [ ! -f /usr/include/blis.h ]; then \
+	  echo "installing libblis-dev"; \
+	  (apt-get update -qq && apt-get install -y -qq libblis-dev) >/dev/null || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq libblis-dev); \
+	fi
+
+$(VENV)/.ok:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" setuptools wheel
+	touch $@
+
+venv: $(VENV)/.ok
+
+build: deps venv
+	$(PY) setup.py -q build_ext --inplace
+
+demo: build
+	$(PY) examples/main.py
+
+build/test_core: deps $(CORE_SRC) csrc/tests/test_core.c
+	@mkdir -p build
+	$(CC) $(CFLAGS_CORE) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
+
+test-c: build/test_core
+	./build/test_core
+
+test-py: build
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+test: test-c test-py
+
+bench: build
+	$(PY) benchmarks/bench_core.py
+
+clean:
+	rm -rf build webnn/*.so
