@@ -972,6 +972,50 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
     return type_error("%s: unsupported option kind", what) ? 0 : -1;
 }
 
+/* The name of positional operand i of a signature ("a b", "*inputs ..."). */
+static void
+param_name(const char *sig, uint32_t i, uint32_t n, char *buf, size_t len)
+{
+    char tok[16][48];
+    uint32_t k = 0;
+    int seq = -1;
+    for (const char *p = sig; *p && k < 16;) {
+        while (*p == ' ') {
+            p++;
+        }
+        size_t j = 0;
+        const char *start = p;
+        while (*p && *p != ' ') {
+            p++;
+        }
+        if (p == start || *start == '%' || *start == '-') {
+            continue;
+        }
+        if (*start == '*') {
+            seq = (int)k;
+            start++;
+        }
+        for (const char *q = start; q < p && j + 1 < sizeof(tok[0]); q++) {
+            tok[k][j++] = *q;
+        }
+        tok[k][j] = '\0';
+        k++;
+    }
+    if (seq < 0) {
+        snprintf(buf, len, "%s", i < k ? tok[i] : "operand");
+        return;
+    }
+    uint32_t n_seq = n + 1 - k;
+    if (i < (uint32_t)seq) {
+        snprintf(buf, len, "%s", tok[i]);
+    } else if (i < (uint32_t)seq + n_seq) {
+        snprintf(buf, len, "%s[%u]", tok[seq], i - (uint32_t)seq);
+    } else {
+        uint32_t t = i - n_seq + 1;
+        snprintf(buf, len, "%s", t < k ? tok[t] : "operand");
+    }
+}
+
 /* builder_op(builder, op_id, operands, options_dict, label) */
 static PyObject *
 m_builder_op(PyObject *m, PyObject *args)
@@ -987,17 +1031,20 @@ m_builder_op(PyObject *m, PyObject *args)
     if (!b || !info || !PyList_Check(operands) || !PyDict_Check(options)) {
         return b ? type_error("builder_op: bad arguments") : NULL;
     }
-    const char *op = info->camel;
     const char *label = NULL;
     if (label_obj != Py_None) {
         if (!PyUnicode_Check(label_obj)) {
-            return type_error("%s: argument 'label': expected a string", op);
+            return type_error("%s: argument 'label': expected a string",
+                              info->camel);
         }
         label = PyUnicode_AsUTF8(label_obj);
         if (!label) {
             return NULL;
         }
     }
+    /* "conv2d (label 'stem')": the prefix of every message below */
+    char op[160];
+    wnn_op_prefix(info->camel, label, op, sizeof(op));
     Py_ssize_t n = PyList_GET_SIZE(operands);
     uint32_t *ids = PyMem_Malloc(sizeof(uint32_t) * (size_t)(n + 1));
     char *opts = PyMem_Calloc(1, info->options_size + 16);
@@ -1006,22 +1053,22 @@ m_builder_op(PyObject *m, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        char arg[32];
-        snprintf(arg, sizeof(arg), "%zd", i);
-        if (conv_operand(m, PyList_GET_ITEM(operands, i), cap, op, arg,
-                         &ids[i]) != 0) {
-            goto done;
-        }
-    }
     if (wnn_builder_has_built(b)) {
         /* "can build" is the first step of every method */
         wnn_error err;
         uint32_t nout;
-        wnn_builder_op(b, (wnn_op)opid, ids, (uint32_t)n, opts, label, NULL, 0,
+        wnn_builder_op(b, (wnn_op)opid, NULL, 0, opts, label, NULL, 0,
                        &nout, &err);
         raise_error(m, &err);
         goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char arg[64];
+        param_name(info->signature, (uint32_t)i, (uint32_t)n, arg, sizeof(arg));
+        if (conv_operand(m, PyList_GET_ITEM(operands, i), cap, op, arg,
+                         &ids[i]) != 0) {
+            goto done;
+        }
     }
     wnn_options_default((wnn_op)opid, opts);
     PyObject *key, *val;
@@ -1036,7 +1083,9 @@ m_builder_op(PyObject *m, PyObject *args)
             }
         }
         if (!f) {
-            PyErr_Format(PyExc_TypeError, "%s: unknown option %R", op, key);
+            PyObject *r = PyObject_Repr(key);
+            type_error("%s: unknown option %s", op, r ? PyUnicode_AsUTF8(r) : "?");
+            Py_XDECREF(r);
             goto done;
         }
         if (val == Py_None && f->type != WNN_F_OPERAND) {

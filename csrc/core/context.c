@@ -10,12 +10,17 @@
 #include "../ops/ops_internal.h"
 #include "internal.h"
 
+/* A waiter is shared by the caller that waits and the queued task, so it
+ * lives on the heap with two references.  A pending read also sits in its
+ * tensor's list, so that destroy() can reject it at once. */
 typedef struct waiter {
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    atomic_int refs;
     bool done;
     wnn_status st;
     wnn_error err;
+    struct waiter *next, *prev; /* in the tensor's pending reads */
 } waiter;
 
 typedef enum task_kind { T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH } task_kind;
@@ -32,26 +37,41 @@ typedef struct wnn_task {
     waiter *w;                  /* NULL when nobody waits               */
 } wnn_task;
 
-static void
-waiter_init(waiter *w)
+static waiter *
+waiter_new(void)
 {
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    w->done = false;
-    w->st = WNN_OK;
-    wnn_error_clear(&w->err);
+    waiter *w = calloc(1, sizeof(*w));
+    if (w) {
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->cv, NULL);
+        atomic_init(&w->refs, 2);
+    }
+    return w;
 }
 
+static void
+waiter_release(waiter *w)
+{
+    if (w && atomic_fetch_sub(&w->refs, 1) == 1) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+    }
+}
+
+/* Settle the waiter unless it is settled already (a cancelled read). */
 static void
 waiter_finish(waiter *w, wnn_status st, const wnn_error *err)
 {
     pthread_mutex_lock(&w->mu);
-    w->st = st;
-    if (st != WNN_OK && err) {
-        w->err = *err;
+    if (!w->done) {
+        w->st = st;
+        if (st != WNN_OK && err) {
+            w->err = *err;
+        }
+        w->done = true;
+        pthread_cond_signal(&w->cv);
     }
-    w->done = true;
-    pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -63,8 +83,6 @@ waiter_wait(waiter *w)
         pthread_cond_wait(&w->cv, &w->mu);
     }
     pthread_mutex_unlock(&w->mu);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
 }
 
 static void
@@ -83,6 +101,7 @@ task_free(wnn_task *t)
         wnn_tensor_release(t->tensors[i]);
     }
     free(t->tensors);
+    waiter_release(t->w);
     free(t);
 }
 
@@ -123,6 +142,11 @@ run_task(wnn_context *c, wnn_task *t)
         }
         break;
     case T_READ:
+        pthread_mutex_lock(&t->w->mu);
+        if (t->w->done) { /* rejected by the tensor's destroy() */
+            pthread_mutex_unlock(&t->w->mu);
+            return;
+        }
         if (atomic_load(&t->tensor->destroyed) || !t->tensor->storage) {
             st = wnn_failk(&err, WNN_INVALID_STATE, "readTensor", NULL,
                            "tensor", "the tensor was destroyed");
@@ -135,7 +159,14 @@ run_task(wnn_context *c, wnn_task *t)
             st = be->iface->tensor_read(be, t->tensor->storage, t->data,
                                         t->bytes, &err);
         }
-        break;
+        t->w->st = st;
+        if (st != WNN_OK) {
+            t->w->err = err;
+        }
+        t->w->done = true;
+        pthread_cond_signal(&t->w->cv);
+        pthread_mutex_unlock(&t->w->mu);
+        return;
     case T_DISPATCH: {
         void *in[t->n_in + 1], *out[t->n_out + 1];
         for (uint32_t i = 0; i < t->n_in; i++) {
@@ -240,17 +271,49 @@ enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
 static wnn_status
 enqueue_wait(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
 {
-    waiter w;
-    waiter_init(&w);
-    t->w = &w;
+    waiter *w = waiter_new();
+    if (!w) {
+        task_free(t);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, op, NULL, NULL,
+                         "out of memory");
+    }
+    t->w = w;
+    wnn_tensor *pend = t->kind == T_READ ? t->tensor : NULL;
+    if (pend) {
+        pthread_mutex_lock(&pend->pmu);
+        w->next = pend->pending;
+        if (w->next) {
+            w->next->prev = w;
+        }
+        pend->pending = w;
+        pthread_mutex_unlock(&pend->pmu);
+        wnn_tensor_retain(pend);
+    }
+    wnn_status st;
     if (enqueue(c, t, op, err) != WNN_OK) {
-        return WNN_ERR;
+        st = WNN_ERR; /* t and its reference on w are gone */
+    } else {
+        waiter_wait(w);
+        st = w->st;
+        if (st != WNN_OK && err) {
+            *err = w->err;
+        }
     }
-    waiter_wait(&w);
-    if (w.st != WNN_OK && err) {
-        *err = w.err;
+    if (pend) {
+        pthread_mutex_lock(&pend->pmu);
+        if (w->prev) {
+            w->prev->next = w->next;
+        } else if (pend->pending == w) {
+            pend->pending = w->next;
+        }
+        if (w->next) {
+            w->next->prev = w->prev;
+        }
+        pthread_mutex_unlock(&pend->pmu);
+        wnn_tensor_release(pend);
     }
-    return w.st;
+    waiter_release(w);
+    return st;
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -424,6 +487,7 @@ wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
     atomic_init(&t->refs, 1);
     atomic_init(&t->destroyed, false);
     atomic_init(&t->failed, 0);
+    pthread_mutex_init(&t->pmu, NULL);
     t->ctx = c;
     wnn_context_retain(c);
     t->desc = *d;
@@ -460,6 +524,7 @@ wnn_tensor_release(wnn_tensor *t)
     if (t->storage) {
         t->ctx->backend->iface->tensor_free(t->ctx->backend, t->storage);
     }
+    pthread_mutex_destroy(&t->pmu);
     wnn_context_release(t->ctx);
     free(t);
 }
@@ -471,6 +536,16 @@ wnn_tensor_destroy(wnn_tensor *t)
     if (atomic_exchange(&t->destroyed, true)) {
         return;
     }
+    /* "For each promise in [[pendingPromises]]: reject it with an
+     * InvalidStateError" -- at once, not when the queue gets there. */
+    pthread_mutex_lock(&t->pmu);
+    for (waiter *w = t->pending; w; w = w->next) {
+        wnn_error err;
+        wnn_failk(&err, WNN_INVALID_STATE, "readTensor", NULL, "tensor",
+                  "the tensor was destroyed while the read was pending");
+        waiter_finish(w, WNN_ERR, &err);
+    }
+    pthread_mutex_unlock(&t->pmu);
     wnn_task *task = calloc(1, sizeof(*task));
     wnn_error err;
     if (task) {
@@ -619,9 +694,11 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
         return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, "graph",
                          "the graph belongs to another context");
     }
-    if (wnn_graph_is_destroyed(g)) {
+    /* losing the context destroys its graphs (spec "lose") */
+    if (wnn_graph_is_destroyed(g) || wnn_context_is_lost(c)) {
         return wnn_failk(err, WNN_INVALID_STATE, "dispatch", NULL, "graph",
-                         "the graph is destroyed");
+                         wnn_context_is_lost(c) ? "the context is lost"
+                                                : "the graph is destroyed");
     }
     uint32_t n = n_in + n_out;
     wnn_tensor **all = malloc(sizeof(wnn_tensor *) * (n + 1));

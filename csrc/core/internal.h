@@ -111,6 +111,8 @@ struct wnn_tensor {
     atomic_bool destroyed;
     void *storage;          /* backend memory; freed with the last ref    */
     atomic_int failed;      /* the last write into it failed              */
+    pthread_mutex_t pmu;    /* guards `pending`                           */
+    struct waiter *pending; /* reads waiting on the timeline              */
     char fail_msg[200];
 };
 

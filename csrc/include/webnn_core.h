@@ -88,6 +88,11 @@ typedef struct wnn_error {
 /* "conv2d (label 'stem'): argument 'options.groups': 3 / 2 is not ..." */
 void wnn_error_format(const wnn_error *e, char *buf, size_t n);
 void wnn_error_clear(wnn_error *e);
+/* "op (label 'L')" with control and bidirectional-override characters of the
+ * label replaced by '?', so messages cannot be spoofed. */
+void wnn_op_prefix(const char *op, const char *label, char *buf, size_t n);
+/* Copy `s` with such characters replaced by '?'. */
+void wnn_sanitize(const char *s, char *buf, size_t n);
 
 /* ---- operators -------------------------------------------------------- */
 typedef enum wnn_op {
@@ -132,6 +137,8 @@ typedef struct wnn_field {
     wnn_field_type type;
     size_t offset;           /* in the options struct                 */
     const char *const *enum_values; /* for ENUM / ENUM_LIST, NULL-ended */
+    double def;              /* IDL default (DOUBLE NUMBER BOOL U32 I32
+                                ENUM DTYPE); lists and operands: absent */
 } wnn_field;
 
 typedef struct wnn_field_table {

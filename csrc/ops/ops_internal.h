@@ -4,6 +4,7 @@
 #ifndef WNN_OPS_INTERNAL_H
 #define WNN_OPS_INTERNAL_H
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "options.h"
 #include "webnn_core.h"
@@ -23,6 +24,19 @@ typedef struct wnn_check {
 } wnn_check;
 
 #define WNN_MAX_OUTPUTS 64
+
+/* Field tables (options.c and each family's file):
+ *   static const wnn_field conv2d_f[] = {
+ *       FIELD(wnn_conv2d_options, groups, "groups", WNN_F_U32, 1), ... };
+ *   TABLE(wnn_conv2d_options, conv2d_f);
+ * ENUM fields use FIELD_ENUM with a NULL-terminated list of the IDL strings
+ * (the value stored is the index); the default is an index too. */
+#define FIELD(S, member, camel, type, dflt) \
+    { #member, camel, type, offsetof(S, member), NULL, (double)(dflt) }
+#define FIELD_ENUM(S, member, camel, type, values, dflt) \
+    { #member, camel, type, offsetof(S, member), values, (double)(dflt) }
+#define TABLE(S, arr) \
+    const wnn_field_table S##_fields = { sizeof(arr) / sizeof(arr[0]), arr }
 
 typedef wnn_status (*wnn_check_fn)(wnn_check *c);
 

@@ -58,6 +58,16 @@ typedef struct wnn_gemm_options {
     bool b_transpose;
 } wnn_gemm_options;
 
+#include "options/conv2d.h"
+#include "options/pool2d.h"
+#include "options/normalization.h"
+#include "options/reduce.h"
+#include "options/resample2d.h"
+#include "options/movement.h"
+#include "options/gather_scatter.h"
+#include "options/quantize.h"
+#include "options/recurrent.h"
+
 #define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
     extern const wnn_field_table opts##_fields;
 #include "ops.def"

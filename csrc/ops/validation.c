@@ -15,7 +15,7 @@ wnn_vfailk(wnn_error *err, wnn_error_kind kind, const char *op,
     memset(err, 0, sizeof(*err));
     err->kind = kind;
     snprintf(err->op, sizeof(err->op), "%s", op ? op : "");
-    snprintf(err->label, sizeof(err->label), "%s", label ? label : "");
+    wnn_sanitize(label ? label : "", err->label, sizeof(err->label));
     snprintf(err->argument, sizeof(err->argument), "%s", arg ? arg : "");
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     return WNN_ERR;
@@ -41,6 +41,47 @@ wnn_fail(wnn_check *c, const char *arg, const char *fmt, ...)
                arg, fmt, ap);
     va_end(ap);
     return WNN_ERR;
+}
+
+void
+wnn_sanitize(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && k + 1 < n) {
+        /* C0/C1 controls, DEL, and U+200E/F, U+202A..E, U+2066..9 */
+        if (*p < 0x20 || *p == 0x7f) {
+            buf[k++] = '?';
+            p++;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) {
+            buf[k++] = '?';
+            p += 2;
+        } else if (p[0] == 0xe2 && p[1] == 0x80 && p[2] &&
+                   ((p[2] >= 0xaa && p[2] <= 0xae) || p[2] == 0x8e ||
+                    p[2] == 0x8f)) {
+            buf[k++] = '?';
+            p += 3;
+        } else if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 &&
+                   p[2] <= 0xa9) {
+            buf[k++] = '?';
+            p += 3;
+        } else {
+            buf[k++] = (char)*p++;
+        }
+    }
+    buf[k] = '\0';
+}
+
+void
+wnn_op_prefix(const char *op, const char *label, char *buf, size_t n)
+{
+    char clean[64];
+    if (label && label[0]) {
+        wnn_sanitize(label, clean, sizeof(clean));
+        snprintf(buf, n, "%s (label '%s')", op, clean);
+    } else {
+        snprintf(buf, n, "%s", op);
+    }
 }
 
 void

@@ -36,6 +36,20 @@ cpu_blis_init(void)
     pthread_once(&blis_once, blis_setup);
 }
 
+/* Row-major sgemm; small products run on one thread (threading costs more
+ * than it saves there, and many contexts may be computing at once). */
+static void
+sgemm(trans_t ta, trans_t tb, dim_t m, dim_t n, dim_t k, float alpha,
+      const float *a, inc_t lda, const float *b, inc_t ldb, float beta,
+      float *c, inc_t ldc)
+{
+    rntm_t rntm = BLIS_RNTM_INITIALIZER;
+    double flops = 2.0 * (double)m * (double)n * (double)k;
+    bli_rntm_set_num_threads(flops < 8e6 ? 1 : cpu_num_threads(), &rntm);
+    bli_sgemm_ex(ta, tb, m, n, k, &alpha, (float *)a, lda, 1, (float *)b, ldb,
+                 1, &beta, c, ldc, 1, NULL, &rntm);
+}
+
 static float *
 widen(const void *p, wnn_dtype t, uint64_t n)
 {
@@ -95,11 +109,10 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
-    float one = 1.0f, zero = 0.0f;
     if (nbatch_b == 1 && nbatch_a == batch) {
         /* b is shared: all of a's matrices are one tall matrix. */
-        bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)(M * batch), N,
-                  K, &one, (float *)A, K, 1, (float *)B, N, 1, &zero, C, N, 1);
+        sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)(M * batch), N, K,
+              1.0f, A, K, B, N, 0.0f, C, N);
     } else {
         /* Batch strides of a and b broadcast against the output's. */
         uint32_t rb = r - 2;
@@ -124,9 +137,8 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
                 ia += (int64_t)idx * sa[d];
                 ib += (int64_t)idx * sb[d];
             }
-            bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K, &one,
-                      (float *)A + ia * M * K, K, 1, (float *)B + ib * K * N,
-                      N, 1, &zero, C + i * M * N, N, 1);
+            sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K, 1.0f,
+                  A + ia * M * K, K, B + ib * K * N, N, 0.0f, C + i * M * N, N);
         }
     }
     if (t == WNN_FLOAT16) {
@@ -185,10 +197,9 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
     } else {
         beta = 0.0f;
     }
-    bli_sgemm(o->a_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-              o->b_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K,
-              &alpha, (float *)A, ad->shape[1], 1, (float *)B, bd->shape[1], 1,
-              &beta, C, N, 1);
+    sgemm(o->a_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+          o->b_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K, alpha,
+          A, ad->shape[1], B, bd->shape[1], beta, C, N);
     if (t == WNN_FLOAT16) {
         narrow(wc, k->out[0], no);
         free(wa);

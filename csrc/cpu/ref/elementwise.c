@@ -277,7 +277,8 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
     case U_SIN: for (size_t i = 0; i < n; i++) y[i] = sinf(x[i]); break;
     case U_SIGN:
         for (size_t i = 0; i < n; i++) {
-            y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : x[i]; /* keeps 0, NaN */
+            /* spec: "1 if > 0, -1 if < 0, and 0 otherwise" (NaN -> 0) */
+            y[i] = x[i] > 0 ? 1.0f : x[i] < 0 ? -1.0f : 0.0f;
         }
         break;
     case U_SQRT: for (size_t i = 0; i < n; i++) y[i] = sqrtf(x[i]); break;
@@ -313,7 +314,9 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
         for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0 ? x[i] : a * x[i];
         break;
     case U_LINEAR: for (size_t i = 0; i < n; i++) y[i] = a * x[i] + b; break;
-    case U_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.0f; break;
+    case U_RELU: /* max(0, x), NaN propagating like max */
+        for (size_t i = 0; i < n; i++) y[i] = (x[i] > 0 || x[i] != x[i]) ? x[i] : 0.0f;
+        break;
     case U_SIGMOID:
         for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_core(-x[i]));
         for (size_t i = 0; i < n; i++) {
@@ -616,6 +619,20 @@ ipow(int64_t base, int64_t e)
     return (int64_t)r;
 }
 
+static uint64_t
+upow(uint64_t b, uint64_t e)
+{
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
 static void
 binary_i64(bop op, size_t n, const int64_t *a, const int64_t *b, int64_t *y)
 {
@@ -657,7 +674,7 @@ binary_u64(bop op, size_t n, const uint64_t *a, const uint64_t *b, uint64_t *y)
         case B_DIV: y[i] = z == 0 ? 0 : x / z; break;
         case B_MAX: y[i] = x > z ? x : z; break;
         case B_MIN: y[i] = x < z ? x : z; break;
-        case B_POW: y[i] = (uint64_t)ipow((int64_t)x, (int64_t)(z > INT64_MAX ? INT64_MAX : z)); break;
+        case B_POW: y[i] = upow(x, z); break;
         case B_PRELU: y[i] = x; break;
         case B_EQ: y[i] = x == z; break;
         case B_NE: y[i] = x != z; break;

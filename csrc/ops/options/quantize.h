@@ -1,0 +1,2 @@
+/* options/quantize.h -- options structs for quantizeLinear dequantizeLinear (included by ops/options.h). */
+#pragma once

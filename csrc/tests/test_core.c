@@ -1,0 +1,1238 @@
+/* test_core.c -- the webnn core tested from C alone (no Python).
+ *
+ * Built and run by `make test-c`.  Every check prints one line ("ok" or
+ * "FAIL" and what it looked at); the last line is "N passed, M failed" and
+ * the exit status is non-zero when anything failed.
+ *
+ * Covered: contexts (create, destroy, lost state), the builder (inputs,
+ * constants, operators through wnn_builder_op with options structs, build),
+ * tensors and the timeline (create, write, dispatch, read), the values of
+ * add (broadcasting), relu, matmul, gemm (transposes, alpha, beta, c), cast
+ * (float32 -> int32) and where, validation errors and their messages,
+ * InvalidStateError after build, dispatch TypeErrors, and a destroyed
+ * context. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webnn_core.h"
+#include "../ops/options.h"
+
+/* ---- reporting ---------------------------------------------------------- */
+static int n_passed;
+static int n_failed;
+
+static bool
+check(bool ok, const char *name, const char *fmt, ...)
+{
+    if (ok) {
+        n_passed++;
+        printf("ok    %s\n", name);
+    } else {
+        n_failed++;
+        printf("FAIL  %s", name);
+        if (fmt) {
+            va_list ap;
+            va_start(ap, fmt);
+            printf(": ");
+            vprintf(fmt, ap);
+            va_end(ap);
+        }
+        printf("\n");
+    }
+    fflush(stdout);
+    return ok;
+}
+
+/* A call that must succeed; on failure prints the formatted error. */
+static bool
+check_ok(wnn_status st, const wnn_error *err, const char *name)
+{
+    char buf[512];
+    if (st == WNN_OK) {
+        return check(true, name, NULL);
+    }
+    wnn_error_format(err, buf, sizeof(buf));
+    return check(false, name, "unexpected error: %s", buf);
+}
+
+static const char *
+kind_name(wnn_error_kind k)
+{
+    switch (k) {
+    case WNN_NO_ERROR: return "none";
+    case WNN_TYPE_ERROR: return "TypeError";
+    case WNN_INVALID_STATE: return "InvalidStateError";
+    case WNN_DATA_ERROR: return "DataError";
+    case WNN_NOT_SUPPORTED: return "NotSupportedError";
+    case WNN_OPERATION_ERROR: return "OperationError";
+    case WNN_UNKNOWN_ERROR: return "UnknownError";
+    case WNN_ABORT_ERROR: return "AbortError";
+    case WNN_OUT_OF_MEMORY: return "OutOfMemory";
+    }
+    return "?";
+}
+
+/* A call that must fail with `kind`; when `prefix` is not NULL the
+ * formatted message must start with it. */
+static bool
+check_err(wnn_status st, const wnn_error *err, wnn_error_kind kind,
+          const char *prefix, const char *name)
+{
+    char buf[512];
+    if (st == WNN_OK) {
+        return check(false, name, "succeeded, expected %s", kind_name(kind));
+    }
+    wnn_error_format(err, buf, sizeof(buf));
+    if (err->kind != kind) {
+        return check(false, name, "got %s (%s), expected %s",
+                     kind_name(err->kind), buf, kind_name(kind));
+    }
+    if (prefix && strncmp(buf, prefix, strlen(prefix)) != 0) {
+        return check(false, name, "message \"%s\" does not start with \"%s\"",
+                     buf, prefix);
+    }
+    return check(true, name, NULL);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+static wnn_desc
+desc(wnn_dtype t, uint32_t rank, const uint32_t *shape)
+{
+    wnn_desc d;
+    memset(&d, 0, sizeof(d));
+    d.dtype = t;
+    d.rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        d.shape[i] = shape[i];
+    }
+    return d;
+}
+
+/* Deterministic values in [-1, 1). */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static float
+frand(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((rng_state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
+}
+
+static void
+fill_random(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = frand();
+    }
+}
+
+/* One operator node with options (defaults, then `set` may change them). */
+static wnn_status
+add_op(wnn_builder *b, wnn_op op, const uint32_t *in, uint32_t n_in,
+       const void *options, const char *label, uint32_t *out, wnn_error *err)
+{
+    uint32_t n_out = 0;
+    return wnn_builder_op(b, op, in, n_in, options, label, out, 1, &n_out,
+                          err);
+}
+
+/* Run a built graph once through the timeline: create tensors, write the
+ * inputs, dispatch, read the single output.  Returns the status of the first
+ * failing step. */
+static wnn_status
+run_graph(wnn_context *c, wnn_graph *g, uint32_t n_in,
+          const char *const *names, const void *const *data,
+          const char *out_name, void *out, wnn_error *err)
+{
+    wnn_tensor *tin[8] = { NULL };
+    wnn_tensor *tout = NULL;
+    wnn_status st = WNN_OK;
+    const wnn_desc *od = NULL;
+    for (uint32_t i = 0; i < wnn_graph_num_outputs(g); i++) {
+        if (strcmp(wnn_graph_output_name(g, i), out_name) == 0) {
+            od = wnn_graph_output_desc(g, i);
+        }
+    }
+    if (!od) {
+        fprintf(stderr, "run_graph: no output '%s'\n", out_name);
+        return WNN_ERR;
+    }
+    for (uint32_t i = 0; i < n_in && st == WNN_OK; i++) {
+        const wnn_desc *d = NULL;
+        for (uint32_t j = 0; j < wnn_graph_num_inputs(g); j++) {
+            if (strcmp(wnn_graph_input_name(g, j), names[i]) == 0) {
+                d = wnn_graph_input_desc(g, j);
+            }
+        }
+        if (!d) {
+            fprintf(stderr, "run_graph: no input '%s'\n", names[i]);
+            st = WNN_ERR;
+            break;
+        }
+        st = wnn_tensor_create(c, d, false, true, NULL, &tin[i], err);
+        if (st == WNN_OK) {
+            st = wnn_context_write(c, tin[i], data[i], wnn_desc_bytes(d), err);
+        }
+    }
+    if (st == WNN_OK) {
+        st = wnn_tensor_create(c, od, true, false, NULL, &tout, err);
+    }
+    if (st == WNN_OK) {
+        const char *on[1] = { out_name };
+        st = wnn_context_dispatch(c, g, n_in, names, tin, 1, on, &tout, err);
+    }
+    if (st == WNN_OK) {
+        st = wnn_context_read(c, tout, out, wnn_desc_bytes(od), err);
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (tin[i]) {
+            wnn_tensor_destroy(tin[i]);
+            wnn_tensor_release(tin[i]);
+        }
+    }
+    if (tout) {
+        wnn_tensor_destroy(tout);
+        wnn_tensor_release(tout);
+    }
+    return st;
+}
+
+static bool
+close_enough(double got, double want, double rtol, double atol)
+{
+    return fabs(got - want) <= atol + rtol * fabs(want);
+}
+
+/* Index of the first element of `got` that differs from `want`, or -1. */
+static long
+first_mismatch(const float *got, const double *want, size_t n, double rtol,
+               double atol)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!close_enough(got[i], want[i], rtol, atol)) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+static void
+test_context(void)
+{
+    wnn_error err;
+    wnn_context *c = NULL;
+    check(wnn_device_available(WNN_DEVICE_CPU), "context: cpu available",
+          NULL);
+    if (!check_ok(wnn_context_create(WNN_DEVICE_CPU, &c, &err), &err,
+                  "context: create cpu")) {
+        return;
+    }
+    check(wnn_context_device(c) == WNN_DEVICE_CPU, "context: device is cpu",
+          NULL);
+    check(!wnn_context_accelerated(c), "context: cpu is not accelerated",
+          NULL);
+    check(wnn_context_max_tensor_bytes(c) > 0, "context: maxTensorByteLength",
+          NULL);
+    check(!wnn_context_is_lost(c), "context: fresh context not lost", NULL);
+    wnn_op_limits lim;
+    check(wnn_context_op_limits(c, WNN_OP_MATMUL, &lim) && lim.n_inputs == 2,
+          "context: op limits of matmul", NULL);
+    wnn_context_flush(c);
+    wnn_context_destroy(c, "test destroy");
+    check(wnn_context_is_lost(c), "context: lost after destroy", NULL);
+    check(strcmp(wnn_context_lost_message(c), "test destroy") == 0,
+          "context: lost message", "'%s'", wnn_context_lost_message(c));
+    wnn_context_destroy(c, "again"); /* idempotent */
+    check(strcmp(wnn_context_lost_message(c), "test destroy") == 0,
+          "context: destroy is idempotent", NULL);
+    wnn_context_release(c);
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+/* add with broadcasting: a[2,3,4] + b[3,1] */
+static void
+test_add_broadcast(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    const uint32_t sa[3] = { 2, 3, 4 }, sb[2] = { 3, 1 };
+    wnn_desc da = desc(WNN_FLOAT32, 3, sa), db = desc(WNN_FLOAT32, 2, sb);
+    uint32_t ia, ib, io;
+    wnn_no_options o;
+    if (!check_ok(wnn_builder_create(c, &b, &err), &err, "add: builder")) {
+        return;
+    }
+    wnn_options_default(WNN_OP_ADD, &o);
+    uint32_t in[2];
+    bool ok = wnn_builder_input(b, "a", &da, &ia, &err) == WNN_OK &&
+              wnn_builder_input(b, "b", &db, &ib, &err) == WNN_OK;
+    in[0] = ia;
+    in[1] = ib;
+    ok = ok && add_op(b, WNN_OP_ADD, in, 2, &o, NULL, &io, &err) == WNN_OK;
+    if (!check_ok(ok ? WNN_OK : WNN_ERR, &err, "add: build nodes")) {
+        wnn_builder_free(b);
+        return;
+    }
+    const wnn_desc *od = wnn_builder_operand_desc(b, io);
+    check(od && od->dtype == WNN_FLOAT32 && od->rank == 3 &&
+              od->shape[0] == 2 && od->shape[1] == 3 && od->shape[2] == 4,
+          "add: output descriptor float32 [2,3,4]", NULL);
+    const char *names[1] = { "y" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &io, &g, &err), &err,
+                  "add: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    check(wnn_builder_has_built(b), "add: builder has built", NULL);
+    check(wnn_graph_num_inputs(g) == 2 && wnn_graph_num_outputs(g) == 1,
+          "add: graph has 2 inputs and 1 output", NULL);
+    float a[24], bv[3], y[24];
+    double want[24];
+    for (int i = 0; i < 24; i++) {
+        a[i] = (float)i;
+    }
+    bv[0] = 100.0f;
+    bv[1] = 200.0f;
+    bv[2] = 300.0f;
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 3; j++) {
+            for (int k = 0; k < 4; k++) {
+                want[i * 12 + j * 4 + k] = a[i * 12 + j * 4 + k] + bv[j];
+            }
+        }
+    }
+    const char *in_names[2] = { "a", "b" };
+    const void *in_data[2] = { a, bv };
+    if (check_ok(run_graph(c, g, 2, in_names, in_data, "y", y, &err), &err,
+                 "add: dispatch and read")) {
+        long bad = first_mismatch(y, want, 24, 0, 0);
+        check(bad < 0, "add: values with broadcasting", "y[%ld] = %g, want %g",
+              bad, bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* relu on a vector large enough to take the threaded path, and a small one */
+static void
+test_relu(wnn_context *c)
+{
+    static const uint32_t sizes[2] = { 7, 100003 };
+    for (int s = 0; s < 2; s++) {
+        wnn_error err;
+        wnn_builder *b = NULL;
+        wnn_graph *g = NULL;
+        uint32_t n = sizes[s];
+        wnn_desc d = desc(WNN_FLOAT32, 1, &n);
+        uint32_t ix, iy;
+        wnn_no_options o;
+        char name[64];
+        snprintf(name, sizeof(name), "relu: n=%u build", n);
+        wnn_options_default(WNN_OP_RELU, &o);
+        if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+            wnn_builder_input(b, "x", &d, &ix, &err) != WNN_OK ||
+            add_op(b, WNN_OP_RELU, &ix, 1, &o, "r", &iy, &err) != WNN_OK) {
+            check_ok(WNN_ERR, &err, name);
+            wnn_builder_free(b);
+            continue;
+        }
+        const char *names[1] = { "y" };
+        if (!check_ok(wnn_builder_build(b, 1, names, &iy, &g, &err), &err,
+                      name)) {
+            wnn_builder_free(b);
+            continue;
+        }
+        float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
+        double *want = malloc(sizeof(double) * n);
+        fill_random(x, n);
+        x[0] = -0.0f;
+        x[1] = 0.0f;
+        x[2] = -5.5f;
+        x[3] = 5.5f;
+        for (uint32_t i = 0; i < n; i++) {
+            want[i] = x[i] > 0 ? x[i] : 0.0;
+        }
+        const char *in_names[1] = { "x" };
+        const void *in_data[1] = { x };
+        snprintf(name, sizeof(name), "relu: n=%u dispatch", n);
+        if (check_ok(run_graph(c, g, 1, in_names, in_data, "y", y, &err), &err,
+                     name)) {
+            long bad = first_mismatch(y, want, n, 0, 0);
+            snprintf(name, sizeof(name), "relu: values n=%u", n);
+            check(bad < 0, name, "y[%ld] = %g for x = %g", bad,
+                  bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : x[bad]);
+        }
+        free(x);
+        free(y);
+        free(want);
+        wnn_graph_release(g);
+        wnn_builder_free(b);
+    }
+}
+
+/* matmul: a[..., M, K] @ b[..., K, N] against a naive triple loop. */
+static void
+naive_matmul(const float *a, const float *b, double *c, uint32_t m,
+             uint32_t k, uint32_t n)
+{
+    for (uint32_t i = 0; i < m; i++) {
+        for (uint32_t j = 0; j < n; j++) {
+            double s = 0;
+            for (uint32_t p = 0; p < k; p++) {
+                s += (double)a[i * k + p] * b[p * n + j];
+            }
+            c[i * n + j] = s;
+        }
+    }
+}
+
+static void
+matmul_case(wnn_context *c, const char *what, uint32_t ra, const uint32_t *sa,
+            uint32_t rb, const uint32_t *sb)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    wnn_desc da = desc(WNN_FLOAT32, ra, sa), db = desc(WNN_FLOAT32, rb, sb);
+    uint32_t ids[2], io;
+    wnn_no_options o;
+    char name[96];
+    snprintf(name, sizeof(name), "matmul: %s build", what);
+    wnn_options_default(WNN_OP_MATMUL, &o);
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "a", &da, &ids[0], &err) != WNN_OK ||
+        wnn_builder_input(b, "b", &db, &ids[1], &err) != WNN_OK ||
+        add_op(b, WNN_OP_MATMUL, ids, 2, &o, NULL, &io, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, name);
+        wnn_builder_free(b);
+        return;
+    }
+    const char *names[1] = { "c" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &io, &g, &err), &err, name)) {
+        wnn_builder_free(b);
+        return;
+    }
+    const wnn_desc *od = wnn_graph_output_desc(g, 0);
+    uint32_t m = sa[ra - 2], k = sa[ra - 1], n = sb[rb - 1];
+    uint64_t na = wnn_desc_elements(&da), nb = wnn_desc_elements(&db);
+    uint64_t no = wnn_desc_elements(od);
+    float *a = malloc(na * sizeof(float)), *bv = malloc(nb * sizeof(float));
+    float *y = malloc(no * sizeof(float));
+    double *want = malloc(no * sizeof(double));
+    fill_random(a, na);
+    fill_random(bv, nb);
+    /* Reference: walk the output's batch index, broadcasting a and b. */
+    uint32_t r = od->rank, rbat = r - 2;
+    uint64_t batch = no / ((uint64_t)m * n);
+    for (uint64_t bi = 0; bi < batch; bi++) {
+        uint64_t rem = bi, oa = 0, ob = 0, stra = 1, strb = 1;
+        for (int d = (int)rbat - 1; d >= 0; d--) {
+            uint32_t idx = (uint32_t)(rem % od->shape[d]);
+            rem /= od->shape[d];
+            int dai = d - (int)(rbat - (ra - 2));
+            int dbi = d - (int)(rbat - (rb - 2));
+            uint32_t xa = dai >= 0 ? sa[dai] : 1, xb = dbi >= 0 ? sb[dbi] : 1;
+            oa += (xa == 1 ? 0 : idx) * stra;
+            ob += (xb == 1 ? 0 : idx) * strb;
+            stra *= xa;
+            strb *= xb;
+        }
+        naive_matmul(a + oa * m * k, bv + ob * k * n, want + bi * m * n, m, k,
+                     n);
+    }
+    const char *in_names[2] = { "a", "b" };
+    const void *in_data[2] = { a, bv };
+    snprintf(name, sizeof(name), "matmul: %s dispatch", what);
+    if (check_ok(run_graph(c, g, 2, in_names, in_data, "c", y, &err), &err,
+                 name)) {
+        long bad = first_mismatch(y, want, no, 1e-4, 1e-4 * k);
+        snprintf(name, sizeof(name), "matmul: %s values", what);
+        check(bad < 0, name, "y[%ld] = %.8g, want %.8g", bad,
+              bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+    }
+    free(a);
+    free(bv);
+    free(y);
+    free(want);
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+static void
+test_matmul(wnn_context *c)
+{
+    const uint32_t a1[2] = { 37, 53 }, b1[2] = { 53, 29 };
+    matmul_case(c, "[37,53]@[53,29]", 2, a1, 2, b1);
+    const uint32_t a2[3] = { 3, 5, 7 }, b2[2] = { 7, 4 };
+    matmul_case(c, "[3,5,7]@[7,4]", 3, a2, 2, b2);
+    const uint32_t a3[4] = { 2, 1, 4, 6 }, b3[3] = { 3, 6, 5 };
+    matmul_case(c, "[2,1,4,6]@[3,6,5]", 4, a3, 3, b3);
+}
+
+/* gemm: alpha * A^T * B^T + beta * c, with c of shape [N] and [M, 1]. */
+static void
+gemm_case(wnn_context *c, bool at, bool bt, uint32_t rc, const uint32_t *sc,
+          double alpha, double beta)
+{
+    const uint32_t M = 6, K = 9, N = 5;
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t sa[2] = { at ? K : M, at ? M : K };
+    uint32_t sb[2] = { bt ? N : K, bt ? K : N };
+    wnn_desc da = desc(WNN_FLOAT32, 2, sa), db = desc(WNN_FLOAT32, 2, sb);
+    wnn_desc dc = desc(WNN_FLOAT32, rc, sc);
+    float a[6 * 9], bv[9 * 5], cv[6 * 5], y[6 * 5];
+    double want[6 * 5];
+    uint64_t ncv = wnn_desc_elements(&dc);
+    fill_random(a, M * K);
+    fill_random(bv, K * N);
+    fill_random(cv, ncv);
+    char what[96], name[128];
+    snprintf(what, sizeof(what), "aT=%d bT=%d c rank %u alpha=%g beta=%g",
+             at, bt, rc, alpha, beta);
+    uint32_t ids[2], ic, io;
+    wnn_gemm_options o;
+    wnn_options_default(WNN_OP_GEMM, &o);
+    snprintf(name, sizeof(name), "gemm: %s build", what);
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "a", &da, &ids[0], &err) != WNN_OK ||
+        wnn_builder_input(b, "b", &db, &ids[1], &err) != WNN_OK ||
+        wnn_builder_constant(b, &dc, cv, ncv * sizeof(float), &ic, &err) !=
+            WNN_OK) {
+        check_ok(WNN_ERR, &err, name);
+        wnn_builder_free(b);
+        return;
+    }
+    if (!at && !bt) {
+        check(o.alpha == 1.0 && o.beta == 1.0 && !o.a_transpose &&
+                  !o.b_transpose && o.c == 0,
+              "gemm: options defaults (alpha 1, beta 1, no c)", NULL);
+    }
+    o.c = ic + 1; /* operand-valued options hold operand id + 1 */
+    o.alpha = alpha;
+    o.beta = beta;
+    o.a_transpose = at;
+    o.b_transpose = bt;
+    if (add_op(b, WNN_OP_GEMM, ids, 2, &o, "g", &io, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, name);
+        wnn_builder_free(b);
+        return;
+    }
+    const char *names[1] = { "y" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &io, &g, &err), &err, name)) {
+        wnn_builder_free(b);
+        return;
+    }
+    for (uint32_t i = 0; i < M; i++) {
+        for (uint32_t j = 0; j < N; j++) {
+            double s = 0;
+            for (uint32_t p = 0; p < K; p++) {
+                double x = at ? a[p * M + i] : a[i * K + p];
+                double z = bt ? bv[j * K + p] : bv[p * N + j];
+                s += x * z;
+            }
+            double cval;
+            if (rc == 0) {
+                cval = cv[0];
+            } else if (rc == 1) {
+                cval = cv[sc[0] == 1 ? 0 : j];
+            } else {
+                cval = cv[(sc[0] == 1 ? 0 : i) * sc[1] + (sc[1] == 1 ? 0 : j)];
+            }
+            want[i * N + j] = alpha * s + beta * cval;
+        }
+    }
+    const char *in_names[2] = { "a", "b" };
+    const void *in_data[2] = { a, bv };
+    snprintf(name, sizeof(name), "gemm: %s dispatch", what);
+    if (check_ok(run_graph(c, g, 2, in_names, in_data, "y", y, &err), &err,
+                 name)) {
+        long bad = first_mismatch(y, want, M * N, 1e-5, 1e-5);
+        snprintf(name, sizeof(name), "gemm: %s values", what);
+        check(bad < 0, name, "y[%ld] = %.8g, want %.8g", bad,
+              bad < 0 ? 0.0 : y[bad], bad < 0 ? 0.0 : want[bad]);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+static void
+test_gemm(wnn_context *c)
+{
+    const uint32_t c_n[1] = { 5 }, c_m1[2] = { 6, 1 }, c_mn[2] = { 6, 5 };
+    gemm_case(c, true, true, 1, c_n, 1.0, 1.0);
+    gemm_case(c, true, false, 2, c_m1, 0.5, 2.0);
+    gemm_case(c, false, true, 2, c_mn, -1.5, 0.25);
+    gemm_case(c, false, false, 0, NULL, 2.0, 3.0);
+}
+
+/* cast float32 -> int32: truncation toward zero, saturation, NaN -> 0 */
+static void
+test_cast(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t n = 10, ix, iy;
+    wnn_desc d = desc(WNN_FLOAT32, 1, &n);
+    wnn_cast_options o;
+    wnn_options_default(WNN_OP_CAST, &o);
+    o.data_type = WNN_INT32;
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "x", &d, &ix, &err) != WNN_OK ||
+        add_op(b, WNN_OP_CAST, &ix, 1, &o, NULL, &iy, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "cast: build");
+        wnn_builder_free(b);
+        return;
+    }
+    const wnn_desc *od = wnn_builder_operand_desc(b, iy);
+    check(od && od->dtype == WNN_INT32 && od->rank == 1 && od->shape[0] == 10,
+          "cast: output descriptor int32 [10]", NULL);
+    const char *names[1] = { "y" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &iy, &g, &err), &err,
+                  "cast: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    const float x[10] = { 1.9f, -1.9f, 2.5f, -0.5f, 0.0f, 1e9f, 3e9f, -3e9f,
+                          NAN, -7.0f };
+    const int32_t want[10] = { 1, -1, 2, 0, 0, 1000000000, INT32_MAX,
+                               INT32_MIN, 0, -7 };
+    int32_t y[10];
+    const char *in_names[1] = { "x" };
+    const void *in_data[1] = { x };
+    if (check_ok(run_graph(c, g, 1, in_names, in_data, "y", y, &err), &err,
+                 "cast: dispatch")) {
+        int bad = -1;
+        for (int i = 0; i < 10 && bad < 0; i++) {
+            if (y[i] != want[i]) {
+                bad = i;
+            }
+        }
+        check(bad < 0, "cast: float32 -> int32 truncates and saturates",
+              "y[%d] = %d for x = %g, want %d", bad, bad < 0 ? 0 : y[bad],
+              bad < 0 ? 0.0 : x[bad], bad < 0 ? 0 : want[bad]);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* where(condition[4] uint8, trueValue[2,4], falseValue[] scalar constant) */
+static void
+test_where(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t s4[1] = { 4 }, s24[2] = { 2, 4 };
+    wnn_desc dcond = desc(WNN_UINT8, 1, s4), dt = desc(WNN_FLOAT32, 2, s24);
+    uint32_t ids[3], io;
+    wnn_number fv = { .present = true, .d = -1.0 };
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_WHERE, &o);
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "cond", &dcond, &ids[0], &err) != WNN_OK ||
+        wnn_builder_input(b, "t", &dt, &ids[1], &err) != WNN_OK ||
+        wnn_builder_constant_scalar(b, WNN_FLOAT32, &fv, &ids[2], &err) !=
+            WNN_OK ||
+        add_op(b, WNN_OP_WHERE, ids, 3, &o, NULL, &io, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "where: build");
+        wnn_builder_free(b);
+        return;
+    }
+    const char *names[1] = { "y" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &io, &g, &err), &err,
+                  "where: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    const uint8_t cond[4] = { 1, 0, 7, 0 };
+    const float t[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    const double want[8] = { 1, -1, 3, -1, 5, -1, 7, -1 };
+    float y[8];
+    const char *in_names[2] = { "cond", "t" };
+    const void *in_data[2] = { cond, t };
+    if (check_ok(run_graph(c, g, 2, in_names, in_data, "y", y, &err), &err,
+                 "where: dispatch")) {
+        long bad = first_mismatch(y, want, 8, 0, 0);
+        check(bad < 0, "where: values with broadcasting",
+              "y[%ld] = %g, want %g", bad, bad < 0 ? 0.0 : y[bad],
+              bad < 0 ? 0.0 : want[bad]);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* A chain with intermediates in the scratch arena and three outputs, one of
+ * them also consumed by a later node and one operand named twice:
+ *   s = a + b; r = relu(s); m = r * s; k = sub(m, r)
+ *   outputs: "m" = m, "r" = r, "r2" = r, "k" = k */
+static void
+test_chain(wnn_context *c)
+{
+    enum { N = 40000 }; /* threaded kernels, arena buffers of 160 kB */
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t n = N, ia, ib, is, ir, im, ik, ids[2];
+    wnn_desc d = desc(WNN_FLOAT32, 1, &n);
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_ADD, &o);
+    bool ok = wnn_builder_create(c, &b, &err) == WNN_OK &&
+              wnn_builder_input(b, "a", &d, &ia, &err) == WNN_OK &&
+              wnn_builder_input(b, "b", &d, &ib, &err) == WNN_OK;
+    ids[0] = ia;
+    ids[1] = ib;
+    ok = ok && add_op(b, WNN_OP_ADD, ids, 2, &o, "s", &is, &err) == WNN_OK &&
+         add_op(b, WNN_OP_RELU, &is, 1, &o, "r", &ir, &err) == WNN_OK;
+    ids[0] = ir;
+    ids[1] = is;
+    ok = ok && add_op(b, WNN_OP_MUL, ids, 2, &o, "m", &im, &err) == WNN_OK;
+    ids[0] = im;
+    ids[1] = ir;
+    ok = ok && add_op(b, WNN_OP_SUB, ids, 2, &o, "k", &ik, &err) == WNN_OK;
+    const char *names[4] = { "m", "r", "r2", "k" };
+    const uint32_t outs[4] = { im, ir, ir, ik };
+    ok = ok && wnn_builder_build(b, 4, names, outs, &g, &err) == WNN_OK;
+    if (!check_ok(ok ? WNN_OK : WNN_ERR, &err, "chain: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    check(wnn_graph_num_outputs(g) == 4, "chain: 4 outputs", NULL);
+    float *a = malloc(sizeof(float) * N), *bv = malloc(sizeof(float) * N);
+    float *y[4];
+    wnn_tensor *ta = NULL, *tb = NULL, *to[4] = { NULL };
+    fill_random(a, N);
+    fill_random(bv, N);
+    ok = wnn_tensor_create(c, &d, false, true, NULL, &ta, &err) == WNN_OK &&
+         wnn_tensor_create(c, &d, false, true, NULL, &tb, &err) == WNN_OK;
+    for (int i = 0; i < 4; i++) {
+        y[i] = malloc(sizeof(float) * N);
+        ok = ok && wnn_tensor_create(c, &d, true, false, NULL, &to[i],
+                                     &err) == WNN_OK;
+    }
+    const char *in_names[2] = { "a", "b" };
+    wnn_tensor *tin[2] = { ta, tb };
+    ok = ok && wnn_context_write(c, ta, a, sizeof(float) * N, &err) ==
+                   WNN_OK &&
+         wnn_context_write(c, tb, bv, sizeof(float) * N, &err) == WNN_OK &&
+         wnn_context_dispatch(c, g, 2, in_names, tin, 4, names, to, &err) ==
+             WNN_OK;
+    for (int i = 0; i < 4; i++) {
+        ok = ok && wnn_context_read(c, to[i], y[i], sizeof(float) * N,
+                                    &err) == WNN_OK;
+    }
+    if (check_ok(ok ? WNN_OK : WNN_ERR, &err, "chain: dispatch and read")) {
+        long bad = -1;
+        int which = -1;
+        for (long i = 0; i < N && bad < 0; i++) {
+            float sv = a[i] + bv[i];
+            float rv = sv > 0 ? sv : 0.0f;
+            float mv = rv * sv;
+            float kv = mv - rv;
+            const float want[4] = { mv, rv, rv, kv };
+            for (int j = 0; j < 4; j++) {
+                if (y[j][i] != want[j]) {
+                    bad = i;
+                    which = j;
+                }
+            }
+        }
+        check(bad < 0, "chain: values of all four outputs",
+              "output '%s' differs at %ld", which >= 0 ? names[which] : "",
+              bad);
+    }
+    for (int i = 0; i < 4; i++) {
+        if (to[i]) {
+            wnn_tensor_release(to[i]);
+        }
+        free(y[i]);
+    }
+    if (ta) {
+        wnn_tensor_release(ta);
+    }
+    if (tb) {
+        wnn_tensor_release(tb);
+    }
+    free(a);
+    free(bv);
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* ---- validation --------------------------------------------------------- */
+static void
+test_validation(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    uint32_t s23[2] = { 2, 3 }, s4[1] = { 4 }, s34[2] = { 3, 4 };
+    wnn_desc f23 = desc(WNN_FLOAT32, 2, s23), i23 = desc(WNN_INT32, 2, s23);
+    wnn_desc f4 = desc(WNN_FLOAT32, 1, s4), f34 = desc(WNN_FLOAT32, 2, s34);
+    uint32_t x, xi, x4, x34, out = 0, ids[2];
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_ADD, &o);
+    if (!check_ok(wnn_builder_create(c, &b, &err), &err,
+                  "validation: builder") ||
+        !check_ok(wnn_builder_input(b, "x", &f23, &x, &err), &err,
+                  "validation: input x") ||
+        !check_ok(wnn_builder_input(b, "xi", &i23, &xi, &err), &err,
+                  "validation: input xi") ||
+        !check_ok(wnn_builder_input(b, "x4", &f4, &x4, &err), &err,
+                  "validation: input x4") ||
+        !check_ok(wnn_builder_input(b, "x34", &f34, &x34, &err), &err,
+                  "validation: input x34")) {
+        wnn_builder_free(b);
+        return;
+    }
+    /* add: data type mismatch, the exact message of the README */
+    ids[0] = x;
+    ids[1] = xi;
+    wnn_error_clear(&err);
+    wnn_status st = add_op(b, WNN_OP_ADD, ids, 2, &o, "L", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR,
+              "add (label 'L'): argument 'b': data type int32 does not match "
+              "a's data type float32",
+              "validation: add dtype mismatch names op, label, argument");
+    check(strcmp(err.op, "add") == 0 && strcmp(err.label, "L") == 0 &&
+              strcmp(err.argument, "b") == 0,
+          "validation: error fields op/label/argument", "'%s' '%s' '%s'",
+          err.op, err.label, err.argument);
+    /* add: shapes that do not broadcast */
+    ids[1] = x4;
+    st = add_op(b, WNN_OP_ADD, ids, 2, &o, "L", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR, "add (label 'L'): ",
+              "validation: add [2,3] + [4] does not broadcast");
+    /* wrong number of operands */
+    st = add_op(b, WNN_OP_ADD, ids, 1, &o, "L", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR, "add (label 'L'): ",
+              "validation: add with one operand");
+    /* an operand id from nowhere */
+    ids[1] = 9999;
+    st = add_op(b, WNN_OP_ADD, ids, 2, &o, "L", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR, "add (label 'L'): ",
+              "validation: add with an unknown operand");
+    /* matmul: inner dimensions, and a data type the limits exclude */
+    ids[0] = x;
+    ids[1] = x;
+    st = add_op(b, WNN_OP_MATMUL, ids, 2, &o, "mm", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR,
+              "matmul (label 'mm'): argument 'b': ",
+              "validation: matmul [2,3] @ [2,3]");
+    ids[0] = xi;
+    ids[1] = xi;
+    st = add_op(b, WNN_OP_MATMUL, ids, 2, &o, "mm", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR,
+              "matmul (label 'mm'): argument 'a': data type int32 is not "
+              "supported",
+              "validation: matmul int32 not allowed by limits");
+    /* matmul rank limit: rank 1 */
+    ids[0] = x4;
+    ids[1] = x4;
+    st = add_op(b, WNN_OP_MATMUL, ids, 2, &o, "mm", &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR, "matmul (label 'mm'): argument 'a': ",
+              "validation: matmul rank 1 not allowed");
+    /* gemm: options.c that does not broadcast */
+    {
+        wnn_gemm_options g;
+        wnn_options_default(WNN_OP_GEMM, &g);
+        ids[0] = x;   /* [2,3] */
+        ids[1] = x34; /* [3,4] */
+        g.c = x + 1;  /* [2,3] is not broadcastable to [2,4] */
+        st = add_op(b, WNN_OP_GEMM, ids, 2, &g, "G", &out, &err);
+        check_err(st, &err, WNN_TYPE_ERROR,
+                  "gemm (label 'G'): argument 'options.c': ",
+                  "validation: gemm options.c shape");
+        g.c = 0;
+        g.a_transpose = true; /* [3,2] @ [3,4] */
+        st = add_op(b, WNN_OP_GEMM, ids, 2, &g, "G", &out, &err);
+        check_err(st, &err, WNN_TYPE_ERROR, "gemm (label 'G'): argument 'b': ",
+                  "validation: gemm aTranspose mismatch");
+    }
+    /* where: condition must be uint8 */
+    {
+        uint32_t w[3] = { x, x, x };
+        wnn_no_options wo;
+        wnn_options_default(WNN_OP_WHERE, &wo);
+        st = add_op(b, WNN_OP_WHERE, w, 3, &wo, "W", &out, &err);
+        check_err(st, &err, WNN_TYPE_ERROR,
+                  "where (label 'W'): argument 'condition': ",
+                  "validation: where float32 condition");
+    }
+    /* no label: "add: ..." */
+    ids[0] = x;
+    ids[1] = xi;
+    st = add_op(b, WNN_OP_ADD, ids, 2, &o, NULL, &out, &err);
+    check_err(st, &err, WNN_TYPE_ERROR, "add: argument 'b': ",
+              "validation: message without a label");
+    /* inputs */
+    uint32_t bad_shape[2] = { 2, 0 };
+    wnn_desc d0 = desc(WNN_FLOAT32, 2, bad_shape);
+    check_err(wnn_builder_input(b, "x", &f23, &out, &err), &err,
+              WNN_TYPE_ERROR, "input: argument 'name': ",
+              "validation: duplicate input name");
+    check_err(wnn_builder_input(b, "", &f23, &out, &err), &err,
+              WNN_TYPE_ERROR, "input: ", "validation: empty input name");
+    check_err(wnn_builder_input(b, "z", &d0, &out, &err), &err,
+              WNN_TYPE_ERROR, "input: argument 'descriptor': ",
+              "validation: zero dimension");
+    float buf[6] = { 0 };
+    check_err(wnn_builder_constant(b, &f23, buf, 5 * sizeof(float), &out,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "constant: ",
+              "validation: constant byte length");
+    /* build: an input is not an output; no outputs */
+    const char *names[1] = { "y" };
+    check_err(wnn_builder_build(b, 1, names, &x, NULL, &err), &err,
+              WNN_TYPE_ERROR, "build: ", "validation: build input as output");
+    check_err(wnn_builder_build(b, 0, names, &x, NULL, &err), &err,
+              WNN_TYPE_ERROR, "build: ", "validation: build without outputs");
+    check(!wnn_builder_has_built(b), "validation: failed builds do not build",
+          NULL);
+    wnn_builder_free(b);
+}
+
+/* ---- InvalidStateError after build -------------------------------------- */
+static void
+test_invalid_state_after_build(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL, *g2 = NULL;
+    uint32_t s[1] = { 3 }, x, y, out;
+    wnn_desc d = desc(WNN_FLOAT32, 1, s);
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_RELU, &o);
+    const char *names[1] = { "y" };
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "x", &d, &x, &err) != WNN_OK ||
+        add_op(b, WNN_OP_RELU, &x, 1, &o, NULL, &y, &err) != WNN_OK ||
+        wnn_builder_build(b, 1, names, &y, &g, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "after build: first build");
+        wnn_builder_free(b);
+        return;
+    }
+    check_err(wnn_builder_input(b, "x2", &d, &out, &err), &err,
+              WNN_INVALID_STATE, "input: ", "after build: input()");
+    float v[3] = { 0 };
+    check_err(wnn_builder_constant(b, &d, v, sizeof(v), &out, &err), &err,
+              WNN_INVALID_STATE, "constant: ", "after build: constant()");
+    check_err(add_op(b, WNN_OP_RELU, &x, 1, &o, "late", &out, &err), &err,
+              WNN_INVALID_STATE, "relu (label 'late'): ",
+              "after build: relu() names op and label");
+    check_err(wnn_builder_build(b, 1, names, &y, &g2, &err), &err,
+              WNN_INVALID_STATE, "build: ", "after build: build() again");
+    /* a destroyed graph cannot be dispatched */
+    wnn_tensor *tx = NULL, *ty = NULL;
+    if (wnn_tensor_create(c, &d, false, true, NULL, &tx, &err) == WNN_OK &&
+        wnn_tensor_create(c, &d, true, false, NULL, &ty, &err) == WNN_OK) {
+        const char *in[1] = { "x" };
+        wnn_graph_destroy(g);
+        check_err(wnn_context_dispatch(c, g, 1, in, &tx, 1, names, &ty, &err),
+                  &err, WNN_INVALID_STATE, "dispatch: ",
+                  "after build: dispatch of a destroyed graph");
+    }
+    if (tx) {
+        wnn_tensor_release(tx);
+    }
+    if (ty) {
+        wnn_tensor_release(ty);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* ---- dispatch TypeErrors ------------------------------------------------ */
+static void
+test_dispatch_errors(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t s[1] = { 4 }, s5[1] = { 5 }, ia, ib, io;
+    wnn_desc d = desc(WNN_FLOAT32, 1, s), d5 = desc(WNN_FLOAT32, 1, s5);
+    wnn_desc di = desc(WNN_INT32, 1, s);
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_ADD, &o);
+    const char *out_names[1] = { "y" };
+    uint32_t ids[2];
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "a", &d, &ia, &err) != WNN_OK ||
+        wnn_builder_input(b, "b", &d, &ib, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "dispatch errors: build");
+        wnn_builder_free(b);
+        return;
+    }
+    ids[0] = ia;
+    ids[1] = ib;
+    if (add_op(b, WNN_OP_ADD, ids, 2, &o, NULL, &io, &err) != WNN_OK ||
+        wnn_builder_build(b, 1, out_names, &io, &g, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "dispatch errors: build");
+        wnn_builder_free(b);
+        return;
+    }
+    wnn_tensor *ta = NULL, *tb = NULL, *ty = NULL, *t5 = NULL, *ti = NULL;
+    wnn_tensor *tc = NULL;
+    float ones[4] = { 1, 1, 1, 1 };
+    bool ok = wnn_tensor_create(c, &d, true, true, NULL, &ta, &err) == WNN_OK &&
+              wnn_tensor_create(c, &d, true, true, NULL, &tb, &err) == WNN_OK &&
+              wnn_tensor_create(c, &d, true, true, NULL, &ty, &err) == WNN_OK &&
+              wnn_tensor_create(c, &d5, true, true, NULL, &t5, &err) ==
+                  WNN_OK &&
+              wnn_tensor_create(c, &di, true, true, NULL, &ti, &err) ==
+                  WNN_OK &&
+              wnn_tensor_create(c, &d, false, false, ones, &tc, &err) ==
+                  WNN_OK;
+    if (!check_ok(ok ? WNN_OK : WNN_ERR, &err, "dispatch errors: tensors")) {
+        goto done;
+    }
+    check(wnn_tensor_is_constant(tc) && !wnn_tensor_readable(tc) &&
+              !wnn_tensor_writable(tc),
+          "tensors: constant tensor is neither readable nor writable", NULL);
+    const char *in_names[2] = { "a", "b" };
+    wnn_tensor *in[2];
+    /* the same tensor twice among the inputs, and as input and output */
+    in[0] = ta;
+    in[1] = ta;
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': ",
+              "dispatch: same tensor as two inputs");
+    in[1] = tb;
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ta,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'outputs': ",
+              "dispatch: same tensor as input and output");
+    /* wrong descriptor: shape, then data type */
+    in[1] = t5;
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': tensor 'b'",
+              "dispatch: input of the wrong shape");
+    in[1] = tb;
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ti,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'outputs': tensor 'y'",
+              "dispatch: output of the wrong data type");
+    /* missing input, unknown name, constant tensor */
+    check_err(wnn_context_dispatch(c, g, 1, in_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': ",
+              "dispatch: one input missing");
+    const char *bad_names[2] = { "a", "nope" };
+    check_err(wnn_context_dispatch(c, g, 2, bad_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': ",
+              "dispatch: unknown input name");
+    in[1] = tc;
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': ",
+              "dispatch: constant tensor as input");
+    /* writes and reads: byte lengths and flags */
+    check_err(wnn_context_write(c, ta, ones, 3 * sizeof(float), &err), &err,
+              WNN_TYPE_ERROR, "writeTensor: argument 'inputData': ",
+              "tensors: write of the wrong byte length");
+    check_err(wnn_context_write(c, tc, ones, sizeof(ones), &err), &err,
+              WNN_TYPE_ERROR, "writeTensor: ",
+              "tensors: write to a constant tensor");
+    float r[4];
+    check_err(wnn_context_read(c, tc, r, sizeof(r), &err), &err,
+              WNN_TYPE_ERROR, "readTensor: ",
+              "tensors: read of a non-readable tensor");
+    /* the valid dispatch after all the failed ones still works */
+    in[0] = ta;
+    in[1] = tb;
+    float av[4] = { 1, 2, 3, 4 }, bv[4] = { 10, 20, 30, 40 };
+    ok = wnn_context_write(c, ta, av, sizeof(av), &err) == WNN_OK &&
+         wnn_context_write(c, tb, bv, sizeof(bv), &err) == WNN_OK &&
+         wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
+                              &err) == WNN_OK &&
+         wnn_context_read(c, ty, r, sizeof(r), &err) == WNN_OK;
+    if (check_ok(ok ? WNN_OK : WNN_ERR, &err, "dispatch: valid dispatch")) {
+        check(r[0] == 11 && r[1] == 22 && r[2] == 33 && r[3] == 44,
+              "dispatch: values after failed dispatches", "%g %g %g %g",
+              r[0], r[1], r[2], r[3]);
+    }
+    /* a destroyed tensor: TypeError on dispatch and on read */
+    wnn_tensor_destroy(tb);
+    check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
+                                   &err),
+              &err, WNN_TYPE_ERROR, "dispatch: ",
+              "dispatch: destroyed input tensor");
+    check_err(wnn_context_read(c, tb, r, sizeof(r), &err), &err,
+              WNN_TYPE_ERROR, "readTensor: ",
+              "tensors: read of a destroyed tensor");
+done:
+    if (ta) {
+        wnn_tensor_release(ta);
+    }
+    if (tb) {
+        wnn_tensor_release(tb);
+    }
+    if (ty) {
+        wnn_tensor_release(ty);
+    }
+    if (t5) {
+        wnn_tensor_release(t5);
+    }
+    if (ti) {
+        wnn_tensor_release(ti);
+    }
+    if (tc) {
+        wnn_tensor_release(tc);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+/* ---- a destroyed context ------------------------------------------------ */
+static void
+test_destroyed_context(void)
+{
+    wnn_error err;
+    wnn_context *c = NULL;
+    wnn_builder *b = NULL, *b2 = NULL, *b3 = NULL;
+    wnn_graph *g = NULL;
+    wnn_tensor *tx = NULL, *ty = NULL, *tz = NULL;
+    uint32_t s[1] = { 4 }, x, y, out;
+    wnn_desc d = desc(WNN_FLOAT32, 1, s);
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_RELU, &o);
+    const char *in_names[1] = { "x" }, *out_names[1] = { "y" };
+    if (!check_ok(wnn_context_create(WNN_DEVICE_CPU, &c, &err), &err,
+                  "lost: create context")) {
+        return;
+    }
+    float v[4] = { -1, 2, -3, 4 }, r[4];
+    bool ok = wnn_builder_create(c, &b, &err) == WNN_OK &&
+              wnn_builder_input(b, "x", &d, &x, &err) == WNN_OK &&
+              add_op(b, WNN_OP_RELU, &x, 1, &o, NULL, &y, &err) == WNN_OK &&
+              wnn_builder_build(b, 1, out_names, &y, &g, &err) == WNN_OK &&
+              wnn_builder_create(c, &b2, &err) == WNN_OK &&
+              wnn_tensor_create(c, &d, true, true, NULL, &tx, &err) ==
+                  WNN_OK &&
+              wnn_tensor_create(c, &d, true, true, NULL, &ty, &err) ==
+                  WNN_OK &&
+              wnn_context_write(c, tx, v, sizeof(v), &err) == WNN_OK &&
+              wnn_context_dispatch(c, g, 1, in_names, &tx, 1, out_names, &ty,
+                                   &err) == WNN_OK &&
+              wnn_context_read(c, ty, r, sizeof(r), &err) == WNN_OK;
+    if (check_ok(ok ? WNN_OK : WNN_ERR, &err, "lost: work before destroy")) {
+        check(r[0] == 0 && r[1] == 2 && r[2] == 0 && r[3] == 4,
+              "lost: values before destroy", NULL);
+    }
+    wnn_context_destroy(c, "gone");
+    check(wnn_context_is_lost(c), "lost: is_lost", NULL);
+    if (ty) {
+        check_err(wnn_context_read(c, ty, r, sizeof(r), &err), &err,
+                  WNN_INVALID_STATE, "readTensor: ",
+                  "lost: read after destroy is InvalidStateError");
+    }
+    if (tx) {
+        check_err(wnn_context_write(c, tx, v, sizeof(v), &err), &err,
+                  WNN_INVALID_STATE, "writeTensor: ",
+                  "lost: write after destroy is InvalidStateError");
+    }
+    if (g && tx && ty) {
+        check_err(wnn_context_dispatch(c, g, 1, in_names, &tx, 1, out_names,
+                                       &ty, &err),
+                  &err, WNN_INVALID_STATE, "dispatch: ",
+                  "lost: dispatch after destroy is InvalidStateError");
+    }
+    check_err(wnn_tensor_create(c, &d, true, true, NULL, &tz, &err), &err,
+              WNN_INVALID_STATE, "createTensor: ",
+              "lost: createTensor after destroy");
+    check_err(wnn_builder_create(c, &b3, &err), &err, WNN_INVALID_STATE,
+              "MLGraphBuilder: ", "lost: new builder after destroy");
+    if (b2) {
+        check_err(wnn_builder_input(b2, "x", &d, &out, &err), &err,
+                  WNN_INVALID_STATE, "input: ",
+                  "lost: old builder's input() after destroy");
+    }
+    if (tx) {
+        wnn_tensor_destroy(tx);
+        wnn_tensor_release(tx);
+    }
+    if (ty) {
+        wnn_tensor_release(ty);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+    wnn_builder_free(b2);
+    wnn_builder_free(b3); /* NULL unless the check above failed */
+    wnn_context_release(c);
+}
+
+/* ---- misc --------------------------------------------------------------- */
+static void
+test_misc(void)
+{
+    char buf[64];
+    wnn_error e;
+    wnn_error_clear(&e);
+    e.kind = WNN_TYPE_ERROR;
+    snprintf(e.op, sizeof(e.op), "conv2d");
+    snprintf(e.label, sizeof(e.label), "stem");
+    snprintf(e.argument, sizeof(e.argument), "options.groups");
+    snprintf(e.message, sizeof(e.message), "bad");
+    wnn_error_format(&e, buf, sizeof(buf));
+    check(strcmp(buf, "conv2d (label 'stem'): argument 'options.groups': bad")
+              == 0,
+          "error format: op, label, argument, message", "'%s'", buf);
+    char tiny[8];
+    wnn_error_format(&e, tiny, sizeof(tiny));
+    check(strlen(tiny) == 7 && strncmp(tiny, "conv2d ", 7) == 0,
+          "error format: truncates safely", "'%s'", tiny);
+    wnn_dtype t;
+    check(wnn_dtype_from_name("float16", &t) == 0 && t == WNN_FLOAT16 &&
+              wnn_dtype_from_name("bogus", &t) == -1,
+          "dtype names", NULL);
+    check(wnn_op_from_name("matmul") == WNN_OP_MATMUL &&
+              wnn_op_from_name("leakyRelu") == WNN_OP_LEAKY_RELU &&
+              wnn_op_from_name("leaky_relu") == WNN_OP_LEAKY_RELU &&
+              wnn_op_from_name("nope") == -1,
+          "op names (camel and snake)", NULL);
+    uint32_t s[3] = { 2, 3, 4 };
+    wnn_desc d = desc(WNN_FLOAT16, 3, s);
+    check(wnn_desc_elements(&d) == 24 && wnn_desc_bytes(&d) == 48,
+          "descriptor elements and bytes", NULL);
+    check(wnn_f16_to_f32(wnn_f32_to_f16(1.5f)) == 1.5f &&
+              wnn_f32_to_f16(1.0f) == 0x3C00,
+          "float16 conversion", NULL);
+}
+
+int
+main(void)
+{
+    wnn_error err;
+    wnn_context *c = NULL;
+    test_misc();
+    test_context();
+    if (check_ok(wnn_context_create(WNN_DEVICE_CPU, &c, &err), &err,
+                 "main: create context")) {
+        test_add_broadcast(c);
+        test_relu(c);
+        test_matmul(c);
+        test_gemm(c);
+        test_cast(c);
+        test_where(c);
+        test_chain(c);
+        test_validation(c);
+        test_invalid_state_after_build(c);
+        test_dispatch_errors(c);
+        wnn_context_release(c);
+    }
+    test_destroyed_context();
+    printf("%d passed, %d failed\n", n_passed, n_failed);
+    return n_failed ? 1 : 0;
+}

@@ -1,0 +1,266 @@
+"""Element-wise binary operations: add sub mul div max min pow.
+
+Reference: float64 NumPy for float types (rounded to the output type), exact
+Python-integer arithmetic wrapped to the output type for integer types.
+Documented integer semantics (the spec leaves them open): div truncates toward
+zero, x / 0 == 0, INT_MIN / -1 wraps to INT_MIN; pow with a negative exponent
+gives 0 unless the base is +-1 (0 ** negative == 0).
+"""
+import numpy as np
+import pytest
+
+from .conftest import (BROADCAST_CASES, as_pyints, broadcast_shapes, check_exact, check_float,
+                       float_specials, int_specials, is_float, npdt, op_dtypes, random_floats,
+                       random_ints, rng_for, wrap_int)
+
+BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
+CASES = [(op, dt) for op in BINARY for dt in op_dtypes(op, "a")]
+
+
+# ---- references -------------------------------------------------------------
+def _trunc_div(x, y):
+    if y == 0:
+        return 0
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+def _int_pow(dt):
+    bits = npdt(dt).itemsize * 8
+
+    def f(x, e):
+        if e < 0:
+            if x == 1:
+                return 1
+            if x == -1:
+                return -1 if e % 2 else 1
+            return 0
+        return pow(x, e, 1 << bits)
+
+    return f
+
+
+def ref_float(op, a, b):
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    with np.errstate(all="ignore"):
+        return {
+            "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+            "max": np.maximum, "min": np.minimum, "pow": np.power,
+        }[op](a, b)
+
+
+def ref_int(op, a, b, dt):
+    a, b = as_pyints(a), as_pyints(b)
+    if op == "add":
+        r = a + b
+    elif op == "sub":
+        r = a - b
+    elif op == "mul":
+        r = a * b
+    elif op == "div":
+        r = np.frompyfunc(_trunc_div, 2, 1)(a, b)
+    elif op == "max":
+        r = np.frompyfunc(max, 2, 1)(a, b)
+    elif op == "min":
+        r = np.frompyfunc(min, 2, 1)(a, b)
+    elif op == "pow":
+        r = np.frompyfunc(_int_pow(dt), 2, 1)(a, b)
+    return np.asarray(r, dtype=object)
+
+
+def tolerance(op, dt):
+    if op == "pow":
+        return dict(ulps=2, rtol=1e-6) if dt == "float32" else dict(ulps=1)
+    # add/sub/mul/div are correctly rounded IEEE operations (and float16
+    # through float32 is innocuous double rounding); max/min select.
+    return dict(ulps=0, zero_sign=op in ("add", "sub", "mul", "div"))
+
+
+def check(op, dt, a, b, got):
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    inputs = {"a": a, "b": b}
+    if is_float(dt):
+        check_float(got, ref_float(op, a, b), dt, shape, inputs=inputs, what=f"{op} {dt}",
+                    **tolerance(op, dt))
+    else:
+        check_exact(got, ref_int(op, a, b, dt), dt, shape, inputs=inputs, what=f"{op} {dt}")
+
+
+def operands(rng, op, dt, shape_a, shape_b):
+    if is_float(dt):
+        a = random_floats(rng, shape_a, dt)
+        if op == "pow":
+            a = random_floats(rng, shape_a, dt, -4, 4)
+            bi = rng.integers(-4, 5, size=shape_b).astype(np.float64)
+            bf = rng.uniform(-3, 3, size=shape_b)
+            b = np.where(rng.random(shape_b) < 0.5, bi, bf).astype(npdt(dt))
+        else:
+            b = random_floats(rng, shape_b, dt)
+        return a, b
+    info = np.iinfo(npdt(dt))
+    if op == "pow":
+        lo = -6 if info.min < 0 else 0
+        a = random_ints(rng, shape_a, dt, lo, 6)
+        b = random_ints(rng, shape_b, dt, -3 if info.min < 0 else 0, 40)
+        return a, b
+    a = random_ints(rng, shape_a, dt)
+    b = random_ints(rng, shape_b, dt)
+    if op == "div":
+        small = random_ints(rng, shape_b, dt, max(int(info.min), -10), 10)
+        b = np.where(rng.random(shape_b) < 0.5, small, b).astype(npdt(dt))
+    if op in ("max", "min"):
+        # make some elements equal
+        eq = np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape))
+        if b.shape == eq.shape:
+            b = np.where(rng.random(b.shape) < 0.2, eq, b).astype(npdt(dt))
+    return a, b
+
+
+def _build(op):
+    return lambda bld, a, b: getattr(bld, op)(a, b)
+
+
+# ---- tests ------------------------------------------------------------------
+@pytest.mark.parametrize("op,dt", CASES)
+@pytest.mark.parametrize("rank", [0, 1, 2, 3, 4, 5])
+def test_random_broadcast(run, op, dt, rank):
+    rng = rng_for("binary", op, dt, rank)
+    for _ in range(2):
+        _, (sa, sb) = broadcast_shapes(rng, 2, rank)
+        a, b = operands(rng, op, dt, sa, sb)
+        check(op, dt, a, b, run(_build(op), {"a": a, "b": b}))
+
+
+@pytest.mark.parametrize("op,dt", CASES)
+def test_broadcast_patterns(run, op, dt):
+    """Fixed patterns: rank-0 and size-1 dimensions on both sides, both as
+    graph inputs and with b as a constant."""
+    rng = rng_for("binary-bcast", op, dt)
+    for i, (sa, sb) in enumerate(BROADCAST_CASES):
+        a, b = operands(rng, op, dt, sa, sb)
+        if i % 2:
+            got = run(_build(op), {"a": a}, constants={"b": b})
+        else:
+            got = run(_build(op), {"a": a, "b": b})
+        check(op, dt, a, b, got)
+
+
+@pytest.mark.parametrize("op,dt", CASES)
+def test_special_values(run, op, dt):
+    """All pairs of edge values (NaN, +-Inf, +-0, subnormals, float16 range
+    edges / INT_MIN, INT_MAX, -1, 0, ...) via a [n,1] x [1,n] broadcast."""
+    s = float_specials(dt) if is_float(dt) else int_specials(dt)
+    if not is_float(dt) and op == "pow":
+        info = np.iinfo(npdt(dt))
+        extra = [0, 1, 2, 3, 31, 32, 33, 63, 64, 65, int(info.max)]
+        if info.min < 0:
+            extra += [-1, -2, -3, int(info.min)]
+        s = np.unique(np.concatenate([s, np.array([v for v in extra if info.min <= v <= info.max],
+                                                  dtype=npdt(dt))]))
+    a, b = s[:, None], s[None, :]
+    check(op, dt, a, b, run(_build(op), {"a": a, "b": b}))
+
+
+def test_output_descriptor(run):
+    """Output type is a's type; shape is the broadcast shape."""
+    a = np.ones((3, 1, 2), np.float32)
+    b = np.ones((4, 1), np.float32)
+    got = run(lambda bld, a, b: bld.add(a, b), {"a": a, "b": b})
+    assert got.shape == (3, 4, 2) and got.dtype == np.float32
+
+
+# ---- hand-checked edge cases (the brief's documented semantics) ---------------
+def _one(run, op, dt, x, y):
+    a = np.array(x, npdt(dt))
+    b = np.array(y, npdt(dt))
+    return run(_build(op), {"a": a, "b": b})
+
+
+HAND = [
+    ("add", "int8", [127, -128, 100], [1, -1, 100], [-128, 127, -56]),
+    ("sub", "uint8", [0, 5, 0], [1, 6, 255], [255, 255, 1]),
+    ("add", "uint32", [4294967295], [1], [0]),
+    ("mul", "int32", [65536, 2147483647, -2147483648], [65536, 2, -1],
+     [0, -2, -2147483648]),
+    ("mul", "int64", [2**62, -2**63], [4, -1], [0, -2**63]),
+    ("mul", "uint64", [2**63 + 1], [2], [2]),
+    ("div", "int32", [-7, 7, -7, 7, 0], [2, -2, -2, 2, 5], [-3, -3, 3, 3, 0]),
+    ("div", "int32", [5, -5, 0, -2147483648], [0, 0, 0, -1], [0, 0, 0, -2147483648]),
+    ("div", "int8", [-128, -128, 127, -7], [-1, 0, 0, 2], [-128, 0, 0, -3]),
+    ("div", "int64", [-2**63, 9, -9], [-1, 0, 4], [-2**63, 0, -2]),
+    ("div", "uint8", [7, 255, 0], [2, 0, 0], [3, 0, 0]),
+    ("div", "uint64", [2**64 - 1, 5], [2, 0], [2**63 - 1, 0]),
+    ("pow", "int32", [2, 2, 1, -1, -1, 0, 3, -2, 5, 0], [-1, 10, -5, -3, -4, -2, 0, 3, 1, 0],
+     [0, 1024, 1, -1, 1, 0, 1, -8, 5, 1]),
+    ("pow", "int32", [2, 3], [31, 21], [-2147483648, 3**21]),
+    ("pow", "int8", [2, -2, 3], [7, 7, 5], [-128, -128, -13]),
+    ("pow", "uint8", [2, 3, 0], [8, 5, 0], [0, 243, 1]),
+    ("pow", "uint64", [3, 2, 3, 5], [2**64 - 1, 64, 2**63, 2**63 + 1],
+     [pow(3, 2**64 - 1, 2**64), 0, 1, 5]),
+    ("pow", "uint32", [3, 7], [2**32 - 1, 2**31 + 1],
+     [pow(3, 2**32 - 1, 2**32), pow(7, 2**31 + 1, 2**32)]),
+    ("max", "uint64", [2**64 - 1, 0], [2**63, 1], [2**64 - 1, 1]),
+    ("min", "int64", [-2**63, 5], [2**63 - 1, -5], [-2**63, -5]),
+]
+
+
+@pytest.mark.parametrize("op,dt,x,y,expected", HAND)
+def test_hand_checked(run, op, dt, x, y, expected):
+    if dt not in op_dtypes(op, "a"):
+        pytest.skip(f"{op} does not support {dt}")
+    got = _one(run, op, dt, x, y)
+    check_exact(got, np.array(expected, dtype=object), dt,
+                inputs={"a": np.array(x, npdt(dt)), "b": np.array(y, npdt(dt))},
+                what=f"{op} {dt}")
+    # and the independent reference agrees with the hand-checked values
+    np.testing.assert_array_equal(
+        wrap_int(ref_int(op, np.array(x, npdt(dt)), np.array(y, npdt(dt)), dt), dt),
+        wrap_int(np.array(expected, dtype=object), dt))
+
+
+@pytest.mark.parametrize("dt", [d for d in ("float32", "float16") if d in op_dtypes("max", "a")])
+def test_max_min_nan(run, dt):
+    a = np.array([np.nan, 1.0, np.nan, -np.inf], npdt(dt))
+    b = np.array([1.0, np.nan, np.nan, np.nan], npdt(dt))
+    for op in ("max", "min"):
+        got = run(_build(op), {"a": a, "b": b})
+        assert np.all(np.isnan(got)), f"{op} {dt}: NaN not propagated: {got}"
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_float_hand_checked(run, dt):
+    t = npdt(dt)
+    cases = [
+        ("div", [1.0, -1.0, 0.0, 1.0], [0.0, 0.0, 0.0, -0.0], [np.inf, -np.inf, np.nan, -np.inf]),
+        ("pow", [-8.0, 0.0, -0.0, np.nan, 1.0, -2.0, 2.0], [1 / 3, -1.0, -1.0, 0.0, np.nan, 3.0, -2.0],
+         [np.nan, np.inf, -np.inf, 1.0, 1.0, -8.0, 0.25]),
+        ("add", [np.inf, np.inf, -0.0], [-np.inf, 1.0, -0.0], [np.nan, np.inf, -0.0]),
+        ("mul", [0.0, -0.0, np.inf], [np.inf, 3.0, -2.0], [np.nan, -0.0, -np.inf]),
+    ]
+    for op, x, y, e in cases:
+        with np.errstate(all="ignore"):
+            a, b = np.array(x, t), np.array(y, t)
+        got = _one(run, op, dt, a, b)
+        check_float(got, np.array(e), dt, zero_sign=True, inputs={"a": a, "b": b},
+                    what=f"{op} {dt}")
+    # float16 range edges: overflow to +-Inf, subnormal results
+    if dt == "float16":
+        a = np.array([65504.0, 65504.0, 65504.0, -65504.0, 2.0**-24, 0.5, 1024.0, 2048.0], t)
+        b = np.array([8.0, 16.0, 65504.0, -16.0, 2.0**-24, 2.0**-24, 1.0, 1.0], t)
+        got = _one(run, "add", dt, a, b)
+        check_float(got, np.array([65504.0, np.inf, np.inf, -np.inf, 2.0**-23, 0.5, 1025.0,
+                                   2048.0]), dt, inputs={"a": a, "b": b},
+                    what="add float16 edges")
+
+
+@pytest.mark.parametrize("op,dt", [(op, dt) for op, dt in CASES
+                                   if dt in ("float32", "float16", "int32", "uint64", "int8")])
+def test_large_broadcast(run, op, dt):
+    """Tensors large enough for chunked / vectorised / multi-threaded loops,
+    with broadcast strides that do not line up with chunk boundaries."""
+    rng = rng_for("binary-large", op, dt)
+    for sa, sb in [((3, 1, 1031), (1, 5, 1031)), ((2051,), ()), ((), (2, 1027)),
+                   ((7, 1), (1, 1500)), ((4, 3, 1, 257), (3, 5, 1))]:
+        a, b = operands(rng, op, dt, sa, sb)
+        check(op, dt, a, b, run(_build(op), {"a": a, "b": b}))
