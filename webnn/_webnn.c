@@ -905,6 +905,20 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
     case WNN_F_U32_LIST:
     case WNN_F_I32_LIST:
     case WNN_F_ENUM_LIST: {
+        if (f->type != WNN_F_ENUM_LIST && PyIndex_Check(v) && !PyBool_Check(v)) {
+            /* an integer where the IDL has (integer or sequence) */
+            wnn_u32_list *l = p;
+            l->v = wnn_builder_alloc(b, sizeof(uint32_t));
+            if (!l->v) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            l->n = 1;
+            l->present = true;
+            l->scalar = true;
+            return f->type == WNN_F_U32_LIST ? conv_u32(v, what, &l->v[0])
+                                             : conv_i32(v, what, (int32_t *)&l->v[0]);
+        }
         if (PyUnicode_Check(v)) {
             type_error("%s: expected a sequence", what);
             return -1;

@@ -28,6 +28,16 @@ typedef wnn_status (*cpu_kernel)(const cpu_call *k, wnn_error *err);
 #define CPU_PARALLEL_MIN 32768
 int cpu_num_threads(void);
 
+/* cpu/blis/gemm.c: row-major C = alpha * op(A) * op(B) + beta * C on BLIS
+ * (beta == 0 never reads C), threaded for large products. */
+void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+               float alpha, const float *a, int64_t lda, const float *b,
+               int64_t ldb, float beta, float *c, int64_t ldc);
+/* float32 or float16 data -> a malloc'd float32 copy (NULL if out of memory) */
+float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
+/* float32 -> float32 or float16 (round to nearest even) */
+void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
+
 /* kernel errors name the node's operator and label */
 wnn_status cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

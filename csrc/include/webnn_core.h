@@ -128,6 +128,8 @@ typedef struct wnn_number {
 typedef struct wnn_u32_list {
     uint32_t n;
     bool present;
+    bool scalar;      /* given as one integer, not a sequence (union
+                         types such as split's `unsigned long or sequence`) */
     uint32_t *v;      /* arena memory, owned by the graph IR          */
 } wnn_u32_list;
 

@@ -36,22 +36,24 @@ cpu_blis_init(void)
     pthread_once(&blis_once, blis_setup);
 }
 
-/* Row-major sgemm; small products run on one thread (threading costs more
- * than it saves there, and many contexts may be computing at once). */
-static void
-sgemm(trans_t ta, trans_t tb, dim_t m, dim_t n, dim_t k, float alpha,
-      const float *a, inc_t lda, const float *b, inc_t ldb, float beta,
-      float *c, inc_t ldc)
+/* Row-major sgemm on BLIS; small products run on one thread (threading
+ * costs more than it saves there, and many contexts may compute at once). */
+void
+cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          float alpha, const float *a, int64_t lda, const float *b,
+          int64_t ldb, float beta, float *c, int64_t ldc)
 {
     rntm_t rntm = BLIS_RNTM_INITIALIZER;
     double flops = 2.0 * (double)m * (double)n * (double)k;
     bli_rntm_set_num_threads(flops < 8e6 ? 1 : cpu_num_threads(), &rntm);
-    bli_sgemm_ex(ta, tb, m, n, k, &alpha, (float *)a, lda, 1, (float *)b, ldb,
-                 1, &beta, c, ldc, 1, NULL, &rntm);
+    bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+                 (float *)a, lda, 1, (float *)b, ldb, 1, &beta, c, ldc, 1,
+                 NULL, &rntm);
 }
 
-static float *
-widen(const void *p, wnn_dtype t, uint64_t n)
+float *
+cpu_to_f32(const void *p, wnn_dtype t, uint64_t n)
 {
     float *f = malloc(n * sizeof(float) + 64);
     if (f) {
@@ -63,9 +65,13 @@ widen(const void *p, wnn_dtype t, uint64_t n)
     return f;
 }
 
-static void
-narrow(const float *f, void *p, uint64_t n)
+void
+cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n)
 {
+    if (t == WNN_FLOAT32) {
+        memcpy(p, f, n * sizeof(float));
+        return;
+    }
     uint16_t *h = p;
     for (uint64_t i = 0; i < n; i++) {
         h[i] = wnn_f32_to_f16(f[i]);
@@ -96,8 +102,8 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
     float *C = k->out[0];
     float *wa = NULL, *wb = NULL, *wc = NULL;
     if (t == WNN_FLOAT16) {
-        wa = widen(A, t, na);
-        wb = widen(B, t, nb);
+        wa = cpu_to_f32(A, t, na);
+        wb = cpu_to_f32(B, t, nb);
         wc = malloc(wnn_desc_elements(od) * sizeof(float) + 64);
         if (!wa || !wb || !wc) {
             free(wa);
@@ -111,8 +117,8 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
     }
     if (nbatch_b == 1 && nbatch_a == batch) {
         /* b is shared: all of a's matrices are one tall matrix. */
-        sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)(M * batch), N, K,
-              1.0f, A, K, B, N, 0.0f, C, N);
+        cpu_sgemm(false, false, (int64_t)(M * batch), N, K, 1.0f, A, K, B, N,
+                  0.0f, C, N);
     } else {
         /* Batch strides of a and b broadcast against the output's. */
         uint32_t rb = r - 2;
@@ -137,12 +143,12 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
                 ia += (int64_t)idx * sa[d];
                 ib += (int64_t)idx * sb[d];
             }
-            sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K, 1.0f,
-                  A + ia * M * K, K, B + ib * K * N, N, 0.0f, C + i * M * N, N);
+            cpu_sgemm(false, false, M, N, K, 1.0f, A + ia * M * K, K,
+                      B + ib * K * N, N, 0.0f, C + i * M * N, N);
         }
     }
     if (t == WNN_FLOAT16) {
-        narrow(wc, k->out[0], wnn_desc_elements(od));
+        cpu_from_f32(wc, k->out[0], t, wnn_desc_elements(od));
         free(wa);
         free(wb);
         free(wc);
@@ -165,8 +171,8 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
     float *C = k->out[0];
     float *wa = NULL, *wb = NULL, *wc = NULL;
     if (t == WNN_FLOAT16) {
-        wa = widen(A, t, wnn_desc_elements(ad));
-        wb = widen(B, t, wnn_desc_elements(bd));
+        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
+        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
         wc = malloc(no * sizeof(float) + 64);
         if (!wa || !wb || !wc) {
             free(wa);
@@ -197,11 +203,10 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
     } else {
         beta = 0.0f;
     }
-    sgemm(o->a_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-          o->b_transpose ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, M, N, K, alpha,
-          A, ad->shape[1], B, bd->shape[1], beta, C, N);
+    cpu_sgemm(o->a_transpose, o->b_transpose, M, N, K, alpha, A, ad->shape[1],
+              B, bd->shape[1], beta, C, N);
     if (t == WNN_FLOAT16) {
-        narrow(wc, k->out[0], no);
+        cpu_from_f32(wc, k->out[0], t, no);
         free(wa);
         free(wb);
         free(wc);
