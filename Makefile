@@ -24,13 +24,15 @@ deps:
 	  (sudo apt-get update -qq && sudo apt-get install -y -qq libblis-dev); \
 	fi
 
-$(VENV)/.ok:
-	$(PYTHON) -m venv $(VENV)
+# Bump the stamp's name when the list of packages changes.
+STAMP := $(VENV)/.deps-2
+$(STAMP):
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" setuptools wheel
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel
 	touch $@
 
-venv: $(VENV)/.ok
+venv: $(STAMP)
 
 build: deps venv
 	$(PY) setup.py -q build_ext --inplace

@@ -1,0 +1,95 @@
+"""The MobileNetV2 backbone (without classifier) as a WebNN graph: 52 conv2d,
+35 clamp (ReLU6), 10 residual adds, a global average pool and a reshape to
+the 1280-wide feature vector.  Weights, architecture and preprocessing:
+../data/mobilenetv2/README.md."""
+import os
+
+import numpy as np
+
+from . import reference as ref
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                    "mobilenetv2")
+
+# (weights name, stride, groups == channels (depthwise), relu6, residual source row)
+# Rows follow the README's architecture table (row numbers from 1).
+_ROWS = [
+    ("conv_0", 2, False, True, None), ("conv_2", 1, True, True, None),
+    ("conv_4", 1, False, False, None),
+    ("conv_5", 1, False, True, None), ("conv_7", 2, True, True, None), ("conv_9", 1, False, False, None),
+    ("conv_10", 1, False, True, None), ("conv_12", 1, True, True, None), ("conv_14", 1, False, False, 6),
+    ("conv_16", 1, False, True, None), ("conv_18", 2, True, True, None), ("conv_20", 1, False, False, None),
+    ("conv_21", 1, False, True, None), ("conv_23", 1, True, True, None), ("conv_25", 1, False, False, 12),
+    ("conv_27", 1, False, True, None), ("conv_29", 1, True, True, None), ("conv_31", 1, False, False, 15),
+    ("conv_33", 1, False, True, None), ("conv_35", 2, True, True, None), ("conv_37", 1, False, False, None),
+    ("conv_38", 1, False, True, None), ("conv_40", 1, True, True, None), ("conv_42", 1, False, False, 21),
+    ("conv_44", 1, False, True, None), ("conv_46", 1, True, True, None), ("conv_48", 1, False, False, 24),
+    ("conv_50", 1, False, True, None), ("conv_52", 1, True, True, None), ("conv_54", 1, False, False, 27),
+    ("conv_56", 1, False, True, None), ("conv_58", 1, True, True, None), ("conv_60", 1, False, False, None),
+    ("conv_61", 1, False, True, None), ("conv_63", 1, True, True, None), ("conv_65", 1, False, False, 33),
+    ("conv_67", 1, False, True, None), ("conv_69", 1, True, True, None), ("conv_71", 1, False, False, 36),
+    ("conv_73", 1, False, True, None), ("conv_75", 2, True, True, None), ("conv_77", 1, False, False, None),
+    ("conv_78", 1, False, True, None), ("conv_80", 1, True, True, None), ("conv_82", 1, False, False, 42),
+    ("conv_84", 1, False, True, None), ("conv_86", 1, True, True, None), ("conv_88", 1, False, False, 45),
+    ("conv_90", 1, False, True, None), ("conv_92", 1, True, True, None), ("conv_94", 1, False, False, None),
+    ("conv_95", 1, False, True, None),
+]
+
+MEAN = np.array([0.485, 0.456, 0.406])
+STD = np.array([0.229, 0.224, 0.225])
+
+
+def load_weights(folder=None):
+    folder = folder or DATA
+    return {name: (np.load(os.path.join(folder, f"{name}_weight.npy")),
+                   np.load(os.path.join(folder, f"{name}_bias.npy")))
+            for name, *_ in _ROWS}
+
+
+def load_image(path=None, size=224):
+    """The README's preprocessing: RGB, stretch to 224x224 bilinear, /255,
+    normalise, CHW, batch dim -> float32 [1,3,224,224].  Needs Pillow."""
+    from PIL import Image
+    img = Image.open(path or os.path.join(DATA, "test.jpg")).convert("RGB")
+    img = img.resize((size, size), Image.BILINEAR)
+    x = np.asarray(img, np.float64) / 255.0
+    x = (x - MEAN) / STD
+    return x.transpose(2, 0, 1)[None].astype(np.float32)
+
+
+def build(builder, weights, batch=1, layout="nchw"):
+    """Returns the [batch, 1280] feature operand."""
+    b = builder
+    x = b.input("input", {"dataType": "float32", "shape": [batch, 3, 224, 224]})
+    outputs = {}
+    for row, (name, stride, depthwise, relu6, residual) in enumerate(_ROWS, 1):
+        w, bias = weights[name]
+        pad = 1 if w.shape[2] == 3 else 0
+        x = b.conv2d(x, b.constant(w), bias=b.constant(bias), strides=[stride, stride],
+                     padding=[pad] * 4, groups=w.shape[0] if depthwise else 1, label=name)
+        if relu6:
+            x = b.clamp(x, min_value=0, max_value=6)
+        if residual is not None:
+            x = b.add(x, outputs[residual])
+        outputs[row] = x
+    x = b.average_pool2d(x)
+    return b.reshape(x, [batch, 1280])
+
+
+def reference(weights, x):
+    """float64 NumPy forward pass -> [N, 1280]."""
+    x = np.asarray(x, np.float64)
+    outputs = {}
+    for row, (name, stride, depthwise, relu6, residual) in enumerate(_ROWS, 1):
+        w, bias = weights[name]
+        pad = 1 if w.shape[2] == 3 else 0
+        if depthwise:
+            x = ref.depthwise_conv2d_nchw(x, w, bias, stride, pad)
+        else:
+            x = ref.conv2d_nchw(x, w, bias, stride, pad)
+        if relu6:
+            x = np.clip(x, 0, 6)
+        if residual is not None:
+            x = x + outputs[residual]
+        outputs[row] = x
+    return x.mean(axis=(2, 3))
