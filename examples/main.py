@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import webnn  # noqa: E402
-from models import lenet, mobilenetv2  # noqa: E402
+from zoo import lenet, mobilenetv2  # noqa: E402
 
 
 def run_lenet(ctx):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import webnn
-from models import lenet
+from zoo import lenet
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import webnn
-from models import mobilenetv2
+from zoo import mobilenetv2
 
 
 @pytest.fixture(scope="module")
