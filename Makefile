@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp -D_GNU_SOURCE -Wall -Wextra -Wno-unused-
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py bench clean
+.PHONY: all deps venv build demo test test-c test-py test-asan bench clean
 
 all: build
 
@@ -51,6 +51,24 @@ test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 test: test-c test-py
+
+# AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
+# detection) and the whole Python suite against an instrumented build of the
+# extension in build/asan (Python itself is not instrumented: ASan is
+# preloaded, leak detection is left to the C tests and valgrind).
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
+	@mkdir -p build
+	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
+
+test-asan: build/test_core_asan venv
+	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
+	rm -rf build/asan && mkdir -p build/asan/webnn
+	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
+	cp webnn/*.py build/asan/webnn/
+	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
 
 bench: build
 	$(PY) benchmarks/bench_core.py
