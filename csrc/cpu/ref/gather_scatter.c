@@ -25,6 +25,8 @@
 
 /* Bytes moved below which a kernel runs on one thread. */
 #define GS_PARALLEL_BYTES (256u << 10)
+/* gather: bytes of the next row prefetched while a row is copied. */
+#define GS_PREFETCH 4096u
 
 static int
 threads_for_bytes(uint64_t bytes, uint64_t tasks)
@@ -133,18 +135,39 @@ cpu_gather(const cpu_call *k, wnn_error *err)
         part(rows, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
         uint64_t oi = lo / n_idx, j = lo % n_idx;
         unsigned char *dst = y + lo * row;
-        for (uint64_t r = lo; r < hi; r++) {
-            uint64_t s = index_at(idx, it, j, dim);
-            const unsigned char *src = x + (oi * dim + s) * row;
-            if (inner == 1) {
-                copy_elem(dst, src, es);
-            } else {
-                memcpy(dst, src, row);
+        if (inner == 1) {
+            for (uint64_t r = lo; r < hi; r++) {
+                uint64_t s = index_at(idx, it, j, dim);
+                copy_elem(dst, x + (oi * dim + s) * row, es);
+                dst += row;
+                if (++j == n_idx) {
+                    j = 0;
+                    oi++;
+                }
             }
-            dst += row;
-            if (++j == n_idx) {
-                j = 0;
-                oi++;
+        } else {
+            /* rows at random places (an embedding lookup): prefetch the next
+             * row (its first GS_PREFETCH bytes) while copying this one */
+            size_t pf = row < GS_PREFETCH ? row : GS_PREFETCH;
+            const unsigned char *src =
+                lo < hi ? x + (oi * dim + index_at(idx, it, j, dim)) * row
+                        : NULL;
+            for (uint64_t r = lo; r < hi; r++) {
+                if (++j == n_idx) {
+                    j = 0;
+                    oi++;
+                }
+                const unsigned char *next =
+                    r + 1 < hi ? x + (oi * dim + index_at(idx, it, j, dim)) * row
+                               : NULL;
+                if (next) {
+                    for (size_t c = 0; c < pf; c += 64) {
+                        __builtin_prefetch(next + c);
+                    }
+                }
+                memcpy(dst, src, row);
+                dst += row;
+                src = next;
             }
         }
     }
