@@ -76,7 +76,8 @@ def test_float16_single_rounding(run):
 
 def test_large_threaded(run):
     rng = rng_for("dequantize large")
-    for shape, ss in [((256, 512), (1, 1)), ((256, 512), (1, 512)), ((64, 2048), (8, 16))]:
+    for shape, ss in [((256, 512), (1, 1)), ((256, 512), (1, 512)), ((64, 2048), (8, 16)),
+                      ((256, 512), (256, 1)), ((128, 512), (128, 512)), ((8, 4096), (2, 2))]:
         s = random_scales(rng, ss, "float32")
         z = random_q(rng, ss, "int8")
         x = random_q(rng, shape, "int8")

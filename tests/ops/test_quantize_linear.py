@@ -184,7 +184,8 @@ def test_round_trip_at_limits(run, dt, qt):
 
 def test_large_threaded(run):
     rng = rng_for("quantize large")
-    for shape, ss in [((256, 512), (1, 1)), ((256, 512), (256, 1)), ((64, 2048), (8, 16))]:
+    for shape, ss in [((256, 512), (1, 1)), ((256, 512), (256, 1)), ((64, 2048), (8, 16)),
+                      ((256, 512), (1, 512)), ((128, 512), (128, 512)), ((8, 4096), (2, 2))]:
         s = random_scales(rng, ss, "float32")
         z = random_q(rng, ss, "uint8")
         x = inputs_for(rng, shape, s, z, "float32", "uint8")

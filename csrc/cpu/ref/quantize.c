@@ -109,7 +109,10 @@ load_num(const void *p, wnn_dtype t, uint64_t i)
 }
 
 /* Runs body(x_offset, n, scale, zero) over every run of input elements that
- * share one scale / zeroPoint element, rows in parallel. */
+ * share one scale / zeroPoint element.  The work is cut into tasks of about
+ * QCH elements: a long block (per-tensor, per-axis with a long inner run) is
+ * split into chunks, short blocks are grouped, so that every layout spreads
+ * over the threads. */
 typedef void (*run_fn)(const cpu_call *k, uint64_t off, uint64_t n, double s,
                        double z);
 
@@ -120,35 +123,35 @@ for_each_block(const cpu_call *k, run_fn body)
     qmap_make(&m, &k->in_desc[0], &k->in_desc[1]);
     uint64_t last = m.shape[m.rank - 1], bl = m.block[m.rank - 1];
     uint64_t nb = last / bl, total = wnn_desc_elements(&k->in_desc[0]);
-    uint64_t rows = total / last;
+    uint64_t rows = total / last, sstep = m.sstride[m.rank - 1];
     const void *sp = k->in[1], *zp = k->in[2];
     wnn_dtype st = k->in_desc[1].dtype, zt = k->in_desc[2].dtype;
+    bool split = bl >= QCH;                          /* chunks of one block */
+    uint64_t cpb = split ? (bl + QCH - 1) / QCH : 1; /* chunks per block    */
+    uint64_t bpc = split ? 1 : QCH / bl;             /* blocks per chunk    */
+    uint64_t per_row = split ? nb * cpb : (nb + bpc - 1) / bpc;
+    uint64_t tasks = rows * per_row;
     int nt = total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
-    if ((uint64_t)nt > rows * nb) {
-        nt = (int)(rows * nb);
-    }
-    /* tasks: (row, block) pairs, so one row with many blocks (or one
-     * per-tensor block split below) spreads over the threads too */
-    if (rows * nb < (uint64_t)nt * 4 && bl >= QCH * 2) {
-        /* few long blocks: split each block into chunks of QCH */
-        uint64_t per = (bl + QCH - 1) / QCH, tasks = rows * nb * per;
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (uint64_t t = 0; t < tasks; t++) {
-            uint64_t c = t % per, rb = t / per, b = rb % nb, row = rb / nb;
-            uint64_t so = qmap_row(&m, row) + b * m.sstride[m.rank - 1];
-            uint64_t o = row * last + b * bl + c * QCH;
-            uint64_t n = bl - c * QCH < QCH ? bl - c * QCH : QCH;
-            body(k, o, n, load_num(sp, st, so), load_num(zp, zt, so));
-        }
-        return;
+    if ((uint64_t)nt > tasks) {
+        nt = (int)tasks;
     }
 #pragma omp parallel for schedule(static) num_threads(nt)
-    for (uint64_t row = 0; row < rows; row++) {
-        uint64_t s0 = qmap_row(&m, row);
-        for (uint64_t b = 0; b < nb; b++) {
-            uint64_t so = s0 + b * m.sstride[m.rank - 1];
-            body(k, row * last + b * bl, bl, load_num(sp, st, so),
+    for (uint64_t t = 0; t < tasks; t++) {
+        uint64_t row = t / per_row, c = t % per_row;
+        uint64_t s0 = qmap_row(&m, row), x0 = row * last;
+        if (split) {
+            uint64_t b = c / cpb, e = (c % cpb) * QCH;
+            uint64_t n = bl - e < QCH ? bl - e : QCH;
+            uint64_t so = s0 + b * sstep;
+            body(k, x0 + b * bl + e, n, load_num(sp, st, so),
                  load_num(zp, zt, so));
+        } else {
+            uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
+            for (uint64_t b = c * bpc; b < b1; b++) {
+                uint64_t so = s0 + b * sstep;
+                body(k, x0 + b * bl, bl, load_num(sp, st, so),
+                     load_num(zp, zt, so));
+            }
         }
     }
 }
