@@ -91,6 +91,15 @@ SHAPES = {
     "quantizeLinear": {"input": [2, 2], "scale": [2, 2], "zeroPoint": [2, 2]},
 }
 
+# Operand shapes of a given rank for test_limits' rank-range test, for the
+# operators whose operands can not all be [2] * rank: gatherND's indices end
+# in a coordinate size, at most input's rank (and the output's rank is
+# rank(indices) - 1 + rank(input) - coordinate size).
+RANK_SHAPES = {
+    "gatherND": lambda r: ({"input": [2] * r, "indices": [2] * (r - 1) + [r]} if r > 0
+                           else {"input": [], "indices": []}),
+}
+
 # Non-operand positional parameters: value given the first operand's shape.
 VALUES = {
     "dataType": lambda s: "float32",

@@ -5,7 +5,7 @@ import pytest
 
 import webnn
 
-from ._helpers import (ALL_TYPES, OPS, Recipe, default_types, group_of, op_limits,
+from ._helpers import (ALL_TYPES, OPS, RANK_SHAPES, Recipe, default_types, group_of, op_limits,
                        parse_signature, raises, snake_case)
 
 
@@ -120,7 +120,7 @@ def test_rank_range_is_true(ctx, limits, op, names, rng):
         if rank < 0 or rank > webnn._core.MAX_RANK + 1:
             continue
         b = webnn.MLGraphBuilder(ctx)
-        shapes = {n: [2] * rank for n in names}
+        shapes = RANK_SHAPES[op](rank) if op in RANK_SHAPES else {n: [2] * rank for n in names}
         if rank > webnn._core.MAX_RANK:
             with pytest.raises(TypeError):
                 Recipe(b, op, shapes=shapes)()

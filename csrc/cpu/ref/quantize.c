@@ -1,0 +1,267 @@
+/* quantize.c -- CPU kernels of quantizeLinear and dequantizeLinear.
+ *
+ * scale and zeroPoint are blockwise broadcast to input's shape
+ * (#blockwise-broadcasting): along dimension d, each of their elements
+ * covers input.shape[d] / scale.shape[d] consecutive input elements.  This
+ * covers per-tensor (all ones), per-axis (input's size along one axis, ones
+ * elsewhere) and block-wise quantization.
+ *
+ *   quantizeLinear:   y = saturate(roundEven(x / scale) + zeroPoint)
+ *   dequantizeLinear: y = (x - zeroPoint) * scale
+ *
+ * Both are computed in double precision from the exact input values (float16
+ * values widened exactly), which is the float64 formula rounded once:
+ *   - quantize: x / scale is rounded to double, roundEven is rint() (round
+ *     half to even), the zero point is added exactly, then the result is
+ *     saturated to the output type's range ([0, 255] for uint8, [-128, 127]
+ *     for int8, the full int32 / uint32 ranges); +-Inf saturate, NaN gives 0
+ *     (as the spec's emulation through cast, which maps NaN to 0 here).
+ *   - dequantize: x - zeroPoint is exact in double; the product with scale is
+ *     rounded to double, then to float32, or to float16 in one correct
+ *     rounding (double -> float32 rounded to odd, then -> float16 to nearest
+ *     even, which equals a direct double -> float16 rounding).
+ * scale should be positive (the spec leaves other values to the
+ * implementation): 0 gives +-Inf / NaN in the division, saturated as above. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+#define QCH 1024 /* elements per chunk */
+
+/* ---- blockwise broadcasting map ----------------------------------------- */
+typedef struct qmap {
+    uint32_t rank;               /* >= 1 after merging */
+    uint64_t shape[WNN_MAX_RANK]; /* input's dimensions */
+    uint64_t block[WNN_MAX_RANK]; /* input dim / scale dim */
+    uint64_t sstride[WNN_MAX_RANK]; /* scale's element strides */
+} qmap;
+
+/* Input's and scale's shapes with size-1 input dimensions dropped and
+ * neighbours merged where both are fully indexed (block 1) or both are
+ * broadcast (scale dimension 1), so per-tensor scales give rank 1 and
+ * per-axis scales at most 3 dimensions. */
+static void
+qmap_make(qmap *m, const wnn_desc *in, const wnn_desc *sc)
+{
+    uint64_t ish[WNN_MAX_RANK], ssh[WNN_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < in->rank; d++) {
+        uint64_t i = in->shape[d], s = sc->shape[d];
+        if (i == 1) {
+            continue;
+        }
+        if (r > 0) {
+            uint64_t pi = ish[r - 1], ps = ssh[r - 1];
+            if ((ps == pi && s == i) || (ps == 1 && s == 1)) {
+                ish[r - 1] = pi * i;
+                ssh[r - 1] = ps * s;
+                continue;
+            }
+        }
+        ish[r] = i;
+        ssh[r] = s;
+        r++;
+    }
+    if (r == 0) {
+        ish[0] = ssh[0] = 1;
+        r = 1;
+    }
+    m->rank = r;
+    uint64_t st = 1;
+    for (int d = (int)r - 1; d >= 0; d--) {
+        m->shape[d] = ish[d];
+        m->block[d] = ish[d] / ssh[d];
+        m->sstride[d] = st;
+        st *= ssh[d];
+    }
+}
+
+/* Offset in scale / zeroPoint of the first element of input row `row` (all
+ * dimensions but the last). */
+static uint64_t
+qmap_row(const qmap *m, uint64_t row)
+{
+    uint64_t off = 0;
+    for (int d = (int)m->rank - 2; d >= 0; d--) {
+        uint64_t i = row % m->shape[d];
+        row /= m->shape[d];
+        off += (i / m->block[d]) * m->sstride[d];
+    }
+    return off;
+}
+
+static inline double
+load_num(const void *p, wnn_dtype t, uint64_t i)
+{
+    switch (t) {
+    case WNN_FLOAT32: return ((const float *)p)[i];
+    case WNN_FLOAT16: return wnn_f16_to_f32(((const uint16_t *)p)[i]);
+    case WNN_INT32: return ((const int32_t *)p)[i];
+    case WNN_UINT32: return ((const uint32_t *)p)[i];
+    case WNN_INT8: return ((const int8_t *)p)[i];
+    case WNN_UINT8: return ((const uint8_t *)p)[i];
+    case WNN_INT64: return (double)((const int64_t *)p)[i];
+    case WNN_UINT64: return (double)((const uint64_t *)p)[i];
+    default: return 0;
+    }
+}
+
+/* Runs body(x_offset, n, scale, zero) over every run of input elements that
+ * share one scale / zeroPoint element.  The work is cut into tasks of about
+ * QCH elements: a long block (per-tensor, per-axis with a long inner run) is
+ * split into chunks, short blocks are grouped, so that every layout spreads
+ * over the threads. */
+typedef void (*run_fn)(const cpu_call *k, uint64_t off, uint64_t n, double s,
+                       double z);
+
+static void
+for_each_block(const cpu_call *k, run_fn body)
+{
+    qmap m;
+    qmap_make(&m, &k->in_desc[0], &k->in_desc[1]);
+    uint64_t last = m.shape[m.rank - 1], bl = m.block[m.rank - 1];
+    uint64_t nb = last / bl, total = wnn_desc_elements(&k->in_desc[0]);
+    uint64_t rows = total / last, sstep = m.sstride[m.rank - 1];
+    const void *sp = k->in[1], *zp = k->in[2];
+    wnn_dtype st = k->in_desc[1].dtype, zt = k->in_desc[2].dtype;
+    bool split = bl >= QCH;                          /* chunks of one block */
+    uint64_t cpb = split ? (bl + QCH - 1) / QCH : 1; /* chunks per block    */
+    uint64_t bpc = split ? 1 : QCH / bl;             /* blocks per chunk    */
+    uint64_t per_row = split ? nb * cpb : (nb + bpc - 1) / bpc;
+    uint64_t tasks = rows * per_row;
+    int nt = total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+    if ((uint64_t)nt > tasks) {
+        nt = (int)tasks;
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (uint64_t t = 0; t < tasks; t++) {
+        uint64_t row = t / per_row, c = t % per_row;
+        uint64_t s0 = qmap_row(&m, row), x0 = row * last;
+        if (split) {
+            uint64_t b = c / cpb, e = (c % cpb) * QCH;
+            uint64_t n = bl - e < QCH ? bl - e : QCH;
+            uint64_t so = s0 + b * sstep;
+            body(k, x0 + b * bl + e, n, load_num(sp, st, so),
+                 load_num(zp, zt, so));
+        } else {
+            uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
+            for (uint64_t b = c * bpc; b < b1; b++) {
+                uint64_t so = s0 + b * sstep;
+                body(k, x0 + b * bl, bl, load_num(sp, st, so),
+                     load_num(zp, zt, so));
+            }
+        }
+    }
+}
+
+/* ---- quantizeLinear ----------------------------------------------------- */
+/* v in range -> (T)v; below -> lo; above -> hi; NaN -> 0 */
+#define QLOOP(T, LO, HI)                                                  \
+    do {                                                                  \
+        T *y = (T *)k->out[0] + off + c;                                  \
+        for (size_t j = 0; j < n1; j++) {                                 \
+            double v = rint((double)xf[j] / s) + z;                       \
+            y[j] = v >= (LO) ? (v <= (HI) ? (T)v : (T)(HI))               \
+                             : (v < (LO) ? (T)(LO) : (T)0);               \
+        }                                                                 \
+    } while (0)
+
+static void
+quantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s, double z)
+{
+    wnn_dtype it = k->in_desc[0].dtype, ot = k->out_desc[0].dtype;
+    for (uint64_t c = 0; c < n; c += QCH) {
+        size_t n1 = n - c < QCH ? (size_t)(n - c) : QCH;
+        float buf[QCH];
+        const float *xf;
+        if (it == WNN_FLOAT32) {
+            xf = (const float *)k->in[0] + off + c;
+        } else {
+            const uint16_t *h = (const uint16_t *)k->in[0] + off + c;
+            for (size_t j = 0; j < n1; j++) {
+                buf[j] = wnn_f16_to_f32(h[j]);
+            }
+            xf = buf;
+        }
+        switch (ot) {
+        case WNN_UINT8: QLOOP(uint8_t, 0.0, 255.0); break;
+        case WNN_INT8: QLOOP(int8_t, -128.0, 127.0); break;
+        case WNN_UINT32: QLOOP(uint32_t, 0.0, 4294967295.0); break;
+        case WNN_INT32: QLOOP(int32_t, -2147483648.0, 2147483647.0); break;
+        default: break;
+        }
+    }
+}
+
+wnn_status
+cpu_quantize_linear(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    for_each_block(k, quantize_run);
+    return WNN_OK;
+}
+
+/* ---- dequantizeLinear --------------------------------------------------- */
+/* double -> float16 in one rounding: round to float32 with round-to-odd (a
+ * float32 has 13 more significand bits than a float16, so a second rounding
+ * to nearest even is then exact), then to float16. */
+static inline uint16_t
+f64_to_f16(double d)
+{
+    float f = (float)d;
+    if ((double)f != d && f == f && !isinf(f)) {
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        if (!(b & 1)) {
+            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
+        }
+    }
+    return wnn_f32_to_f16(f);
+}
+
+#define DLOAD(T)                                           \
+    do {                                                   \
+        const T *x = (const T *)k->in[0] + off + c;        \
+        for (size_t j = 0; j < n1; j++) {                  \
+            v[j] = ((double)x[j] - z) * s;                 \
+        }                                                  \
+    } while (0)
+
+static void
+dequantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s,
+               double z)
+{
+    wnn_dtype it = k->in_desc[0].dtype, ot = k->out_desc[0].dtype;
+    for (uint64_t c = 0; c < n; c += QCH) {
+        size_t n1 = n - c < QCH ? (size_t)(n - c) : QCH;
+        double v[QCH];
+        switch (it) {
+        case WNN_UINT8: DLOAD(uint8_t); break;
+        case WNN_INT8: DLOAD(int8_t); break;
+        case WNN_UINT32: DLOAD(uint32_t); break;
+        case WNN_INT32: DLOAD(int32_t); break;
+        default: memset(v, 0, sizeof(v)); break;
+        }
+        if (ot == WNN_FLOAT32) {
+            float *y = (float *)k->out[0] + off + c;
+            for (size_t j = 0; j < n1; j++) {
+                y[j] = (float)v[j];
+            }
+        } else {
+            uint16_t *y = (uint16_t *)k->out[0] + off + c;
+            for (size_t j = 0; j < n1; j++) {
+                y[j] = f64_to_f16(v[j]);
+            }
+        }
+    }
+}
+
+wnn_status
+cpu_dequantize_linear(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    for_each_block(k, dequantize_run);
+    return WNN_OK;
+}
