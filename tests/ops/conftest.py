@@ -71,16 +71,12 @@ def _limits():
 
 
 def _snake(name):
-    if name == "isNaN":
-        return "is_nan"
-    out = []
-    for c in name:
-        if c.isupper():
-            out.append("_")
-            out.append(c.lower())
-        else:
-            out.append(c)
-    return "".join(out)
+    """Operator names: the core's own table (camelCase -> snake_case);
+    operand names: the python-api.md rule."""
+    table = {row["camel"]: row["snake"] for row in webnn._core.op_table()}
+    if name in table:
+        return table[name]
+    return webnn._api.snake_case(name)
 
 
 def op_dtypes(op, operand=None):
