@@ -28,9 +28,16 @@
  * gathered per group into a contiguous buffer in the order of `axes`, which
  * is also the order of the scale / bias elements.
  *
+ * Work is split over groups (or column blocks) with OpenMP above
+ * CPU_PARALLEL_MIN elements, in dynamic chunks of about CHUNK_ELEMS elements.
+ * The hot loops are compiled for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA)
+ * and baseline x86-64, picked at load time by ISA level (so AMD CPUs get the
+ * AVX-512 / AVX2 clones too).
+ *
  * Special values follow the float64 reference formulas: a NaN or infinity in
  * a group makes its statistics NaN and so every output of the group NaN;
- * a negative batchNormalization variance below -epsilon gives NaN. */
+ * a negative batchNormalization variance below -epsilon gives NaN; softmax
+ * of a group holding NaN or +Inf, or only -Inf, is NaN. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -38,9 +45,14 @@
 
 #include "../cpu.h"
 
+/* ISA levels (GCC 12+), not CPU models: "arch=skylake-avx512" is picked only
+ * on that Intel model (__builtin_cpu_is), never on AMD CPUs with AVX-512. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
 #define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HOT
 #endif
@@ -53,13 +65,25 @@ threads_for(uint64_t work)
     return work >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
 }
 
+/* Work items per dynamic-schedule chunk, for items of `size` elements:
+ * about CHUNK_ELEMS elements per chunk.  Dynamic chunks keep all threads
+ * busy when one of them is slowed down (cores shared with other work). */
+#define CHUNK_ELEMS 16384
+static int64_t
+chunk_of(int64_t size)
+{
+    int64_t c = CHUNK_ELEMS / (size > 0 ? size : 1);
+    return c < 1 ? 1 : c;
+}
+
 /* ---- float32 views of the operands -------------------------------------- */
 typedef struct f32buf {
     const float *p;
     float *owned;
 } f32buf;
 
-/* float32 data of node input i (NULL-free: a copy for float16). */
+/* float32 data of node input i: the input itself, or a float32 copy of a
+ * float16 input (false when out of memory). */
 static bool
 input_f32(const cpu_call *k, uint32_t i, f32buf *b)
 {
@@ -182,7 +206,8 @@ static void
 norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
           const float *scale, const float *bias, int64_t per_group)
 {
-#pragma omp parallel for schedule(static) num_threads(threads_for((uint64_t)(G * S)))
+    int64_t ch = chunk_of(S);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G * S)))
     for (int64_t g = 0; g < G; g++) {
         const float *xg = x + g * S;
         float *yg = y + g * S;
@@ -255,7 +280,8 @@ norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
 {
     int64_t chunks = (W + CW - 1) / CW;
     int64_t items = G1 * chunks;
-#pragma omp parallel for schedule(static) num_threads(threads_for((uint64_t)(G1 * R * W)))
+    int64_t ch = chunk_of(R * CW);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G1 * R * W)))
     for (int64_t it = 0; it < items; it++) {
         int64_t g = it / chunks, w0 = (it % chunks) * CW;
         int64_t wc = W - w0 < CW ? W - w0 : CW;
@@ -303,7 +329,8 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
     const float *xp = x.p;
     int nt = threads_for((uint64_t)(outer * C * inner));
     if (inner == 1) {
-#pragma omp parallel for schedule(static) num_threads(nt)
+        int64_t ch = chunk_of(C);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
         for (int64_t r = 0; r < outer; r++) {
             const float *xr = xp + r * C;
             float *yr = y + r * C;
@@ -313,7 +340,8 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
             }
         }
     } else {
-#pragma omp parallel for schedule(static) num_threads(nt)
+        int64_t ch = chunk_of(inner);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
         for (int64_t r = 0; r < outer * C; r++) {
             int64_t c = r % C;
             row_apply_const(xp + r * inner, y + r * inner, inner, m[c], a[c],
@@ -424,7 +452,7 @@ ln_general_run(const cpu_call *k, wnn_error *err, const ln_general *p,
 #pragma omp atomic write
             failed = true;
         }
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, chunk_of(p->S))
         for (int64_t g = 0; g < p->G; g++) {
             if (!buf) {
                 continue;
@@ -716,14 +744,15 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
     const float *xp = x.p;
     int nt = threads_for((uint64_t)(outer * C * inner));
     if (inner == 1) {
-#pragma omp parallel for schedule(static) num_threads(nt)
+        int64_t ch = chunk_of(C);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
         for (int64_t r = 0; r < outer; r++) {
             softmax_row(xp + r * C, y + r * C, C);
         }
     } else {
         int64_t chunks = (inner + CW - 1) / CW;
-        int64_t items = outer * chunks;
-#pragma omp parallel for schedule(static) num_threads(nt)
+        int64_t items = outer * chunks, ch = chunk_of(C * CW);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
         for (int64_t it = 0; it < items; it++) {
             int64_t g = it / chunks, w0 = (it % chunks) * CW;
             int64_t wc = inner - w0 < CW ? inner - w0 : CW;
