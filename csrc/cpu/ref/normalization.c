@@ -1,0 +1,766 @@
+/* normalization.c -- CPU kernels of batchNormalization, instanceNormalization,
+ * layerNormalization and softmax.
+ *
+ * float16 operands are converted to float32 copies first and the result is
+ * rounded back at the end; everything below works on float32 arrays.
+ *
+ * Statistics (mean and variance of instance / layer normalization) are
+ * computed in one pass in double precision, shifted by the first element of
+ * the group (sum of d and d^2 with d = x - x0), which keeps the variance
+ * accurate when the mean is large against the spread; the variance is the
+ * population variance (divided by the group size), as in the spec's
+ * emulation.  The normalized value (x - mean) * rstd * scale + bias is also
+ * computed in double and rounded once.  Softmax subtracts the maximum of each
+ * group before exp (the spec's emulation), sums in double and multiplies by
+ * the reciprocal of the sum.
+ *
+ * Layouts handled without gathering:
+ *   rows     the reduced elements of a group are one contiguous run (layer
+ *            normalization over trailing axes, instance normalization nchw,
+ *            softmax over the last axis);
+ *   columns  the reduced block is followed by kept dimensions, so a group is
+ *            a column of a [R, W] block (instance normalization nhwc, layer
+ *            normalization over leading or middle axes, softmax over any other
+ *            axis): statistics are accumulated for up to CW columns at once,
+ *            vectorised across the columns.
+ * Any other set of layer-normalization axes (several separate blocks, or
+ * axes whose order differs from memory order when scale / bias are given) is
+ * gathered per group into a contiguous buffer in the order of `axes`, which
+ * is also the order of the scale / bias elements.
+ *
+ * Work is split over groups (or column blocks) with OpenMP above
+ * CPU_PARALLEL_MIN elements, in dynamic chunks of about CHUNK_ELEMS elements.
+ * The hot loops are compiled for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA)
+ * and baseline x86-64, picked at load time by ISA level (so AMD CPUs get the
+ * AVX-512 / AVX2 clones too).
+ *
+ * Special values follow the float64 reference formulas: a NaN or infinity in
+ * a group makes its statistics NaN and so every output of the group NaN;
+ * a negative batchNormalization variance below -epsilon gives NaN; softmax
+ * of a group holding NaN or +Inf, or only -Inf, is NaN. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+/* ISA levels (GCC 12+), not CPU models: "arch=skylake-avx512" is picked only
+ * on that Intel model (__builtin_cpu_is), never on AMD CPUs with AVX-512. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOT
+#endif
+
+#define CW 64   /* columns per work item in the column layouts */
+
+static int
+threads_for(uint64_t work)
+{
+    return work >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+}
+
+/* Work items per dynamic-schedule chunk, for items of `size` elements:
+ * about CHUNK_ELEMS elements per chunk.  Dynamic chunks keep all threads
+ * busy when one of them is slowed down (cores shared with other work). */
+#define CHUNK_ELEMS 16384
+static int64_t
+chunk_of(int64_t size)
+{
+    int64_t c = CHUNK_ELEMS / (size > 0 ? size : 1);
+    return c < 1 ? 1 : c;
+}
+
+/* ---- float32 views of the operands -------------------------------------- */
+typedef struct f32buf {
+    const float *p;
+    float *owned;
+} f32buf;
+
+/* float32 data of node input i: the input itself, or a float32 copy of a
+ * float16 input (false when out of memory). */
+static bool
+input_f32(const cpu_call *k, uint32_t i, f32buf *b)
+{
+    const wnn_desc *d = &k->in_desc[i];
+    b->owned = NULL;
+    if (d->dtype == WNN_FLOAT32) {
+        b->p = k->in[i];
+        return true;
+    }
+    b->owned = cpu_to_f32(k->in[i], d->dtype, wnn_desc_elements(d));
+    b->p = b->owned;
+    return b->owned != NULL;
+}
+
+/* Optional operand (options field value: node input index + 1, 0 absent). */
+static bool
+option_f32(const cpu_call *k, uint32_t field, f32buf *b)
+{
+    if (!field) {
+        b->p = NULL;
+        b->owned = NULL;
+        return true;
+    }
+    return input_f32(k, field - 1, b);
+}
+
+/* Where the float32 result goes: the output itself, or a buffer for float16. */
+static float *
+output_f32(const cpu_call *k, float **owned)
+{
+    *owned = NULL;
+    if (k->out_desc[0].dtype == WNN_FLOAT32) {
+        return k->out[0];
+    }
+    *owned = malloc(sizeof(float) * (size_t)wnn_desc_elements(&k->out_desc[0]));
+    return *owned;
+}
+
+static void
+output_done(const cpu_call *k, float *owned)
+{
+    if (owned) {
+        cpu_from_f32(owned, k->out[0], k->out_desc[0].dtype,
+                     wnn_desc_elements(&k->out_desc[0]));
+        free(owned);
+    }
+}
+
+static wnn_status
+oom(const cpu_call *k, wnn_error *err)
+{
+    return cpu_fail(k, err, "out of memory");
+}
+
+/* ---- statistics and the normalization of one contiguous group ----------- */
+/* mean and population variance of x[0..n), shifted one-pass sums in double */
+HOT static void
+row_stats(const float *x, int64_t n, double *mean, double *var)
+{
+    double k0 = x[0], s1 = 0.0, s2 = 0.0;
+#pragma omp simd reduction(+ : s1, s2)
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)x[i] - k0;
+        s1 += d;
+        s2 += d * d;
+    }
+    double m = s1 / (double)n;
+    double v = s2 / (double)n - m * m;
+    *mean = k0 + m;
+    *var = v < 0.0 ? 0.0 : v; /* rounding; NaN stays NaN */
+}
+
+/* y = (x - mean) * a + b */
+HOT static void
+row_apply_const(const float *x, float *y, int64_t n, double mean, double a,
+                double b)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = (float)(((double)x[i] - mean) * a + b);
+    }
+}
+
+/* y = (x - mean) * rstd * scale[i] + bias[i]; scale / bias may be NULL */
+HOT static void
+row_apply_vec(const float *x, float *y, int64_t n, double mean, double rstd,
+              const float *scale, const float *bias)
+{
+    if (scale && bias) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = (float)(((double)x[i] - mean) * rstd * (double)scale[i] +
+                           (double)bias[i]);
+        }
+    } else if (scale) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = (float)(((double)x[i] - mean) * rstd * (double)scale[i]);
+        }
+    } else if (bias) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = (float)(((double)x[i] - mean) * rstd + (double)bias[i]);
+        }
+    } else {
+        row_apply_const(x, y, n, mean, rstd, 0.0);
+    }
+}
+
+static double
+rstd_of(double var, double eps)
+{
+    return 1.0 / sqrt(var + eps);
+}
+
+/* Rows layout: G groups of S contiguous elements.  Scale / bias either per
+ * element of the group (per_group == 0: layer normalization) or one value per
+ * group, indexed by g % C (per_group == C: instance normalization nchw). */
+static void
+norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
+          const float *scale, const float *bias, int64_t per_group)
+{
+    int64_t ch = chunk_of(S);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G * S)))
+    for (int64_t g = 0; g < G; g++) {
+        const float *xg = x + g * S;
+        float *yg = y + g * S;
+        double mean, var;
+        row_stats(xg, S, &mean, &var);
+        double rstd = rstd_of(var, eps);
+        if (per_group) {
+            int64_t c = g % per_group;
+            row_apply_const(xg, yg, S, mean,
+                            rstd * (scale ? (double)scale[c] : 1.0),
+                            bias ? (double)bias[c] : 0.0);
+        } else {
+            row_apply_vec(xg, yg, S, mean, rstd, scale, bias);
+        }
+    }
+}
+
+/* Columns layout, one work item: the columns [w0, w0 + wc) (wc <= CW) of
+ * the [R, W] block at x / y; each column is a group.  Scale / bias per column
+ * (per_col: instance normalization nhwc) or per row r (layer normalization,
+ * the reduced index). */
+HOT static void
+col_block(const float *x, float *y, int64_t R, int64_t W, int64_t w0,
+          int64_t wc, double eps, const float *scale, const float *bias,
+          bool per_col)
+{
+    double k0[CW], s1[CW], s2[CW], mean[CW], a[CW], b[CW];
+    for (int64_t j = 0; j < wc; j++) {
+        k0[j] = x[w0 + j];
+        s1[j] = 0.0;
+        s2[j] = 0.0;
+    }
+    for (int64_t r = 0; r < R; r++) {
+        const float *xr = x + r * W + w0;
+#pragma omp simd
+        for (int64_t j = 0; j < wc; j++) {
+            double d = (double)xr[j] - k0[j];
+            s1[j] += d;
+            s2[j] += d * d;
+        }
+    }
+    for (int64_t j = 0; j < wc; j++) {
+        double m = s1[j] / (double)R;
+        double v = s2[j] / (double)R - m * m;
+        v = v < 0.0 ? 0.0 : v;
+        mean[j] = k0[j] + m;
+        a[j] = rstd_of(v, eps);
+        b[j] = 0.0;
+        if (per_col) {
+            a[j] *= scale ? (double)scale[w0 + j] : 1.0;
+            b[j] = bias ? (double)bias[w0 + j] : 0.0;
+        }
+    }
+    for (int64_t r = 0; r < R; r++) {
+        const float *xr = x + r * W + w0;
+        float *yr = y + r * W + w0;
+        double sr = (!per_col && scale) ? (double)scale[r] : 1.0;
+        double br = (!per_col && bias) ? (double)bias[r] : 0.0;
+#pragma omp simd
+        for (int64_t j = 0; j < wc; j++) {
+            yr[j] = (float)(((double)xr[j] - mean[j]) * a[j] * sr + b[j] + br);
+        }
+    }
+}
+
+/* Columns layout: G1 blocks of [R, W]. */
+static void
+norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
+          double eps, const float *scale, const float *bias, bool per_col)
+{
+    int64_t chunks = (W + CW - 1) / CW;
+    int64_t items = G1 * chunks;
+    int64_t ch = chunk_of(R * CW);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G1 * R * W)))
+    for (int64_t it = 0; it < items; it++) {
+        int64_t g = it / chunks, w0 = (it % chunks) * CW;
+        int64_t wc = W - w0 < CW ? W - w0 : CW;
+        col_block(x + g * R * W, y + g * R * W, R, W, w0, wc, eps, scale,
+                  bias, per_col);
+    }
+}
+
+/* ---- batchNormalization -------------------------------------------------- */
+wnn_status
+cpu_batch_normalization(const cpu_call *k, wnn_error *err)
+{
+    const wnn_batch_normalization_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    int64_t C = d->shape[o->axis], outer = 1, inner = 1;
+    for (uint32_t i = 0; i < o->axis; i++) {
+        outer *= d->shape[i];
+    }
+    for (uint32_t i = o->axis + 1; i < d->rank; i++) {
+        inner *= d->shape[i];
+    }
+    f32buf x, mean, var, scale, bias;
+    float *yo = NULL;
+    double *coef = NULL;
+    wnn_status st = WNN_ERR;
+    memset(&mean, 0, sizeof(mean));
+    var = scale = bias = mean;
+    bool ok = input_f32(k, 0, &x) && input_f32(k, 1, &mean) &&
+              input_f32(k, 2, &var) && option_f32(k, o->scale, &scale) &&
+              option_f32(k, o->bias, &bias);
+    float *y = ok ? output_f32(k, &yo) : NULL;
+    coef = malloc(sizeof(double) * 3 * (size_t)C);
+    if (!ok || !y || !coef) {
+        oom(k, err);
+        goto done;
+    }
+    /* y = (x - mean) * a + b with a = scale / sqrt(variance + epsilon) */
+    double *m = coef, *a = coef + C, *b = coef + 2 * C;
+    for (int64_t c = 0; c < C; c++) {
+        m[c] = mean.p[c];
+        a[c] = (scale.p ? (double)scale.p[c] : 1.0) /
+               sqrt((double)var.p[c] + o->epsilon);
+        b[c] = bias.p ? (double)bias.p[c] : 0.0;
+    }
+    const float *xp = x.p;
+    int nt = threads_for((uint64_t)(outer * C * inner));
+    if (inner == 1) {
+        int64_t ch = chunk_of(C);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
+        for (int64_t r = 0; r < outer; r++) {
+            const float *xr = xp + r * C;
+            float *yr = y + r * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) {
+                yr[c] = (float)(((double)xr[c] - m[c]) * a[c] + b[c]);
+            }
+        }
+    } else {
+        int64_t ch = chunk_of(inner);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
+        for (int64_t r = 0; r < outer * C; r++) {
+            int64_t c = r % C;
+            row_apply_const(xp + r * inner, y + r * inner, inner, m[c], a[c],
+                            b[c]);
+        }
+    }
+    output_done(k, yo);
+    yo = NULL;
+    st = WNN_OK;
+done:
+    free(yo);
+    free(coef);
+    free(x.owned);
+    free(mean.owned);
+    free(var.owned);
+    free(scale.owned);
+    free(bias.owned);
+    return st;
+}
+
+/* ---- instanceNormalization ----------------------------------------------- */
+wnn_status
+cpu_instance_normalization(const cpu_call *k, wnn_error *err)
+{
+    const wnn_instance_normalization_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    f32buf x, scale, bias;
+    float *yo = NULL;
+    memset(&scale, 0, sizeof(scale));
+    bias = scale;
+    x = scale;
+    bool ok = input_f32(k, 0, &x) && option_f32(k, o->scale, &scale) &&
+              option_f32(k, o->bias, &bias);
+    float *y = ok ? output_f32(k, &yo) : NULL;
+    if (!ok || !y) {
+        free(yo);
+        free(x.owned);
+        free(scale.owned);
+        free(bias.owned);
+        return oom(k, err);
+    }
+    int64_t n = d->shape[0];
+    if (o->layout == 0) { /* nchw: groups of H*W contiguous elements */
+        int64_t c = d->shape[1];
+        norm_rows(x.p, y, n * c, (int64_t)d->shape[2] * d->shape[3],
+                  o->epsilon, scale.p, bias.p, c);
+    } else { /* nhwc: per sample, a [H*W, C] block, one group per column */
+        norm_cols(x.p, y, n, (int64_t)d->shape[1] * d->shape[2], d->shape[3],
+                  o->epsilon, scale.p, bias.p, true);
+    }
+    output_done(k, yo);
+    free(x.owned);
+    free(scale.owned);
+    free(bias.owned);
+    return WNN_OK;
+}
+
+/* ---- layerNormalization -------------------------------------------------- */
+/* General axes: each group gathered in the order of `axes` (the order of the
+ * scale / bias elements), normalized, scattered back. */
+typedef struct ln_general {
+    uint32_t nk, nr;                 /* kept / reduced dimensions */
+    int64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
+    int64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK]; /* in axes order */
+    int64_t G, S;
+} ln_general;
+
+/* Visit the S elements of the group at `base` in axes order: gather
+ * (dir 0: buf <- x) or scatter (dir 1: y <- buf). */
+static void
+ln_walk(const ln_general *p, const float *x, float *y, float *buf,
+        int64_t base, int dir)
+{
+    int64_t idx[WNN_MAX_RANK] = { 0 };
+    int last = (int)p->nr - 1;
+    int64_t inner = p->rext[last], ist = p->rst[last], off = base;
+    for (int64_t j = 0; j < p->S; j += inner) {
+        if (dir == 0) {
+            for (int64_t i = 0; i < inner; i++) {
+                buf[j + i] = x[off + i * ist];
+            }
+        } else {
+            for (int64_t i = 0; i < inner; i++) {
+                y[off + i * ist] = buf[j + i];
+            }
+        }
+        for (int d = last - 1; d >= 0; d--) {
+            off += p->rst[d];
+            if (++idx[d] < p->rext[d]) {
+                break;
+            }
+            off -= p->rst[d] * p->rext[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static wnn_status
+ln_general_run(const cpu_call *k, wnn_error *err, const ln_general *p,
+               const float *x, float *y, double eps, const float *scale,
+               const float *bias)
+{
+    bool failed = false;
+#pragma omp parallel num_threads(threads_for((uint64_t)(p->G * p->S)))
+    {
+        float *buf = malloc(sizeof(float) * (size_t)p->S);
+        if (!buf) {
+#pragma omp atomic write
+            failed = true;
+        }
+#pragma omp for schedule(dynamic, chunk_of(p->S))
+        for (int64_t g = 0; g < p->G; g++) {
+            if (!buf) {
+                continue;
+            }
+            int64_t base = 0, rem = g;
+            for (int d = (int)p->nk - 1; d >= 0; d--) {
+                base += (rem % p->kext[d]) * p->kst[d];
+                rem /= p->kext[d];
+            }
+            ln_walk(p, x, y, buf, base, 0);
+            double mean, var;
+            row_stats(buf, p->S, &mean, &var);
+            row_apply_vec(buf, buf, p->S, mean, rstd_of(var, eps), scale, bias);
+            ln_walk(p, x, y, buf, base, 1);
+        }
+        free(buf);
+    }
+    return failed ? oom(k, err) : WNN_OK;
+}
+
+wnn_status
+cpu_layer_normalization(const cpu_call *k, wnn_error *err)
+{
+    const wnn_layer_normalization_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    uint32_t rank = d->rank;
+    f32buf x, scale, bias;
+    float *yo = NULL;
+    wnn_status st = WNN_OK;
+    memset(&scale, 0, sizeof(scale));
+    bias = scale;
+    x = scale;
+    bool ok = input_f32(k, 0, &x) && option_f32(k, o->scale, &scale) &&
+              option_f32(k, o->bias, &bias);
+    float *y = ok ? output_f32(k, &yo) : NULL;
+    if (!ok || !y) {
+        st = oom(k, err);
+        goto done;
+    }
+    bool red[WNN_MAX_RANK] = { false };
+    for (uint32_t i = 0; i < o->axes.n; i++) {
+        red[o->axes.v[i]] = true;
+    }
+    /* Dimensions of size 1 do not matter; with scale or bias, the reduced
+     * dimensions must come in axes order for the rows / columns layouts. */
+    bool in_order = true;
+    if (scale.p || bias.p) {
+        int64_t prev = -1;
+        for (uint32_t i = 0; i < o->axes.n; i++) {
+            uint32_t a = o->axes.v[i];
+            if (d->shape[a] == 1) {
+                continue;
+            }
+            if ((int64_t)a < prev) {
+                in_order = false;
+            }
+            prev = a;
+        }
+    }
+    /* runs of kept (K) / reduced (R) dimensions in memory order */
+    int64_t run_size[WNN_MAX_RANK];
+    bool run_red[WNN_MAX_RANK];
+    int runs = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        if (d->shape[i] == 1) {
+            continue;
+        }
+        if (runs > 0 && run_red[runs - 1] == red[i]) {
+            run_size[runs - 1] *= d->shape[i];
+        } else {
+            run_red[runs] = red[i];
+            run_size[runs] = d->shape[i];
+            runs++;
+        }
+    }
+    int64_t total = (int64_t)wnn_desc_elements(d);
+    int n_red_runs = 0;
+    for (int i = 0; i < runs; i++) {
+        n_red_runs += run_red[i];
+    }
+    if (n_red_runs == 0) { /* nothing reduced: groups of one element */
+        norm_rows(x.p, y, total, 1, o->epsilon, scale.p, bias.p, 0);
+    } else if (in_order && n_red_runs == 1 && run_red[runs - 1]) {
+        /* [K] R: rows */
+        int64_t S = run_size[runs - 1];
+        norm_rows(x.p, y, total / S, S, o->epsilon, scale.p, bias.p, 0);
+    } else if (in_order && n_red_runs == 1 && runs <= 3 &&
+               (run_red[0] || runs == 3)) {
+        /* [K] R K: columns, scale / bias indexed by the reduced position */
+        int r = run_red[0] ? 0 : 1;
+        int64_t G1 = r ? run_size[0] : 1;
+        norm_cols(x.p, y, G1, run_size[r], run_size[r + 1], o->epsilon,
+                  scale.p, bias.p, false);
+    } else {
+        ln_general p;
+        memset(&p, 0, sizeof(p));
+        int64_t stride[WNN_MAX_RANK], s = 1;
+        for (int i = (int)rank - 1; i >= 0; i--) {
+            stride[i] = s;
+            s *= d->shape[i];
+        }
+        p.G = 1;
+        p.S = 1;
+        for (uint32_t i = 0; i < rank; i++) {
+            if (!red[i]) {
+                p.kext[p.nk] = d->shape[i];
+                p.kst[p.nk++] = stride[i];
+                p.G *= d->shape[i];
+            }
+        }
+        for (uint32_t i = 0; i < o->axes.n; i++) {
+            uint32_t a = o->axes.v[i];
+            p.rext[p.nr] = d->shape[a];
+            p.rst[p.nr++] = stride[a];
+            p.S *= d->shape[a];
+        }
+        st = ln_general_run(k, err, &p, x.p, y, o->epsilon, scale.p, bias.p);
+    }
+    if (st == WNN_OK) {
+        output_done(k, yo);
+        yo = NULL;
+    }
+done:
+    free(yo);
+    free(x.owned);
+    free(scale.owned);
+    free(bias.owned);
+    return st;
+}
+
+/* ---- softmax ------------------------------------------------------------- */
+/* exp for x in [-87.34, 88.38], Cephes-style: 2^n * p(r), ~1 ulp (as in
+ * elementwise.c).  Softmax only passes x - max <= 0 (or NaN); lanes below
+ * the range or NaN are redone with expf afterwards. */
+static inline __attribute__((always_inline)) float
+exp_core(float x)
+{
+    x = x < 88.3762626647949f ? x : 88.3762626647949f;
+    x = x > -87.3365478515625f ? x : -87.3365478515625f;
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
+    int32_t ni = (int32_t)n;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = (ni + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+#define EXP_LO -87.3365478515625f
+
+/* x - m rounded, and the rounding error in *lo (TwoSum, exact): exp(x - m)
+ * is then exp(v) * (1 + lo) to within float32 rounding, so the error of the
+ * subtraction (up to 2^-25 |x - m| relative) does not reach the result.
+ * For non-finite operands lo is NaN or Inf only where v already is. */
+static inline __attribute__((always_inline)) float
+diff(float x, float m, float *lo)
+{
+    float v = x - m;
+    float bx = v - x;
+    float e = (x - (v - bx)) + (-m - bx);
+    *lo = v == v && v > -INFINITY ? e : 0.0f;
+    return v;
+}
+
+/* one contiguous group of n elements */
+HOT static void
+softmax_row(const float *x, float *y, int64_t n)
+{
+    float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++) {
+        m = x[i] > m ? x[i] : m; /* a NaN is skipped here but propagates below */
+    }
+    /* x - m <= 0 or NaN: only lanes below EXP_LO (or NaN) need expf */
+    int bad = 0;
+#pragma omp simd reduction(| : bad)
+    for (int64_t i = 0; i < n; i++) {
+        float lo, v = diff(x[i], m, &lo);
+        float e = exp_core(v);
+        y[i] = e + e * lo;
+        bad |= !(v >= EXP_LO);
+    }
+    if (bad) {
+        for (int64_t i = 0; i < n; i++) {
+            float lo, v = diff(x[i], m, &lo);
+            if (!(v >= EXP_LO)) {
+                float e = expf(v);
+                y[i] = e + e * lo;
+            }
+        }
+    }
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++) {
+        s += y[i];
+    }
+    float inv = (float)(1.0 / s);
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        y[i] *= inv;
+    }
+}
+
+/* columns [w0, w0 + wc) of a [C, W] block: softmax down each column */
+HOT static void
+softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
+             int64_t wc)
+{
+    float m[CW];
+    double s[CW];
+    for (int64_t j = 0; j < wc; j++) {
+        m[j] = -INFINITY;
+        s[j] = 0.0;
+    }
+    for (int64_t c = 0; c < C; c++) {
+        const float *xr = x + c * W + w0;
+#pragma omp simd
+        for (int64_t j = 0; j < wc; j++) {
+            m[j] = xr[j] > m[j] ? xr[j] : m[j];
+        }
+    }
+    for (int64_t c = 0; c < C; c++) {
+        const float *xr = x + c * W + w0;
+        float *yr = y + c * W + w0;
+        int bad = 0;
+#pragma omp simd reduction(| : bad)
+        for (int64_t j = 0; j < wc; j++) {
+            float lo, v = diff(xr[j], m[j], &lo);
+            float e = exp_core(v);
+            yr[j] = e + e * lo;
+            bad |= !(v >= EXP_LO);
+        }
+        if (bad) {
+            for (int64_t j = 0; j < wc; j++) {
+                float lo, v = diff(xr[j], m[j], &lo);
+                if (!(v >= EXP_LO)) {
+                    float e = expf(v);
+                    yr[j] = e + e * lo;
+                }
+            }
+        }
+#pragma omp simd
+        for (int64_t j = 0; j < wc; j++) {
+            s[j] += yr[j];
+        }
+    }
+    float inv[CW];
+    for (int64_t j = 0; j < wc; j++) {
+        inv[j] = (float)(1.0 / s[j]);
+    }
+    for (int64_t c = 0; c < C; c++) {
+        float *yr = y + c * W + w0;
+#pragma omp simd
+        for (int64_t j = 0; j < wc; j++) {
+            yr[j] *= inv[j];
+        }
+    }
+}
+
+wnn_status
+cpu_softmax(const cpu_call *k, wnn_error *err)
+{
+    const wnn_softmax_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    int64_t C = d->shape[o->axis], outer = 1, inner = 1;
+    for (uint32_t i = 0; i < o->axis; i++) {
+        outer *= d->shape[i];
+    }
+    for (uint32_t i = o->axis + 1; i < d->rank; i++) {
+        inner *= d->shape[i];
+    }
+    f32buf x;
+    float *yo = NULL;
+    bool ok = input_f32(k, 0, &x);
+    float *y = ok ? output_f32(k, &yo) : NULL;
+    if (!ok || !y) {
+        free(x.owned);
+        return oom(k, err);
+    }
+    const float *xp = x.p;
+    int nt = threads_for((uint64_t)(outer * C * inner));
+    if (inner == 1) {
+        int64_t ch = chunk_of(C);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
+        for (int64_t r = 0; r < outer; r++) {
+            softmax_row(xp + r * C, y + r * C, C);
+        }
+    } else {
+        int64_t chunks = (inner + CW - 1) / CW;
+        int64_t items = outer * chunks, ch = chunk_of(C * CW);
+#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
+        for (int64_t it = 0; it < items; it++) {
+            int64_t g = it / chunks, w0 = (it % chunks) * CW;
+            int64_t wc = inner - w0 < CW ? inner - w0 : CW;
+            softmax_cols(xp + g * C * inner, y + g * C * inner, C, inner, w0,
+                         wc);
+        }
+    }
+    output_done(k, yo);
+    free(x.owned);
+    return WNN_OK;
+}
