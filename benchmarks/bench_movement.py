@@ -21,13 +21,17 @@ dispatch, so the time covers the queued execution plus the copy of the result
 out of the tensor, which NumPy and torch do not pay).  torch runs with
 ``torch.set_num_threads(2)``.
 
+The last column is the time of ``read_tensor`` alone (the copy of the
+output out of its tensor), which is part of every webnn call.
+
 GB/s counts useful traffic only, the same for every library: every input read
 once plus the output written once (transpose 2 x 3 MiB, concat 4 x 3 MiB).
 
 Method: each callable is warmed up, then timed in samples; in a sample it runs
 back to back until at least 0.1 s have passed and the time per call is kept.
 The libraries alternate sample by sample (order reversed every other round).
-The table shows the median over the samples.  Results are checked against
+The table shows the median over the samples.  On a small shared machine the
+timings vary a lot between runs; compare columns of one run.  Results are checked against
 NumPy before timing.
 """
 import os
@@ -98,6 +102,10 @@ def spec_path(ctx, graph, inputs, out_shape):
         ctx.dispatch(graph, tin, touts)
         ctx.read_tensor(tout, out)
 
+    def read_only():
+        ctx.read_tensor(tout, out)
+
+    run.read_only = read_only
     return run, out, (tin, tout)
 
 
@@ -148,16 +156,19 @@ def main():
           + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else
              ", torch not available")
           + f", {os.cpu_count()} CPUs")
-    head = f"{'case':40s}" + "".join(f"{lib + ' GB/s':>13s}{lib + ' us':>11s}" for lib in libs)
+    head = (f"{'case':40s}" + "".join(f"{lib + ' GB/s':>13s}{lib + ' us':>11s}" for lib in libs)
+            + f"{'read_tensor us':>16s}")
     print(head)
     print("-" * len(head))
     for make in (case_transpose, case_concat):
         name, fns, traffic, keep = make(ctx, rng)
+        fns["read_tensor"] = fns["webnn"].read_only
         t = measure(fns)
         row = f"{name:40s}"
         for lib in libs:
             med = statistics.median(t[lib])
             row += f"{traffic / med / 1e9:13.2f}{med * 1e6:11.1f}"
+        row += f"{statistics.median(t['read_tensor']) * 1e6:16.1f}"
         print(row, flush=True)
         del keep
 

@@ -26,8 +26,11 @@
  *
  * pad and triangular have kernels of their own, also row by row. */
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #include <xmmintrin.h>
@@ -39,10 +42,41 @@
 #define CHUNK 16384               /* elements per unit of a long row */
 #define TB 32                     /* block edge of the 2-D transpose */
 
-static inline int
+/* Threads for a copy of `elements`: one below CPU_PARALLEL_MIN; above, one
+ * per CPU that the 1-minute load average leaves idle (counting the calling
+ * thread as one of the busy ones), at least one.  A copy is memory-bound,
+ * and an OpenMP region ends only when its slowest thread does: on a machine
+ * whose cores are all busy, a second thread that is not scheduled at once
+ * makes the copy wait for a scheduler tick (milliseconds) instead of
+ * helping.  The load average is read at most every 100 ms. */
+static int
+load_threads(void)
+{
+    static _Atomic int64_t checked_ns = INT64_MIN / 2;
+    static _Atomic int cached = 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (now - atomic_load_explicit(&checked_ns, memory_order_relaxed) <
+        100000000) {
+        return atomic_load_explicit(&cached, memory_order_relaxed);
+    }
+    int n = cpu_num_threads(), t = n;
+    double load;
+    if (getloadavg(&load, 1) == 1) {
+        int busy = (int)(load + 0.5); /* this thread included */
+        t = n - (busy > 1 ? busy - 1 : 0);
+        t = t < 1 ? 1 : t > n ? n : t;
+    }
+    atomic_store_explicit(&cached, t, memory_order_relaxed);
+    atomic_store_explicit(&checked_ns, now, memory_order_relaxed);
+    return t;
+}
+
+static int
 threads_for(uint64_t elements)
 {
-    return elements >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+    return elements >= CPU_PARALLEL_MIN ? load_threads() : 1;
 }
 
 /* Contiguous strides (elements) of a descriptor. */
