@@ -156,11 +156,11 @@ gather(unsigned char *dst, int64_t ds, const unsigned char *src, int64_t ss,
  * one. */
 #define SCALAR_BLOCK(T, i0, c0)                                          \
     {                                                                    \
-        T *d = (T *)dst;                                                 \
-        const T *s = (const T *)src;                                     \
+        T *dd = (T *)dst;                                                \
+        const T *ss = (const T *)src;                                    \
         for (int64_t i = 0; i < ni; i++)                                 \
             for (int64_t c = (i < (i0) ? (c0) : 0); c < nc; c++)         \
-                d[i * dk + c] = s[i + co[c]];                            \
+                dd[i * dk + c] = ss[i + co[c]];                          \
     }
 
 static void
