@@ -24,6 +24,21 @@ typedef wnn_status (*cpu_kernel)(const cpu_call *k, wnn_error *err);
 #include "../ops/ops.def"
 #undef WNN_OP
 
+/* CPU_HOT: compile a hot loop for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 +
+ * FMA) and baseline x86-64, picked at load time by the CPU's features.  ISA
+ * levels (GCC 12+), not CPU models: "arch=skylake-avx512" would be picked
+ * only on that Intel model (__builtin_cpu_is), never on AMD CPUs with
+ * AVX-512. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
+#define CPU_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define CPU_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_HOT
+#endif
+
 /* Work below this many elements runs on one thread. */
 #define CPU_PARALLEL_MIN 32768
 int cpu_num_threads(void);

@@ -64,8 +64,15 @@ def parse_signature(sig):
 
 def op_limits(op):
     """{operand name (camelCase, as in the table): (data_types, lo, hi)},
-    without 'output'."""
-    return {n: (list(dts), lo, hi) for n, dts, lo, hi in OPS[op]["limits"] if n != "output"}
+    without the outputs ('output', or split's 'outputs', gru's 'output0'...)."""
+    lim = OPS[op]["limits"][:OPS[op]["n_inputs"]]
+    return {n: (list(dts), lo, hi) for n, dts, lo, hi in lim}
+
+
+def output_names(op):
+    """The limits entries of the outputs: 'output' for most operators, the
+    spec's dictionary member names for the others (split: 'outputs')."""
+    return [n for n, _, _, _ in OPS[op]["limits"][OPS[op]["n_inputs"]:]]
 
 
 # Shapes that the generic [2] * rank rule would get wrong.

@@ -114,11 +114,12 @@ def test_operand_of_another_builder_names_the_argument(ctx, op):
     wrong -- the argument by its IDL name ('a', 'input', ...)."""
     b1, b2 = webnn.MLGraphBuilder(ctx), webnn.MLGraphBuilder(ctx)
     ok, foreign = Recipe(b1, op), Recipe(b2, op)
-    names = [n for k, n in parse_signature(OPS[op]["signature"]) if k != "value"]
-    for i, name in enumerate(names):
+    params = [(k, n) for k, n in parse_signature(OPS[op]["signature"]) if k != "value"]
+    for i, (kind, name) in enumerate(params):
         args = list(ok.args)
         args[i] = foreign.args[i]
-        with raises(TypeError, op, f"'{name}'", "builder"):
+        # an item of a sequence is named with its index: 'inputs[0]'
+        with raises(TypeError, op, f"'{name}[" if kind == "seq" else f"'{name}'", "builder"):
             getattr(b1, op)(*args)
 
 

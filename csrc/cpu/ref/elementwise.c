@@ -24,12 +24,6 @@
 
 #define CH 1024 /* elements per chunk */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
-#else
-#define HOT
-#endif
 
 typedef enum domain { D_F32, D_I64, D_U64 } domain;
 
@@ -254,7 +248,7 @@ typedef struct uparams {
     uint64_t ulo, uhi;
 } uparams;
 
-HOT static void
+CPU_HOT static void
 unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a, b = pr->b;
@@ -564,7 +558,7 @@ bop_of(wnn_op op)
     }
 }
 
-HOT static void
+CPU_HOT static void
 binary_f32(bop op, size_t n, const float *a, const float *b, float *y)
 {
     switch (op) {

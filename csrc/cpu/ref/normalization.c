@@ -45,17 +45,6 @@
 
 #include "../cpu.h"
 
-/* ISA levels (GCC 12+), not CPU models: "arch=skylake-avx512" is picked only
- * on that Intel model (__builtin_cpu_is), never on AMD CPUs with AVX-512. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
-#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HOT
-#endif
 
 #define CW 64   /* columns per work item in the column layouts */
 
@@ -140,7 +129,7 @@ oom(const cpu_call *k, wnn_error *err)
 
 /* ---- statistics and the normalization of one contiguous group ----------- */
 /* mean and population variance of x[0..n), shifted one-pass sums in double */
-HOT static void
+CPU_HOT static void
 row_stats(const float *x, int64_t n, double *mean, double *var)
 {
     double k0 = x[0], s1 = 0.0, s2 = 0.0;
@@ -157,7 +146,7 @@ row_stats(const float *x, int64_t n, double *mean, double *var)
 }
 
 /* y = (x - mean) * a + b */
-HOT static void
+CPU_HOT static void
 row_apply_const(const float *x, float *y, int64_t n, double mean, double a,
                 double b)
 {
@@ -168,7 +157,7 @@ row_apply_const(const float *x, float *y, int64_t n, double mean, double a,
 }
 
 /* y = (x - mean) * rstd * scale[i] + bias[i]; scale / bias may be NULL */
-HOT static void
+CPU_HOT static void
 row_apply_vec(const float *x, float *y, int64_t n, double mean, double rstd,
               const float *scale, const float *bias)
 {
@@ -229,7 +218,7 @@ norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
  * the [R, W] block at x / y; each column is a group.  Scale / bias per column
  * (per_col: instance normalization nhwc) or per row r (layer normalization,
  * the reduced index). */
-HOT static void
+CPU_HOT static void
 col_block(const float *x, float *y, int64_t R, int64_t W, int64_t w0,
           int64_t wc, double eps, const float *scale, const float *bias,
           bool per_col)
@@ -627,7 +616,7 @@ diff(float x, float m, float *lo)
 }
 
 /* one contiguous group of n elements */
-HOT static void
+CPU_HOT static void
 softmax_row(const float *x, float *y, int64_t n)
 {
     float m = -INFINITY;
@@ -666,7 +655,7 @@ softmax_row(const float *x, float *y, int64_t n)
 }
 
 /* columns [w0, w0 + wc) of a [C, W] block: softmax down each column */
-HOT static void
+CPU_HOT static void
 softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
              int64_t wc)
 {

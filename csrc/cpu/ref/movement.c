@@ -1,0 +1,701 @@
+/* movement.c -- CPU kernels of the data movement operators: concat expand
+ * transpose slice split tile reverse triangular pad.
+ *
+ * None of them computes on values: every data type is moved by its element
+ * size (1, 2, 4 or 8 bytes), so all eight types share one code path.
+ *
+ * Most of them are one strided copy: each output element comes from the
+ * input at  base + sum(index[d] * in_stride[d])  (strides in elements, 0 for
+ * a broadcast dimension, negative for a reversed one), and goes to the output
+ * at  sum(index[d] * out_stride[d]).
+ *   transpose  permuted input strides
+ *   expand     0 strides where the input's dimension is 1 (or missing)
+ *   slice      strides times the step, base at the starts
+ *   reverse    negated strides, base at the last element
+ *   tile       a view of rank 2r: [rep0, d0, rep1, d1, ...] with strides
+ *              [0, s0, 0, s1, ...] (an expand of the reshaped input)
+ *   split      one slice per output
+ *   concat     each input written into its part of the output (strided out)
+ * copy_view() merges dimensions that are contiguous on both sides, drops
+ * size-1 dimensions, and then copies rows of the innermost dimension with
+ * memcpy (contiguous), a fill (broadcast), a 2-D blocked transpose (when the
+ * input is contiguous along another output dimension), or a strided gather.
+ * Large copies are split across OpenMP threads by contiguous ranges of rows
+ * (long rows are cut into chunks), each thread walking its range with an
+ * odometer, so no per-element index arithmetic is done.
+ *
+ * pad and triangular have kernels of their own, also row by row. */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
+
+#include "../cpu.h"
+
+#define VR (2 * WNN_MAX_RANK + 2) /* view rank: tile needs 2r */
+#define CHUNK 16384               /* elements per unit of a long row */
+#define TB 32                     /* block edge of the 2-D transpose */
+
+/* Threads for a copy of `elements`: one below CPU_PARALLEL_MIN, else all. */
+static int
+threads_for(uint64_t elements)
+{
+    return elements >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+}
+
+/* Contiguous strides (elements) of a descriptor. */
+static void
+contiguous_strides(const wnn_desc *d, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = (int)d->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= d->shape[i];
+    }
+}
+
+/* ---- element helpers ------------------------------------------------------ */
+static inline void
+copy_elem(unsigned char *dst, const unsigned char *src, size_t es)
+{
+    switch (es) {
+    case 1: *dst = *src; break;
+    case 2: *(uint16_t *)dst = *(const uint16_t *)src; break;
+    case 4: *(uint32_t *)dst = *(const uint32_t *)src; break;
+    default: *(uint64_t *)dst = *(const uint64_t *)src; break;
+    }
+}
+
+/* n copies of the element at val */
+static void
+fill(unsigned char *dst, int64_t n, const unsigned char *val, size_t es)
+{
+    switch (es) {
+    case 1:
+        memset(dst, *val, (size_t)n);
+        break;
+    case 2: {
+        uint16_t v = *(const uint16_t *)val, *d = (uint16_t *)dst;
+        for (int64_t i = 0; i < n; i++) d[i] = v;
+        break;
+    }
+    case 4: {
+        uint32_t v = *(const uint32_t *)val, *d = (uint32_t *)dst;
+        for (int64_t i = 0; i < n; i++) d[i] = v;
+        break;
+    }
+    default: {
+        uint64_t v = *(const uint64_t *)val, *d = (uint64_t *)dst;
+        for (int64_t i = 0; i < n; i++) d[i] = v;
+        break;
+    }
+    }
+}
+
+/* dst[i * ds] = src[i * ss] for i < n (strides in elements) */
+static void
+gather(unsigned char *dst, int64_t ds, const unsigned char *src, int64_t ss,
+       int64_t n, size_t es)
+{
+#define GATHER(T)                                                  \
+    {                                                              \
+        T *d = (T *)dst;                                           \
+        const T *s = (const T *)src;                               \
+        for (int64_t i = 0; i < n; i++) d[i * ds] = s[i * ss];     \
+    }
+    switch (es) {
+    case 1: GATHER(uint8_t) break;
+    case 2: GATHER(uint16_t) break;
+    case 4: GATHER(uint32_t) break;
+    default: GATHER(uint64_t) break;
+    }
+#undef GATHER
+}
+
+/* One block of a 2-D transpose: dst[i * dk + c] = src[i + co[c]] for
+ * i < ni, c < nc (offsets in elements): the input is contiguous along i,
+ * the output along c; co[] holds the input offset of each output column.
+ * With SSE2, 4-byte elements move in 4 x 4 register transposes, 2-byte ones
+ * in 8 x 8 and 8-byte ones in 2 x 2; the edges and 1-byte elements one by
+ * one. */
+#define SCALAR_BLOCK(T, i0, c0)                                          \
+    {                                                                    \
+        T *dd = (T *)dst;                                                \
+        const T *ss = (const T *)src;                                    \
+        for (int64_t i = 0; i < ni; i++)                                 \
+            for (int64_t c = (i < (i0) ? (c0) : 0); c < nc; c++)         \
+                dd[i * dk + c] = ss[i + co[c]];                          \
+    }
+
+static void
+block_transpose(unsigned char *dst, int64_t dk, const unsigned char *src,
+                const int64_t *co, int64_t ni, int64_t nc, size_t es)
+{
+#if defined(__SSE2__)
+    if (es == 4) {
+        float *d = (float *)dst;
+        const float *s = (const float *)src;
+        int64_t mi = ni & ~(int64_t)3, mc = nc & ~(int64_t)3;
+        for (int64_t i = 0; i < mi; i += 4) {
+            for (int64_t c = 0; c < mc; c += 4) {
+                __m128 r0 = _mm_loadu_ps(s + i + co[c]);
+                __m128 r1 = _mm_loadu_ps(s + i + co[c + 1]);
+                __m128 r2 = _mm_loadu_ps(s + i + co[c + 2]);
+                __m128 r3 = _mm_loadu_ps(s + i + co[c + 3]);
+                _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                float *q = d + i * dk + c;
+                _mm_storeu_ps(q, r0);
+                _mm_storeu_ps(q + dk, r1);
+                _mm_storeu_ps(q + 2 * dk, r2);
+                _mm_storeu_ps(q + 3 * dk, r3);
+            }
+        }
+        /* rows i < mi from column mc on, and rows i >= mi entirely */
+        SCALAR_BLOCK(uint32_t, mi, mc)
+        return;
+    }
+    if (es == 2) {
+        uint16_t *d = (uint16_t *)dst;
+        const uint16_t *s = (const uint16_t *)src;
+        int64_t mi = ni & ~(int64_t)7, mc = nc & ~(int64_t)7;
+        for (int64_t i = 0; i < mi; i += 8) {
+            for (int64_t c = 0; c < mc; c += 8) {
+                __m128i r[8], t[8], u[8];
+                for (int k = 0; k < 8; k++) {
+                    r[k] = _mm_loadu_si128((const __m128i *)(s + i + co[c + k]));
+                }
+                /* t[2k], t[2k+1]: columns 2k, 2k+1 interleaved, rows 0-3 and
+                 * 4-7 */
+                for (int k = 0; k < 4; k++) {
+                    t[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+                    t[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+                }
+                for (int k = 0; k < 2; k++) {
+                    for (int h = 0; h < 2; h++) {
+                        __m128i x = t[4 * k + h], y = t[4 * k + 2 + h];
+                        u[4 * k + 2 * h] = _mm_unpacklo_epi32(x, y);
+                        u[4 * k + 2 * h + 1] = _mm_unpackhi_epi32(x, y);
+                    }
+                }
+                /* u[4k + m]: columns 4k..4k+3 of rows 2m, 2m+1 */
+                uint16_t *q = d + i * dk + c;
+                for (int m = 0; m < 4; m++) {
+                    __m128i lo = _mm_unpacklo_epi64(u[m], u[4 + m]);
+                    __m128i hi = _mm_unpackhi_epi64(u[m], u[4 + m]);
+                    _mm_storeu_si128((__m128i *)(q + (2 * m) * dk), lo);
+                    _mm_storeu_si128((__m128i *)(q + (2 * m + 1) * dk), hi);
+                }
+            }
+        }
+        SCALAR_BLOCK(uint16_t, mi, mc)
+        return;
+    }
+    if (es == 8) {
+        double *d = (double *)dst;
+        const double *s = (const double *)src;
+        int64_t mi = ni & ~(int64_t)1, mc = nc & ~(int64_t)1;
+        for (int64_t i = 0; i < mi; i += 2) {
+            for (int64_t c = 0; c < mc; c += 2) {
+                __m128d r0 = _mm_loadu_pd(s + i + co[c]);
+                __m128d r1 = _mm_loadu_pd(s + i + co[c + 1]);
+                double *q = d + i * dk + c;
+                _mm_storeu_pd(q, _mm_unpacklo_pd(r0, r1));
+                _mm_storeu_pd(q + dk, _mm_unpackhi_pd(r0, r1));
+            }
+        }
+        SCALAR_BLOCK(uint64_t, mi, mc)
+        return;
+    }
+#endif
+    switch (es) {
+    case 1: SCALAR_BLOCK(uint8_t, 0, 0) break;
+    case 2: SCALAR_BLOCK(uint16_t, 0, 0) break;
+    case 4: SCALAR_BLOCK(uint32_t, 0, 0) break;
+    default: SCALAR_BLOCK(uint64_t, 0, 0) break;
+    }
+}
+#undef SCALAR_BLOCK
+
+/* ---- the strided copy ----------------------------------------------------- */
+typedef struct view {
+    int rank;
+    int64_t shape[VR];
+    int64_t is[VR]; /* input strides (elements) */
+    int64_t os[VR]; /* output strides (elements) */
+} view;
+
+/* Drop size-1 dimensions, merge neighbours that are contiguous on both
+ * sides.  Leaves rank >= 1. */
+static void
+view_simplify(view *v)
+{
+    int r = 0;
+    for (int d = 0; d < v->rank; d++) {
+        if (v->shape[d] == 1) {
+            continue;
+        }
+        if (r > 0 && v->is[r - 1] == v->is[d] * v->shape[d] &&
+            v->os[r - 1] == v->os[d] * v->shape[d]) {
+            v->shape[r - 1] *= v->shape[d];
+            v->is[r - 1] = v->is[d];
+            v->os[r - 1] = v->os[d];
+            continue;
+        }
+        v->shape[r] = v->shape[d];
+        v->is[r] = v->is[d];
+        v->os[r] = v->os[d];
+        r++;
+    }
+    if (r == 0) {
+        v->shape[0] = 1;
+        v->is[0] = v->os[0] = 1;
+        r = 1;
+    }
+    v->rank = r;
+}
+
+static int64_t
+view_elements(const view *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < v->rank; d++) {
+        n *= v->shape[d];
+    }
+    return n;
+}
+
+/* Rows of the innermost dimension, chunked; a thread copies units
+ * [u0, u1) of rows * cpr units. */
+static void
+copy_rows(const view *v, const unsigned char *in, unsigned char *out,
+          size_t es, int64_t cpr, int64_t u0, int64_t u1)
+{
+    int L = v->rank - 1;
+    int64_t n = v->shape[L], isl = v->is[L], osl = v->os[L];
+    int64_t idx[VR], row = u0 / cpr, c = u0 % cpr;
+    int64_t io = 0, oo = 0;
+    for (int d = L - 1; d >= 0; d--) {
+        idx[d] = row % v->shape[d];
+        row /= v->shape[d];
+        io += idx[d] * v->is[d];
+        oo += idx[d] * v->os[d];
+    }
+    for (int64_t u = u0; u < u1; u++) {
+        int64_t j0 = c * CHUNK, m = n - j0 < CHUNK ? n - j0 : CHUNK;
+        const unsigned char *s = in + (io + j0 * isl) * (int64_t)es;
+        unsigned char *t = out + (oo + j0 * osl) * (int64_t)es;
+        if (osl == 1 && isl == 1) {
+            memcpy(t, s, (size_t)m * es);
+        } else if (osl == 1 && isl == 0) {
+            fill(t, m, s, es);
+        } else {
+            gather(t, osl, s, isl, m, es);
+        }
+        if (++c < cpr) {
+            continue;
+        }
+        c = 0;
+        for (int d = L - 1; d >= 0; d--) {
+            io += v->is[d];
+            oo += v->os[d];
+            if (++idx[d] < v->shape[d]) {
+                break;
+            }
+            io -= v->is[d] * v->shape[d];
+            oo -= v->os[d] * v->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Output contiguous along the last dimension L, input contiguous along
+ * dimension k: TB x TB blocks of (k, columns), the other dimensions outside.
+ * The columns are dimension L, or, when L is shorter than TB and the output
+ * is contiguous across it, dimensions (m, L) with m = L - 1, so that a block
+ * still writes TB-element runs (whole cache lines).  Units run over the other
+ * dimensions outermost, then blocks along k, then along the columns. */
+static void
+copy_blocked(const view *v, int k, const unsigned char *in,
+             unsigned char *out, size_t es, int nt)
+{
+    int L = v->rank - 1;
+    int m = L - 1;
+    int64_t nk = v->shape[k], nl = v->shape[L];
+    if (!(nl < TB && m >= 0 && m != k && v->os[m] == nl)) {
+        m = -1; /* columns: L only */
+    }
+    int64_t nm = m >= 0 ? v->shape[m] : 1;
+    /* columns per block: TB of L, or bm whole rows of L */
+    int64_t bm = m >= 0 ? (TB + nl - 1) / nl : 1;
+    bm = bm > nm ? nm : bm;
+    int64_t bc = m >= 0 ? bm * nl : (nl < TB ? nl : TB);
+    int64_t ncols = nm * nl;
+    int64_t bk = nk < TB ? nk : TB;
+    int64_t tk = (nk + bk - 1) / bk, tc = (ncols + bc - 1) / bc;
+    int64_t outer = view_elements(v) / (nk * ncols);
+    int64_t units = outer * tk * tc;
+    int64_t osk = v->os[k], isl = v->is[L], ism = m >= 0 ? v->is[m] : 0;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t u = 0; u < units; u++) {
+        int64_t q = u, cb = q % tc;
+        q /= tc;
+        int64_t ib = q % tk, o = q / tk;
+        int64_t io = 0, oo = 0;
+        for (int d = L - 1; d >= 0; d--) {
+            if (d == k || d == m) {
+                continue;
+            }
+            int64_t i = o % v->shape[d];
+            o /= v->shape[d];
+            io += i * v->is[d];
+            oo += i * v->os[d];
+        }
+        int64_t i0 = ib * bk, c0 = cb * bc;
+        int64_t ni = nk - i0 < bk ? nk - i0 : bk;
+        int64_t nc = ncols - c0 < bc ? ncols - c0 : bc;
+        int64_t co[TB + TB];
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t cc = c0 + c;
+            co[c] = m >= 0 ? (cc / nl) * ism + (cc % nl) * isl : cc * isl;
+        }
+        /* column c0 starts at output offset c0 (os[L] = 1, os[m] = nl) */
+        block_transpose(out + (oo + i0 * osk + c0) * (int64_t)es, osk,
+                        in + (io + i0) * (int64_t)es, co, ni, nc, es);
+    }
+}
+
+/* Copy the view: element (i...) goes from in[sum i*is] to out[sum i*os].
+ * `in` and `out` point at element (0, ..., 0). */
+static void
+copy_view(view *v, const unsigned char *in, unsigned char *out, size_t es)
+{
+    view_simplify(v);
+    int L = v->rank - 1;
+    int64_t total = view_elements(v);
+    int nt = threads_for((uint64_t)total);
+    if (v->os[L] == 1 && v->is[L] != 1 && v->is[L] != 0 && L > 0 &&
+        v->shape[L] >= 4) {
+        for (int k = L - 1; k >= 0; k--) {
+            if (v->is[k] == 1 && v->shape[k] >= 4) {
+                copy_blocked(v, k, in, out, es, nt);
+                return;
+            }
+        }
+    }
+    int64_t n = v->shape[L], cpr = (n + CHUNK - 1) / CHUNK;
+    int64_t units = total / n * cpr;
+    if (nt > units) {
+        nt = (int)units;
+    }
+    if (nt <= 1) {
+        copy_rows(v, in, out, es, cpr, 0, units);
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), p = omp_get_num_threads();
+        int64_t u0 = units * t / p, u1 = units * (t + 1) / p;
+        if (u0 < u1) {
+            copy_rows(v, in, out, es, cpr, u0, u1);
+        }
+    }
+}
+
+/* ---- transpose -- #api-mlgraphbuilder-transpose --------------------------- */
+wnn_status
+cpu_transpose(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_transpose_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
+    contiguous_strides(in, ist);
+    contiguous_strides(out, ost);
+    view v = { .rank = (int)out->rank };
+    for (uint32_t i = 0; i < out->rank; i++) {
+        uint32_t p = o->permutation.v[i];
+        v.shape[i] = out->shape[i];
+        v.is[i] = p < in->rank ? ist[p] : 0;
+        v.os[i] = ost[i];
+    }
+    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
+    return WNN_OK;
+}
+
+/* ---- expand -- #api-mlgraphbuilder-expand --------------------------------- */
+wnn_status
+cpu_expand(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
+    contiguous_strides(in, ist);
+    contiguous_strides(out, ost);
+    view v = { .rank = (int)out->rank };
+    int shift = (int)out->rank - (int)in->rank;
+    for (int i = 0; i < (int)out->rank; i++) {
+        int j = i - shift;
+        v.shape[i] = out->shape[i];
+        v.is[i] = j >= 0 && in->shape[j] != 1 ? ist[j] : 0;
+        v.os[i] = ost[i];
+    }
+    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
+    return WNN_OK;
+}
+
+/* ---- slice -- #api-mlgraphbuilder-slice ----------------------------------- */
+wnn_status
+cpu_slice(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_slice_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    size_t es = wnn_dtype_size(in->dtype);
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], base = 0;
+    contiguous_strides(in, ist);
+    contiguous_strides(out, ost);
+    view v = { .rank = (int)out->rank };
+    for (uint32_t i = 0; i < out->rank; i++) {
+        v.shape[i] = out->shape[i];
+        v.is[i] = ist[i] * (int64_t)o->strides.v[i];
+        v.os[i] = ost[i];
+        base += ist[i] * (int64_t)o->starts.v[i];
+    }
+    copy_view(&v, (const unsigned char *)k->in[0] + base * (int64_t)es,
+              k->out[0], es);
+    return WNN_OK;
+}
+
+/* ---- split -- #api-mlgraphbuilder-split: one slice per output ------------- */
+wnn_status
+cpu_split(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_split_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0];
+    size_t es = wnn_dtype_size(in->dtype);
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], start = 0;
+    contiguous_strides(in, ist);
+    for (uint32_t j = 0; j < k->n_out; j++) {
+        const wnn_desc *out = &k->out_desc[j];
+        contiguous_strides(out, ost);
+        view v = { .rank = (int)out->rank };
+        for (uint32_t i = 0; i < out->rank; i++) {
+            v.shape[i] = out->shape[i];
+            v.is[i] = ist[i];
+            v.os[i] = ost[i];
+        }
+        copy_view(&v,
+                  (const unsigned char *)k->in[0] +
+                      start * ist[o->axis] * (int64_t)es,
+                  k->out[j], es);
+        start += out->shape[o->axis];
+    }
+    return WNN_OK;
+}
+
+/* ---- concat -- #api-mlgraphbuilder-concat: each input into its part ------- */
+wnn_status
+cpu_concat(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_concat_options *o = k->options;
+    const wnn_desc *out = &k->out_desc[0];
+    size_t es = wnn_dtype_size(out->dtype);
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], start = 0;
+    contiguous_strides(out, ost);
+    for (uint32_t j = 0; j < k->n_in; j++) {
+        const wnn_desc *in = &k->in_desc[j];
+        contiguous_strides(in, ist);
+        view v = { .rank = (int)in->rank };
+        for (uint32_t i = 0; i < in->rank; i++) {
+            v.shape[i] = in->shape[i];
+            v.is[i] = ist[i];
+            v.os[i] = ost[i];
+        }
+        copy_view(&v, k->in[j],
+                  (unsigned char *)k->out[0] +
+                      start * ost[o->axis] * (int64_t)es,
+                  es);
+        start += in->shape[o->axis];
+    }
+    return WNN_OK;
+}
+
+/* ---- reverse -- #api-mlgraphbuilder-reverse-method ------------------------ */
+wnn_status
+cpu_reverse(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_reverse_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0];
+    size_t es = wnn_dtype_size(in->dtype);
+    int64_t ist[WNN_MAX_RANK], base = 0;
+    contiguous_strides(in, ist);
+    view v = { .rank = (int)in->rank };
+    for (uint32_t i = 0; i < in->rank; i++) {
+        v.shape[i] = in->shape[i];
+        v.is[i] = ist[i];
+        v.os[i] = ist[i];
+    }
+    for (uint32_t a = 0; a < o->axes.n; a++) {
+        uint32_t i = o->axes.v[a];
+        if (i < in->rank && v.is[i] > 0) { /* validated; duplicates ignored */
+            base += (in->shape[i] - 1) * ist[i];
+            v.is[i] = -ist[i];
+        }
+    }
+    copy_view(&v, (const unsigned char *)k->in[0] + base * (int64_t)es,
+              k->out[0], es);
+    return WNN_OK;
+}
+
+/* ---- tile -- #api-mlgraphbuilder-tile ------------------------------------- */
+wnn_status
+cpu_tile(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_tile_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
+    contiguous_strides(in, ist);
+    contiguous_strides(out, ost);
+    view v = { .rank = 2 * (int)in->rank };
+    for (uint32_t i = 0; i < in->rank; i++) {
+        v.shape[2 * i] = o->repetitions.v[i];
+        v.is[2 * i] = 0;
+        v.os[2 * i] = ost[i] * in->shape[i];
+        v.shape[2 * i + 1] = in->shape[i];
+        v.is[2 * i + 1] = ist[i];
+        v.os[2 * i + 1] = ost[i];
+    }
+    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
+    return WNN_OK;
+}
+
+/* ---- triangular -- #api-mlgraphbuilder-triangular ------------------------- */
+wnn_status
+cpu_triangular(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_triangular_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    size_t es = wnn_dtype_size(d->dtype);
+    int64_t h = d->shape[d->rank - 2], w = d->shape[d->rank - 1];
+    int64_t rows = (int64_t)wnn_desc_elements(d) / w;
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    int64_t diag = o->diagonal;
+    bool upper = o->upper;
+#pragma omp parallel for schedule(static) \
+    num_threads(threads_for(wnn_desc_elements(d)))
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t i = r % h, lo, hi;
+        /* upper keeps j - i >= diagonal, lower keeps j - i <= diagonal */
+        if (upper) {
+            lo = i + diag;
+            hi = w;
+        } else {
+            lo = 0;
+            hi = i + diag + 1;
+        }
+        lo = lo < 0 ? 0 : lo > w ? w : lo;
+        hi = hi < lo ? lo : hi > w ? w : hi;
+        size_t off = (size_t)(r * w) * es;
+        memset(y + off, 0, (size_t)lo * es);
+        memcpy(y + off + (size_t)lo * es, x + off + (size_t)lo * es,
+               (size_t)(hi - lo) * es);
+        memset(y + off + (size_t)hi * es, 0, (size_t)(w - hi) * es);
+    }
+    return WNN_OK;
+}
+
+/* ---- pad -- #api-mlgraphbuilder-pad --------------------------------------- */
+/* Index into [0, n) of output coordinate x - b for edge / reflection
+ * (the checker guarantees b, e < n for reflection); -1 for constant
+ * padding outside. */
+static inline int64_t
+pad_source(int mode, int64_t x, int64_t n)
+{
+    if (x >= 0 && x < n) {
+        return x;
+    }
+    switch (mode) {
+    case WNN_PAD_EDGE:
+        return x < 0 ? 0 : n - 1;
+    case WNN_PAD_REFLECTION: {
+        int64_t r = x < 0 ? -x : 2 * (n - 1) - x;
+        return r < 0 ? 0 : r >= n ? n - 1 : r; /* n == 1: padding is 0 */
+    }
+    default:
+        return -1;
+    }
+}
+
+wnn_status
+cpu_pad(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_pad_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    size_t es = wnn_dtype_size(in->dtype);
+    unsigned char val[8] = { 0 };
+    wnn_number_store(&o->value, in->dtype, val);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    int mode = o->mode;
+    if (in->rank == 0) {
+        memcpy(y, x, es);
+        return WNN_OK;
+    }
+    int r = (int)in->rank, L = r - 1;
+    int64_t ist[WNN_MAX_RANK];
+    contiguous_strides(in, ist);
+    int64_t n = in->shape[L], wo = out->shape[L];
+    int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
+    int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
+#pragma omp parallel for schedule(static) \
+    num_threads(threads_for(wnn_desc_elements(out)))
+    for (int64_t row = 0; row < rows; row++) {
+        unsigned char *t = y + (size_t)(row * wo) * es;
+        int64_t q = row, src = 0;
+        bool outside = false;
+        for (int d = L - 1; d >= 0; d--) {
+            int64_t i = q % out->shape[d];
+            q /= out->shape[d];
+            int64_t s = pad_source(mode, i - (int64_t)o->beginning_padding.v[d],
+                                   in->shape[d]);
+            if (s < 0) {
+                outside = true;
+                break;
+            }
+            src += s * ist[d];
+        }
+        if (outside) {
+            fill(t, wo, val, es);
+            continue;
+        }
+        const unsigned char *s = x + (size_t)src * es;
+        if (mode == WNN_PAD_CONSTANT) {
+            fill(t, bl, val, es);
+            fill(t + (size_t)(bl + n) * es, el, val, es);
+        } else {
+            for (int64_t j = 0; j < bl; j++) {
+                copy_elem(t + (size_t)j * es,
+                          s + (size_t)pad_source(mode, j - bl, n) * es, es);
+            }
+            for (int64_t j = bl + n; j < wo; j++) {
+                copy_elem(t + (size_t)j * es,
+                          s + (size_t)pad_source(mode, j - bl, n) * es, es);
+            }
+        }
+        memcpy(t + (size_t)bl * es, s, (size_t)n * es);
+    }
+    return WNN_OK;
+}
