@@ -112,7 +112,7 @@ load_chunk(domain dm, wnn_dtype t, const void *p, int stride, size_t n,
             d[i] = v;
         }
     } else {
-        int64_t v, *d = dst;
+        int64_t v = 0, *d = dst;
         load_i64(t, p, 1, &v);
         for (size_t i = 0; i < n; i++) {
             d[i] = v;
