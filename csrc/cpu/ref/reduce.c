@@ -1,28 +1,38 @@
 /* reduce.c -- CPU kernels of the reduction family: the ten reduce* ops,
  * argMin/argMax and cumulativeSum.
  *
- * Domains: float32 and float16 are computed in double (loaded exactly,
- * accumulated in double, rounded once to the output type: float16 through a
- * round-to-odd float32 so that the rounding is correct), integers in 64-bit
- * two's complement (uint64 arithmetic, so sums and products wrap around
- * modulo 2^64 and the stored low bits are the wrapped result of the output
- * type).
+ * Domains: float32 and float16 are computed in double (float16 data are
+ * widened to float32 first, exactly; sums are accumulated in double and
+ * rounded once to the output type, float16 through a round-to-odd float32
+ * so that this rounding is correct), integers in 64-bit two's complement
+ * (uint64 arithmetic, so sums and products wrap around modulo 2^64 and the
+ * stored low bits are the wrapped result of the output type; max and min
+ * compare as signed or unsigned).
  *
  * Layout: the input's dimensions are coalesced into alternating groups of
  * kept and reduced dimensions (size-1 dimensions dropped).  When the
- * innermost group is reduced, each output reduces contiguous runs
- * ("E1"); when it is kept, each output row accumulates contiguous input rows
- * element-wise ("E2").  Both inner loops are contiguous and vectorisable.
- * Work is split over outputs; when there are too few output blocks for the
- * threads, the reduced index space is split instead and partial results are
- * combined.
+ * innermost group is reduced, each output reduces contiguous runs ("E1";
+ * short runs are reduced for a block of outputs at once); when it is kept,
+ * each block of outputs accumulates contiguous input rows element-wise
+ * ("E2").  The inner loops read the data in place, typed, and vectorise.
+ * Work is split over blocks of outputs; when there are fewer blocks than
+ * threads, the reduced index space is split instead and the partial results
+ * are combined in order.
  *
  * Documented semantics (the spec leaves them open):
  *   reduceMax/reduceMin   NaN propagates (any NaN gives NaN).
  *   reduceSum/L1/SumSquare/Product on integers wrap around; reduceL1 of
  *                         the most negative value wraps like abs().
- *   reduceLogSumExp       computed as m + log(sum(exp(x - m))), m the max;
- *                         +-Inf and NaN maxima give m itself.
+ *   reduceProduct         float products are accumulated in double (errors
+ *                         far below the output's last bit) unless partial
+ *                         products leave double's range: then Inf, 0, or
+ *                         NaN for 0 * Inf, depending on the order, as any
+ *                         running product.
+ *   reduceLogSumExp       m + log(sum(exp(x - m))) with m the max, so that
+ *                         it cannot overflow; exp is a double-precision
+ *                         polynomial (relative error < 1e-14, terms below
+ *                         e^-708 count as e^-708); +-Inf and NaN maxima give
+ *                         m itself.
  *   argMin/argMax         ties give the first (smallest) index; NaN counts as
  *                         greater and smaller than everything, so the first
  *                         NaN's index is returned (as NumPy).
@@ -35,11 +45,23 @@
 
 #include "../cpu.h"
 
-#define CH 1024 /* elements per chunk */
+/* Selects between floating-point values (the clamps, NaN-aware max / min,
+ * argMin / argMax updates) are if-converted and vectorised only when GCC
+ * may assume that comparisons do not trap; no FP exception flags are used. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 
+#define CH 1024    /* outputs per block, elements per chunk */
+#define LANES 8    /* independent partial results of a run */
+#define SMALL_RUN 16 /* runs shorter than this: a block of outputs at once */
+
+/* Hot loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at
+ * load time by CPU features ("arch=" clones would test the CPU model, and
+ * pick the baseline on CPUs that are not that model, AMD's included). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define HOT
 #endif
@@ -56,32 +78,29 @@ is_float_type(wnn_dtype t)
     return t == WNN_FLOAT32 || t == WNN_FLOAT16;
 }
 
-static bool
-is_signed_type(wnn_dtype t)
-{
-    return t == WNN_INT8 || t == WNN_INT32 || t == WNN_INT64;
-}
-
-/* ---- loading and storing ---------------------------------------------- */
-/* float16 -> float32, exact (F. Giesen's branch-light conversion). */
+/* ---- conversions ------------------------------------------------------- */
+/* float16 -> float32, exact (F. Giesen's conversion, with selects so that
+ * it vectorises). */
 static inline float
 h2f(uint16_t h)
 {
-    union {
-        uint32_t u;
-        float f;
-    } o, magic = { .u = 113u << 23 };
+    const uint32_t emask = 0x7c00u << 13;
+    const float magic = 6.103515625e-05f; /* 2^-14, bits 113 << 23 */
     uint32_t shifted = (uint32_t)(h & 0x7fff) << 13;
-    uint32_t exp = shifted & (0x7c00u << 13);
-    o.u = shifted + ((127u - 15u) << 23);
-    if (exp == (0x7c00u << 13)) {
-        o.u += (128u - 16u) << 23; /* Inf / NaN */
-    } else if (exp == 0) {
-        o.u += 1u << 23; /* zero / subnormal */
-        o.f -= magic.f;
-    }
-    o.u |= (uint32_t)(h & 0x8000) << 16;
-    return o.f;
+    uint32_t exp = shifted & emask;
+    uint32_t o = shifted + ((127u - 15u) << 23);
+    o += exp == emask ? (128u - 16u) << 23 : 0u; /* Inf / NaN */
+    uint32_t os = o + (1u << 23);                 /* zero / subnormal */
+    float fo, fs;
+    memcpy(&fo, &o, 4);
+    memcpy(&fs, &os, 4);
+    fs -= magic;
+    float r = exp == 0 ? fs : fo;
+    uint32_t u;
+    memcpy(&u, &r, 4);
+    u |= (uint32_t)(h & 0x8000) << 16;
+    memcpy(&r, &u, 4);
+    return r;
 }
 
 /* double -> float16 with one correct rounding (to nearest even): round to
@@ -100,6 +119,25 @@ d2h(double d)
         memcpy(&f, &u, 4);
     }
     return wnn_f32_to_f16(f);
+}
+
+/* float16 tensor -> malloc'd float32 copy (exact), converted in parallel */
+static float *
+widen_f16(const uint16_t *h, uint64_t n)
+{
+    float *f = malloc(n * sizeof(float) + 64);
+    if (!f) {
+        return NULL;
+    }
+    uint64_t nc = (n + CH - 1) / CH;
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
+    for (uint64_t c = 0; c < nc; c++) {
+        uint64_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
+        for (uint64_t i = c * CH; i < e; i++) {
+            f[i] = h2f(h[i]);
+        }
+    }
+    return f;
 }
 
 /* n elements at element offset `off` of data of type t -> double */
@@ -212,11 +250,75 @@ load_any(wnn_dtype t, const void *base, uint64_t off, size_t n, cbuf *b)
     }
 }
 
-/* ---- reduction passes -------------------------------------------------- */
+/* ---- exp for LogSumExp ---------------------------------------------------- */
+/* exp(r) for r <= 0 (a value minus the maximum), vectorisable: r is
+ * clamped to -708 (exp(-708) < 1e-307 stands in for smaller terms and -Inf:
+ * negligible next to the maximum's own term, 1), then 2^n * e^f with
+ * |f| <= ln(2)/2 and a degree-11 Taylor polynomial (relative error below
+ * 1e-14). */
+static inline double
+exp_nonpos(double r)
+{
+    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
+    r = r > -708.0 ? r : -708.0;
+    double t = r * 1.4426950408889634 + magic;
+    double n = t - magic; /* round(r / ln 2), an integer in [-1022, 0] */
+    double f = (r - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+    double p = 1.0 / 39916800.0;
+    p = p * f + 1.0 / 3628800.0;
+    p = p * f + 1.0 / 362880.0;
+    p = p * f + 1.0 / 40320.0;
+    p = p * f + 1.0 / 5040.0;
+    p = p * f + 1.0 / 720.0;
+    p = p * f + 1.0 / 120.0;
+    p = p * f + 1.0 / 24.0;
+    p = p * f + 1.0 / 6.0;
+    p = p * f + 0.5;
+    p = p * f + 1.0;
+    p = p * f + 1.0;
+    uint64_t tb, mb;
+    memcpy(&tb, &t, 8);
+    memcpy(&mb, &magic, 8);
+    uint64_t sb = (tb - mb + 1023u) << 52; /* 2^n: t's low bits are n */
+    double scale;
+    memcpy(&scale, &sb, 8);
+    return p * scale;
+}
+
+/* ---- reduction passes ------------------------------------------------------ */
 /* acc = acc (+) f(x) over the reduced values */
 typedef enum pass { P_SUM, P_ABS, P_SQ, P_EXP, P_PROD, P_MAX, P_MIN } pass;
 
-#define LANES 8
+/* Three accumulation domains: d (double, float data), s (signed integers in
+ * uint64), u (unsigned integers in uint64). */
+static inline double toacc_d(double v) { return v; }
+static inline uint64_t toacc_s(int64_t v) { return (uint64_t)v; }
+static inline uint64_t toacc_u(uint64_t v) { return v; }
+
+static inline double abs_d(double v) { return fabs(v); }
+static inline uint64_t abs_s(uint64_t v) { return (int64_t)v < 0 ? 0 - v : v; }
+static inline uint64_t abs_u(uint64_t v) { return v; }
+
+/* NaN-propagating max / min: a NaN candidate always wins, a NaN
+ * accumulator is never replaced. */
+static inline double
+max_d(double a, double v)
+{
+    return ((v > a) | (v != v)) ? v : a;
+}
+static inline double
+min_d(double a, double v)
+{
+    return ((v < a) | (v != v)) ? v : a;
+}
+static inline uint64_t max_s(uint64_t a, uint64_t v) { return (int64_t)v > (int64_t)a ? v : a; }
+static inline uint64_t min_s(uint64_t a, uint64_t v) { return (int64_t)v < (int64_t)a ? v : a; }
+static inline uint64_t max_u(uint64_t a, uint64_t v) { return v > a ? v : a; }
+static inline uint64_t min_u(uint64_t a, uint64_t v) { return v < a ? v : a; }
+
+static inline double exp_d(double v, double sh) { return exp_nonpos(v - sh); }
+static inline uint64_t exp_s(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
+static inline uint64_t exp_u(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
 
 static double
 init_d(pass p)
@@ -230,188 +332,228 @@ init_d(pass p)
 }
 
 static uint64_t
-init_u(pass p, bool sgn)
+init_s(pass p)
 {
     switch (p) {
     case P_PROD: return 1;
-    case P_MAX: return sgn ? (uint64_t)INT64_MIN : 0;
-    case P_MIN: return sgn ? (uint64_t)INT64_MAX : UINT64_MAX;
+    case P_MAX: return (uint64_t)INT64_MIN;
+    case P_MIN: return (uint64_t)INT64_MAX;
     default: return 0;
     }
 }
 
-/* NaN-propagating max / min: a NaN candidate always wins, a NaN
- * accumulator is never replaced. */
-#define MAXD(acc, x) (((x) > (acc) || (x) != (x)) ? (x) : (acc))
-#define MIND(acc, x) (((x) < (acc) || (x) != (x)) ? (x) : (acc))
-
-static inline double
-combine_d(pass p, double a, double b)
+static uint64_t
+init_u(pass p)
 {
     switch (p) {
-    case P_PROD: return a * b;
-    case P_MAX: return MAXD(a, b);
-    case P_MIN: return MIND(a, b);
-    default: return a + b;
+    case P_PROD: return 1;
+    case P_MAX: return 0;
+    case P_MIN: return UINT64_MAX;
+    default: return 0;
     }
 }
 
-static inline uint64_t
-combine_u(pass p, bool sgn, uint64_t a, uint64_t b)
-{
-    switch (p) {
-    case P_PROD: return a * b;
-    case P_MAX:
-        return sgn ? ((int64_t)b > (int64_t)a ? b : a) : (b > a ? b : a);
-    case P_MIN:
-        return sgn ? ((int64_t)b < (int64_t)a ? b : a) : (b < a ? b : a);
-    default: return a + b;
+/* combining two partial results of pass p */
+#define DEF_COMBINE(D, ACC)                                    \
+    static inline ACC combine_##D(pass p, ACC a, ACC b)        \
+    {                                                          \
+        switch (p) {                                           \
+        case P_PROD: return a * b;                             \
+        case P_MAX: return max_##D(a, b);                      \
+        case P_MIN: return min_##D(a, b);                      \
+        default: return a + b;                                 \
+        }                                                      \
     }
-}
+DEF_COMBINE(d, double)
+DEF_COMBINE(s, uint64_t)
+DEF_COMBINE(u, uint64_t)
 
-/* Scalar reduction of a contiguous run into acc, with LANES independent
- * partial results so that the loops vectorise. */
-static HOT double
-run_d(pass p, const double *x, size_t n, double acc, double shift)
-{
-    double s[LANES];
-    double z = init_d(p);
-    for (int j = 0; j < LANES; j++) {
-        s[j] = z;
+/* One loop per pass, so that each is a plain vectorisable loop; EXPR
+ * combines the accumulator `a` with the value `v` (shift `sh`). */
+#define PASS_SWITCH(D, LOOP)                          \
+    switch (p) {                                      \
+    case P_SUM: LOOP(D, a + v); break;                \
+    case P_ABS: LOOP(D, a + abs_##D(v)); break;       \
+    case P_SQ: LOOP(D, a + v * v); break;             \
+    case P_EXP: LOOP(D, a + exp_##D(v, sh)); break;   \
+    case P_PROD: LOOP(D, a * v); break;               \
+    case P_MAX: LOOP(D, max_##D(a, v)); break;        \
+    case P_MIN: LOOP(D, min_##D(a, v)); break;        \
     }
-    size_t i = 0, nv = n / LANES * LANES;
-    switch (p) {
-    case P_SUM:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] += x[i + j];
-        for (; i < n; i++) s[0] += x[i];
-        break;
-    case P_ABS:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] += fabs(x[i + j]);
-        for (; i < n; i++) s[0] += fabs(x[i]);
-        break;
-    case P_SQ:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] += x[i + j] * x[i + j];
-        for (; i < n; i++) s[0] += x[i] * x[i];
-        break;
-    case P_EXP:
-        for (; i < n; i++) s[i % LANES] += exp(x[i] - shift);
-        break;
-    case P_PROD:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] *= x[i + j];
-        for (; i < n; i++) s[0] *= x[i];
-        break;
-    case P_MAX:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] = MAXD(s[j], x[i + j]);
-        for (; i < n; i++) s[0] = MAXD(s[0], x[i]);
-        break;
-    case P_MIN:
-        for (; i < nv; i += LANES)
-            for (int j = 0; j < LANES; j++) s[j] = MIND(s[j], x[i + j]);
-        for (; i < n; i++) s[0] = MIND(s[0], x[i]);
-        break;
-    }
-    for (int j = 0; j < LANES; j++) {
-        acc = combine_d(p, acc, s[j]);
-    }
-    return acc;
-}
 
-static HOT uint64_t
-run_u(pass p, bool sgn, const uint64_t *x, size_t n, uint64_t acc)
-{
-    switch (p) {
-    case P_SUM:
-        for (size_t i = 0; i < n; i++) acc += x[i];
-        break;
-    case P_ABS:
-        if (sgn) {
-            for (size_t i = 0; i < n; i++)
-                acc += (int64_t)x[i] < 0 ? 0 - x[i] : x[i];
-        } else {
-            for (size_t i = 0; i < n; i++) acc += x[i];
-        }
-        break;
-    case P_SQ:
-        for (size_t i = 0; i < n; i++) acc += x[i] * x[i];
-        break;
-    case P_PROD:
-        for (size_t i = 0; i < n; i++) acc *= x[i];
-        break;
-    case P_MAX:
-        if (sgn) {
-            int64_t m = (int64_t)acc;
-            for (size_t i = 0; i < n; i++)
-                m = (int64_t)x[i] > m ? (int64_t)x[i] : m;
-            acc = (uint64_t)m;
-        } else {
-            for (size_t i = 0; i < n; i++) acc = x[i] > acc ? x[i] : acc;
-        }
-        break;
-    case P_MIN:
-        if (sgn) {
-            int64_t m = (int64_t)acc;
-            for (size_t i = 0; i < n; i++)
-                m = (int64_t)x[i] < m ? (int64_t)x[i] : m;
-            acc = (uint64_t)m;
-        } else {
-            for (size_t i = 0; i < n; i++) acc = x[i] < acc ? x[i] : acc;
-        }
-        break;
-    case P_EXP:
-        break;
+/* run: LANES partial results over x[0, n) */
+#define RUN_LOOP(D, EXPR)                                          \
+    for (; i < nv; i += LANES) {                                   \
+        for (int j = 0; j < LANES; j++) {                          \
+            acc_t v = toacc_##D(x[i + j]), a = s[j];               \
+            s[j] = EXPR;                                           \
+        }                                                          \
+    }                                                              \
+    for (; i < n; i++) {                                           \
+        acc_t v = toacc_##D(x[i]), a = s[0];                       \
+        s[0] = EXPR;                                               \
     }
-    return acc;
-}
+/* rows: acc[k] (+)= f(x[r * stride + k]) */
+#define ROWS_LOOP(D, EXPR)                                         \
+    for (size_t r = 0; r < nrows; r++) {                           \
+        const T *xr = x + r * stride;                              \
+        for (size_t k = 0; k < len; k++) {                         \
+            acc_t v = toacc_##D(xr[k]), a = acc[k];                \
+            double sh = shv[k];                                    \
+            (void)sh;                                              \
+            acc[k] = EXPR;                                         \
+        }                                                          \
+    }
+/* small: acc[l] (+)= f(x[offs[l] + i]) for i < rin */
+#define SMALL_LOOP(D, EXPR)                                        \
+    for (size_t l = 0; l < nout; l++) {                            \
+        const T *xl = x + offs[l];                                 \
+        acc_t a = acc[l];                                          \
+        double sh = shv[l];                                        \
+        (void)sh;                                                  \
+        for (size_t i = 0; i < rin; i++) {                         \
+            acc_t v = toacc_##D(xl[i]);                            \
+            a = EXPR;                                              \
+        }                                                          \
+        acc[l] = a;                                                \
+    }
 
-/* Element-wise: acc[i] = acc[i] (+) f(x[i]). */
-static HOT void
-row_d(pass p, const double *x, size_t n, double *acc, const double *shift)
-{
-    switch (p) {
-    case P_SUM: for (size_t i = 0; i < n; i++) acc[i] += x[i]; break;
-    case P_ABS: for (size_t i = 0; i < n; i++) acc[i] += fabs(x[i]); break;
-    case P_SQ: for (size_t i = 0; i < n; i++) acc[i] += x[i] * x[i]; break;
-    case P_EXP:
-        for (size_t i = 0; i < n; i++) acc[i] += exp(x[i] - shift[i]);
-        break;
-    case P_PROD: for (size_t i = 0; i < n; i++) acc[i] *= x[i]; break;
-    case P_MAX: for (size_t i = 0; i < n; i++) acc[i] = MAXD(acc[i], x[i]); break;
-    case P_MIN: for (size_t i = 0; i < n; i++) acc[i] = MIND(acc[i], x[i]); break;
-    }
-}
+/* "x is a better candidate than the current best b" (argMin / argMax, and
+ * reduceMax / reduceMin in the data type): strictly greater (or
+ * smaller), so ties keep the first index; a NaN beats any number and no
+ * later value beats a NaN (x != x is false for integers). */
+#define BETTER_MAX(x, b) (((x) > (b)) | (((x) != (x)) & ((b) == (b))))
+#define BETTER_MIN(x, b) (((x) < (b)) | (((x) != (x)) & ((b) == (b))))
 
-static HOT void
-row_u(pass p, bool sgn, const uint64_t *x, size_t n, uint64_t *acc)
-{
-    switch (p) {
-    case P_SUM: for (size_t i = 0; i < n; i++) acc[i] += x[i]; break;
-    case P_ABS:
-        if (sgn) {
-            for (size_t i = 0; i < n; i++)
-                acc[i] += (int64_t)x[i] < 0 ? 0 - x[i] : x[i];
-        } else {
-            for (size_t i = 0; i < n; i++) acc[i] += x[i];
-        }
-        break;
-    case P_SQ: for (size_t i = 0; i < n; i++) acc[i] += x[i] * x[i]; break;
-    case P_PROD: for (size_t i = 0; i < n; i++) acc[i] *= x[i]; break;
-    case P_MAX:
-    case P_MIN:
-        for (size_t i = 0; i < n; i++) acc[i] = combine_u(p, sgn, acc[i], x[i]);
-        break;
-    case P_EXP:
-        break;
+/* The extreme (max or min, NaN-propagating) of x[0, n), n >= 1, in the data
+ * type, with four independent 32-byte vectors (GCC vector extensions:
+ * comparisons give lane masks, selects are bitwise). */
+#define VSEL(u, a, b) \
+    ((__typeof__(a))(((__typeof__(u))(a) & (u)) | ((__typeof__(u))(b) & ~(u))))
+#define VBETTER_MAX(v, m) (((v) > (m)) | (((v) != (v)) & ((m) == (m))))
+#define VBETTER_MIN(v, m) (((v) < (m)) | (((v) != (v)) & ((m) == (m))))
+#define EXT_LOOP(B)                                                            \
+    for (; i + 4 * VL <= n; i += 4 * VL) {                                     \
+        vec_t v0, v1, v2, v3;                                                  \
+        memcpy(&v0, x + i, sizeof v0);                                         \
+        memcpy(&v1, x + i + VL, sizeof v1);                                    \
+        memcpy(&v2, x + i + 2 * VL, sizeof v2);                                \
+        memcpy(&v3, x + i + 3 * VL, sizeof v3);                                \
+        m0 = VSEL(B(v0, m0), v0, m0);                                          \
+        m1 = VSEL(B(v1, m1), v1, m1);                                          \
+        m2 = VSEL(B(v2, m2), v2, m2);                                          \
+        m3 = VSEL(B(v3, m3), v3, m3);                                          \
     }
-}
+#define DEF_EXTREME(SUF, TYPE)                                                 \
+    static HOT TYPE                                                            \
+    extreme_##SUF(bool mx, const TYPE *restrict x, size_t n)                   \
+    {                                                                          \
+        typedef TYPE vec_t __attribute__((vector_size(32)));                   \
+        enum { VL = 32 / sizeof(TYPE) };                                       \
+        vec_t m0;                                                              \
+        for (int j = 0; j < VL; j++) {                                         \
+            m0[j] = x[0];                                                      \
+        }                                                                      \
+        vec_t m1 = m0, m2 = m0, m3 = m0;                                       \
+        size_t i = 0;                                                          \
+        if (mx) {                                                              \
+            EXT_LOOP(VBETTER_MAX)                                              \
+        } else {                                                               \
+            EXT_LOOP(VBETTER_MIN)                                              \
+        }                                                                      \
+        vec_t ms[4] = { m0, m1, m2, m3 };                                      \
+        TYPE e = x[0];                                                         \
+        for (int q = 0; q < 4; q++) {                                          \
+            for (int j = 0; j < VL; j++) {                                     \
+                TYPE v = ms[q][j];                                             \
+                e = (mx ? BETTER_MAX(v, e) : BETTER_MIN(v, e)) ? v : e;        \
+            }                                                                  \
+        }                                                                      \
+        for (; i < n; i++) {                                                   \
+            e = (mx ? BETTER_MAX(x[i], e) : BETTER_MIN(x[i], e)) ? x[i] : e;   \
+        }                                                                      \
+        return e;                                                              \
+    }
+DEF_EXTREME(f32, float)
+DEF_EXTREME(i8, int8_t)
+DEF_EXTREME(u8, uint8_t)
+DEF_EXTREME(i32, int32_t)
+DEF_EXTREME(u32, uint32_t)
+DEF_EXTREME(i64, int64_t)
+DEF_EXTREME(u64, uint64_t)
+
+/* the shifts of passes other than P_EXP (len, nout <= CH) */
+static const double zero_shift[CH];
+
+#define DEF_REDUCE(SUF, TYPE, ACC, D)                                          \
+    static HOT ACC                                                             \
+    run_##SUF(pass p, const TYPE *restrict x, size_t n, ACC acc, double sh)    \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        if ((p == P_MAX || p == P_MIN) && n > 0) {                             \
+            /* in the data type: narrower lanes, no conversion */              \
+            return combine_##D(p, acc, toacc_##D(extreme_##SUF(p == P_MAX, x, n))); \
+        }                                                                      \
+        acc_t s[LANES];                                                        \
+        for (int j = 0; j < LANES; j++) {                                      \
+            s[j] = init_##D(p);                                                \
+        }                                                                      \
+        if (p == P_EXP) {                                                      \
+            /* exp of a block (an element-wise loop), then its sum */          \
+            acc_t t[256];                                                      \
+            for (size_t c0 = 0; c0 < n; c0 += 256) {                           \
+                size_t m = n - c0 < 256 ? n - c0 : 256, k = 0;                 \
+                for (size_t q = 0; q < m; q++) {                               \
+                    t[q] = exp_##D(toacc_##D(x[c0 + q]), sh);                  \
+                }                                                              \
+                for (; k + LANES <= m; k += LANES)                             \
+                    for (int j = 0; j < LANES; j++) s[j] += t[k + j];          \
+                for (; k < m; k++) s[0] += t[k];                               \
+            }                                                                  \
+            for (int j = 0; j < LANES; j++) {                                  \
+                acc += s[j];                                                   \
+            }                                                                  \
+            return acc;                                                        \
+        }                                                                      \
+        size_t i = 0, nv = n / LANES * LANES;                                  \
+        PASS_SWITCH(D, RUN_LOOP)                                               \
+        for (int j = 0; j < LANES; j++) {                                      \
+            acc = combine_##D(p, acc, s[j]);                                   \
+        }                                                                      \
+        return acc;                                                            \
+    }                                                                          \
+    static HOT void                                                            \
+    rows_##SUF(pass p, const TYPE *restrict x, size_t nrows, uint64_t stride,  \
+               size_t len, ACC *restrict acc, const double *shift)             \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        typedef TYPE T;                                                        \
+        const double *shv = shift ? shift : zero_shift;                        \
+        PASS_SWITCH(D, ROWS_LOOP)                                              \
+    }                                                                          \
+    static HOT void                                                            \
+    small_##SUF(pass p, const TYPE *restrict x, const uint64_t *offs,          \
+                size_t nout, size_t rin, ACC *restrict acc,                    \
+                const double *shift)                                           \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        typedef TYPE T;                                                        \
+        const double *shv = shift ? shift : zero_shift;                        \
+        PASS_SWITCH(D, SMALL_LOOP)                                             \
+    }
+
+DEF_REDUCE(f32, float, double, d)
+DEF_REDUCE(i8, int8_t, uint64_t, s)
+DEF_REDUCE(u8, uint8_t, uint64_t, u)
+DEF_REDUCE(i32, int32_t, uint64_t, s)
+DEF_REDUCE(u32, uint32_t, uint64_t, u)
+DEF_REDUCE(i64, int64_t, uint64_t, s)
+DEF_REDUCE(u64, uint64_t, uint64_t, u)
 
 /* ---- geometry ----------------------------------------------------------- */
 typedef struct geom {
-    uint32_t nk, nr;                /* kept / reduced groups, outer first */
+    uint32_t nk, nr;                /* kept / reduced groups, outer first;
+                                       nr >= 1 (a size-1 group if none)   */
     uint64_t ks[WNN_MAX_RANK], kst[WNN_MAX_RANK];
     uint64_t rs[WNN_MAX_RANK], rst[WNN_MAX_RANK];
     uint64_t O, R;                  /* output count, reduced count        */
@@ -458,6 +600,11 @@ geom_make(geom *g, const wnn_desc *in, uint32_t mask)
     }
     g->inner_red = m > 0 && red[m - 1];
     g->kin = g->inner_red ? 1 : (g->nk ? g->ks[g->nk - 1] : 1);
+    if (g->nr == 0) { /* nothing reduced: one row per output block */
+        g->rs[0] = 1;
+        g->rst[0] = 0;
+        g->nr = 1;
+    }
 }
 
 /* offset of flat index `flat` over groups [0, n) of sizes / strides */
@@ -517,8 +664,9 @@ typedef enum rop {
 
 typedef struct rctx {
     const geom *g;
-    wnn_dtype t;
-    bool fl, sgn;
+    wnn_dtype t;      /* of the data read: float16 was widened to float32 */
+    wnn_dtype tout;   /* of the output */
+    bool fl;
     const void *x;
     void *y;
     rop op;
@@ -544,56 +692,77 @@ item_range(const rctx *c, uint64_t it, uint64_t *o0, size_t *len)
     }
 }
 
-/* Accumulate pass p into acc[0, len) for item it over the reduced flat
- * range [a, b). */
+/* E1 piece: reduce the runs x[offs[l] + 0 .. cnt) into acc[l] */
+#define E1_CASE(SUF, TYPE, M)                                                  \
+    {                                                                          \
+        const TYPE *xp = (const TYPE *)c->x + x0;                              \
+        if (cnt < SMALL_RUN) {                                                 \
+            small_##SUF(p, xp, offs, len, (size_t)cnt, acc->M, shift);         \
+        } else {                                                               \
+            for (size_t l = 0; l < len; l++) {                                 \
+                acc->M[l] = run_##SUF(p, xp + offs[l], (size_t)cnt, acc->M[l], \
+                                      shift ? shift[l] : 0.0);                 \
+            }                                                                  \
+        }                                                                      \
+        break;                                                                 \
+    }
+/* E2 piece: cnt rows of len elements, stride apart, into acc[0, len) */
+#define E2_CASE(SUF, TYPE, M)                                                  \
+    rows_##SUF(p, (const TYPE *)c->x + x0, (size_t)cnt, rstin, len, acc->M,   \
+               shift);                                                         \
+    break;
+#define TYPE_SWITCH(CASE)                                                      \
+    switch (c->t) {                                                            \
+    case WNN_INT8: CASE(i8, int8_t, u)                                         \
+    case WNN_UINT8: CASE(u8, uint8_t, u)                                       \
+    case WNN_INT32: CASE(i32, int32_t, u)                                      \
+    case WNN_UINT32: CASE(u32, uint32_t, u)                                    \
+    case WNN_INT64: CASE(i64, int64_t, u)                                      \
+    case WNN_UINT64: CASE(u64, uint64_t, u)                                    \
+    default: CASE(f32, float, d)                                               \
+    }
+
+/* Accumulate pass p into acc[0, len) of item it over the reduced flat
+ * range [a, b): pieces of the innermost reduced group, in order. */
 static void
 accumulate(const rctx *c, pass p, uint64_t it, uint64_t a, uint64_t b,
            cbuf *acc, const double *shift)
 {
     const geom *g = c->g;
-    uint64_t o0;
+    uint64_t o0, base = 0;
     size_t len;
-    cbuf buf;
+    uint64_t offs[CH];
     odo od;
     item_range(c, it, &o0, &len);
+    uint64_t rin = g->rs[g->nr - 1], rstin = g->rst[g->nr - 1];
     if (g->inner_red) {
-        uint64_t rin = g->rs[g->nr - 1];
-        for (size_t l = 0; l < len; l++) {
-            uint64_t base = group_offset(o0 + l, g->nk, g->ks, g->kst);
-            uint64_t pos = a, i0 = a % rin;
-            odo_init(&od, g->nr - 1, g->rs, g->rst, a / rin);
-            while (pos < b) {
-                uint64_t run = rin - i0 < b - pos ? rin - i0 : b - pos;
-                uint64_t off = base + od.off + i0;
-                for (uint64_t c0 = 0; c0 < run; c0 += CH) {
-                    size_t n = (size_t)(run - c0 < CH ? run - c0 : CH);
-                    load_any(c->t, c->x, off + c0, n, &buf);
-                    if (c->fl) {
-                        acc->d[l] = run_d(p, buf.d, n, acc->d[l],
-                                          shift ? shift[l] : 0.0);
-                    } else {
-                        acc->u[l] = run_u(p, c->sgn, buf.u, n, acc->u[l]);
-                    }
-                }
-                pos += run;
-                i0 = 0;
-                odo_next(&od);
+        if (g->nk <= 1) {
+            uint64_t st = g->nk ? g->kst[0] : 0;
+            for (size_t l = 0; l < len; l++) {
+                offs[l] = (o0 + l) * st;
+            }
+        } else {
+            for (size_t l = 0; l < len; l++) {
+                offs[l] = group_offset(o0 + l, g->nk, g->ks, g->kst);
             }
         }
     } else {
-        uint64_t oo = o0 / g->kin, k0 = o0 % g->kin;
         uint32_t nko = g->nk ? g->nk - 1 : 0;
-        uint64_t base = group_offset(oo, nko, g->ks, g->kst) + k0;
-        odo_init(&od, g->nr, g->rs, g->rst, a);
-        for (uint64_t r = a; r < b; r++) {
-            load_any(c->t, c->x, base + od.off, len, &buf);
-            if (c->fl) {
-                row_d(p, buf.d, len, acc->d, shift);
-            } else {
-                row_u(p, c->sgn, buf.u, len, acc->u);
-            }
-            odo_next(&od);
+        base = group_offset(o0 / g->kin, nko, g->ks, g->kst) + o0 % g->kin;
+    }
+    uint64_t pos = a, i0 = a % rin;
+    odo_init(&od, g->nr - 1, g->rs, g->rst, a / rin);
+    while (pos < b) {
+        uint64_t cnt = rin - i0 < b - pos ? rin - i0 : b - pos;
+        uint64_t x0 = base + od.off + i0 * rstin;
+        if (g->inner_red) {
+            TYPE_SWITCH(E1_CASE)
+        } else {
+            TYPE_SWITCH(E2_CASE)
         }
+        pos += cnt;
+        i0 = 0;
+        odo_next(&od);
     }
 }
 
@@ -610,6 +779,12 @@ pass_of(rop op)
     }
 }
 
+static bool
+is_signed_type(wnn_dtype t)
+{
+    return t == WNN_INT8 || t == WNN_INT32 || t == WNN_INT64;
+}
+
 static void
 acc_init(const rctx *c, pass p, cbuf *acc, size_t len)
 {
@@ -617,8 +792,20 @@ acc_init(const rctx *c, pass p, cbuf *acc, size_t len)
         double z = init_d(p);
         for (size_t i = 0; i < len; i++) acc->d[i] = z;
     } else {
-        uint64_t z = init_u(p, c->sgn);
+        uint64_t z = is_signed_type(c->t) ? init_s(p) : init_u(p);
         for (size_t i = 0; i < len; i++) acc->u[i] = z;
+    }
+}
+
+static void
+acc_combine(const rctx *c, pass p, cbuf *acc, const cbuf *part, size_t len)
+{
+    if (c->fl) {
+        for (size_t i = 0; i < len; i++) acc->d[i] = combine_d(p, acc->d[i], part->d[i]);
+    } else if (is_signed_type(c->t)) {
+        for (size_t i = 0; i < len; i++) acc->u[i] = combine_s(p, acc->u[i], part->u[i]);
+    } else {
+        for (size_t i = 0; i < len; i++) acc->u[i] = combine_u(p, acc->u[i], part->u[i]);
     }
 }
 
@@ -640,7 +827,7 @@ finish(const rctx *c, uint64_t it, cbuf *acc, const cbuf *m)
     size_t len;
     item_range(c, it, &o0, &len);
     if (!c->fl) {
-        store_u(c->t, c->y, o0, len, acc->u);
+        store_u(c->tout, c->y, o0, len, acc->u);
         return;
     }
     double *v = acc->d, R = (double)c->g->R;
@@ -656,7 +843,7 @@ finish(const rctx *c, uint64_t it, cbuf *acc, const cbuf *m)
         break;
     default: break;
     }
-    store_d(c->t, c->y, o0, len, v);
+    store_d(c->tout, c->y, o0, len, v);
 }
 
 static rop
@@ -678,7 +865,7 @@ rop_of(wnn_op op)
 
 /* One pass of item `it` with the reduced range split over T threads;
  * partial results are combined in thread order into acc. */
-static wnn_status
+static void
 split_pass(const rctx *c, pass p, uint64_t it, int T, cbuf *parts, cbuf *acc,
            const double *shift)
 {
@@ -695,15 +882,8 @@ split_pass(const rctx *c, pass p, uint64_t it, int T, cbuf *parts, cbuf *acc,
     }
     acc_init(c, p, acc, len);
     for (int t = 0; t < T; t++) {
-        for (size_t i = 0; i < len; i++) {
-            if (c->fl) {
-                acc->d[i] = combine_d(p, acc->d[i], parts[t].d[i]);
-            } else {
-                acc->u[i] = combine_u(p, c->sgn, acc->u[i], parts[t].u[i]);
-            }
-        }
+        acc_combine(c, p, acc, &parts[t], len);
     }
-    return WNN_OK;
 }
 
 wnn_status
@@ -713,10 +893,19 @@ cpu_reduce(const cpu_call *k, wnn_error *err)
     const wnn_desc *in = &k->in_desc[0];
     geom g;
     geom_make(&g, in, o->axes_mask);
-    rctx c = { .g = &g, .t = in->dtype, .fl = is_float_type(in->dtype),
-               .sgn = is_signed_type(in->dtype), .x = k->in[0],
-               .y = k->out[0], .op = rop_of(k->node->op) };
+    rctx c = { .g = &g, .t = in->dtype, .tout = k->out_desc[0].dtype,
+               .fl = is_float_type(in->dtype), .x = k->in[0], .y = k->out[0],
+               .op = rop_of(k->node->op) };
     uint64_t total = g.O * g.R; /* the input's element count */
+    float *wide = NULL;
+    if (in->dtype == WNN_FLOAT16) {
+        wide = widen_f16(k->in[0], total);
+        if (!wide) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        c.x = wide;
+        c.t = WNN_FLOAT32;
+    }
     int T = threads_for(total);
     if (g.inner_red) {
         uint64_t per = g.O / ((uint64_t)T * 4);
@@ -738,6 +927,7 @@ cpu_reduce(const cpu_call *k, wnn_error *err)
             free(parts);
             free(acc);
             free(shift);
+            free(wide);
             return cpu_fail(k, err, "out of memory");
         }
         for (uint64_t it = 0; it < c.items; it++) {
@@ -756,6 +946,7 @@ cpu_reduce(const cpu_call *k, wnn_error *err)
         free(parts);
         free(acc);
         free(shift);
+        free(wide);
         return WNN_OK;
     }
 
@@ -779,126 +970,106 @@ cpu_reduce(const cpu_call *k, wnn_error *err)
             finish(&c, it, &acc, NULL);
         }
     }
+    free(wide);
     return WNN_OK;
 }
 
 /* ---- argMin / argMax ---------------------------------------------------- */
-/* "x is a better candidate than the current best b": strictly greater (or
- * smaller), so ties keep the first index; a NaN beats any number and no
- * later value beats a NaN. */
-#define BETTER_MAX_D(x, b) ((x) > (b) || ((x) != (x) && (b) == (b)))
-#define BETTER_MIN_D(x, b) ((x) < (b) || ((x) != (x) && (b) == (b)))
+
+/* the best value and its index of up to CH outputs */
+typedef struct abest {
+    _Alignas(64) unsigned char v[CH * 8];
+    int64_t idx[CH];
+} abest;
+
+#define DEF_ARG(SUF, T)                                                        \
+    /* contiguous x[0, n) at axis positions j0..: into *bv / *bi, which hold   \
+     * a candidate already */                                                  \
+    static HOT void                                                            \
+    argrun_##SUF(bool mx, const T *restrict x, size_t n, T *bv, int64_t *bi,   \
+                 int64_t j0)                                                   \
+    {                                                                          \
+        for (size_t c0 = 0; c0 < n; c0 += CH) {                                \
+            size_t m = n - c0 < CH ? n - c0 : CH;                              \
+            const T *xc = x + c0;                                              \
+            T e = extreme_##SUF(mx, xc, m);                                    \
+            if (mx ? BETTER_MAX(e, *bv) : BETTER_MIN(e, *bv)) {                \
+                /* the first element equal to e (or the first NaN) */          \
+                size_t f = 0;                                                  \
+                while (f + 1 < m && !(xc[f] == e || (e != e && xc[f] != xc[f]))) \
+                    f++;                                                       \
+                *bv = e;                                                       \
+                *bi = j0 + (int64_t)(c0 + f);                                  \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* rows r < nrows of len elements at x + r * stride, axis positions j0.. */ \
+    static HOT void                                                            \
+    argrows_##SUF(bool mx, const T *restrict x, size_t nrows, uint64_t stride, \
+                  size_t len, T *restrict bv, int64_t *restrict bi, int64_t j0) \
+    {                                                                          \
+        for (size_t r = 0; r < nrows; r++) {                                   \
+            const T *xr = x + r * stride;                                      \
+            int64_t j = j0 + (int64_t)r;                                       \
+            if (mx) {                                                          \
+                for (size_t k = 0; k < len; k++) {                             \
+                    bool u = BETTER_MAX(xr[k], bv[k]);                         \
+                    bv[k] = u ? xr[k] : bv[k];                                 \
+                    bi[k] = u ? j : bi[k];                                     \
+                }                                                              \
+            } else {                                                           \
+                for (size_t k = 0; k < len; k++) {                             \
+                    bool u = BETTER_MIN(xr[k], bv[k]);                         \
+                    bv[k] = u ? xr[k] : bv[k];                                 \
+                    bi[k] = u ? j : bi[k];                                     \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* partial results of a later range: the earlier one wins ties */          \
+    static void                                                                \
+    argcomb_##SUF(bool mx, T *bv, int64_t *bi, const T *pv, const int64_t *pi, \
+                  size_t len)                                                  \
+    {                                                                          \
+        for (size_t k = 0; k < len; k++) {                                     \
+            if (mx ? BETTER_MAX(pv[k], bv[k]) : BETTER_MIN(pv[k], bv[k])) {    \
+                bv[k] = pv[k];                                                 \
+                bi[k] = pi[k];                                                 \
+            }                                                                  \
+        }                                                                      \
+    }
+
+DEF_ARG(f32, float)
+DEF_ARG(i8, int8_t)
+DEF_ARG(u8, uint8_t)
+DEF_ARG(i32, int32_t)
+DEF_ARG(u32, uint32_t)
+DEF_ARG(i64, int64_t)
+DEF_ARG(u64, uint64_t)
 
 typedef struct actx {
-    wnn_dtype t;
-    bool fl, sgn, is_max;
+    wnn_dtype t;  /* of the data read (float16 widened to float32) */
+    bool is_max;
     const void *x;
     uint64_t outer, n, inner, kchunks;
 } actx;
 
-/* state of one output: best value (double or 64-bit integer) and index */
-typedef struct abest {
-    cbuf v;
-    int64_t idx[CH];
-} abest;
-
-static inline bool
-better(const actx *c, const cbuf *x, size_t i, const cbuf *b, size_t j)
-{
-    if (c->fl) {
-        return c->is_max ? BETTER_MAX_D(x->d[i], b->d[j])
-                         : BETTER_MIN_D(x->d[i], b->d[j]);
+#define ARG_TYPE_SWITCH(CASE)                                                  \
+    switch (c->t) {                                                            \
+    case WNN_INT8: CASE(i8, int8_t)                                            \
+    case WNN_UINT8: CASE(u8, uint8_t)                                          \
+    case WNN_INT32: CASE(i32, int32_t)                                         \
+    case WNN_UINT32: CASE(u32, uint32_t)                                       \
+    case WNN_INT64: CASE(i64, int64_t)                                         \
+    case WNN_UINT64: CASE(u64, uint64_t)                                       \
+    default: CASE(f32, float)                                                  \
     }
-    if (c->sgn) {
-        int64_t xv = (int64_t)x->u[i], bv = (int64_t)b->u[j];
-        return c->is_max ? xv > bv : xv < bv;
-    }
-    return c->is_max ? x->u[i] > b->u[j] : x->u[i] < b->u[j];
-}
-
-static void
-abest_init(const actx *c, abest *s, size_t len, int64_t first)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (c->fl) {
-            s->v.d[i] = c->is_max ? -INFINITY : INFINITY;
-        } else if (c->sgn) {
-            s->v.u[i] = c->is_max ? (uint64_t)INT64_MIN : (uint64_t)INT64_MAX;
-        } else {
-            s->v.u[i] = c->is_max ? 0 : UINT64_MAX;
-        }
-        s->idx[i] = first;
-    }
-}
-
-/* inner == 1: scan x[base + a .. base + b) into s slot 0 */
-static HOT void
-arg_run(const actx *c, uint64_t base, uint64_t a, uint64_t b, abest *s,
-        size_t slot)
-{
-    cbuf buf;
-    for (uint64_t j0 = a; j0 < b; j0 += CH) {
-        size_t n = (size_t)(b - j0 < CH ? b - j0 : CH);
-        load_any(c->t, c->x, base + j0, n, &buf);
-        for (size_t i = 0; i < n; i++) {
-            if (better(c, &buf, i, &s->v, slot)) {
-                if (c->fl) {
-                    s->v.d[slot] = buf.d[i];
-                } else {
-                    s->v.u[slot] = buf.u[i];
-                }
-                s->idx[slot] = (int64_t)(j0 + i);
-            }
-        }
-    }
-}
-
-/* inner > 1: rows j in [a, b) of len elements at base + j * inner */
-static HOT void
-arg_rows(const actx *c, uint64_t base, size_t len, uint64_t a, uint64_t b,
-         abest *s)
-{
-    cbuf buf;
-    for (uint64_t j = a; j < b; j++) {
-        load_any(c->t, c->x, base + j * c->inner, len, &buf);
-        if (c->fl) {
-            double *bv = s->v.d;
-            int64_t *bi = s->idx;
-            if (c->is_max) {
-                for (size_t i = 0; i < len; i++) {
-                    bool u = BETTER_MAX_D(buf.d[i], bv[i]);
-                    bv[i] = u ? buf.d[i] : bv[i];
-                    bi[i] = u ? (int64_t)j : bi[i];
-                }
-            } else {
-                for (size_t i = 0; i < len; i++) {
-                    bool u = BETTER_MIN_D(buf.d[i], bv[i]);
-                    bv[i] = u ? buf.d[i] : bv[i];
-                    bi[i] = u ? (int64_t)j : bi[i];
-                }
-            }
-        } else {
-            for (size_t i = 0; i < len; i++) {
-                if (better(c, &buf, i, &s->v, i)) {
-                    s->v.u[i] = buf.u[i];
-                    s->idx[i] = (int64_t)j;
-                }
-            }
-        }
-    }
-}
 
 /* item it -> input base offset, output offset, length */
 static void
 arg_item(const actx *c, uint64_t it, uint64_t *base, uint64_t *out,
          size_t *len)
 {
-    if (c->inner == 1) {
-        *base = it * c->n;
-        *out = it;
-        *len = 1;
-        return;
-    }
     uint64_t oo = it / c->kchunks, k0 = it % c->kchunks * CH;
     uint64_t left = c->inner - k0;
     *base = oo * c->n * c->inner + k0;
@@ -906,18 +1077,55 @@ arg_item(const actx *c, uint64_t it, uint64_t *base, uint64_t *out,
     *len = (size_t)(left < CH ? left : CH);
 }
 
+/* inner == 1: outputs [o0, o0 + len), each over its whole row, or (len 1)
+ * over positions [a, b) */
+#define ARG_RUN_CASE(SUF, T)                                                   \
+    {                                                                          \
+        const T *xs = c->x;                                                    \
+        T *bv = (T *)s->v;                                                     \
+        for (size_t l = 0; l < len; l++) {                                     \
+            const T *row = xs + (o0 + l) * c->n;                               \
+            bv[l] = row[a];                                                    \
+            s->idx[l] = (int64_t)a;                                            \
+            argrun_##SUF(c->is_max, row + a, (size_t)(b - a), &bv[l],          \
+                         &s->idx[l], (int64_t)a);                              \
+        }                                                                      \
+        break;                                                                 \
+    }
 static void
-arg_scan(const actx *c, uint64_t it, uint64_t a, uint64_t b, abest *s)
+arg_runs(const actx *c, uint64_t o0, size_t len, uint64_t a, uint64_t b,
+         abest *s)
+{
+    ARG_TYPE_SWITCH(ARG_RUN_CASE)
+}
+
+/* inner > 1: item it over positions [a, b) */
+#define ARG_ROWS_CASE(SUF, T)                                                  \
+    {                                                                          \
+        const T *xs = (const T *)c->x + base;                                  \
+        T *bv = (T *)s->v;                                                     \
+        memcpy(bv, xs + a * c->inner, len * sizeof(T));                        \
+        for (size_t k = 0; k < len; k++) s->idx[k] = (int64_t)a;               \
+        argrows_##SUF(c->is_max, xs + (a + 1) * c->inner, (size_t)(b - a - 1), \
+                      c->inner, len, bv, s->idx, (int64_t)a + 1);              \
+        break;                                                                 \
+    }
+static void
+arg_rows(const actx *c, uint64_t it, uint64_t a, uint64_t b, abest *s)
 {
     uint64_t base, out;
     size_t len;
     arg_item(c, it, &base, &out, &len);
-    abest_init(c, s, len, (int64_t)a);
-    if (c->inner == 1) {
-        arg_run(c, base, a, b, s, 0);
-    } else {
-        arg_rows(c, base, len, a, b, s);
-    }
+    ARG_TYPE_SWITCH(ARG_ROWS_CASE)
+}
+
+#define ARG_COMB_CASE(SUF, T)                                                  \
+    argcomb_##SUF(c->is_max, (T *)r->v, r->idx, (const T *)p->v, p->idx, len); \
+    break;
+static void
+arg_combine(const actx *c, abest *r, const abest *p, size_t len)
+{
+    ARG_TYPE_SWITCH(ARG_COMB_CASE)
 }
 
 static void
@@ -938,10 +1146,8 @@ cpu_arg_min_max(const cpu_call *k, wnn_error *err)
 {
     const wnn_arg_min_max_options *o = k->options;
     const wnn_desc *in = &k->in_desc[0];
-    actx c = { .t = in->dtype, .fl = is_float_type(in->dtype),
-               .sgn = is_signed_type(in->dtype),
-               .is_max = k->node->op == WNN_OP_ARG_MAX, .x = k->in[0],
-               .outer = 1, .inner = 1 };
+    actx c = { .t = in->dtype, .is_max = k->node->op == WNN_OP_ARG_MAX,
+               .x = k->in[0], .outer = 1, .inner = 1 };
     for (uint32_t d = 0; d < in->rank; d++) {
         if (d < o->axis) {
             c.outer *= in->shape[d];
@@ -951,71 +1157,80 @@ cpu_arg_min_max(const cpu_call *k, wnn_error *err)
     }
     c.n = in->shape[o->axis];
     c.kchunks = (c.inner + CH - 1) / CH;
-    uint64_t items = c.inner == 1 ? c.outer : c.outer * c.kchunks;
+    uint64_t total = c.outer * c.n * c.inner;
+    float *wide = NULL;
+    if (in->dtype == WNN_FLOAT16) {
+        wide = widen_f16(k->in[0], total);
+        if (!wide) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        c.x = wide;
+        c.t = WNN_FLOAT32;
+    }
     wnn_dtype to = k->out_desc[0].dtype;
     void *y = k->out[0];
-    int T = threads_for(c.outer * c.n * c.inner);
+    int T = threads_for(total);
+    uint64_t items = c.inner == 1 ? c.outer : c.outer * c.kchunks;
 
     if (T > 1 && items < (uint64_t)T && c.n >= (uint64_t)T * 1024) {
-        abest *parts = malloc(sizeof(abest) * (size_t)(T + 1));
+        /* few outputs, a long axis: split the axis over the threads */
+        abest *parts = malloc(sizeof(abest) * (size_t)T);
         if (!parts) {
+            free(wide);
             return cpu_fail(k, err, "out of memory");
         }
         for (uint64_t it = 0; it < items; it++) {
-            uint64_t base, out;
-            size_t len;
-            arg_item(&c, it, &base, &out, &len);
+            uint64_t base, out = it;
+            size_t len = 1;
+            if (c.inner > 1) {
+                arg_item(&c, it, &base, &out, &len);
+            }
 #pragma omp parallel for schedule(static) num_threads(T)
             for (int t = 0; t < T; t++) {
                 uint64_t a = c.n * (uint64_t)t / (uint64_t)T;
                 uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)T;
-                arg_scan(&c, it, a, b, &parts[t]);
-            }
-            /* in thread order, so the first of equal values wins */
-            abest *r = &parts[0];
-            for (int t = 1; t < T; t++) {
-                for (size_t i = 0; i < len; i++) {
-                    if (better(&c, &parts[t].v, i, &r->v, i)) {
-                        if (c.fl) {
-                            r->v.d[i] = parts[t].v.d[i];
-                        } else {
-                            r->v.u[i] = parts[t].v.u[i];
-                        }
-                        r->idx[i] = parts[t].idx[i];
-                    }
+                if (c.inner == 1) {
+                    arg_runs(&c, it, 1, a, b, &parts[t]);
+                } else {
+                    arg_rows(&c, it, a, b, &parts[t]);
                 }
             }
-            arg_store(to, y, out, len, r->idx);
+            /* in thread order, so the first of equal values wins */
+            for (int t = 1; t < T; t++) {
+                arg_combine(&c, &parts[0], &parts[t], len);
+            }
+            arg_store(to, y, out, len, parts[0].idx);
         }
         free(parts);
+        free(wide);
         return WNN_OK;
     }
 
     if (c.inner == 1) {
-        /* one output per outer row: blocks of CH rows per task */
-        uint64_t blocks = (c.outer + CH - 1) / CH;
+        /* one output per outer row: blocks of up to CH rows per task */
+        uint64_t per = c.outer / ((uint64_t)T * 4);
+        per = per < 1 ? 1 : per > CH ? CH : per;
+        uint64_t blocks = (c.outer + per - 1) / per;
 #pragma omp parallel for schedule(static) num_threads(T)
         for (uint64_t bk = 0; bk < blocks; bk++) {
             abest s;
-            uint64_t r0 = bk * CH;
-            size_t len = (size_t)(c.outer - r0 < CH ? c.outer - r0 : CH);
-            abest_init(&c, &s, len, 0);
-            for (size_t l = 0; l < len; l++) {
-                arg_run(&c, (r0 + l) * c.n, 0, c.n, &s, l);
-            }
+            uint64_t r0 = bk * per;
+            size_t len = (size_t)(c.outer - r0 < per ? c.outer - r0 : per);
+            arg_runs(&c, r0, len, 0, c.n, &s);
             arg_store(to, y, r0, len, s.idx);
         }
-        return WNN_OK;
-    }
+    } else {
 #pragma omp parallel for schedule(static) num_threads(T)
-    for (uint64_t it = 0; it < items; it++) {
-        abest s;
-        uint64_t base, out;
-        size_t len;
-        arg_item(&c, it, &base, &out, &len);
-        arg_scan(&c, it, 0, c.n, &s);
-        arg_store(to, y, out, len, s.idx);
+        for (uint64_t it = 0; it < items; it++) {
+            abest s;
+            uint64_t base, out;
+            size_t len;
+            arg_item(&c, it, &base, &out, &len);
+            arg_rows(&c, it, 0, c.n, &s);
+            arg_store(to, y, out, len, s.idx);
+        }
     }
+    free(wide);
     return WNN_OK;
 }
 
@@ -1144,6 +1359,79 @@ scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
     *len = (size_t)(left < CH ? left : CH);
 }
 
+/* Typed scans of float32 and integer data, in place: positions cnt of a
+ * run (inner == 1) or of rows `stride` apart, scanned backwards when
+ * reversed; the running sums (double, or uint64 wrapping) start from acc. */
+#define DEF_SCAN(SUF, TYPE, ACC, D)                                            \
+    static HOT void                                                            \
+    scanrun_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
+                  ACC *acc, bool excl, bool rev)                               \
+    {                                                                          \
+        ACC s = *acc;                                                          \
+        for (size_t q = 0; q < cnt; q++) {                                     \
+            size_t i = rev ? cnt - 1 - q : q;                                  \
+            ACC v = toacc_##D(x[i]);                                           \
+            if (excl) {                                                        \
+                y[i] = (TYPE)s;                                                \
+                s += v;                                                        \
+            } else {                                                           \
+                s += v;                                                        \
+                y[i] = (TYPE)s;                                                \
+            }                                                                  \
+        }                                                                      \
+        *acc = s;                                                              \
+    }                                                                          \
+    static HOT void                                                            \
+    scanrows_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,       \
+                   uint64_t stride, size_t len, ACC *restrict acc, bool excl,  \
+                   bool rev)                                                   \
+    {                                                                          \
+        for (size_t q = 0; q < cnt; q++) {                                     \
+            size_t r = rev ? cnt - 1 - q : q;                                  \
+            const TYPE *xr = x + r * stride;                                   \
+            TYPE *yr = y + r * stride;                                         \
+            if (excl) {                                                        \
+                for (size_t k = 0; k < len; k++) {                             \
+                    yr[k] = (TYPE)acc[k];                                      \
+                    acc[k] += toacc_##D(xr[k]);                                \
+                }                                                              \
+            } else {                                                           \
+                for (size_t k = 0; k < len; k++) {                             \
+                    acc[k] += toacc_##D(xr[k]);                                \
+                    yr[k] = (TYPE)acc[k];                                      \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+DEF_SCAN(f32, float, double, d)
+DEF_SCAN(i32, int32_t, uint64_t, s)
+DEF_SCAN(u32, uint32_t, uint64_t, u)
+DEF_SCAN(i64, int64_t, uint64_t, s)
+DEF_SCAN(u64, uint64_t, uint64_t, u)
+
+#define SCAN_CASE(SUF, TYPE, M)                                                \
+    {                                                                          \
+        const TYPE *xp = (const TYPE *)c->x + off;                             \
+        TYPE *yp = (TYPE *)c->y + off;                                         \
+        if (!write) { /* the total only */                                     \
+            if (c->inner == 1) {                                               \
+                acc->M[0] = run_##SUF(P_SUM, xp, (size_t)cnt, acc->M[0], 0.0); \
+            } else {                                                           \
+                rows_##SUF(P_SUM, xp, (size_t)cnt, c->inner, len, acc->M, NULL); \
+            }                                                                  \
+        } else if (c->inner == 1) {                                            \
+            scanrun_##SUF(xp, yp, (size_t)cnt, &acc->M[0], c->exclusive,       \
+                          c->reversed);                                        \
+        } else {                                                               \
+            scanrows_##SUF(xp, yp, (size_t)cnt, c->inner, len, acc->M,         \
+                           c->exclusive, c->reversed);                         \
+        }                                                                      \
+        break;                                                                 \
+    }
+
+/* Scan positions [a, b) (in scan order) of item it from acc; with write
+ * false, only add their total to acc. */
 static void
 scan_range(const sctx *c, uint64_t it, uint64_t a, uint64_t b, cbuf *acc,
            bool write)
@@ -1151,10 +1439,23 @@ scan_range(const sctx *c, uint64_t it, uint64_t a, uint64_t b, cbuf *acc,
     uint64_t base;
     size_t len;
     scan_item(c, it, &base, &len);
-    if (c->inner == 1) {
-        scan_run(c, base, a, b, acc, write);
-    } else {
-        scan_rows(c, base, len, a, b, acc, write);
+    if (c->t == WNN_FLOAT16) {
+        if (c->inner == 1) {
+            scan_run(c, base, a, b, acc, write);
+        } else {
+            scan_rows(c, base, len, a, b, acc, write);
+        }
+        return;
+    }
+    /* the positions' range along the axis, in memory order */
+    uint64_t lo = c->reversed ? c->n - b : a, cnt = b - a;
+    uint64_t off = base + lo * c->inner;
+    switch (c->t) {
+    case WNN_INT32: SCAN_CASE(i32, int32_t, u)
+    case WNN_UINT32: SCAN_CASE(u32, uint32_t, u)
+    case WNN_INT64: SCAN_CASE(i64, int64_t, u)
+    case WNN_UINT64: SCAN_CASE(u64, uint64_t, u)
+    default: SCAN_CASE(f32, float, d)
     }
 }
 
