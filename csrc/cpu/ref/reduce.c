@@ -1,0 +1,1543 @@
+/* reduce.c -- CPU kernels of the reduction family: the ten reduce* ops,
+ * argMin/argMax and cumulativeSum.
+ *
+ * Domains: float32 and float16 are computed in double (float16 data are
+ * widened to float32 first, exactly; sums are accumulated in double and
+ * rounded once to the output type, float16 through a round-to-odd float32
+ * so that this rounding is correct), integers in 64-bit two's complement
+ * (uint64 arithmetic, so sums and products wrap around modulo 2^64 and the
+ * stored low bits are the wrapped result of the output type; max and min
+ * compare as signed or unsigned).
+ *
+ * Layout: the input's dimensions are coalesced into alternating groups of
+ * kept and reduced dimensions (size-1 dimensions dropped).  When the
+ * innermost group is reduced, each output reduces contiguous runs ("E1";
+ * short runs are reduced for a block of outputs at once); when it is kept,
+ * each block of outputs accumulates contiguous input rows element-wise
+ * ("E2").  The inner loops read the data in place, typed, and vectorise.
+ * Work is split over blocks of outputs; when there are fewer blocks than
+ * threads, the reduced index space is split instead and the partial results
+ * are combined in order.
+ *
+ * Documented semantics (the spec leaves them open):
+ *   reduceMax/reduceMin   NaN propagates (any NaN gives NaN).
+ *   reduceSum/L1/SumSquare/Product on integers wrap around; reduceL1 of
+ *                         the most negative value wraps like abs().
+ *   reduceProduct         float products are accumulated in double (errors
+ *                         far below the output's last bit) unless partial
+ *                         products leave double's range: then Inf, 0, or
+ *                         NaN for 0 * Inf, depending on the order, as any
+ *                         running product.
+ *   reduceLogSumExp       m + log(sum(exp(x - m))) with m the max, so that
+ *                         it cannot overflow; exp is a double-precision
+ *                         polynomial (relative error < 1e-14, terms below
+ *                         e^-708 count as e^-708); +-Inf and NaN maxima give
+ *                         m itself.
+ *   argMin/argMax         ties give the first (smallest) index; NaN counts as
+ *                         greater and smaller than everything, so the first
+ *                         NaN's index is returned (as NumPy).
+ *   cumulativeSum         float sums are running sums in double; integers
+ *                         wrap around. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+/* Selects between floating-point values (the clamps, NaN-aware max / min,
+ * argMin / argMax updates) are if-converted and vectorised only when GCC
+ * may assume that comparisons do not trap; no FP exception flags are used. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+#define CH 1024    /* outputs per block, elements per chunk */
+#define LANES 8    /* independent partial results of a run */
+#define SMALL_RUN 16 /* runs shorter than this: a block of outputs at once */
+
+/* Hot loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at
+ * load time by CPU features ("arch=" clones would test the CPU model, and
+ * pick the baseline on CPUs that are not that model, AMD's included). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOT
+#endif
+
+static int
+threads_for(uint64_t total)
+{
+    return total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+}
+
+static bool
+is_float_type(wnn_dtype t)
+{
+    return t == WNN_FLOAT32 || t == WNN_FLOAT16;
+}
+
+/* ---- conversions ------------------------------------------------------- */
+/* float16 -> float32, exact (F. Giesen's conversion, with selects so that
+ * it vectorises). */
+static inline float
+h2f(uint16_t h)
+{
+    const uint32_t emask = 0x7c00u << 13;
+    const float magic = 6.103515625e-05f; /* 2^-14, bits 113 << 23 */
+    uint32_t shifted = (uint32_t)(h & 0x7fff) << 13;
+    uint32_t exp = shifted & emask;
+    uint32_t o = shifted + ((127u - 15u) << 23);
+    o += exp == emask ? (128u - 16u) << 23 : 0u; /* Inf / NaN */
+    uint32_t os = o + (1u << 23);                 /* zero / subnormal */
+    float fo, fs;
+    memcpy(&fo, &o, 4);
+    memcpy(&fs, &os, 4);
+    fs -= magic;
+    float r = exp == 0 ? fs : fo;
+    uint32_t u;
+    memcpy(&u, &r, 4);
+    u |= (uint32_t)(h & 0x8000) << 16;
+    memcpy(&r, &u, 4);
+    return r;
+}
+
+/* double -> float16 with one correct rounding (to nearest even): round to
+ * float32 by round-to-odd (24 bits >= 11 + 2), then float32 -> float16. */
+static inline uint16_t
+d2h(double d)
+{
+    float f = (float)d;
+    if ((double)f != d && d == d) {
+        if (fabs((double)f) > fabs(d)) {
+            f = nextafterf(f, 0.0f);
+        }
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u |= 1;
+        memcpy(&f, &u, 4);
+    }
+    return wnn_f32_to_f16(f);
+}
+
+/* float16 tensor -> malloc'd float32 copy (exact), converted in parallel */
+static float *
+widen_f16(const uint16_t *h, uint64_t n)
+{
+    float *f = malloc(n * sizeof(float) + 64);
+    if (!f) {
+        return NULL;
+    }
+    uint64_t nc = (n + CH - 1) / CH;
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
+    for (uint64_t c = 0; c < nc; c++) {
+        uint64_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
+        for (uint64_t i = c * CH; i < e; i++) {
+            f[i] = h2f(h[i]);
+        }
+    }
+    return f;
+}
+
+/* n elements at element offset `off` of data of type t -> double */
+static void
+load_d(wnn_dtype t, const void *base, uint64_t off, size_t n, double *d)
+{
+    if (t == WNN_FLOAT32) {
+        const float *p = (const float *)base + off;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = p[i];
+        }
+    } else {
+        const uint16_t *p = (const uint16_t *)base + off;
+        for (size_t i = 0; i < n; i++) {
+            d[i] = h2f(p[i]);
+        }
+    }
+}
+
+static void
+store_d(wnn_dtype t, void *base, uint64_t off, size_t n, const double *s)
+{
+    if (t == WNN_FLOAT32) {
+        float *p = (float *)base + off;
+        for (size_t i = 0; i < n; i++) {
+            p[i] = (float)s[i];
+        }
+    } else {
+        uint16_t *p = (uint16_t *)base + off;
+        for (size_t i = 0; i < n; i++) {
+            p[i] = d2h(s[i]);
+        }
+    }
+}
+
+/* integers -> uint64 (signed types sign-extended) */
+static void
+load_u(wnn_dtype t, const void *base, uint64_t off, size_t n, uint64_t *d)
+{
+    switch (t) {
+    case WNN_INT32: {
+        const int32_t *p = (const int32_t *)base + off;
+        for (size_t i = 0; i < n; i++) d[i] = (uint64_t)(int64_t)p[i];
+        break;
+    }
+    case WNN_UINT32: {
+        const uint32_t *p = (const uint32_t *)base + off;
+        for (size_t i = 0; i < n; i++) d[i] = p[i];
+        break;
+    }
+    case WNN_INT64:
+    case WNN_UINT64:
+        memcpy(d, (const uint64_t *)base + off, n * 8);
+        break;
+    case WNN_INT8: {
+        const int8_t *p = (const int8_t *)base + off;
+        for (size_t i = 0; i < n; i++) d[i] = (uint64_t)(int64_t)p[i];
+        break;
+    }
+    case WNN_UINT8: {
+        const uint8_t *p = (const uint8_t *)base + off;
+        for (size_t i = 0; i < n; i++) d[i] = p[i];
+        break;
+    }
+    default:
+        memset(d, 0, n * 8);
+        break;
+    }
+}
+
+/* uint64 -> integers, keeping the low bits (wrap-around) */
+static void
+store_u(wnn_dtype t, void *base, uint64_t off, size_t n, const uint64_t *s)
+{
+    switch (t) {
+    case WNN_INT32:
+    case WNN_UINT32: {
+        uint32_t *p = (uint32_t *)base + off;
+        for (size_t i = 0; i < n; i++) p[i] = (uint32_t)s[i];
+        break;
+    }
+    case WNN_INT64:
+    case WNN_UINT64:
+        memcpy((uint64_t *)base + off, s, n * 8);
+        break;
+    case WNN_INT8:
+    case WNN_UINT8: {
+        uint8_t *p = (uint8_t *)base + off;
+        for (size_t i = 0; i < n; i++) p[i] = (uint8_t)s[i];
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* A chunk buffer: doubles or 64-bit integers. */
+typedef union cbuf {
+    double d[CH];
+    uint64_t u[CH];
+} cbuf;
+
+static void
+load_any(wnn_dtype t, const void *base, uint64_t off, size_t n, cbuf *b)
+{
+    if (is_float_type(t)) {
+        load_d(t, base, off, n, b->d);
+    } else {
+        load_u(t, base, off, n, b->u);
+    }
+}
+
+/* ---- exp for LogSumExp ---------------------------------------------------- */
+/* exp(r) for r <= 0 (a value minus the maximum), vectorisable: r is
+ * clamped to -708 (exp(-708) < 1e-307 stands in for smaller terms and -Inf:
+ * negligible next to the maximum's own term, 1), then 2^n * e^f with
+ * |f| <= ln(2)/2 and a degree-11 Taylor polynomial (relative error below
+ * 1e-14). */
+static inline double
+exp_nonpos(double r)
+{
+    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
+    r = r > -708.0 ? r : -708.0;
+    double t = r * 1.4426950408889634 + magic;
+    double n = t - magic; /* round(r / ln 2), an integer in [-1022, 0] */
+    double f = (r - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+    double p = 1.0 / 39916800.0;
+    p = p * f + 1.0 / 3628800.0;
+    p = p * f + 1.0 / 362880.0;
+    p = p * f + 1.0 / 40320.0;
+    p = p * f + 1.0 / 5040.0;
+    p = p * f + 1.0 / 720.0;
+    p = p * f + 1.0 / 120.0;
+    p = p * f + 1.0 / 24.0;
+    p = p * f + 1.0 / 6.0;
+    p = p * f + 0.5;
+    p = p * f + 1.0;
+    p = p * f + 1.0;
+    uint64_t tb, mb;
+    memcpy(&tb, &t, 8);
+    memcpy(&mb, &magic, 8);
+    uint64_t sb = (tb - mb + 1023u) << 52; /* 2^n: t's low bits are n */
+    double scale;
+    memcpy(&scale, &sb, 8);
+    return p * scale;
+}
+
+/* ---- reduction passes ------------------------------------------------------ */
+/* acc = acc (+) f(x) over the reduced values */
+typedef enum pass { P_SUM, P_ABS, P_SQ, P_EXP, P_PROD, P_MAX, P_MIN } pass;
+
+/* Three accumulation domains: d (double, float data), s (signed integers in
+ * uint64), u (unsigned integers in uint64). */
+static inline double toacc_d(double v) { return v; }
+static inline uint64_t toacc_s(int64_t v) { return (uint64_t)v; }
+static inline uint64_t toacc_u(uint64_t v) { return v; }
+
+static inline double abs_d(double v) { return fabs(v); }
+static inline uint64_t abs_s(uint64_t v) { return (int64_t)v < 0 ? 0 - v : v; }
+static inline uint64_t abs_u(uint64_t v) { return v; }
+
+/* NaN-propagating max / min: a NaN candidate always wins, a NaN
+ * accumulator is never replaced. */
+static inline double
+max_d(double a, double v)
+{
+    return ((v > a) | (v != v)) ? v : a;
+}
+static inline double
+min_d(double a, double v)
+{
+    return ((v < a) | (v != v)) ? v : a;
+}
+static inline uint64_t max_s(uint64_t a, uint64_t v) { return (int64_t)v > (int64_t)a ? v : a; }
+static inline uint64_t min_s(uint64_t a, uint64_t v) { return (int64_t)v < (int64_t)a ? v : a; }
+static inline uint64_t max_u(uint64_t a, uint64_t v) { return v > a ? v : a; }
+static inline uint64_t min_u(uint64_t a, uint64_t v) { return v < a ? v : a; }
+
+static inline double exp_d(double v, double sh) { return exp_nonpos(v - sh); }
+static inline uint64_t exp_s(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
+static inline uint64_t exp_u(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
+
+static double
+init_d(pass p)
+{
+    switch (p) {
+    case P_PROD: return 1.0;
+    case P_MAX: return -INFINITY;
+    case P_MIN: return INFINITY;
+    default: return -0.0; /* x + -0 == x for every x, -0 included */
+    }
+}
+
+static uint64_t
+init_s(pass p)
+{
+    switch (p) {
+    case P_PROD: return 1;
+    case P_MAX: return (uint64_t)INT64_MIN;
+    case P_MIN: return (uint64_t)INT64_MAX;
+    default: return 0;
+    }
+}
+
+static uint64_t
+init_u(pass p)
+{
+    switch (p) {
+    case P_PROD: return 1;
+    case P_MAX: return 0;
+    case P_MIN: return UINT64_MAX;
+    default: return 0;
+    }
+}
+
+/* combining two partial results of pass p */
+#define DEF_COMBINE(D, ACC)                                    \
+    static inline ACC combine_##D(pass p, ACC a, ACC b)        \
+    {                                                          \
+        switch (p) {                                           \
+        case P_PROD: return a * b;                             \
+        case P_MAX: return max_##D(a, b);                      \
+        case P_MIN: return min_##D(a, b);                      \
+        default: return a + b;                                 \
+        }                                                      \
+    }
+DEF_COMBINE(d, double)
+DEF_COMBINE(s, uint64_t)
+DEF_COMBINE(u, uint64_t)
+
+/* One loop per pass, so that each is a plain vectorisable loop; EXPR
+ * combines the accumulator `a` with the value `v` (shift `sh`). */
+#define PASS_SWITCH(D, LOOP)                          \
+    switch (p) {                                      \
+    case P_SUM: LOOP(D, a + v); break;                \
+    case P_ABS: LOOP(D, a + abs_##D(v)); break;       \
+    case P_SQ: LOOP(D, a + v * v); break;             \
+    case P_EXP: LOOP(D, a + exp_##D(v, sh)); break;   \
+    case P_PROD: LOOP(D, a * v); break;               \
+    case P_MAX: LOOP(D, max_##D(a, v)); break;        \
+    case P_MIN: LOOP(D, min_##D(a, v)); break;        \
+    }
+
+/* run: LANES partial results over x[0, n) */
+#define RUN_LOOP(D, EXPR)                                          \
+    for (; i < nv; i += LANES) {                                   \
+        for (int j = 0; j < LANES; j++) {                          \
+            acc_t v = toacc_##D(x[i + j]), a = s[j];               \
+            s[j] = EXPR;                                           \
+        }                                                          \
+    }                                                              \
+    for (; i < n; i++) {                                           \
+        acc_t v = toacc_##D(x[i]), a = s[0];                       \
+        s[0] = EXPR;                                               \
+    }
+/* rows: acc[k] (+)= f(x[r * stride + k]) */
+#define ROWS_LOOP(D, EXPR)                                         \
+    for (size_t r = 0; r < nrows; r++) {                           \
+        const T *xr = x + r * stride;                              \
+        for (size_t k = 0; k < len; k++) {                         \
+            acc_t v = toacc_##D(xr[k]), a = acc[k];                \
+            double sh = shv[k];                                    \
+            (void)sh;                                              \
+            acc[k] = EXPR;                                         \
+        }                                                          \
+    }
+/* small: acc[l] (+)= f(x[offs[l] + i]) for i < rin */
+#define SMALL_LOOP(D, EXPR)                                        \
+    for (size_t l = 0; l < nout; l++) {                            \
+        const T *xl = x + offs[l];                                 \
+        acc_t a = acc[l];                                          \
+        double sh = shv[l];                                        \
+        (void)sh;                                                  \
+        for (size_t i = 0; i < rin; i++) {                         \
+            acc_t v = toacc_##D(xl[i]);                            \
+            a = EXPR;                                              \
+        }                                                          \
+        acc[l] = a;                                                \
+    }
+
+/* "x is a better candidate than the current best b" (argMin / argMax, and
+ * reduceMax / reduceMin in the data type): strictly greater (or
+ * smaller), so ties keep the first index; a NaN beats any number and no
+ * later value beats a NaN (x != x is false for integers). */
+#define BETTER_MAX(x, b) (((x) > (b)) | (((x) != (x)) & ((b) == (b))))
+#define BETTER_MIN(x, b) (((x) < (b)) | (((x) != (x)) & ((b) == (b))))
+
+/* The extreme (max or min, NaN-propagating) of x[0, n), n >= 1, in the data
+ * type, with four independent 32-byte vectors (GCC vector extensions:
+ * comparisons give lane masks, selects are bitwise). */
+#define VSEL(u, a, b) \
+    ((__typeof__(a))(((__typeof__(u))(a) & (u)) | ((__typeof__(u))(b) & ~(u))))
+#define VBETTER_MAX(v, m) (((v) > (m)) | (((v) != (v)) & ((m) == (m))))
+#define VBETTER_MIN(v, m) (((v) < (m)) | (((v) != (v)) & ((m) == (m))))
+#define EXT_LOOP(B)                                                            \
+    for (; i + 4 * VL <= n; i += 4 * VL) {                                     \
+        vec_t v0, v1, v2, v3;                                                  \
+        memcpy(&v0, x + i, sizeof v0);                                         \
+        memcpy(&v1, x + i + VL, sizeof v1);                                    \
+        memcpy(&v2, x + i + 2 * VL, sizeof v2);                                \
+        memcpy(&v3, x + i + 3 * VL, sizeof v3);                                \
+        m0 = VSEL(B(v0, m0), v0, m0);                                          \
+        m1 = VSEL(B(v1, m1), v1, m1);                                          \
+        m2 = VSEL(B(v2, m2), v2, m2);                                          \
+        m3 = VSEL(B(v3, m3), v3, m3);                                          \
+    }
+#define DEF_EXTREME(SUF, TYPE)                                                 \
+    static HOT TYPE                                                            \
+    extreme_##SUF(bool mx, const TYPE *restrict x, size_t n)                   \
+    {                                                                          \
+        typedef TYPE vec_t __attribute__((vector_size(32)));                   \
+        enum { VL = 32 / sizeof(TYPE) };                                       \
+        vec_t m0;                                                              \
+        for (int j = 0; j < VL; j++) {                                         \
+            m0[j] = x[0];                                                      \
+        }                                                                      \
+        vec_t m1 = m0, m2 = m0, m3 = m0;                                       \
+        size_t i = 0;                                                          \
+        if (mx) {                                                              \
+            EXT_LOOP(VBETTER_MAX)                                              \
+        } else {                                                               \
+            EXT_LOOP(VBETTER_MIN)                                              \
+        }                                                                      \
+        vec_t ms[4] = { m0, m1, m2, m3 };                                      \
+        TYPE e = x[0];                                                         \
+        for (int q = 0; q < 4; q++) {                                          \
+            for (int j = 0; j < VL; j++) {                                     \
+                TYPE v = ms[q][j];                                             \
+                e = (mx ? BETTER_MAX(v, e) : BETTER_MIN(v, e)) ? v : e;        \
+            }                                                                  \
+        }                                                                      \
+        for (; i < n; i++) {                                                   \
+            e = (mx ? BETTER_MAX(x[i], e) : BETTER_MIN(x[i], e)) ? x[i] : e;   \
+        }                                                                      \
+        return e;                                                              \
+    }
+DEF_EXTREME(f32, float)
+DEF_EXTREME(i8, int8_t)
+DEF_EXTREME(u8, uint8_t)
+DEF_EXTREME(i32, int32_t)
+DEF_EXTREME(u32, uint32_t)
+DEF_EXTREME(i64, int64_t)
+DEF_EXTREME(u64, uint64_t)
+
+/* the shifts of passes other than P_EXP (len, nout <= CH) */
+static const double zero_shift[CH];
+
+#define DEF_REDUCE(SUF, TYPE, ACC, D)                                          \
+    static HOT ACC                                                             \
+    run_##SUF(pass p, const TYPE *restrict x, size_t n, ACC acc, double sh)    \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        if ((p == P_MAX || p == P_MIN) && n > 0) {                             \
+            /* in the data type: narrower lanes, no conversion */              \
+            return combine_##D(p, acc, toacc_##D(extreme_##SUF(p == P_MAX, x, n))); \
+        }                                                                      \
+        acc_t s[LANES];                                                        \
+        for (int j = 0; j < LANES; j++) {                                      \
+            s[j] = init_##D(p);                                                \
+        }                                                                      \
+        if (p == P_EXP) {                                                      \
+            /* exp of a block (an element-wise loop), then its sum */          \
+            acc_t t[256];                                                      \
+            for (size_t c0 = 0; c0 < n; c0 += 256) {                           \
+                size_t m = n - c0 < 256 ? n - c0 : 256, k = 0;                 \
+                for (size_t q = 0; q < m; q++) {                               \
+                    t[q] = exp_##D(toacc_##D(x[c0 + q]), sh);                  \
+                }                                                              \
+                for (; k + LANES <= m; k += LANES)                             \
+                    for (int j = 0; j < LANES; j++) s[j] += t[k + j];          \
+                for (; k < m; k++) s[0] += t[k];                               \
+            }                                                                  \
+            for (int j = 0; j < LANES; j++) {                                  \
+                acc += s[j];                                                   \
+            }                                                                  \
+            return acc;                                                        \
+        }                                                                      \
+        size_t i = 0, nv = n / LANES * LANES;                                  \
+        PASS_SWITCH(D, RUN_LOOP)                                               \
+        for (int j = 0; j < LANES; j++) {                                      \
+            acc = combine_##D(p, acc, s[j]);                                   \
+        }                                                                      \
+        return acc;                                                            \
+    }                                                                          \
+    static HOT void                                                            \
+    rows_##SUF(pass p, const TYPE *restrict x, size_t nrows, uint64_t stride,  \
+               size_t len, ACC *restrict acc, const double *shift)             \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        typedef TYPE T;                                                        \
+        const double *shv = shift ? shift : zero_shift;                        \
+        PASS_SWITCH(D, ROWS_LOOP)                                              \
+    }                                                                          \
+    static HOT void                                                            \
+    small_##SUF(pass p, const TYPE *restrict x, const uint64_t *offs,          \
+                size_t nout, size_t rin, ACC *restrict acc,                    \
+                const double *shift)                                           \
+    {                                                                          \
+        typedef ACC acc_t;                                                     \
+        typedef TYPE T;                                                        \
+        const double *shv = shift ? shift : zero_shift;                        \
+        PASS_SWITCH(D, SMALL_LOOP)                                             \
+    }
+
+DEF_REDUCE(f32, float, double, d)
+DEF_REDUCE(i8, int8_t, uint64_t, s)
+DEF_REDUCE(u8, uint8_t, uint64_t, u)
+DEF_REDUCE(i32, int32_t, uint64_t, s)
+DEF_REDUCE(u32, uint32_t, uint64_t, u)
+DEF_REDUCE(i64, int64_t, uint64_t, s)
+DEF_REDUCE(u64, uint64_t, uint64_t, u)
+
+/* ---- geometry ----------------------------------------------------------- */
+typedef struct geom {
+    uint32_t nk, nr;                /* kept / reduced groups, outer first;
+                                       nr >= 1 (a size-1 group if none)   */
+    uint64_t ks[WNN_MAX_RANK], kst[WNN_MAX_RANK];
+    uint64_t rs[WNN_MAX_RANK], rst[WNN_MAX_RANK];
+    uint64_t O, R;                  /* output count, reduced count        */
+    bool inner_red;                 /* innermost group reduced (E1)       */
+    uint64_t kin;                   /* E2: innermost kept group's size    */
+} geom;
+
+static void
+geom_make(geom *g, const wnn_desc *in, uint32_t mask)
+{
+    uint64_t sz[WNN_MAX_RANK], st[WNN_MAX_RANK];
+    bool red[WNN_MAX_RANK];
+    uint32_t m = 0;
+    for (uint32_t d = 0; d < in->rank; d++) {
+        if (in->shape[d] == 1) {
+            continue;
+        }
+        bool r = (mask >> d & 1u) != 0;
+        if (m > 0 && red[m - 1] == r) {
+            sz[m - 1] *= in->shape[d];
+        } else {
+            sz[m] = in->shape[d];
+            red[m] = r;
+            m++;
+        }
+    }
+    uint64_t s = 1;
+    for (uint32_t j = m; j-- > 0;) {
+        st[j] = s;
+        s *= sz[j];
+    }
+    g->nk = g->nr = 0;
+    g->O = g->R = 1;
+    for (uint32_t j = 0; j < m; j++) {
+        if (red[j]) {
+            g->rs[g->nr] = sz[j];
+            g->rst[g->nr++] = st[j];
+            g->R *= sz[j];
+        } else {
+            g->ks[g->nk] = sz[j];
+            g->kst[g->nk++] = st[j];
+            g->O *= sz[j];
+        }
+    }
+    g->inner_red = m > 0 && red[m - 1];
+    g->kin = g->inner_red ? 1 : (g->nk ? g->ks[g->nk - 1] : 1);
+    if (g->nr == 0) { /* nothing reduced: one row per output block */
+        g->rs[0] = 1;
+        g->rst[0] = 0;
+        g->nr = 1;
+    }
+}
+
+/* offset of flat index `flat` over groups [0, n) of sizes / strides */
+static uint64_t
+group_offset(uint64_t flat, uint32_t n, const uint64_t *size,
+             const uint64_t *stride)
+{
+    uint64_t off = 0;
+    for (uint32_t j = n; j-- > 0;) {
+        off += flat % size[j] * stride[j];
+        flat /= size[j];
+    }
+    return off;
+}
+
+/* an odometer over groups [0, n), for the reduced index space */
+typedef struct odo {
+    uint32_t n;
+    const uint64_t *size, *stride;
+    uint64_t idx[WNN_MAX_RANK];
+    uint64_t off;
+} odo;
+
+static void
+odo_init(odo *o, uint32_t n, const uint64_t *size, const uint64_t *stride,
+         uint64_t flat)
+{
+    o->n = n;
+    o->size = size;
+    o->stride = stride;
+    o->off = 0;
+    for (uint32_t j = n; j-- > 0;) {
+        o->idx[j] = flat % size[j];
+        flat /= size[j];
+        o->off += o->idx[j] * stride[j];
+    }
+}
+
+static inline void
+odo_next(odo *o)
+{
+    for (uint32_t j = o->n; j-- > 0;) {
+        o->off += o->stride[j];
+        if (++o->idx[j] < o->size[j]) {
+            return;
+        }
+        o->off -= o->stride[j] * o->size[j];
+        o->idx[j] = 0;
+    }
+}
+
+/* ---- the reduce engine -------------------------------------------------- */
+typedef enum rop {
+    R_L1, R_L2, R_LOG_SUM, R_LOG_SUM_EXP, R_MAX, R_MEAN, R_MIN, R_PRODUCT,
+    R_SUM, R_SUM_SQUARE
+} rop;
+
+typedef struct rctx {
+    const geom *g;
+    wnn_dtype t;      /* of the data read: float16 was widened to float32 */
+    wnn_dtype tout;   /* of the output */
+    bool fl;
+    const void *x;
+    void *y;
+    rop op;
+    uint64_t items, item_len, kchunks;
+} rctx;
+
+/* An item is a block of at most CH outputs that are contiguous in the
+ * output: E1, outputs [it * item_len, ...); E2, a chunk of one kept row. */
+static void
+item_range(const rctx *c, uint64_t it, uint64_t *o0, size_t *len)
+{
+    const geom *g = c->g;
+    if (g->inner_red) {
+        *o0 = it * c->item_len;
+        uint64_t left = g->O - *o0;
+        *len = (size_t)(left < c->item_len ? left : c->item_len);
+    } else {
+        uint64_t oo = it / c->kchunks, kc = it % c->kchunks;
+        uint64_t k0 = kc * CH;
+        *o0 = oo * g->kin + k0;
+        uint64_t left = g->kin - k0;
+        *len = (size_t)(left < CH ? left : CH);
+    }
+}
+
+/* E1 piece: reduce the runs x[offs[l] + 0 .. cnt) into acc[l] */
+#define E1_CASE(SUF, TYPE, M)                                                  \
+    {                                                                          \
+        const TYPE *xp = (const TYPE *)c->x + x0;                              \
+        if (cnt < SMALL_RUN) {                                                 \
+            small_##SUF(p, xp, offs, len, (size_t)cnt, acc->M, shift);         \
+        } else {                                                               \
+            for (size_t l = 0; l < len; l++) {                                 \
+                acc->M[l] = run_##SUF(p, xp + offs[l], (size_t)cnt, acc->M[l], \
+                                      shift ? shift[l] : 0.0);                 \
+            }                                                                  \
+        }                                                                      \
+        break;                                                                 \
+    }
+/* E2 piece: cnt rows of len elements, stride apart, into acc[0, len) */
+#define E2_CASE(SUF, TYPE, M)                                                  \
+    rows_##SUF(p, (const TYPE *)c->x + x0, (size_t)cnt, rstin, len, acc->M,   \
+               shift);                                                         \
+    break;
+#define TYPE_SWITCH(CASE)                                                      \
+    switch (c->t) {                                                            \
+    case WNN_INT8: CASE(i8, int8_t, u)                                         \
+    case WNN_UINT8: CASE(u8, uint8_t, u)                                       \
+    case WNN_INT32: CASE(i32, int32_t, u)                                      \
+    case WNN_UINT32: CASE(u32, uint32_t, u)                                    \
+    case WNN_INT64: CASE(i64, int64_t, u)                                      \
+    case WNN_UINT64: CASE(u64, uint64_t, u)                                    \
+    default: CASE(f32, float, d)                                               \
+    }
+
+/* Accumulate pass p into acc[0, len) of item it over the reduced flat
+ * range [a, b): pieces of the innermost reduced group, in order. */
+static void
+accumulate(const rctx *c, pass p, uint64_t it, uint64_t a, uint64_t b,
+           cbuf *acc, const double *shift)
+{
+    const geom *g = c->g;
+    uint64_t o0, base = 0;
+    size_t len;
+    uint64_t offs[CH];
+    odo od;
+    item_range(c, it, &o0, &len);
+    uint64_t rin = g->rs[g->nr - 1], rstin = g->rst[g->nr - 1];
+    if (g->inner_red) {
+        if (g->nk <= 1) {
+            uint64_t st = g->nk ? g->kst[0] : 0;
+            for (size_t l = 0; l < len; l++) {
+                offs[l] = (o0 + l) * st;
+            }
+        } else {
+            for (size_t l = 0; l < len; l++) {
+                offs[l] = group_offset(o0 + l, g->nk, g->ks, g->kst);
+            }
+        }
+    } else {
+        uint32_t nko = g->nk ? g->nk - 1 : 0;
+        base = group_offset(o0 / g->kin, nko, g->ks, g->kst) + o0 % g->kin;
+    }
+    uint64_t pos = a, i0 = a % rin;
+    odo_init(&od, g->nr - 1, g->rs, g->rst, a / rin);
+    while (pos < b) {
+        uint64_t cnt = rin - i0 < b - pos ? rin - i0 : b - pos;
+        uint64_t x0 = base + od.off + i0 * rstin;
+        if (g->inner_red) {
+            TYPE_SWITCH(E1_CASE)
+        } else {
+            TYPE_SWITCH(E2_CASE)
+        }
+        pos += cnt;
+        i0 = 0;
+        odo_next(&od);
+    }
+}
+
+static pass
+pass_of(rop op)
+{
+    switch (op) {
+    case R_L1: return P_ABS;
+    case R_L2: case R_SUM_SQUARE: return P_SQ;
+    case R_LOG_SUM_EXP: case R_MAX: return P_MAX;
+    case R_MIN: return P_MIN;
+    case R_PRODUCT: return P_PROD;
+    default: return P_SUM;
+    }
+}
+
+static bool
+is_signed_type(wnn_dtype t)
+{
+    return t == WNN_INT8 || t == WNN_INT32 || t == WNN_INT64;
+}
+
+static void
+acc_init(const rctx *c, pass p, cbuf *acc, size_t len)
+{
+    if (c->fl) {
+        double z = init_d(p);
+        for (size_t i = 0; i < len; i++) acc->d[i] = z;
+    } else {
+        uint64_t z = is_signed_type(c->t) ? init_s(p) : init_u(p);
+        for (size_t i = 0; i < len; i++) acc->u[i] = z;
+    }
+}
+
+static void
+acc_combine(const rctx *c, pass p, cbuf *acc, const cbuf *part, size_t len)
+{
+    if (c->fl) {
+        for (size_t i = 0; i < len; i++) acc->d[i] = combine_d(p, acc->d[i], part->d[i]);
+    } else if (is_signed_type(c->t)) {
+        for (size_t i = 0; i < len; i++) acc->u[i] = combine_s(p, acc->u[i], part->u[i]);
+    } else {
+        for (size_t i = 0; i < len; i++) acc->u[i] = combine_u(p, acc->u[i], part->u[i]);
+    }
+}
+
+/* LogSumExp: the shift of exp() is the max when it is finite. */
+static void
+lse_shift(const cbuf *m, size_t len, double *shift)
+{
+    for (size_t i = 0; i < len; i++) {
+        shift[i] = isfinite(m->d[i]) ? m->d[i] : 0.0;
+    }
+}
+
+/* Final values of item it from acc (and m, the maxima for LogSumExp);
+ * stores them in the output. */
+static void
+finish(const rctx *c, uint64_t it, cbuf *acc, const cbuf *m)
+{
+    uint64_t o0;
+    size_t len;
+    item_range(c, it, &o0, &len);
+    if (!c->fl) {
+        store_u(c->tout, c->y, o0, len, acc->u);
+        return;
+    }
+    double *v = acc->d, R = (double)c->g->R;
+    switch (c->op) {
+    case R_L2: for (size_t i = 0; i < len; i++) v[i] = sqrt(v[i]); break;
+    case R_LOG_SUM: for (size_t i = 0; i < len; i++) v[i] = log(v[i]); break;
+    case R_MEAN: for (size_t i = 0; i < len; i++) v[i] = v[i] / R; break;
+    case R_LOG_SUM_EXP:
+        for (size_t i = 0; i < len; i++) {
+            double mx = m->d[i];
+            v[i] = isfinite(mx) ? mx + log(v[i]) : mx;
+        }
+        break;
+    default: break;
+    }
+    store_d(c->tout, c->y, o0, len, v);
+}
+
+static rop
+rop_of(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_REDUCE_L1: return R_L1;
+    case WNN_OP_REDUCE_L2: return R_L2;
+    case WNN_OP_REDUCE_LOG_SUM: return R_LOG_SUM;
+    case WNN_OP_REDUCE_LOG_SUM_EXP: return R_LOG_SUM_EXP;
+    case WNN_OP_REDUCE_MAX: return R_MAX;
+    case WNN_OP_REDUCE_MEAN: return R_MEAN;
+    case WNN_OP_REDUCE_MIN: return R_MIN;
+    case WNN_OP_REDUCE_PRODUCT: return R_PRODUCT;
+    case WNN_OP_REDUCE_SUM_SQUARE: return R_SUM_SQUARE;
+    default: return R_SUM;
+    }
+}
+
+/* One pass of item `it` with the reduced range split over T threads;
+ * partial results are combined in thread order into acc. */
+static void
+split_pass(const rctx *c, pass p, uint64_t it, int T, cbuf *parts, cbuf *acc,
+           const double *shift)
+{
+    uint64_t o0;
+    size_t len;
+    item_range(c, it, &o0, &len);
+    uint64_t R = c->g->R;
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (int t = 0; t < T; t++) {
+        uint64_t a = R * (uint64_t)t / (uint64_t)T;
+        uint64_t b = R * (uint64_t)(t + 1) / (uint64_t)T;
+        acc_init(c, p, &parts[t], len);
+        accumulate(c, p, it, a, b, &parts[t], shift);
+    }
+    acc_init(c, p, acc, len);
+    for (int t = 0; t < T; t++) {
+        acc_combine(c, p, acc, &parts[t], len);
+    }
+}
+
+wnn_status
+cpu_reduce(const cpu_call *k, wnn_error *err)
+{
+    const wnn_reduce_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0];
+    geom g;
+    geom_make(&g, in, o->axes_mask);
+    rctx c = { .g = &g, .t = in->dtype, .tout = k->out_desc[0].dtype,
+               .fl = is_float_type(in->dtype), .x = k->in[0], .y = k->out[0],
+               .op = rop_of(k->node->op) };
+    uint64_t total = g.O * g.R; /* the input's element count */
+    float *wide = NULL;
+    if (in->dtype == WNN_FLOAT16) {
+        wide = widen_f16(k->in[0], total);
+        if (!wide) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        c.x = wide;
+        c.t = WNN_FLOAT32;
+    }
+    int T = threads_for(total);
+    if (g.inner_red) {
+        uint64_t per = g.O / ((uint64_t)T * 4);
+        c.item_len = per < 1 ? 1 : per > CH ? CH : per;
+        c.items = (g.O + c.item_len - 1) / c.item_len;
+    } else {
+        c.kchunks = (g.kin + CH - 1) / CH;
+        c.items = g.O / g.kin * c.kchunks;
+    }
+    pass p = pass_of(c.op);
+    bool lse = c.op == R_LOG_SUM_EXP;
+
+    if (T > 1 && c.items < (uint64_t)T && g.R >= (uint64_t)T * 1024) {
+        /* few output blocks, long reductions: split the reduced space */
+        cbuf *parts = malloc(sizeof(cbuf) * (size_t)T);
+        cbuf *acc = malloc(sizeof(cbuf) * 2);
+        double *shift = malloc(sizeof(double) * CH);
+        if (!parts || !acc || !shift) {
+            free(parts);
+            free(acc);
+            free(shift);
+            free(wide);
+            return cpu_fail(k, err, "out of memory");
+        }
+        for (uint64_t it = 0; it < c.items; it++) {
+            split_pass(&c, p, it, T, parts, &acc[0], NULL);
+            if (lse) {
+                uint64_t o0;
+                size_t len;
+                item_range(&c, it, &o0, &len);
+                lse_shift(&acc[0], len, shift);
+                split_pass(&c, P_EXP, it, T, parts, &acc[1], shift);
+                finish(&c, it, &acc[1], &acc[0]);
+            } else {
+                finish(&c, it, &acc[0], NULL);
+            }
+        }
+        free(parts);
+        free(acc);
+        free(shift);
+        free(wide);
+        return WNN_OK;
+    }
+
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (uint64_t it = 0; it < c.items; it++) {
+        cbuf acc, m;
+        double shift[CH];
+        uint64_t o0;
+        size_t len;
+        item_range(&c, it, &o0, &len);
+        if (lse) {
+            acc_init(&c, P_MAX, &m, len);
+            accumulate(&c, P_MAX, it, 0, g.R, &m, NULL);
+            lse_shift(&m, len, shift);
+            acc_init(&c, P_EXP, &acc, len);
+            accumulate(&c, P_EXP, it, 0, g.R, &acc, shift);
+            finish(&c, it, &acc, &m);
+        } else {
+            acc_init(&c, p, &acc, len);
+            accumulate(&c, p, it, 0, g.R, &acc, NULL);
+            finish(&c, it, &acc, NULL);
+        }
+    }
+    free(wide);
+    return WNN_OK;
+}
+
+/* ---- argMin / argMax ---------------------------------------------------- */
+
+/* the best value and its index of up to CH outputs */
+typedef struct abest {
+    _Alignas(64) unsigned char v[CH * 8];
+    int64_t idx[CH];
+} abest;
+
+#define DEF_ARG(SUF, T)                                                        \
+    /* contiguous x[0, n) at axis positions j0..: into *bv / *bi, which hold   \
+     * a candidate already */                                                  \
+    static HOT void                                                            \
+    argrun_##SUF(bool mx, const T *restrict x, size_t n, T *bv, int64_t *bi,   \
+                 int64_t j0)                                                   \
+    {                                                                          \
+        for (size_t c0 = 0; c0 < n; c0 += CH) {                                \
+            size_t m = n - c0 < CH ? n - c0 : CH;                              \
+            const T *xc = x + c0;                                              \
+            T e = extreme_##SUF(mx, xc, m);                                    \
+            if (mx ? BETTER_MAX(e, *bv) : BETTER_MIN(e, *bv)) {                \
+                /* the first element equal to e (or the first NaN) */          \
+                size_t f = 0;                                                  \
+                while (f + 1 < m && !(xc[f] == e || (e != e && xc[f] != xc[f]))) \
+                    f++;                                                       \
+                *bv = e;                                                       \
+                *bi = j0 + (int64_t)(c0 + f);                                  \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* rows r < nrows of len elements at x + r * stride, axis positions j0.. */ \
+    static HOT void                                                            \
+    argrows_##SUF(bool mx, const T *restrict x, size_t nrows, uint64_t stride, \
+                  size_t len, T *restrict bv, int64_t *restrict bi, int64_t j0) \
+    {                                                                          \
+        for (size_t r = 0; r < nrows; r++) {                                   \
+            const T *xr = x + r * stride;                                      \
+            int64_t j = j0 + (int64_t)r;                                       \
+            if (mx) {                                                          \
+                for (size_t k = 0; k < len; k++) {                             \
+                    bool u = BETTER_MAX(xr[k], bv[k]);                         \
+                    bv[k] = u ? xr[k] : bv[k];                                 \
+                    bi[k] = u ? j : bi[k];                                     \
+                }                                                              \
+            } else {                                                           \
+                for (size_t k = 0; k < len; k++) {                             \
+                    bool u = BETTER_MIN(xr[k], bv[k]);                         \
+                    bv[k] = u ? xr[k] : bv[k];                                 \
+                    bi[k] = u ? j : bi[k];                                     \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* partial results of a later range: the earlier one wins ties */          \
+    static void                                                                \
+    argcomb_##SUF(bool mx, T *bv, int64_t *bi, const T *pv, const int64_t *pi, \
+                  size_t len)                                                  \
+    {                                                                          \
+        for (size_t k = 0; k < len; k++) {                                     \
+            if (mx ? BETTER_MAX(pv[k], bv[k]) : BETTER_MIN(pv[k], bv[k])) {    \
+                bv[k] = pv[k];                                                 \
+                bi[k] = pi[k];                                                 \
+            }                                                                  \
+        }                                                                      \
+    }
+
+DEF_ARG(f32, float)
+DEF_ARG(i8, int8_t)
+DEF_ARG(u8, uint8_t)
+DEF_ARG(i32, int32_t)
+DEF_ARG(u32, uint32_t)
+DEF_ARG(i64, int64_t)
+DEF_ARG(u64, uint64_t)
+
+typedef struct actx {
+    wnn_dtype t;  /* of the data read (float16 widened to float32) */
+    bool is_max;
+    const void *x;
+    uint64_t outer, n, inner, kchunks;
+} actx;
+
+#define ARG_TYPE_SWITCH(CASE)                                                  \
+    switch (c->t) {                                                            \
+    case WNN_INT8: CASE(i8, int8_t)                                            \
+    case WNN_UINT8: CASE(u8, uint8_t)                                          \
+    case WNN_INT32: CASE(i32, int32_t)                                         \
+    case WNN_UINT32: CASE(u32, uint32_t)                                       \
+    case WNN_INT64: CASE(i64, int64_t)                                         \
+    case WNN_UINT64: CASE(u64, uint64_t)                                       \
+    default: CASE(f32, float)                                                  \
+    }
+
+/* item it -> input base offset, output offset, length */
+static void
+arg_item(const actx *c, uint64_t it, uint64_t *base, uint64_t *out,
+         size_t *len)
+{
+    uint64_t oo = it / c->kchunks, k0 = it % c->kchunks * CH;
+    uint64_t left = c->inner - k0;
+    *base = oo * c->n * c->inner + k0;
+    *out = oo * c->inner + k0;
+    *len = (size_t)(left < CH ? left : CH);
+}
+
+/* inner == 1: outputs [o0, o0 + len), each over its whole row, or (len 1)
+ * over positions [a, b) */
+#define ARG_RUN_CASE(SUF, T)                                                   \
+    {                                                                          \
+        const T *xs = c->x;                                                    \
+        T *bv = (T *)s->v;                                                     \
+        for (size_t l = 0; l < len; l++) {                                     \
+            const T *row = xs + (o0 + l) * c->n;                               \
+            bv[l] = row[a];                                                    \
+            s->idx[l] = (int64_t)a;                                            \
+            argrun_##SUF(c->is_max, row + a, (size_t)(b - a), &bv[l],          \
+                         &s->idx[l], (int64_t)a);                              \
+        }                                                                      \
+        break;                                                                 \
+    }
+static void
+arg_runs(const actx *c, uint64_t o0, size_t len, uint64_t a, uint64_t b,
+         abest *s)
+{
+    ARG_TYPE_SWITCH(ARG_RUN_CASE)
+}
+
+/* inner > 1: item it over positions [a, b) */
+#define ARG_ROWS_CASE(SUF, T)                                                  \
+    {                                                                          \
+        const T *xs = (const T *)c->x + base;                                  \
+        T *bv = (T *)s->v;                                                     \
+        memcpy(bv, xs + a * c->inner, len * sizeof(T));                        \
+        for (size_t k = 0; k < len; k++) s->idx[k] = (int64_t)a;               \
+        argrows_##SUF(c->is_max, xs + (a + 1) * c->inner, (size_t)(b - a - 1), \
+                      c->inner, len, bv, s->idx, (int64_t)a + 1);              \
+        break;                                                                 \
+    }
+static void
+arg_rows(const actx *c, uint64_t it, uint64_t a, uint64_t b, abest *s)
+{
+    uint64_t base, out;
+    size_t len;
+    arg_item(c, it, &base, &out, &len);
+    ARG_TYPE_SWITCH(ARG_ROWS_CASE)
+}
+
+#define ARG_COMB_CASE(SUF, T)                                                  \
+    argcomb_##SUF(c->is_max, (T *)r->v, r->idx, (const T *)p->v, p->idx, len); \
+    break;
+static void
+arg_combine(const actx *c, abest *r, const abest *p, size_t len)
+{
+    ARG_TYPE_SWITCH(ARG_COMB_CASE)
+}
+
+static void
+arg_store(wnn_dtype to, void *y, uint64_t out, size_t len, const int64_t *idx)
+{
+    if (to == WNN_INT64) {
+        memcpy((int64_t *)y + out, idx, len * 8);
+    } else {
+        int32_t *p = (int32_t *)y + out;
+        for (size_t i = 0; i < len; i++) {
+            p[i] = (int32_t)idx[i];
+        }
+    }
+}
+
+wnn_status
+cpu_arg_min_max(const cpu_call *k, wnn_error *err)
+{
+    const wnn_arg_min_max_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0];
+    actx c = { .t = in->dtype, .is_max = k->node->op == WNN_OP_ARG_MAX,
+               .x = k->in[0], .outer = 1, .inner = 1 };
+    for (uint32_t d = 0; d < in->rank; d++) {
+        if (d < o->axis) {
+            c.outer *= in->shape[d];
+        } else if (d > o->axis) {
+            c.inner *= in->shape[d];
+        }
+    }
+    c.n = in->shape[o->axis];
+    c.kchunks = (c.inner + CH - 1) / CH;
+    uint64_t total = c.outer * c.n * c.inner;
+    float *wide = NULL;
+    if (in->dtype == WNN_FLOAT16) {
+        wide = widen_f16(k->in[0], total);
+        if (!wide) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        c.x = wide;
+        c.t = WNN_FLOAT32;
+    }
+    wnn_dtype to = k->out_desc[0].dtype;
+    void *y = k->out[0];
+    int T = threads_for(total);
+    uint64_t items = c.inner == 1 ? c.outer : c.outer * c.kchunks;
+
+    if (T > 1 && items < (uint64_t)T && c.n >= (uint64_t)T * 1024) {
+        /* few outputs, a long axis: split the axis over the threads */
+        abest *parts = malloc(sizeof(abest) * (size_t)T);
+        if (!parts) {
+            free(wide);
+            return cpu_fail(k, err, "out of memory");
+        }
+        for (uint64_t it = 0; it < items; it++) {
+            uint64_t base, out = it;
+            size_t len = 1;
+            if (c.inner > 1) {
+                arg_item(&c, it, &base, &out, &len);
+            }
+#pragma omp parallel for schedule(static) num_threads(T)
+            for (int t = 0; t < T; t++) {
+                uint64_t a = c.n * (uint64_t)t / (uint64_t)T;
+                uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)T;
+                if (c.inner == 1) {
+                    arg_runs(&c, it, 1, a, b, &parts[t]);
+                } else {
+                    arg_rows(&c, it, a, b, &parts[t]);
+                }
+            }
+            /* in thread order, so the first of equal values wins */
+            for (int t = 1; t < T; t++) {
+                arg_combine(&c, &parts[0], &parts[t], len);
+            }
+            arg_store(to, y, out, len, parts[0].idx);
+        }
+        free(parts);
+        free(wide);
+        return WNN_OK;
+    }
+
+    if (c.inner == 1) {
+        /* one output per outer row: blocks of up to CH rows per task */
+        uint64_t per = c.outer / ((uint64_t)T * 4);
+        per = per < 1 ? 1 : per > CH ? CH : per;
+        uint64_t blocks = (c.outer + per - 1) / per;
+#pragma omp parallel for schedule(static) num_threads(T)
+        for (uint64_t bk = 0; bk < blocks; bk++) {
+            abest s;
+            uint64_t r0 = bk * per;
+            size_t len = (size_t)(c.outer - r0 < per ? c.outer - r0 : per);
+            arg_runs(&c, r0, len, 0, c.n, &s);
+            arg_store(to, y, r0, len, s.idx);
+        }
+    } else {
+#pragma omp parallel for schedule(static) num_threads(T)
+        for (uint64_t it = 0; it < items; it++) {
+            abest s;
+            uint64_t base, out;
+            size_t len;
+            arg_item(&c, it, &base, &out, &len);
+            arg_rows(&c, it, 0, c.n, &s);
+            arg_store(to, y, out, len, s.idx);
+        }
+    }
+    free(wide);
+    return WNN_OK;
+}
+
+/* ---- cumulativeSum ------------------------------------------------------ */
+typedef struct sctx {
+    wnn_dtype t;
+    bool fl, exclusive, reversed;
+    const void *x;
+    void *y;
+    uint64_t outer, n, inner, kchunks;
+} sctx;
+
+/* Scan order position j -> index along the axis. */
+static inline uint64_t
+scan_pos(const sctx *c, uint64_t j)
+{
+    return c->reversed ? c->n - 1 - j : j;
+}
+
+/* inner == 1: scan positions [a, b) of row base (elements contiguous),
+ * starting from *acc (double or uint64 in a cbuf slot 0). */
+static void
+scan_run(const sctx *c, uint64_t base, uint64_t a, uint64_t b, cbuf *acc,
+         bool write)
+{
+    cbuf buf, out;
+    for (uint64_t j0 = a; j0 < b; j0 += CH) {
+        size_t n = (size_t)(b - j0 < CH ? b - j0 : CH);
+        /* elements of this chunk, in memory order */
+        uint64_t lo = c->reversed ? c->n - (j0 + n) : j0;
+        load_any(c->t, c->x, base + lo, n, &buf);
+        if (c->fl) {
+            double s = acc->d[0];
+            for (size_t q = 0; q < n; q++) {
+                size_t i = c->reversed ? n - 1 - q : q;
+                double v = buf.d[i];
+                if (c->exclusive) {
+                    out.d[i] = s;
+                    s += v;
+                } else {
+                    s += v;
+                    out.d[i] = s;
+                }
+            }
+            acc->d[0] = s;
+            if (write) {
+                store_d(c->t, c->y, base + lo, n, out.d);
+            }
+        } else {
+            uint64_t s = acc->u[0];
+            for (size_t q = 0; q < n; q++) {
+                size_t i = c->reversed ? n - 1 - q : q;
+                uint64_t v = buf.u[i];
+                if (c->exclusive) {
+                    out.u[i] = s;
+                    s += v;
+                } else {
+                    s += v;
+                    out.u[i] = s;
+                }
+            }
+            acc->u[0] = s;
+            if (write) {
+                store_u(c->t, c->y, base + lo, n, out.u);
+            }
+        }
+    }
+}
+
+/* inner > 1: positions [a, b) of len-element rows at base + pos * inner */
+static HOT void
+scan_rows(const sctx *c, uint64_t base, size_t len, uint64_t a, uint64_t b,
+          cbuf *acc, bool write)
+{
+    cbuf buf, out;
+    for (uint64_t j = a; j < b; j++) {
+        uint64_t off = base + scan_pos(c, j) * c->inner;
+        load_any(c->t, c->x, off, len, &buf);
+        if (c->fl) {
+            double *s = acc->d;
+            if (c->exclusive) {
+                for (size_t i = 0; i < len; i++) {
+                    out.d[i] = s[i];
+                    s[i] += buf.d[i];
+                }
+            } else {
+                for (size_t i = 0; i < len; i++) {
+                    s[i] += buf.d[i];
+                    out.d[i] = s[i];
+                }
+            }
+            if (write) {
+                store_d(c->t, c->y, off, len, out.d);
+            }
+        } else {
+            uint64_t *s = acc->u;
+            if (c->exclusive) {
+                for (size_t i = 0; i < len; i++) {
+                    out.u[i] = s[i];
+                    s[i] += buf.u[i];
+                }
+            } else {
+                for (size_t i = 0; i < len; i++) {
+                    s[i] += buf.u[i];
+                    out.u[i] = s[i];
+                }
+            }
+            if (write) {
+                store_u(c->t, c->y, off, len, out.u);
+            }
+        }
+    }
+}
+
+static void
+scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
+{
+    if (c->inner == 1) {
+        *base = it * c->n;
+        *len = 1;
+        return;
+    }
+    uint64_t oo = it / c->kchunks, k0 = it % c->kchunks * CH;
+    uint64_t left = c->inner - k0;
+    *base = oo * c->n * c->inner + k0;
+    *len = (size_t)(left < CH ? left : CH);
+}
+
+/* Typed scans of float32 and integer data, in place: positions cnt of a
+ * run (inner == 1) or of rows `stride` apart, scanned backwards when
+ * reversed; the running sums (double, or uint64 wrapping) start from acc. */
+#define DEF_SCAN(SUF, TYPE, ACC, D)                                            \
+    static HOT void                                                            \
+    scanrun_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
+                  ACC *acc, bool excl, bool rev)                               \
+    {                                                                          \
+        ACC s = *acc;                                                          \
+        for (size_t q = 0; q < cnt; q++) {                                     \
+            size_t i = rev ? cnt - 1 - q : q;                                  \
+            ACC v = toacc_##D(x[i]);                                           \
+            if (excl) {                                                        \
+                y[i] = (TYPE)s;                                                \
+                s += v;                                                        \
+            } else {                                                           \
+                s += v;                                                        \
+                y[i] = (TYPE)s;                                                \
+            }                                                                  \
+        }                                                                      \
+        *acc = s;                                                              \
+    }                                                                          \
+    static HOT void                                                            \
+    scanrows_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,       \
+                   uint64_t stride, size_t len, ACC *restrict acc, bool excl,  \
+                   bool rev)                                                   \
+    {                                                                          \
+        for (size_t q = 0; q < cnt; q++) {                                     \
+            size_t r = rev ? cnt - 1 - q : q;                                  \
+            const TYPE *xr = x + r * stride;                                   \
+            TYPE *yr = y + r * stride;                                         \
+            if (excl) {                                                        \
+                for (size_t k = 0; k < len; k++) {                             \
+                    yr[k] = (TYPE)acc[k];                                      \
+                    acc[k] += toacc_##D(xr[k]);                                \
+                }                                                              \
+            } else {                                                           \
+                for (size_t k = 0; k < len; k++) {                             \
+                    acc[k] += toacc_##D(xr[k]);                                \
+                    yr[k] = (TYPE)acc[k];                                      \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+
+DEF_SCAN(f32, float, double, d)
+DEF_SCAN(i32, int32_t, uint64_t, s)
+DEF_SCAN(u32, uint32_t, uint64_t, u)
+DEF_SCAN(i64, int64_t, uint64_t, s)
+DEF_SCAN(u64, uint64_t, uint64_t, u)
+
+#define SCAN_CASE(SUF, TYPE, M)                                                \
+    {                                                                          \
+        const TYPE *xp = (const TYPE *)c->x + off;                             \
+        TYPE *yp = (TYPE *)c->y + off;                                         \
+        if (!write) { /* the total only */                                     \
+            if (c->inner == 1) {                                               \
+                acc->M[0] = run_##SUF(P_SUM, xp, (size_t)cnt, acc->M[0], 0.0); \
+            } else {                                                           \
+                rows_##SUF(P_SUM, xp, (size_t)cnt, c->inner, len, acc->M, NULL); \
+            }                                                                  \
+        } else if (c->inner == 1) {                                            \
+            scanrun_##SUF(xp, yp, (size_t)cnt, &acc->M[0], c->exclusive,       \
+                          c->reversed);                                        \
+        } else {                                                               \
+            scanrows_##SUF(xp, yp, (size_t)cnt, c->inner, len, acc->M,         \
+                           c->exclusive, c->reversed);                         \
+        }                                                                      \
+        break;                                                                 \
+    }
+
+/* Scan positions [a, b) (in scan order) of item it from acc; with write
+ * false, only add their total to acc. */
+static void
+scan_range(const sctx *c, uint64_t it, uint64_t a, uint64_t b, cbuf *acc,
+           bool write)
+{
+    uint64_t base;
+    size_t len;
+    scan_item(c, it, &base, &len);
+    if (c->t == WNN_FLOAT16) {
+        if (c->inner == 1) {
+            scan_run(c, base, a, b, acc, write);
+        } else {
+            scan_rows(c, base, len, a, b, acc, write);
+        }
+        return;
+    }
+    /* the positions' range along the axis, in memory order */
+    uint64_t lo = c->reversed ? c->n - b : a, cnt = b - a;
+    uint64_t off = base + lo * c->inner;
+    switch (c->t) {
+    case WNN_INT32: SCAN_CASE(i32, int32_t, u)
+    case WNN_UINT32: SCAN_CASE(u32, uint32_t, u)
+    case WNN_INT64: SCAN_CASE(i64, int64_t, u)
+    case WNN_UINT64: SCAN_CASE(u64, uint64_t, u)
+    default: SCAN_CASE(f32, float, d)
+    }
+}
+
+static void
+zero_acc(const sctx *c, cbuf *acc, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (c->fl) {
+            acc->d[i] = 0.0;
+        } else {
+            acc->u[i] = 0;
+        }
+    }
+}
+
+wnn_status
+cpu_cumulative_sum(const cpu_call *k, wnn_error *err)
+{
+    const wnn_cumulative_sum_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0];
+    sctx c = { .t = in->dtype, .fl = is_float_type(in->dtype),
+               .exclusive = o->exclusive, .reversed = o->reversed,
+               .x = k->in[0], .y = k->out[0], .outer = 1, .inner = 1 };
+    for (uint32_t d = 0; d < in->rank; d++) {
+        if (d < o->axis) {
+            c.outer *= in->shape[d];
+        } else if (d > o->axis) {
+            c.inner *= in->shape[d];
+        }
+    }
+    c.n = in->shape[o->axis];
+    c.kchunks = (c.inner + CH - 1) / CH;
+    uint64_t items = c.inner == 1 ? c.outer : c.outer * c.kchunks;
+    int T = threads_for(c.outer * c.n * c.inner);
+
+    if (T > 1 && items < (uint64_t)T && c.n >= (uint64_t)T * 1024) {
+        /* two passes: each thread's total along its share of the axis,
+         * then each thread's scan from the sum of the totals before it */
+        cbuf *tot = malloc(sizeof(cbuf) * (size_t)T);
+        if (!tot) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        for (uint64_t it = 0; it < items; it++) {
+            uint64_t base;
+            size_t len;
+            scan_item(&c, it, &base, &len);
+#pragma omp parallel num_threads(T)
+            {
+                int t = omp_get_thread_num(), nt = omp_get_num_threads();
+                uint64_t a = c.n * (uint64_t)t / (uint64_t)nt;
+                uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)nt;
+                cbuf acc;
+                zero_acc(&c, &tot[t], len);
+                sctx c1 = c;
+                c1.exclusive = false;
+                scan_range(&c1, it, a, b, &tot[t], false);
+#pragma omp barrier
+                zero_acc(&c, &acc, len);
+                for (int u = 0; u < t; u++) {
+                    for (size_t i = 0; i < len; i++) {
+                        if (c.fl) {
+                            acc.d[i] += tot[u].d[i];
+                        } else {
+                            acc.u[i] += tot[u].u[i];
+                        }
+                    }
+                }
+                scan_range(&c, it, a, b, &acc, true);
+            }
+        }
+        free(tot);
+        return WNN_OK;
+    }
+
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (uint64_t it = 0; it < items; it++) {
+        cbuf acc;
+        uint64_t base;
+        size_t len;
+        scan_item(&c, it, &base, &len);
+        zero_acc(&c, &acc, len);
+        scan_range(&c, it, 0, c.n, &acc, true);
+    }
+    return WNN_OK;
+}
