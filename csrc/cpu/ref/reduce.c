@@ -56,15 +56,6 @@
 #define LANES 8    /* independent partial results of a run */
 #define SMALL_RUN 16 /* runs shorter than this: a block of outputs at once */
 
-/* Hot loops are compiled for AVX-512, AVX2 and baseline x86-64, picked at
- * load time by CPU features ("arch=" clones would test the CPU model, and
- * pick the baseline on CPUs that are not that model, AMD's included). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HOT
-#endif
 
 static int
 threads_for(uint64_t total)
@@ -445,7 +436,7 @@ DEF_COMBINE(u, uint64_t)
         m3 = VSEL(B(v3, m3), v3, m3);                                          \
     }
 #define DEF_EXTREME(SUF, TYPE)                                                 \
-    static HOT TYPE                                                            \
+    static CPU_HOT TYPE                                                            \
     extreme_##SUF(bool mx, const TYPE *restrict x, size_t n)                   \
     {                                                                          \
         typedef TYPE vec_t __attribute__((vector_size(32)));                   \
@@ -486,7 +477,7 @@ DEF_EXTREME(u64, uint64_t)
 static const double zero_shift[CH];
 
 #define DEF_REDUCE(SUF, TYPE, ACC, D)                                          \
-    static HOT ACC                                                             \
+    static CPU_HOT ACC                                                             \
     run_##SUF(pass p, const TYPE *restrict x, size_t n, ACC acc, double sh)    \
     {                                                                          \
         typedef ACC acc_t;                                                     \
@@ -522,7 +513,7 @@ static const double zero_shift[CH];
         }                                                                      \
         return acc;                                                            \
     }                                                                          \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     rows_##SUF(pass p, const TYPE *restrict x, size_t nrows, uint64_t stride,  \
                size_t len, ACC *restrict acc, const double *shift)             \
     {                                                                          \
@@ -531,7 +522,7 @@ static const double zero_shift[CH];
         const double *shv = shift ? shift : zero_shift;                        \
         PASS_SWITCH(D, ROWS_LOOP)                                              \
     }                                                                          \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     small_##SUF(pass p, const TYPE *restrict x, const uint64_t *offs,          \
                 size_t nout, size_t rin, ACC *restrict acc,                    \
                 const double *shift)                                           \
@@ -985,7 +976,7 @@ typedef struct abest {
 #define DEF_ARG(SUF, T)                                                        \
     /* contiguous x[0, n) at axis positions j0..: into *bv / *bi, which hold   \
      * a candidate already */                                                  \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     argrun_##SUF(bool mx, const T *restrict x, size_t n, T *bv, int64_t *bi,   \
                  int64_t j0)                                                   \
     {                                                                          \
@@ -1004,7 +995,7 @@ typedef struct abest {
         }                                                                      \
     }                                                                          \
     /* rows r < nrows of len elements at x + r * stride, axis positions j0.. */ \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     argrows_##SUF(bool mx, const T *restrict x, size_t nrows, uint64_t stride, \
                   size_t len, T *restrict bv, int64_t *restrict bi, int64_t j0) \
     {                                                                          \
@@ -1301,7 +1292,7 @@ scan_run(const sctx *c, uint64_t base, uint64_t a, uint64_t b, cbuf *acc,
 }
 
 /* inner > 1: positions [a, b) of len-element rows at base + pos * inner */
-static HOT void
+static CPU_HOT void
 scan_rows(const sctx *c, uint64_t base, size_t len, uint64_t a, uint64_t b,
           cbuf *acc, bool write)
 {
@@ -1363,7 +1354,7 @@ scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
  * run (inner == 1) or of rows `stride` apart, scanned backwards when
  * reversed; the running sums (double, or uint64 wrapping) start from acc. */
 #define DEF_SCAN(SUF, TYPE, ACC, D)                                            \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     scanrun_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
                   ACC *acc, bool excl, bool rev)                               \
     {                                                                          \
@@ -1381,7 +1372,7 @@ scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
         }                                                                      \
         *acc = s;                                                              \
     }                                                                          \
-    static HOT void                                                            \
+    static CPU_HOT void                                                            \
     scanrows_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,       \
                    uint64_t stride, size_t len, ACC *restrict acc, bool excl,  \
                    bool rev)                                                   \
