@@ -1,0 +1,306 @@
+/* resample2d.c -- CPU kernel of resample2d.
+ *
+ * For each resampled axis (spec, MLResample2dOptions.mode), with
+ * scale = outputSize / inputSize (the sizes of the input and output shapes,
+ * whether the caller gave scales or sizes):
+ *   c = clamp((o + 0.5) / scale - 0.5, 0, inputSize - 1)
+ *   nearest-neighbor: ceil(c - 0.5)      (ties take the smaller index)
+ *   linear: x0 = floor(c), x1 = ceil(c), t = c - x0
+ * c is computed exactly in integers: c = (M) / (2 * out) with
+ * M = (2o + 1) * in - out, so ceil(c - 0.5) = ((2o + 1) * in - 1) / (2 * out)
+ * (then at most inputSize - 1), and the linear weight t is the remainder over
+ * 2 * out.  The two axes may be any two distinct axes, in either order.
+ *
+ * linear computes, with x the later of the two axes in memory order and y
+ * the earlier one, exactly the spec's
+ *   vy0 = v(x0,y0) * (1 - tx) + v(x1,y0) * tx
+ *   vy1 = v(x0,y1) * (1 - tx) + v(x1,y1) * tx
+ *   out = vy0 * (1 - ty) + vy1 * ty
+ * in float32 for float32 and float16 (which is converted), and in float64
+ * for int8 and uint8, rounded to the nearest integer (ties to even) and
+ * clamped to the type's range (the spec leaves integer rounding open).
+ * nearest-neighbor copies elements (any type, no conversion).
+ *
+ * The output is walked in rows of its last dimension: when the last
+ * dimension is not resampled, a row is a copy (nearest) or a vectorised
+ * blend of up to four input rows (linear); otherwise each element gathers
+ * from one or two input rows.  Rows are split over threads. */
+#ifndef RS_NAME
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define HOT
+#endif
+
+/* One axis of the walk: the input index (or two and a weight) of each
+ * output coordinate.  Axes that are not resampled map o -> o. */
+typedef struct rs_axis {
+    bool resampled;
+    int64_t *i0, *i1; /* nearest: i0 only */
+    double *t;        /* linear weight of i1 */
+} rs_axis;
+
+typedef struct rs_geom {
+    int64_t in[4], out[4], st[4]; /* shapes and input element strides */
+    rs_axis ax[4];
+    uint32_t ya, xa; /* the resampled axes, ya < xa */
+    int threads;
+} rs_geom;
+
+/* Fill an axis table; `linear` also gives i1 and t. */
+static void
+rs_table(int64_t in, int64_t out, bool linear, int64_t *i0, int64_t *i1,
+         double *t)
+{
+    const uint64_t den = 2 * (uint64_t)out;
+    for (int64_t o = 0; o < out; o++) {
+        /* (2o + 1) * in < 2^32 * 2^31: fits in uint64 */
+        uint64_t num = (2 * (uint64_t)o + 1) * (uint64_t)in;
+        if (!linear) {
+            uint64_t idx = (num - 1) / den; /* num >= 1 */
+            i0[o] = idx > (uint64_t)(in - 1) ? in - 1 : (int64_t)idx;
+            continue;
+        }
+        if (num <= (uint64_t)out) { /* c <= 0: clamped to 0 */
+            i0[o] = i1[o] = 0;
+            t[o] = 0;
+            continue;
+        }
+        uint64_t m = num - (uint64_t)out;
+        uint64_t x0 = m / den, rem = m % den;
+        if (x0 >= (uint64_t)(in - 1)) { /* c >= in - 1: clamped */
+            i0[o] = i1[o] = in - 1;
+            t[o] = 0;
+            continue;
+        }
+        i0[o] = (int64_t)x0;
+        i1[o] = (int64_t)x0 + (rem != 0);
+        t[o] = (double)rem / (double)den;
+    }
+}
+
+/* ---- nearest-neighbor: element copies by size ------------------------ */
+#define RS_NAME near8
+#define RS_T uint8_t
+#include "resample2d.c"
+#define RS_NAME near16
+#define RS_T uint16_t
+#include "resample2d.c"
+#define RS_NAME near32
+#define RS_T uint32_t
+#include "resample2d.c"
+
+/* ---- linear ------------------------------------------------------------ */
+#define RS_LINEAR
+#define RS_NAME lin_f32
+#define RS_T float
+#define RS_W float
+#define RS_STORE(v) (v)
+#include "resample2d.c"
+
+static inline int8_t
+store_i8(double v)
+{
+    v = nearbyint(v);
+    return (int8_t)(v < -128.0 ? -128.0 : v > 127.0 ? 127.0 : v);
+}
+
+static inline uint8_t
+store_u8(double v)
+{
+    v = nearbyint(v);
+    return (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v);
+}
+
+#define RS_NAME lin_i8
+#define RS_T int8_t
+#define RS_W double
+#define RS_STORE(v) store_i8(v)
+#include "resample2d.c"
+#define RS_NAME lin_u8
+#define RS_T uint8_t
+#define RS_W double
+#define RS_STORE(v) store_u8(v)
+#include "resample2d.c"
+#undef RS_LINEAR
+
+wnn_status
+cpu_resample2d(const cpu_call *k, wnn_error *err)
+{
+    const wnn_resample2d_options *o = k->options;
+    const wnn_desc *xd = &k->in_desc[0], *yd = &k->out_desc[0];
+    bool linear = o->mode == 1;
+    rs_geom g;
+    memset(&g, 0, sizeof(g));
+    int64_t s = 1;
+    for (int d = 3; d >= 0; d--) {
+        g.in[d] = xd->shape[d];
+        g.out[d] = yd->shape[d];
+        g.st[d] = s;
+        s *= g.in[d];
+    }
+    g.ya = o->axis[0] < o->axis[1] ? o->axis[0] : o->axis[1];
+    g.xa = o->axis[0] < o->axis[1] ? o->axis[1] : o->axis[0];
+    size_t cells = 0;
+    for (int d = 0; d < 4; d++) {
+        if (d == (int)g.ya || d == (int)g.xa) {
+            cells += (size_t)g.out[d];
+        }
+    }
+    /* i0, i1 (int64) and t (double) per output coordinate of both axes */
+    char *mem = malloc(cells * 24 + 64);
+    if (!mem) {
+        return cpu_fail(k, err, "out of memory");
+    }
+    char *p = mem;
+    for (int d = 0; d < 4; d++) {
+        if (d != (int)g.ya && d != (int)g.xa) {
+            continue;
+        }
+        rs_axis *a = &g.ax[d];
+        a->resampled = true;
+        a->i0 = (int64_t *)p;
+        a->i1 = a->i0 + g.out[d];
+        a->t = (double *)(a->i1 + g.out[d]);
+        p += (size_t)g.out[d] * 24;
+        rs_table(g.in[d], g.out[d], linear, a->i0, a->i1, a->t);
+    }
+    uint64_t total = wnn_desc_elements(yd);
+    g.threads = total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+
+    wnn_dtype t = xd->dtype;
+    int rc = 0;
+    if (!linear) {
+        switch (wnn_dtype_size(t)) {
+        case 1: near8_run(&g, k->in[0], k->out[0]); break;
+        case 2: near16_run(&g, k->in[0], k->out[0]); break;
+        case 4: near32_run(&g, k->in[0], k->out[0]); break;
+        default: rc = -2; break;
+        }
+    } else if (t == WNN_FLOAT32) {
+        lin_f32_run(&g, k->in[0], k->out[0]);
+    } else if (t == WNN_FLOAT16) {
+        float *xf = cpu_to_f32(k->in[0], t, wnn_desc_elements(xd));
+        float *yf = malloc(sizeof(float) * total + 64);
+        if (xf && yf) {
+            lin_f32_run(&g, xf, yf);
+            cpu_from_f32(yf, k->out[0], t, total);
+        } else {
+            rc = -1;
+        }
+        free(xf);
+        free(yf);
+    } else if (t == WNN_INT8) {
+        lin_i8_run(&g, k->in[0], k->out[0]);
+    } else if (t == WNN_UINT8) {
+        lin_u8_run(&g, k->in[0], k->out[0]);
+    } else {
+        rc = -2;
+    }
+    free(mem);
+    if (rc == -1) {
+        return cpu_fail(k, err, "out of memory");
+    }
+    if (rc == -2) {
+        return cpu_fail(k, err, "data type %s is not supported",
+                        wnn_dtype_name(t));
+    }
+    return WNN_OK;
+}
+
+#else /* ---- template: RS_NAME, RS_T (and RS_W, RS_STORE with RS_LINEAR) */
+#define RCAT2(a, b) a##_##b
+#define RCAT(a, b) RCAT2(a, b)
+#define RF(x) RCAT(RS_NAME, x)
+
+/* Output row `r` (all coordinates but the last). */
+HOT static void
+RF(row)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y, int64_t r)
+{
+    int64_t oc[3];
+    int64_t rem = r;
+    for (int d = 2; d >= 0; d--) {
+        oc[d] = rem % g->out[d];
+        rem /= g->out[d];
+    }
+    const int64_t n3 = g->out[3];
+    RS_T *yr = y + r * n3;
+    /* offsets of the plain axes, and of the earlier resampled axis */
+    int64_t base = 0;
+    for (int d = 0; d < 3; d++) {
+        if (!g->ax[d].resampled) {
+            base += oc[d] * g->st[d];
+        }
+    }
+    const uint32_t ya = g->ya, xa = g->xa;
+#ifndef RS_LINEAR
+    if (xa != 3) { /* both resampled axes are row coordinates: a copy */
+        const RS_T *src = x + base + g->ax[ya].i0[oc[ya]] * g->st[ya] +
+                          g->ax[xa].i0[oc[xa]] * g->st[xa];
+        memcpy(yr, src, sizeof(RS_T) * (size_t)n3);
+        return;
+    }
+    const RS_T *src = x + base + g->ax[ya].i0[oc[ya]] * g->st[ya];
+    const int64_t *ix = g->ax[3].i0;
+    for (int64_t i = 0; i < n3; i++) {
+        yr[i] = src[ix[i]];
+    }
+#else
+    const int64_t y0 = g->ax[ya].i0[oc[ya]], y1 = g->ax[ya].i1[oc[ya]];
+    const RS_W ty = (RS_W)g->ax[ya].t[oc[ya]], uy = (RS_W)1 - ty;
+    const RS_T *r0 = x + base + y0 * g->st[ya];
+    const RS_T *r1 = x + base + y1 * g->st[ya];
+    if (xa != 3) {
+        const int64_t x0 = g->ax[xa].i0[oc[xa]], x1 = g->ax[xa].i1[oc[xa]];
+        const RS_W tx = (RS_W)g->ax[xa].t[oc[xa]], ux = (RS_W)1 - tx;
+        const RS_T *a00 = r0 + x0 * g->st[xa], *a10 = r0 + x1 * g->st[xa];
+        const RS_T *a01 = r1 + x0 * g->st[xa], *a11 = r1 + x1 * g->st[xa];
+        for (int64_t i = 0; i < n3; i++) {
+            RS_W vy0 = (RS_W)a00[i] * ux + (RS_W)a10[i] * tx;
+            RS_W vy1 = (RS_W)a01[i] * ux + (RS_W)a11[i] * tx;
+            yr[i] = RS_STORE(vy0 * uy + vy1 * ty);
+        }
+        return;
+    }
+    const int64_t *i0 = g->ax[3].i0, *i1 = g->ax[3].i1;
+    const double *tt = g->ax[3].t;
+    for (int64_t i = 0; i < n3; i++) {
+        const RS_W tx = (RS_W)tt[i], ux = (RS_W)1 - tx;
+        RS_W vy0 = (RS_W)r0[i0[i]] * ux + (RS_W)r0[i1[i]] * tx;
+        RS_W vy1 = (RS_W)r1[i0[i]] * ux + (RS_W)r1[i1[i]] * tx;
+        yr[i] = RS_STORE(vy0 * uy + vy1 * ty);
+    }
+#endif
+}
+
+static void
+RF(run)(const rs_geom *g, const void *xv, void *yv)
+{
+    const RS_T *x = xv;
+    RS_T *y = yv;
+    const int64_t rows = g->out[0] * g->out[1] * g->out[2];
+#pragma omp parallel for schedule(static) num_threads(g->threads)
+    for (int64_t r = 0; r < rows; r++) {
+        RF(row)(g, x, y, r);
+    }
+}
+
+#undef RF
+#undef RCAT
+#undef RCAT2
+#undef RS_NAME
+#undef RS_T
+#ifdef RS_LINEAR
+#undef RS_W
+#undef RS_STORE
+#endif
+#endif
