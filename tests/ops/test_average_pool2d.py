@@ -260,6 +260,8 @@ INVALID = [
     # floor height with ceil width: neither pair
     ((1, 3, 7, 7), {"windowDimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2],
                     "outputSizes": [3, 4]}, "outputSizes"),
+    ((1, 2, 5, 5), {"padding": 1}, "padding"),
+    ((1, 2, 5, 5), {"windowDimensions": [6, 6], "outputSizes": [0, 0]}, "outputSizes"),
     ((1, 3, 5, 5), {"padding": [2**32 - 1] * 4}, "windowDimensions"),  # output too large
     ((1, 3, 5, 5), {"windowDimensions": [2, 2], "strides": [2**32 - 1, 1],
                     "dilations": [2**32 - 1, 1]}, "windowDimensions"),

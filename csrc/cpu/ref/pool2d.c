@@ -21,8 +21,9 @@
  * the input are vectorised across outputs, for every stride).  Global
  * pooling (one window over the whole plane) is one contiguous reduction.
  * nhwc: per output pixel and block of channels, a vector reduction over
- * the valid taps.  Work is split over planes (nchw) or output rows x
- * channel blocks (nhwc) with OpenMP, one contiguous range per thread.
+ * the valid taps.  Work is split over output rows (nchw; planes for global
+ * pooling) or output rows x channel blocks (nhwc) with OpenMP, one
+ * contiguous range per thread.
  *
  * The kernels are written once below (after the #else) and instantiated
  * for each (element type, reduction) by including this file again. */
@@ -268,16 +269,16 @@ PF(hwhole)(const POOL_ACC *restrict tmp, POOL_ACC *restrict h, int64_t a,
     }
 }
 
-/* Planes [p0, p1) (batch x channel) in nchw; tmp has room for w, h for
- * ow accumulators. */
+/* Output rows [r0, r1) of the nchw output viewed as (batch x channel x
+ * outputHeight) rows; tmp has room for w, h for ow accumulators. */
 HOT static void
-PF(planes)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
-           int64_t p0, int64_t p1, POOL_ACC *restrict tmp,
-           POOL_ACC *restrict h)
+PF(nchw_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
+              int64_t r0, int64_t r1, POOL_ACC *restrict tmp,
+              POOL_ACC *restrict h)
 {
     const int64_t W = g->w, OW = g->ow, hw = g->h * g->w;
     if (g->global) { /* one window that is exactly each plane */
-        for (int64_t p = p0; p < p1; p++) {
+        for (int64_t p = r0; p < r1; p++) {
             const POOL_T *xp = x + p * hw;
             POOL_ACC lane[16];
             int64_t i = 0;
@@ -300,56 +301,54 @@ PF(planes)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
         }
         return;
     }
-    for (int64_t p = p0; p < p1; p++) {
-        const POOL_T *xp = x + p * hw;
-        POOL_T *yp = y + p * g->oh * OW;
-        for (int64_t oh = 0; oh < g->oh; oh++) {
-            /* vertical: the valid input rows of this window row */
-            const int64_t nh = g->nh[oh];
-            if (nh == 0) {
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t oh = row % g->oh;
+        const POOL_T *xp = x + (row / g->oh) * hw;
+        /* vertical: the valid input rows of this window row */
+        const int64_t nh = g->nh[oh];
+        if (nh == 0) {
+            for (int64_t w = 0; w < W; w++) {
+                tmp[w] = POOL_INIT;
+            }
+        } else {
+            const POOL_T *r = xp + g->fh[oh] * W;
+            for (int64_t w = 0; w < W; w++) {
+                tmp[w] = POOL_VOP(POOL_INIT, r[w]);
+            }
+            for (int64_t k = 1; k < nh; k++) {
+                r = xp + (g->fh[oh] + k * g->dh) * W;
                 for (int64_t w = 0; w < W; w++) {
-                    tmp[w] = POOL_INIT;
+                    tmp[w] = POOL_VOP(tmp[w], r[w]);
                 }
+            }
+        }
+        /* horizontal: windows cut by the borders one by one, the whole
+         * ones vectorised across outputs */
+        POOL_T *yr = y + row * OW;
+        const int64_t a = g->ow_a, b = g->ow_b;
+        for (int64_t o = 0; o < OW; o++) {
+            if (o == a && b > a) {
+                o = b - 1;
+                continue;
+            }
+            const int64_t f = g->fw[o], n = g->nw[o];
+            POOL_ACC v = POOL_INIT;
+            for (int64_t k = 0; k < n; k++) {
+                v = POOL_HOP(v, tmp[f + k * g->dw]);
+            }
+            yr[o] = POOL_FIN(v, nh * n);
+        }
+        if (b > a) {
+            const int64_t cnt = nh * g->kw;
+            if (g->sw == 1) {
+                PF(hwhole)(tmp, h, a, b, 1, g->dw, g->kw, g->pl);
+            } else if (g->sw == 2) {
+                PF(hwhole)(tmp, h, a, b, 2, g->dw, g->kw, g->pl);
             } else {
-                const POOL_T *r = xp + g->fh[oh] * W;
-                for (int64_t w = 0; w < W; w++) {
-                    tmp[w] = POOL_VOP(POOL_INIT, r[w]);
-                }
-                for (int64_t k = 1; k < nh; k++) {
-                    r = xp + (g->fh[oh] + k * g->dh) * W;
-                    for (int64_t w = 0; w < W; w++) {
-                        tmp[w] = POOL_VOP(tmp[w], r[w]);
-                    }
-                }
+                PF(hwhole)(tmp, h, a, b, g->sw, g->dw, g->kw, g->pl);
             }
-            /* horizontal: windows cut by the borders one by one, the
-             * whole ones vectorised across outputs */
-            POOL_T *yr = yp + oh * OW;
-            const int64_t a = g->ow_a, b = g->ow_b;
-            for (int64_t o = 0; o < OW; o++) {
-                if (o == a && b > a) {
-                    o = b - 1;
-                    continue;
-                }
-                const int64_t f = g->fw[o], n = g->nw[o];
-                POOL_ACC v = POOL_INIT;
-                for (int64_t k = 0; k < n; k++) {
-                    v = POOL_HOP(v, tmp[f + k * g->dw]);
-                }
-                yr[o] = POOL_FIN(v, nh * n);
-            }
-            if (b > a) {
-                const int64_t cnt = nh * g->kw;
-                if (g->sw == 1) {
-                    PF(hwhole)(tmp, h, a, b, 1, g->dw, g->kw, g->pl);
-                } else if (g->sw == 2) {
-                    PF(hwhole)(tmp, h, a, b, 2, g->dw, g->kw, g->pl);
-                } else {
-                    PF(hwhole)(tmp, h, a, b, g->sw, g->dw, g->kw, g->pl);
-                }
-                for (int64_t o = a; o < b; o++) {
-                    yr[o] = POOL_FIN(h[o], cnt);
-                }
+            for (int64_t o = a; o < b; o++) {
+                yr[o] = POOL_FIN(h[o], cnt);
             }
         }
     }
@@ -358,8 +357,8 @@ PF(planes)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
 /* Work items [i0, i1) in nhwc: an item is one output row (n, oh) and one
  * block of channels [c0, c1); acc has room for CBLOCK accumulators. */
 HOT static void
-PF(rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
-         int64_t i0, int64_t i1, POOL_ACC *restrict acc)
+PF(nhwc_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
+              int64_t i0, int64_t i1, POOL_ACC *restrict acc)
 {
     const int64_t C = g->c, nb = (C + CBLOCK - 1) / CBLOCK;
     for (int64_t it = i0; it < i1; it++) {
@@ -392,14 +391,15 @@ PF(rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
 }
 
 /* 0, or -1 when out of memory.  Each thread takes one contiguous range of
- * planes (nchw) or of (row, channel block) items (nhwc). */
+ * output rows (nchw: planes when global) or of (row, channel block) items
+ * (nhwc). */
 static int
 PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
 {
     const POOL_T *x = xv;
     POOL_T *y = yv;
     const int64_t items = nhwc ? g->n * g->oh * ((g->c + CBLOCK - 1) / CBLOCK)
-                               : g->n * g->c;
+                               : g->n * g->c * (g->global ? 1 : g->oh);
     int nt = g->threads;
     if (nt > items) {
         nt = (int)items;
@@ -415,9 +415,9 @@ PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
         const int64_t i0 = items * t / T, i1 = items * (t + 1) / T;
         POOL_ACC *tmp = scratch + per * (size_t)t;
         if (nhwc) {
-            PF(rows)(g, x, y, i0, i1, tmp);
+            PF(nhwc_rows)(g, x, y, i0, i1, tmp);
         } else {
-            PF(planes)(g, x, y, i0, i1, tmp, tmp + g->w + 8);
+            PF(nchw_rows)(g, x, y, i0, i1, tmp, tmp + g->w + 8);
         }
     }
     free(scratch);
