@@ -23,8 +23,11 @@
  *
  * The output is walked in rows of its last dimension: when the last
  * dimension is not resampled, a row is a copy (nearest) or a vectorised
- * blend of up to four input rows (linear); otherwise each element gathers
- * from one or two input rows.  Rows are split over threads. */
+ * blend of up to four input rows (linear).  Otherwise nearest gathers from
+ * one input row, and linear blends two input rows already interpolated
+ * along the last axis (vy0 and vy1 above), which are kept in two buffers
+ * because consecutive output rows mostly reuse them.  Each thread takes one
+ * contiguous range of rows. */
 #ifndef RS_NAME
 #include <math.h>
 #include <omp.h>
@@ -228,16 +231,11 @@ cpu_resample2d(const cpu_call *k, wnn_error *err)
 #define RCAT(a, b) RCAT2(a, b)
 #define RF(x) RCAT(RS_NAME, x)
 
-/* Output row `r` (all coordinates but the last). */
-HOT static void
-RF(row)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y, int64_t r)
+/* Output row `r`, whose coordinates but the last are oc[0..2]. */
+static inline __attribute__((always_inline)) void
+RF(row)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y, int64_t r,
+        const int64_t *oc)
 {
-    int64_t oc[3];
-    int64_t rem = r;
-    for (int d = 2; d >= 0; d--) {
-        oc[d] = rem % g->out[d];
-        rem /= g->out[d];
-    }
     const int64_t n3 = g->out[3];
     RS_T *yr = y + r * n3;
     /* offsets of the plain axes, and of the earlier resampled axis */
@@ -288,15 +286,111 @@ RF(row)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y, int64_t r)
 #endif
 }
 
+#ifdef RS_LINEAR
+/* v[i] = src[x0[i]] * (1 - tx[i]) + src[x1[i]] * tx[i]: one input row
+ * interpolated along the last axis (the spec's vy0 or vy1). */
+static inline __attribute__((always_inline)) void
+RF(hrow)(const rs_geom *g, const RS_T *restrict src, const RS_W *restrict ux,
+         const RS_W *restrict tx, RS_W *restrict v)
+{
+    const int64_t *i0 = g->ax[3].i0, *i1 = g->ax[3].i1;
+    for (int64_t i = 0; i < g->out[3]; i++) {
+        v[i] = (RS_W)src[i0[i]] * ux[i] + (RS_W)src[i1[i]] * tx[i];
+    }
+}
+
+/* Linear along the last axis and an earlier one: each output row blends
+ * two input rows interpolated along the last axis; those are kept in two
+ * buffers, since consecutive output rows mostly reuse the same input rows.
+ * Returns false (nothing done) when out of memory. */
+static bool
+RF(rows_last)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
+              int64_t r0, int64_t r1, int64_t *oc)
+{
+    const int64_t n3 = g->out[3];
+    const uint32_t ya = g->ya;
+    RS_W *mem = malloc(sizeof(RS_W) * 4 * (size_t)n3 + 64);
+    if (!mem) {
+        return false;
+    }
+    RS_W *ux = mem, *tx = mem + n3, *buf[2] = { mem + 2 * n3, mem + 3 * n3 };
+    const RS_T *key[2] = { NULL, NULL }; /* the input row each buffer holds */
+    for (int64_t i = 0; i < n3; i++) {
+        tx[i] = (RS_W)g->ax[3].t[i];
+        ux[i] = (RS_W)1 - tx[i];
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t base = 0;
+        for (int d = 0; d < 3; d++) {
+            if (!g->ax[d].resampled) {
+                base += oc[d] * g->st[d];
+            }
+        }
+        const RS_T *s0 = x + base + g->ax[ya].i0[oc[ya]] * g->st[ya];
+        const RS_T *s1 = x + base + g->ax[ya].i1[oc[ya]] * g->st[ya];
+        int b0 = key[0] == s0 ? 0 : key[1] == s0 ? 1 : -1;
+        int b1 = key[0] == s1 ? 0 : key[1] == s1 ? 1 : -1;
+        if (b0 < 0) {
+            b0 = b1 == 0 ? 1 : 0;
+            RF(hrow)(g, s0, ux, tx, buf[b0]);
+            key[b0] = s0;
+        }
+        if (b1 < 0) {
+            b1 = s1 == s0 ? b0 : 1 - b0;
+            if (b1 != b0) {
+                RF(hrow)(g, s1, ux, tx, buf[b1]);
+                key[b1] = s1;
+            }
+        }
+        const RS_W ty = (RS_W)g->ax[ya].t[oc[ya]], uy = (RS_W)1 - ty;
+        const RS_W *v0 = buf[b0], *v1 = buf[b1];
+        RS_T *yr = y + r * n3;
+        for (int64_t i = 0; i < n3; i++) {
+            yr[i] = RS_STORE(v0[i] * uy + v1[i] * ty);
+        }
+        for (int d = 2; d >= 0 && ++oc[d] == g->out[d]; d--) {
+            oc[d] = 0;
+        }
+    }
+    free(mem);
+    return true;
+}
+#endif
+
+/* Output rows [r0, r1), the coordinates counted like an odometer. */
+HOT static void
+RF(rows)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
+         int64_t r0, int64_t r1)
+{
+    int64_t oc[3], rem = r0;
+    for (int d = 2; d >= 0; d--) {
+        oc[d] = rem % g->out[d];
+        rem /= g->out[d];
+    }
+#ifdef RS_LINEAR
+    if (g->xa == 3 && RF(rows_last)(g, x, y, r0, r1, oc)) {
+        return;
+    }
+#endif
+    for (int64_t r = r0; r < r1; r++) {
+        RF(row)(g, x, y, r, oc);
+        for (int d = 2; d >= 0 && ++oc[d] == g->out[d]; d--) {
+            oc[d] = 0;
+        }
+    }
+}
+
 static void
 RF(run)(const rs_geom *g, const void *xv, void *yv)
 {
     const RS_T *x = xv;
     RS_T *y = yv;
     const int64_t rows = g->out[0] * g->out[1] * g->out[2];
-#pragma omp parallel for schedule(static) num_threads(g->threads)
-    for (int64_t r = 0; r < rows; r++) {
-        RF(row)(g, x, y, r);
+    int nt = g->threads < rows ? g->threads : (int)rows;
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), T = omp_get_num_threads();
+        RF(rows)(g, x, y, rows * t / T, rows * (t + 1) / T);
     }
 }
 
