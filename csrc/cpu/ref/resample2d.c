@@ -303,7 +303,7 @@ RF(hrow)(const rs_geom *g, const RS_T *restrict src, const RS_W *restrict ux,
  * two input rows interpolated along the last axis; those are kept in two
  * buffers, since consecutive output rows mostly reuse the same input rows.
  * Returns false (nothing done) when out of memory. */
-static bool
+HOT static bool
 RF(rows_last)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
               int64_t r0, int64_t r1, int64_t *oc)
 {
