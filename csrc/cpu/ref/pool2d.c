@@ -22,8 +22,8 @@
  * pooling (one window over the whole plane) is one contiguous reduction.
  * nhwc: per output pixel and block of channels, a vector reduction over
  * the valid taps.  Work is split over output rows (nchw; planes for global
- * pooling) or output rows x channel blocks (nhwc) with OpenMP, one
- * contiguous range per thread.
+ * pooling) or output rows x channel blocks (nhwc) with OpenMP, in
+ * contiguous chunks scheduled dynamically.
  *
  * The kernels are written once below (after the #else) and instantiated
  * for each (element type, reduction) by including this file again. */
@@ -51,6 +51,7 @@
 #define INLINE static inline __attribute__((always_inline))
 
 #define CBLOCK 512 /* nhwc channels per work item */
+#define CHUNKS 16  /* chunks of work per thread (dynamic schedule) */
 
 typedef struct pgeom {
     int64_t n, c, h, w, oh, ow;
@@ -420,9 +421,10 @@ PF(nhwc_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
     }
 }
 
-/* 0, or -1 when out of memory.  Each thread takes one contiguous range of
- * output rows (nchw: planes when global) or of (row, channel block) items
- * (nhwc). */
+/* 0, or -1 when out of memory.  The items (nchw: output rows, or planes
+ * when global; nhwc: output rows x channel blocks) are cut into CHUNKS
+ * contiguous chunks per thread, handed out dynamically: on a loaded
+ * machine a thread that loses its core leaves its work to the other. */
 static int
 PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
 {
@@ -434,20 +436,25 @@ PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
     if (nt > items) {
         nt = (int)items;
     }
-    const size_t per = nhwc ? CBLOCK : (size_t)(g->w + g->ow + 16);
+    const int64_t chunks = nt == 1 ? 1 : (items < CHUNKS * nt ? items : CHUNKS * nt);
+    /* per-thread scratch, each on cache lines of its own */
+    size_t per = nhwc ? CBLOCK : (size_t)(g->w + g->ow + 16);
+    per = (per * sizeof(POOL_ACC) + 127) / 128 * 128 / sizeof(POOL_ACC);
     POOL_ACC *scratch = malloc(sizeof(POOL_ACC) * per * (size_t)nt);
     if (!scratch) {
         return -1;
     }
 #pragma omp parallel num_threads(nt)
     {
-        const int t = omp_get_thread_num(), T = omp_get_num_threads();
-        const int64_t i0 = items * t / T, i1 = items * (t + 1) / T;
-        POOL_ACC *tmp = scratch + per * (size_t)t;
-        if (nhwc) {
-            PF(nhwc_rows)(g, x, y, i0, i1, tmp);
-        } else {
-            PF(nchw_rows)(g, x, y, i0, i1, tmp, tmp + g->w + 8);
+        POOL_ACC *tmp = scratch + per * (size_t)omp_get_thread_num();
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t k = 0; k < chunks; k++) {
+            const int64_t i0 = items * k / chunks, i1 = items * (k + 1) / chunks;
+            if (nhwc) {
+                PF(nhwc_rows)(g, x, y, i0, i1, tmp);
+            } else {
+                PF(nchw_rows)(g, x, y, i0, i1, tmp, tmp + g->w + 8);
+            }
         }
     }
     free(scratch);

@@ -26,8 +26,8 @@
  * blend of up to four input rows (linear).  Otherwise nearest gathers from
  * one input row, and linear blends two input rows already interpolated
  * along the last axis (vy0 and vy1 above), which are kept in two buffers
- * because consecutive output rows mostly reuse them.  Each thread takes one
- * contiguous range of rows. */
+ * because consecutive output rows mostly reuse them.  Threads take
+ * contiguous chunks of rows, scheduled dynamically. */
 #ifndef RS_NAME
 #include <math.h>
 #include <omp.h>
@@ -386,11 +386,13 @@ RF(run)(const rs_geom *g, const void *xv, void *yv)
     const RS_T *x = xv;
     RS_T *y = yv;
     const int64_t rows = g->out[0] * g->out[1] * g->out[2];
-    int nt = g->threads < rows ? g->threads : (int)rows;
-#pragma omp parallel num_threads(nt)
-    {
-        const int t = omp_get_thread_num(), T = omp_get_num_threads();
-        RF(rows)(g, x, y, rows * t / T, rows * (t + 1) / T);
+    const int nt = g->threads < rows ? g->threads : (int)rows;
+    /* contiguous chunks handed out dynamically (a thread that loses its
+     * core on a loaded machine leaves its work to the others) */
+    const int64_t chunks = nt == 1 ? 1 : (rows < 16 * nt ? rows : 16 * nt);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int64_t k = 0; k < chunks; k++) {
+        RF(rows)(g, x, y, rows * k / chunks, rows * (k + 1) / chunks);
     }
 }
 
