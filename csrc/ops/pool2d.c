@@ -21,7 +21,8 @@ static const char *const layouts[] = { "nchw", "nhwc", NULL };
 static const char *const roundings[] = { "floor", "ceil", NULL };
 
 static const wnn_field pool2d_f[] = {
-    FIELD(wnn_pool2d_options, window_dimensions, "windowDimensions", WNN_F_U32_LIST, 0),
+    FIELD(wnn_pool2d_options, window_dimensions, "windowDimensions",
+          WNN_F_U32_LIST, 0),
     FIELD(wnn_pool2d_options, padding, "padding", WNN_F_U32_LIST, 0),
     FIELD(wnn_pool2d_options, strides, "strides", WNN_F_U32_LIST, 0),
     FIELD(wnn_pool2d_options, dilations, "dilations", WNN_F_U32_LIST, 0),
@@ -34,7 +35,8 @@ TABLE(wnn_pool2d_options, pool2d_f);
 
 /* #tensor-limits-pooling-averagepool2d-l2pool2d */
 const wnn_op_limits wnn_limits_pool2d_float = {
-    1, 2, { { "input", WNN_DT_FLOAT, 4, 4 }, { "output", WNN_DT_FLOAT, 4, 4 } } };
+    1, 2, { { "input", WNN_DT_FLOAT, 4, 4 },
+            { "output", WNN_DT_FLOAT, 4, 4 } } };
 /* #tensor-limits-pooling-maxpool2d */
 const wnn_op_limits wnn_limits_max_pool2d = {
     1, 2, { { "input", WNN_DT_ANY, 4, 4 }, { "output", WNN_DT_ANY, 4, 4 } } };

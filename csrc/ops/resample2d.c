@@ -15,9 +15,9 @@ static const wnn_field resample2d_f[] = {
 TABLE(wnn_resample2d_options, resample2d_f);
 
 /* #tensor-limits-resample2d */
+#define RS_TYPES (WNN_DT_FLOAT | WNN_DT(WNN_UINT8) | WNN_DT(WNN_INT8))
 const wnn_op_limits wnn_limits_resample2d = {
-    1, 2, { { "input", WNN_DT_FLOAT | WNN_DT(WNN_UINT8) | WNN_DT(WNN_INT8), 4, 4 },
-            { "output", WNN_DT_FLOAT | WNN_DT(WNN_UINT8) | WNN_DT(WNN_INT8), 4, 4 } } };
+    1, 2, { { "input", RS_TYPES, 4, 4 }, { "output", RS_TYPES, 4, 4 } } };
 
 /* #api-mlgraphbuilder-resample2d-method.  Data type and rank 4 are checked
  * by the builder from the limits table.  axes must have 2 items (the

@@ -214,10 +214,12 @@ cpu_pool2d(const cpu_call *k, wnn_error *err)
     }
     g.global = g.oh == 1 && g.ow == 1 && g.nh[0] == g.h && g.nw[0] == g.w &&
                (g.h == 1 || g.dh == 1) && (g.w == 1 || g.dw == 1);
+    /* input read + taps (a window counts at most 64 x 64) */
+    double taps = (double)(g.kh < 64 ? g.kh : 64) *
+                  (double)(g.kw < 64 ? g.kw : 64);
     double work = (double)g.n * (double)g.c *
                   ((double)g.h * (double)g.w +
-                   (double)g.oh * (double)g.ow * (double)(g.kh < 64 ? g.kh : 64) *
-                       (double)(g.kw < 64 ? g.kw : 64));
+                   (double)g.oh * (double)g.ow * taps);
     g.threads = work >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
 
     wnn_dtype t = xd->dtype;
@@ -436,7 +438,9 @@ PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
     if (nt > items) {
         nt = (int)items;
     }
-    const int64_t chunks = nt == 1 ? 1 : (items < CHUNKS * nt ? items : CHUNKS * nt);
+    const int64_t chunks = nt == 1                 ? 1
+                           : items < CHUNKS * nt ? items
+                                                 : CHUNKS * nt;
     /* per-thread scratch, each on cache lines of its own */
     size_t per = nhwc ? CBLOCK : (size_t)(g->w + g->ow + 16);
     per = (per * sizeof(POOL_ACC) + 127) / 128 * 128 / sizeof(POOL_ACC);
@@ -449,7 +453,8 @@ PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
         POOL_ACC *tmp = scratch + per * (size_t)omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
         for (int64_t k = 0; k < chunks; k++) {
-            const int64_t i0 = items * k / chunks, i1 = items * (k + 1) / chunks;
+            const int64_t i0 = items * k / chunks;
+            const int64_t i1 = items * (k + 1) / chunks;
             if (nhwc) {
                 PF(nhwc_rows)(g, x, y, i0, i1, tmp);
             } else {
