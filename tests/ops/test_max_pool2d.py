@@ -77,6 +77,9 @@ def test_special_values(run, dt, layout):
     ((8, 16, 56, 56), {"windowDimensions": [3, 3], "strides": [2, 2]}),
     ((2, 24, 33, 35), {"windowDimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]}),
     ((2, 600, 7, 7), {}),
+    # above the kernel's threading threshold (2 Mi units of work)
+    ((8, 32, 64, 64), {"windowDimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]}),
+    ((24, 1280, 7, 7), {}),
     ((1, 3, 40, 41), {"windowDimensions": [5, 4], "strides": [3, 2], "dilations": [2, 3],
                       "padding": [2, 0, 1, 3], "outputShapeRounding": "ceil"}),
 ])

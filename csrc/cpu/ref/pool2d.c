@@ -52,6 +52,7 @@
 
 #define CBLOCK 512 /* nhwc channels per work item */
 #define CHUNKS 16  /* chunks of work per thread (dynamic schedule) */
+#define POOL_PARALLEL_MIN (2.0 * 1024 * 1024) /* work units, see cpu_pool2d */
 
 typedef struct pgeom {
     int64_t n, c, h, w, oh, ow;
@@ -214,13 +215,17 @@ cpu_pool2d(const cpu_call *k, wnn_error *err)
     }
     g.global = g.oh == 1 && g.ow == 1 && g.nh[0] == g.h && g.nw[0] == g.w &&
                (g.h == 1 || g.dh == 1) && (g.w == 1 || g.dw == 1);
-    /* input read + taps (a window counts at most 64 x 64) */
+    /* Work: input read + taps (a window counts at most 64 x 64).  These
+     * loops are memory-bound: below POOL_PARALLEL_MIN (about 8 MB of
+     * float32 traffic, < 0.2 ms on one core) waking a second thread costs
+     * about what it saves, and much more on a loaded machine (global
+     * average pooling of [8, 1280, 7, 7] is about 1 Mi units). */
     double taps = (double)(g.kh < 64 ? g.kh : 64) *
                   (double)(g.kw < 64 ? g.kw : 64);
     double work = (double)g.n * (double)g.c *
                   ((double)g.h * (double)g.w +
                    (double)g.oh * (double)g.ow * taps);
-    g.threads = work >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+    g.threads = work >= POOL_PARALLEL_MIN ? cpu_num_threads() : 1;
 
     wnn_dtype t = xd->dtype;
     int rc = -1;
