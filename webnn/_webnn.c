@@ -516,7 +516,7 @@ conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
 /* ---- module functions: operators table ---------------------------------- */
 static const char *const field_type_names[] = {
     "double", "number", "bool", "u32", "i32", "u32_list", "i32_list",
-    "dtype", "enum", "enum_list", "operand",
+    "dtype", "enum", "enum_list", "operand", "f32_list",
 };
 
 static PyObject *
@@ -966,6 +966,56 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
                 Py_DECREF(fs);
                 return -1;
             }
+        }
+        Py_DECREF(fs);
+        return 0;
+    }
+    case WNN_F_F32_LIST: {
+        /* sequence<float>: each item a finite number that stays finite
+         * when rounded to float (WebIDL "float" conversion) */
+        if (PyUnicode_Check(v) || PyBytes_Check(v)) {
+            type_error("%s: expected a sequence of numbers", what);
+            return -1;
+        }
+        PyObject *fs = PySequence_Fast(v, "");
+        if (!fs) {
+            PyErr_Clear();
+            type_error("%s: expected a sequence of numbers, got %s", what,
+                       Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(fs);
+        wnn_f32_list *l = p;
+        l->v = n > 0x7fffffff ? NULL
+                              : wnn_builder_alloc(b, sizeof(float) * (size_t)(n + 1));
+        if (!l->v) {
+            Py_DECREF(fs);
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->n = (uint32_t)n;
+        l->present = true;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(fs, i);
+            if (PyBool_Check(it) || !(PyFloat_Check(it) || PyIndex_Check(it) ||
+                                      PyNumber_Check(it))) {
+                type_error("%s: expected a number, got %s", what,
+                           Py_TYPE(it)->tp_name);
+                Py_DECREF(fs);
+                return -1;
+            }
+            double d = PyFloat_AsDouble(it);
+            if (d == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(fs);
+                return -1;
+            }
+            /* 2^128 - 2^103 and above round to Infinity as a float */
+            if (!isfinite(d) || fabs(d) >= 0x1.ffffffp+127) {
+                type_error("%s: %g is not a finite float", what, d);
+                Py_DECREF(fs);
+                return -1;
+            }
+            l->v[i] = (float)d;
         }
         Py_DECREF(fs);
         return 0;

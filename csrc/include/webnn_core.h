@@ -114,7 +114,8 @@ typedef enum wnn_field_type {
     WNN_F_DTYPE,      /* MLOperandDataType                            */
     WNN_F_ENUM,       /* one of a fixed list of strings               */
     WNN_F_ENUM_LIST,  /* sequence of enum strings                     */
-    WNN_F_OPERAND     /* optional MLOperand, stored as input index    */
+    WNN_F_OPERAND,    /* optional MLOperand, stored as input index    */
+    WNN_F_F32_LIST    /* sequence<float> (finite), a wnn_f32_list     */
 } wnn_field_type;
 
 typedef struct wnn_number {
@@ -132,6 +133,14 @@ typedef struct wnn_u32_list {
                          types such as split's `unsigned long or sequence`) */
     uint32_t *v;      /* arena memory, owned by the graph IR          */
 } wnn_u32_list;
+
+/* sequence<float>: same layout as wnn_u32_list, values as float */
+typedef struct wnn_f32_list {
+    uint32_t n;
+    bool present;
+    bool scalar;      /* never set: a plain number is rejected        */
+    float *v;         /* arena memory, owned by the graph IR          */
+} wnn_f32_list;
 
 typedef struct wnn_field {
     const char *snake;
