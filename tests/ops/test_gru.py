@@ -11,6 +11,11 @@ Tolerance: the per-step float32 bound of gru_cell_ref, accumulated over the
 steps (the update is a convex combination of the previous state and n, so
 earlier errors do not grow), plus 1 ulp of the output type.
 """
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -153,9 +158,12 @@ def test_activations(run, dt, activations):
 
 # steps, batch, input, hidden: one thread; hidden units split between threads
 # (a slice ending mid-panel); a batch that is not a multiple of the
-# micro-kernel's rows; a batch too large for it (cpu_sgemm); a step product
-# large enough for BLIS's threads (gate math threaded over the batch).
-SIZES = [(1, 1, 1, 1), (2, 8, 16, 100), (3, 11, 7, 64), (2, 65, 3, 8), (2, 72, 8, 160)]
+# micro-kernel's rows; a long sequence whose projection is shared by the
+# threads while the steps are too small to share; a batch too large for the
+# micro-kernel (cpu_sgemm); a step product large enough for BLIS's threads
+# (gate math threaded over the batch).
+SIZES = [(1, 1, 1, 1), (2, 8, 16, 100), (3, 11, 7, 64), (64, 8, 64, 16), (2, 65, 3, 8),
+         (2, 72, 8, 160)]
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -191,6 +199,50 @@ def test_backward_sequence_order(run, dt):
     expect = np.array([0.5 * n, 0.0, 0.0, 0.0]).reshape(steps, 1, 1, 1)
     check_float(out["seq"], expect, dt, (steps, 1, 1, 1), ulps=2, what="gru backward sequence")
     check_float(out["h"], expect[0, 0], dt, (1, 1, 1), ulps=2, what="gru backward last")
+
+
+FEWER_THREADS_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import webnn
+    data = dict(np.load(sys.argv[2]))
+    ctx = webnn.ml.create_context()
+    out = {}
+    for reset_after in (True, False):
+        b = webnn.MLGraphBuilder(ctx)
+        ops = {k: b.input(k, {"dataType": "float32", "shape": list(v.shape)})
+               for k, v in data.items()}
+        h, seq = b.gru(ops["input"], ops["weight"], ops["recurrentWeight"], 2, 100,
+                       {"bias": ops["bias"], "recurrentBias": ops["recurrentBias"],
+                        "initialHiddenState": ops["initialHiddenState"],
+                        "returnSequence": True, "resetAfter": reset_after})
+        res = ctx.compute(b.build({"h": h, "seq": seq}), data)
+        out[f"h{int(reset_after)}"] = res["h"]
+        out[f"seq{int(reset_after)}"] = res["seq"]
+    np.savez(sys.argv[3], **out)
+""")
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a team of threads")
+def test_fewer_threads_than_planned(tmp_path):
+    """With OMP_THREAD_LIMIT=1 the team of threads that the kernel plans for
+    hidden units split in slices gets one thread: it falls back to running
+    every direction itself, unsliced (in a fresh process, as the limit is
+    read at start-up)."""
+    rng = rng_for("gru-fewer")
+    data = random_net(rng, "float32", 2, 8, 16, 100, 1, scale=0.15)
+    np.savez(tmp_path / "in.npz", **data)
+    root = os.path.dirname(os.path.dirname(webnn.__file__))
+    env = dict(os.environ, OMP_THREAD_LIMIT="1")
+    subprocess.run([sys.executable, "-c", FEWER_THREADS_SCRIPT, root,
+                    str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+                   env=env, check=True, timeout=120)
+    got = np.load(tmp_path / "out.npz")
+    for reset_after in (True, False):
+        opts = {"returnSequence": True, "resetAfter": reset_after}
+        check_net({"h": got[f"h{int(reset_after)}"], "seq": got[f"seq{int(reset_after)}"]},
+                  data, "float32", 2, 100, opts, OPTIONAL, f"gru one thread {reset_after}")
 
 
 def test_output_descriptors(ctx):

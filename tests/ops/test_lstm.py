@@ -158,9 +158,12 @@ def test_activations(run, dt, activations):
 
 # steps, batch, input, hidden: one thread; hidden units split between threads
 # (a slice ending mid-panel); a batch that is not a multiple of the
-# micro-kernel's rows; a batch too large for it (cpu_sgemm on R^T); a step
-# product large enough for BLIS's threads (gate math threaded over the batch).
-SIZES = [(1, 1, 1, 1), (2, 8, 16, 100), (3, 11, 7, 64), (2, 65, 3, 8), (2, 72, 8, 128)]
+# micro-kernel's rows; a long sequence whose projection is shared by the
+# threads while the steps are too small to share; a batch too large for the
+# micro-kernel (cpu_sgemm on R^T); a step product large enough for BLIS's
+# threads (gate math threaded over the batch).
+SIZES = [(1, 1, 1, 1), (2, 8, 16, 100), (3, 11, 7, 64), (64, 8, 64, 16), (2, 65, 3, 8),
+         (2, 72, 8, 128)]
 
 
 @pytest.mark.parametrize("dt", DTYPES)

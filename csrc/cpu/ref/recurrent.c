@@ -260,16 +260,21 @@ typedef struct rnn {
     int act_f, act_g, act_h;
     int gz, gr;                  /* gru: blocks of z and r (n is block 2)   */
     int gi, go, gf, gg;          /* lstm: blocks of i, o, f, g              */
-    const float *xw;             /* [T * B, D * G * H] projections          */
+    float *xw;                   /* [T * B, D * G * H] projections          */
     int64_t ldxw;
+    const float *x, *W;          /* [T * B, I], [D * G * H, I] (operands)   */
+    int64_t I;
+    float *wp;                   /* W in micro-kernel panels, or NULL: the  */
+                                 /* projection is cpu_sgemm before run()    */
     const float *R;              /* [D, G * H, H], the operand              */
     /* R prepared once per dispatch, by slice (d, s), or both NULL:        */
     float *pk;                   /* micro-kernel panels [G][P][H][NR]       */
     float *rt;                   /* R^T [H, G * hs] for cpu_sgemm           */
+    float *prep;                 /* the memory of pk or rt                  */
     int64_t slice_floats;        /* floats per slice in pk or rt            */
     micro_fn micro;
     int64_t mr, nr;
-    const float *zero;           /* H zeros (micro-kernel padding rows)     */
+    const float *zero;           /* max(H, I) zeros (padding rows)          */
     const float *bsum;           /* [D, G * H] bias + recurrent bias        */
     const float *rbn;            /* [D, H] gru resetAfter: recurrent bias n */
     const float *peep;           /* [D, 3 * H] or NULL                      */
@@ -277,7 +282,7 @@ typedef struct rnn {
     float *rh;                   /* [D, B, H] gru !resetAfter: r * h        */
     float *seq;                  /* [T, D, B, H] or NULL                    */
     int S;                       /* slices per direction                    */
-    int team;                    /* threads running the slices, or 1        */
+    int team;                    /* threads (>= S * D when S > 1), or 1     */
     int64_t chunk;               /* hidden units per slice                  */
     float *scratch;              /* per thread [B, G * chunk]               */
     int gate_threads;            /* threads of the gate math (team == 1)    */
@@ -494,14 +499,15 @@ recurrent_product(const rnn *n, const step *st, const float *h, int g0,
 }
 
 /* One thread: hidden units [j0, j0 + hs) of direction d (slice s of S),
- * all steps.  With S > 1 every thread of the team reaches the barriers. */
+ * all steps; an idle thread (no slice) only meets the others at the
+ * barriers.  With S > 1 every thread of the team reaches the barriers. */
 static void
-run_slice(const rnn *n, int64_t d, int s, int tid)
+run_slice(const rnn *n, int64_t d, int64_t s, int tid, bool idle)
 {
     const int64_t H = n->H, B = n->B, G = n->G;
     int64_t j0 = s * n->chunk < H ? s * n->chunk : H;
     int64_t j1 = j0 + n->chunk < H ? j0 + n->chunk : H;
-    step st = { .d = d, .j0 = j0, .hs = j1 - j0 };
+    step st = { .d = d, .j0 = j0, .hs = idle ? 0 : j1 - j0 };
     const int64_t hs = st.hs;
     st.pk = n->pk ? n->pk + (d * n->S + s) * n->slice_floats : NULL;
     st.rt = n->rt ? n->rt + (d * n->S + s) * n->slice_floats : NULL;
@@ -548,34 +554,160 @@ run_slice(const rnn *n, int64_t d, int s, int tid)
     }
 }
 
-/* How R is prepared and how many threads run the steps (file comment). */
+/* Micro-kernel panels of `rows` rows of src (row stride ld, k columns):
+ * panel q is [k][nr], dst[q][kk][j] = src[q * nr + j][kk], zero past the
+ * rows. */
+static void
+pack_panels(const float *src, int64_t ld, int64_t rows, int64_t k,
+            int64_t nr, float *dst)
+{
+    for (int64_t q0 = 0; q0 < rows; q0 += nr) {
+        int64_t w = rows - q0 < nr ? rows - q0 : nr;
+        const float *sp = src + q0 * ld;
+        float *dp = dst + q0 * k;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float *o = dp + kk * nr;
+            for (int64_t j = 0; j < w; j++) {
+                o[j] = sp[j * ld + kk];
+            }
+            for (int64_t j = w; j < nr; j++) {
+                o[j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Prepares R for slice s of direction d: micro-kernel panels by gate
+ * (pk[g][q][k][NR] = R[d][g * H + j0 + q * NR + j][k]), or R^T
+ * (rt[k][g * hs + j] = R[d][g * H + j0 + j][k], by blocks of 16 rows). */
+static void
+prepare_slice(const rnn *n, int64_t d, int64_t s)
+{
+    const int64_t H = n->H, G = n->G;
+    int64_t j0 = s * n->chunk < H ? s * n->chunk : H;
+    int64_t j1 = j0 + n->chunk < H ? j0 + n->chunk : H, hs = j1 - j0;
+    float *dst = n->prep + (d * n->S + s) * n->slice_floats;
+    for (int64_t g = 0; g < G; g++) {
+        const float *src = n->R + (d * G * H + g * H + j0) * H;
+        if (n->micro) {
+            int64_t panels = (hs + n->nr - 1) / n->nr;
+            pack_panels(src, H, hs, H, n->nr, dst + g * panels * H * n->nr);
+            continue;
+        }
+        for (int64_t jb = 0; jb < hs; jb += 16) {
+            int64_t je = jb + 16 < hs ? jb + 16 : hs;
+            for (int64_t kk = 0; kk < H; kk++) {
+                float *o = dst + kk * G * hs + g * hs;
+                for (int64_t j = jb; j < je; j++) {
+                    o[j] = src[j * H + kk];
+                }
+            }
+        }
+    }
+}
+
+/* The input projection on the micro-kernel: rows [r0, r1) of x W^T. */
+static void
+project_rows(const rnn *n, int64_t r0, int64_t r1)
+{
+    const int64_t ncol = n->D * n->G * n->H, I = n->I;
+    for (int64_t c0 = 0; c0 < ncol; c0 += n->nr) {
+        const float *p = n->wp + c0 * I;
+        int64_t w = ncol - c0 < n->nr ? ncol - c0 : n->nr;
+        for (int64_t r = r0; r < r1; r += n->mr) {
+            int64_t m = r1 - r < n->mr ? r1 - r : n->mr;
+            n->micro(n->x + r * I, I, m, I, p, n->xw + r * n->ldxw + c0,
+                     n->ldxw, w, n->zero);
+        }
+    }
+}
+
+/* Thread tid of nth: prepares its share of R (and of W's panels), computes
+ * its rows of the projection (micro-kernel case), then runs its slice. */
+static void
+worker(const rnn *n, int tid, int nth)
+{
+    if (n->prep) {
+        for (int64_t i = tid; i < n->D * n->S; i += nth) {
+            prepare_slice(n, i / n->S, i % n->S);
+        }
+    }
+    if (n->wp) {
+        const int64_t ncol = n->D * n->G * n->H, I = n->I;
+        int64_t panels = (ncol + n->nr - 1) / n->nr;
+        for (int64_t q = tid; q < panels; q += nth) {
+            int64_t c0 = q * n->nr;
+            pack_panels(n->W + c0 * I, I, ncol - c0 < n->nr ? ncol - c0 : n->nr,
+                        I, n->nr, n->wp + c0 * I);
+        }
+        if (nth > 1) {
+#pragma omp barrier
+        }
+        int64_t blocks = (n->T * n->B + n->mr - 1) / n->mr;
+        int64_t b0 = blocks * tid / nth, b1 = blocks * (tid + 1) / nth;
+        int64_t r1 = b1 * n->mr < n->T * n->B ? b1 * n->mr : n->T * n->B;
+        project_rows(n, b0 * n->mr, r1);
+    }
+    if (nth == 1) { /* S == 1: the directions one after the other */
+        for (int64_t d = 0; d < n->D; d++) {
+            run_slice(n, d, 0, 0, false);
+        }
+        return;
+    }
+#pragma omp barrier
+    if (tid < n->S * n->D) {
+        run_slice(n, tid / n->S, tid % n->S, tid, false);
+    } else if (n->S > 1) {
+        run_slice(n, 0, 0, tid, true);
+    }
+}
+
+/* How R is prepared and how many threads run (file comment). */
 static void
 plan(rnn *n)
 {
     int pmax = cpu_num_threads();
     double macs = (double)n->B * n->G * n->H * n->H; /* per step, direction */
+    double proj = (double)n->T * n->B * n->I * n->D * n->G * n->H;
     n->micro = n->T > 1 && n->B <= 64 ? micro_pick(&n->mr, &n->nr) : NULL;
     n->S = 1;
     n->team = 1;
     n->chunk = n->H;
     n->gate_threads = 1;
-    if (pmax <= 1 || n->D * macs < 2e5) {
-        return; /* too small to share */
+    if (pmax <= 1) {
+        return;
     }
-    if (!n->micro && 2.0 * macs >= 8e6) {
+    if (!n->micro && n->D * macs >= 2e5 && 2.0 * macs >= 8e6) {
         /* cpu_sgemm threads such products itself (blis/gemm.c) */
         if ((double)n->B * n->G * n->H >= CPU_PARALLEL_MIN && n->B > 1) {
             n->gate_threads = pmax < n->B ? pmax : (int)n->B;
         }
         return;
     }
-    int64_t align = n->micro ? n->nr : 16; /* slice widths */
-    int64_t s = pmax / n->D, max_s = (n->H + align - 1) / align;
-    s = s < 1 ? 1 : s > max_s ? max_s : s;
-    n->S = (int)s;
-    n->chunk = ((n->H + s - 1) / s + align - 1) / align * align;
-    n->chunk = n->chunk > n->H ? n->H : n->chunk;
-    n->team = (int)(s * n->D);
+    if (n->D * macs >= 2e5) {
+        /* hidden units in slices: a multiple of the panel width */
+        int64_t align = n->micro ? n->nr : 16;
+        int64_t s = pmax / n->D, max_s = (n->H + align - 1) / align;
+        s = s < 1 ? 1 : s > max_s ? max_s : s;
+        n->S = (int)s;
+        n->chunk = ((n->H + s - 1) / s + align - 1) / align * align;
+        n->chunk = n->chunk > n->H ? n->H : n->chunk;
+        n->team = (int)(s * n->D);
+    }
+    if (n->micro && proj >= 1e6) {
+        n->team = pmax > n->team ? pmax : n->team; /* the projection */
+    }
+}
+
+/* Floats per slice of prepared R (none for a single step without the
+ * micro-kernel: products with R itself). */
+static int64_t
+slice_floats(const rnn *n)
+{
+    if (n->micro) {
+        return n->G * ((n->chunk + n->nr - 1) / n->nr) * n->nr * n->H;
+    }
+    return n->T > 1 ? n->H * n->G * n->chunk : 0;
 }
 
 static void
@@ -587,8 +719,7 @@ run(rnn *n)
         {
             /* every thread of the team must reach the barriers */
             if (omp_get_num_threads() == n->team) {
-                run_slice(n, omp_get_thread_num() / n->S,
-                          omp_get_thread_num() % n->S, omp_get_thread_num());
+                worker(n, omp_get_thread_num(), n->team);
 #pragma omp master
                 done = true;
             }
@@ -596,48 +727,13 @@ run(rnn *n)
         if (done) {
             return;
         }
+        /* a team smaller than asked for: one thread, one slice */
+        n->S = 1;
+        n->chunk = n->H;
+        n->slice_floats = slice_floats(n);
+        n->team = 1;
     }
-    /* one thread (or a team smaller than asked for: R as it is) */
-    rnn m = *n;
-    if (n->S > 1) {
-        m.S = 1;
-        m.chunk = n->H;
-        m.pk = m.rt = NULL;
-    }
-    for (int64_t d = 0; d < n->D; d++) {
-        run_slice(&m, d, 0, 0);
-    }
-}
-
-/* Prepares R for slice s of direction d: micro-kernel panels
- * pk[g][q][k][NR] = R[d][g * H + j0 + q * NR + j][k] (0 past the slice), or
- * rt[k][g * hs + j] = R[d][g * H + j0 + j][k]; by blocks of 16 rows. */
-static void
-prepare_slice(const rnn *n, int64_t d, int64_t s, float *dst)
-{
-    const int64_t H = n->H, G = n->G;
-    int64_t j0 = s * n->chunk < H ? s * n->chunk : H;
-    int64_t j1 = j0 + n->chunk < H ? j0 + n->chunk : H, hs = j1 - j0;
-    int64_t nr = n->micro ? n->nr : G * hs; /* row length of dst */
-    int64_t panels = n->micro ? (hs + nr - 1) / nr : 1;
-    if (n->micro) {
-        memset(dst, 0, (size_t)(G * panels * H * nr) * sizeof(float));
-    }
-    for (int64_t g = 0; g < G; g++) {
-        const float *src = n->R + (d * G * H + g * H + j0) * H;
-        for (int64_t jb = 0; jb < hs; jb += 16) {
-            int64_t je = jb + 16 < hs ? jb + 16 : hs;
-            for (int64_t kk = 0; kk < H; kk++) {
-                for (int64_t j = jb; j < je; j++) {
-                    float *o = n->micro
-                                   ? dst + ((g * panels + j / nr) * H + kk) * nr +
-                                         j % nr
-                                   : dst + kk * nr + g * hs + j;
-                    *o = src[j * H + kk];
-                }
-            }
-        }
-    }
+    worker(n, 0, 1);
 }
 
 /* ---- operands ---------------------------------------------------------- */
@@ -722,38 +818,42 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
         n.gr = 1 - n.gz;
     }
     plan(&n);
-    /* R prepared by slice: micro-kernel panels, or R^T when several steps
-     * use it (one step: products with R itself) */
-    if (n.micro) {
-        n.slice_floats = G * ((n.chunk + n.nr - 1) / n.nr) * n.nr * H;
-    } else if (T > 1) {
-        n.slice_floats = H * G * n.chunk;
-    }
+    n.slice_floats = slice_floats(&n);
     /* scratch per thread; run()'s one-thread fallback uses it whole */
     uint64_t units = (uint64_t)n.team * n.chunk > (uint64_t)H
                          ? (uint64_t)n.team * n.chunk : (uint64_t)H;
+    uint64_t zeros = (uint64_t)(H > I ? H : I);
     bool oom = false, f16 = a->dtype == WNN_FLOAT16;
     uint64_t state = (uint64_t)D * B * H;
     float *xw = alloc_floats((uint64_t)T * B * D * GH, &oom);
     float *bsum = alloc_floats((uint64_t)D * GH, &oom);
     float *rbn = alloc_floats((uint64_t)D * H, &oom);
-    float *zero = alloc_floats((uint64_t)H, &oom);
+    float *zero = alloc_floats(zeros, &oom);
     float *states = alloc_floats(state * (a->lstm ? 4 : 2), &oom);
     float *rh = alloc_floats(state, &oom);
     float *scratch = alloc_floats(units * B * G, &oom);
     float *prep = n.slice_floats
                       ? alloc_floats((uint64_t)D * n.S * n.slice_floats, &oom)
                       : NULL;
+    float *wp = n.micro ? alloc_floats(((uint64_t)D * GH + n.nr) * I, &oom)
+                        : NULL;
     float *seq = a->out_seq && f16 ? alloc_floats((uint64_t)T * state, &oom)
                                    : a->out_seq;
     if (oom) {
         goto done;
     }
-    /* x W for all steps and directions: [T * B, I] x [D * G * H, I]^T */
-    cpu_sgemm(false, true, T * B, D * GH, I, 1.0f, a->x, I, a->w, I, 0.0f,
-              xw, D * GH);
     n.xw = xw;
     n.ldxw = D * GH;
+    n.x = a->x;
+    n.W = a->w;
+    n.I = I;
+    n.wp = wp;
+    if (!wp) {
+        /* x W for all steps and directions: [T * B, I] x [D * G * H, I]^T
+         * (with the micro-kernel, the threads of run() compute it) */
+        cpu_sgemm(false, true, T * B, D * GH, I, 1.0f, a->x, I, a->w, I, 0.0f,
+                  xw, D * GH);
+    }
     /* the biases that are simply added to a gate, summed */
     for (int64_t i = 0; i < D * GH; i++) {
         bool n_after = !a->lstm && a->reset_after && (i % GH) / H == 2;
@@ -767,16 +867,12 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
                                  : 0.0f;
         }
     }
-    memset(zero, 0, (size_t)H * sizeof(float));
+    memset(zero, 0, (size_t)zeros * sizeof(float));
     n.bsum = bsum;
     n.rbn = rbn;
     n.zero = zero;
+    n.prep = prep;
     if (prep) {
-        for (int64_t d = 0; d < D; d++) {
-            for (int64_t s = 0; s < n.S; s++) {
-                prepare_slice(&n, d, s, prep + (d * n.S + s) * n.slice_floats);
-            }
-        }
         *(n.micro ? &n.pk : &n.rt) = prep;
     }
     n.hbuf[0] = states;
@@ -815,6 +911,7 @@ done:
     free(rh);
     free(scratch);
     free(prep);
+    free(wp);
     if (seq != a->out_seq) {
         free(seq);
     }
