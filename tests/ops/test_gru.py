@@ -11,6 +11,7 @@ Tolerance: the per-step float32 bound of gru_cell_ref, accumulated over the
 steps (the update is a convex combination of the previous state and n, so
 earlier errors do not grow), plus 1 ulp of the output type.
 """
+import json
 import os
 import subprocess
 import sys
@@ -201,27 +202,57 @@ def test_backward_sequence_order(run, dt):
     check_float(out["h"], expect[0, 0], dt, (1, 1, 1), ulps=2, what="gru backward last")
 
 
-FEWER_THREADS_SCRIPT = textwrap.dedent("""
-    import sys
+SUBPROCESS_SCRIPT = textwrap.dedent("""
+    import json, sys
     import numpy as np
     sys.path.insert(0, sys.argv[1])
     import webnn
     data = dict(np.load(sys.argv[2]))
+    cases = json.loads(sys.argv[4])
     ctx = webnn.ml.create_context()
     out = {}
-    for reset_after in (True, False):
+    for i, (steps, hidden, opts) in enumerate(cases):
         b = webnn.MLGraphBuilder(ctx)
-        ops = {k: b.input(k, {"dataType": "float32", "shape": list(v.shape)})
-               for k, v in data.items()}
-        h, seq = b.gru(ops["input"], ops["weight"], ops["recurrentWeight"], 2, 100,
-                       {"bias": ops["bias"], "recurrentBias": ops["recurrentBias"],
-                        "initialHiddenState": ops["initialHiddenState"],
-                        "returnSequence": True, "resetAfter": reset_after})
-        res = ctx.compute(b.build({"h": h, "seq": seq}), data)
-        out[f"h{int(reset_after)}"] = res["h"]
-        out[f"seq{int(reset_after)}"] = res["seq"]
+        feeds = {k[len(f"{i}."):]: v for k, v in data.items() if k.startswith(f"{i}.")}
+        ops = {k: b.input(k, {"dataType": str(v.dtype), "shape": list(v.shape)})
+               for k, v in feeds.items()}
+        o = dict(opts)
+        o.update({k: ops[k] for k in ("bias", "recurrentBias", "initialHiddenState")})
+        h, seq = b.gru(ops["input"], ops["weight"], ops["recurrentWeight"], steps, hidden, o)
+        res = ctx.compute(b.build({"h": h, "seq": seq}), feeds)
+        out[f"{i}.h"], out[f"{i}.seq"] = res["h"], res["seq"]
     np.savez(sys.argv[3], **out)
 """)
+
+
+def run_in_subprocess(tmp_path, env, cases, key):
+    """Runs the cases [(size, opts)] in a fresh process with `env` added
+    (environment variables read at start-up) and checks them."""
+    rng = rng_for("gru-sub", key)
+    data, feeds, spec = [], {}, []
+    for i, (size, opts) in enumerate(cases):
+        steps, batch, input_size, hidden = size
+        dirs = 2 if opts.get("direction") == "both" else 1
+        d = random_net(rng, "float32", steps, batch, input_size, hidden, dirs, scale=0.15)
+        data.append(d)
+        feeds.update({f"{i}.{k}": v for k, v in d.items()})
+        spec.append([steps, hidden, dict(opts, returnSequence=True)])
+    np.savez(tmp_path / "in.npz", **feeds)
+    root = os.path.dirname(os.path.dirname(webnn.__file__))
+    subprocess.run([sys.executable, "-c", SUBPROCESS_SCRIPT, root, str(tmp_path / "in.npz"),
+                    str(tmp_path / "out.npz"), json.dumps(spec)],
+                   env=dict(os.environ, **env), check=True, timeout=120)
+    got = np.load(tmp_path / "out.npz")
+    for i, (size, opts) in enumerate(cases):
+        steps, _, _, hidden = size
+        check_net({"h": got[f"{i}.h"], "seq": got[f"{i}.seq"]}, data[i], "float32", steps,
+                  hidden, dict(opts, returnSequence=True), OPTIONAL, f"gru {env} {size} {opts}")
+
+
+SUBPROCESS_CASES = [((2, 8, 16, 100), {"resetAfter": True}),
+                    ((2, 8, 16, 100), {"resetAfter": False}),
+                    ((3, 7, 5, 20), {"resetAfter": False, "direction": "both"}),
+                    ((3, 13, 5, 40), {"direction": "backward", "layout": "rzn"})]
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a team of threads")
@@ -230,19 +261,14 @@ def test_fewer_threads_than_planned(tmp_path):
     hidden units split in slices gets one thread: it falls back to running
     every direction itself, unsliced (in a fresh process, as the limit is
     read at start-up)."""
-    rng = rng_for("gru-fewer")
-    data = random_net(rng, "float32", 2, 8, 16, 100, 1, scale=0.15)
-    np.savez(tmp_path / "in.npz", **data)
-    root = os.path.dirname(os.path.dirname(webnn.__file__))
-    env = dict(os.environ, OMP_THREAD_LIMIT="1")
-    subprocess.run([sys.executable, "-c", FEWER_THREADS_SCRIPT, root,
-                    str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
-                   env=env, check=True, timeout=120)
-    got = np.load(tmp_path / "out.npz")
-    for reset_after in (True, False):
-        opts = {"returnSequence": True, "resetAfter": reset_after}
-        check_net({"h": got[f"h{int(reset_after)}"], "seq": got[f"seq{int(reset_after)}"]},
-                  data, "float32", 2, 100, opts, OPTIONAL, f"gru one thread {reset_after}")
+    run_in_subprocess(tmp_path, {"OMP_THREAD_LIMIT": "1"}, SUBPROCESS_CASES, "threads")
+
+
+@pytest.mark.parametrize("isa", ["avx2", "baseline"])
+def test_other_isa(tmp_path, isa):
+    """The AVX2 micro-kernel (6 x 16, for CPUs without AVX-512) and the
+    cpu_sgemm path (CPUs without AVX2 + FMA), chosen with WEBNN_RNN_ISA."""
+    run_in_subprocess(tmp_path, {"WEBNN_RNN_ISA": isa}, SUBPROCESS_CASES, isa)
 
 
 def test_output_descriptors(ctx):

@@ -11,6 +11,12 @@ Tolerance: the per-step float32 bounds of lstm_cell_ref, accumulated over
 the steps with a growth factor for the recurrence, plus 1 ulp of the output
 type (the weights are small, so the recurrence contracts).
 """
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -199,6 +205,74 @@ def test_backward_sequence_order(run, dt):
     check_float(out["seq"], expect, dt, (steps, 1, 1, 1), ulps=2, what="lstm backward sequence")
     check_float(out["h"], expect[0, 0], dt, (1, 1, 1), ulps=2, what="lstm backward h")
     check_float(out["c"], np.array([[[c]]]), dt, (1, 1, 1), ulps=2, what="lstm backward c")
+
+
+SUBPROCESS_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import webnn
+    data = dict(np.load(sys.argv[2]))
+    cases = json.loads(sys.argv[4])
+    ctx = webnn.ml.create_context()
+    out = {}
+    for i, (steps, hidden, opts) in enumerate(cases):
+        b = webnn.MLGraphBuilder(ctx)
+        feeds = {k[len(f"{i}."):]: v for k, v in data.items() if k.startswith(f"{i}.")}
+        ops = {k: b.input(k, {"dataType": str(v.dtype), "shape": list(v.shape)})
+               for k, v in feeds.items()}
+        o = dict(opts)
+        o.update({k: ops[k] for k in ("bias", "recurrentBias", "peepholeWeight",
+                                      "initialHiddenState", "initialCellState")})
+        h, c, seq = b.lstm(ops["input"], ops["weight"], ops["recurrentWeight"], steps,
+                           hidden, o)
+        res = ctx.compute(b.build({"h": h, "c": c, "seq": seq}), feeds)
+        for k in ("h", "c", "seq"):
+            out[f"{i}.{k}"] = res[k]
+    np.savez(sys.argv[3], **out)
+""")
+
+
+def run_in_subprocess(tmp_path, env, cases, key):
+    """Runs the cases [(size, opts)] in a fresh process with `env` added
+    (environment variables read at start-up) and checks them."""
+    rng = rng_for("lstm-sub", key)
+    data, feeds, spec = [], {}, []
+    for i, (size, opts) in enumerate(cases):
+        steps, batch, input_size, hidden = size
+        dirs = 2 if opts.get("direction") == "both" else 1
+        d = random_net(rng, "float32", steps, batch, input_size, hidden, dirs, scale=0.1)
+        data.append(d)
+        feeds.update({f"{i}.{k}": v for k, v in d.items()})
+        spec.append([steps, hidden, dict(opts, returnSequence=True)])
+    np.savez(tmp_path / "in.npz", **feeds)
+    root = os.path.dirname(os.path.dirname(webnn.__file__))
+    subprocess.run([sys.executable, "-c", SUBPROCESS_SCRIPT, root, str(tmp_path / "in.npz"),
+                    str(tmp_path / "out.npz"), json.dumps(spec)],
+                   env=dict(os.environ, **env), check=True, timeout=120)
+    got = np.load(tmp_path / "out.npz")
+    for i, (size, opts) in enumerate(cases):
+        steps, _, _, hidden = size
+        check_net({k: got[f"{i}.{k}"] for k in ("h", "c", "seq")}, data[i], "float32", steps,
+                  hidden, dict(opts, returnSequence=True), OPTIONAL, f"lstm {env} {size} {opts}")
+
+
+SUBPROCESS_CASES = [((2, 8, 16, 100), {}),
+                    ((3, 7, 5, 20), {"direction": "both", "layout": "ifgo"}),
+                    ((3, 13, 5, 40), {"direction": "backward"})]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs a team of threads")
+def test_fewer_threads_than_planned(tmp_path):
+    """OMP_THREAD_LIMIT=1: the planned team gets one thread, which runs
+    everything itself, unsliced (in a fresh process)."""
+    run_in_subprocess(tmp_path, {"OMP_THREAD_LIMIT": "1"}, SUBPROCESS_CASES, "threads")
+
+
+@pytest.mark.parametrize("isa", ["avx2", "baseline"])
+def test_other_isa(tmp_path, isa):
+    """The AVX2 micro-kernel and the cpu_sgemm path (WEBNN_RNN_ISA)."""
+    run_in_subprocess(tmp_path, {"WEBNN_RNN_ISA": isa}, SUBPROCESS_CASES, isa)
 
 
 def test_output_descriptors(ctx):

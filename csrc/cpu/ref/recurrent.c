@@ -22,25 +22,33 @@
  * gruCell and lstmCell are one step of a forward network.
  *
  * Products.  The input projection x W of ALL steps and both directions is
- * one cpu_sgemm before the recurrence ([steps * batch, input] x
- * [directions * gates * hidden, input]^T); the biases are folded into the
- * gate math.  Each step then needs h R ([batch, hidden] x [hidden, gates *
- * hidden]).  For small batches (<= 64) on x86-64 with AVX2 + FMA that
- * product is a register-blocked micro-kernel (8 x 64 with AVX-512, 6 x 16
- * with AVX2) over R packed once per dispatch into panels: BLIS is ~4 times
- * slower there, as it repacks all of R at every step and its micro-tiles
- * are mostly padding when the batch is 8.  Otherwise it is cpu_sgemm, on
- * R^T copied once per dispatch (or on R itself for a single step).
+ * one product before the recurrence ([steps * batch, input] x [directions *
+ * gates * hidden, input]^T); the biases are folded into the gate math.
+ * Each step then needs h R ([batch, hidden] x [hidden, gates * hidden]).
  *
- * Threads.  When a step's product is too small for BLIS threading (and
- * always with the micro-kernel), the hidden units of each direction are
- * split in slices between the threads of one OpenMP team: each thread owns
- * a slice of units of every gate (and its own packed copy of those rows of
- * R), computes its part of h R and its gate math, and the team meets at a
- * barrier after each step (two for gru without resetAfter, whose second
- * product needs every r * h).  With two directions and two threads, each
- * thread runs one direction, without barriers.  Large BLIS products thread
- * themselves, and then the gate math is threaded over the batch. */
+ * - Several steps of a small batch (<= 64) on x86-64 with AVX2 + FMA: both
+ *   products run on a register-blocked micro-kernel (8 x 64 with AVX-512,
+ *   6 x 16 with AVX2) over W and R packed into panels once per dispatch.
+ *   There BLIS is ~4 times slower for the step product (it repacks all of R
+ *   at every step, and its 32 x 12 micro-tiles are mostly padding for a
+ *   batch of 8: 8 x 1024 x 256 takes ~85 us against ~22 us), and its
+ *   threads wait for each other by spinning without yielding, which on a
+ *   busy machine can stretch the projection from 1 to 100+ ms.
+ * - Otherwise: cpu_sgemm (BLIS), the projection before the recurrence, the
+ *   step products on R^T copied once per dispatch (or on R itself for a
+ *   single step: gruCell, lstmCell).
+ *
+ * Threads.  One OpenMP team packs W and R, computes the projection by rows
+ * and runs the steps: the hidden units of each direction are split in
+ * slices (each thread owns a slice of units of every gate, with its own
+ * packed copy of those rows of R), each thread computes its part of h R
+ * and its gate math, and the team meets at a barrier after each step (two
+ * for gru without resetAfter, whose second product needs every r * h).
+ * With two directions and two threads, each thread runs one direction
+ * without barriers.  Small networks run on one thread; large cpu_sgemm
+ * step products thread themselves, the gate math then threaded over the
+ * batch.  WEBNN_RNN_ISA=avx2|baseline in the environment caps the code
+ * path chosen (to test the others). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -52,20 +60,34 @@
     !defined(WNN_NO_CLONES)
 #include <immintrin.h>
 #define RNN_X86 1
-/* Code compiled for AVX-512 (x86-64-v4) or AVX2 + FMA (x86-64-v3), chosen
- * by the CPU's features at run time (target_clones with "arch=" would
- * choose by CPU model and miss AMD's AVX-512). */
-#define ISA_V4 __attribute__((target("arch=x86-64-v4")))
-#define ISA_V3 __attribute__((target("arch=x86-64-v3")))
+/* Code compiled for AVX-512 ("v4": F, VL, BW, DQ, with AVX2 and FMA) or
+ * AVX2 + FMA ("v3"), chosen by the CPU's features at run time
+ * (target_clones with "arch=skylake-avx512" would choose by CPU model, and
+ * miss AMD's AVX-512). */
+#define ISA_V4 \
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,bmi2")))
+#define ISA_V3 __attribute__((target("avx2,fma,bmi2")))
 static int
 isa_level(void)
 {
     static int level = 0;
     if (level == 0) {
         __builtin_cpu_init();
-        level = __builtin_cpu_supports("x86-64-v4")   ? 4
-                : __builtin_cpu_supports("x86-64-v3") ? 3
-                                                      : 1;
+        bool v3 = __builtin_cpu_supports("avx2") &&
+                  __builtin_cpu_supports("fma") &&
+                  __builtin_cpu_supports("bmi2");
+        bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
+                  __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq");
+        level = v4 ? 4 : v3 ? 3 : 1;
+        /* WEBNN_RNN_ISA=avx2|baseline caps it (to test those paths) */
+        const char *cap = getenv("WEBNN_RNN_ISA");
+        if (cap && strcmp(cap, "avx2") == 0 && level > 3) {
+            level = 3;
+        } else if (cap && strcmp(cap, "baseline") == 0) {
+            level = 1;
+        }
     }
     return level;
 }
