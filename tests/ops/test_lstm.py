@@ -168,7 +168,7 @@ def test_activations(run, dt, activations):
 # threads while the steps are too small to share; a batch too large for the
 # micro-kernel (cpu_sgemm on R^T); a step product large enough for BLIS's
 # threads (gate math threaded over the batch).
-SIZES = [(1, 1, 1, 1), (2, 8, 16, 100), (3, 11, 7, 64), (64, 8, 64, 16), (2, 65, 3, 8),
+SIZES = [(1, 1, 1, 1), (2, 8, 16, 180), (3, 11, 7, 64), (64, 8, 64, 16), (2, 65, 3, 8),
          (2, 72, 8, 128)]
 
 
@@ -257,8 +257,9 @@ def run_in_subprocess(tmp_path, env, cases, key):
                   hidden, dict(opts, returnSequence=True), OPTIONAL, f"lstm {env} {size} {opts}")
 
 
-SUBPROCESS_CASES = [((2, 8, 16, 100), {}),
+SUBPROCESS_CASES = [((2, 8, 16, 180), {}),
                     ((3, 7, 5, 20), {"direction": "both", "layout": "ifgo"}),
+                    ((4, 9, 6, 48), {"direction": "both"}),
                     ((3, 13, 5, 40), {"direction": "backward"})]
 
 

@@ -699,17 +699,20 @@ plan(rnn *n)
     if (pmax <= 1) {
         return;
     }
-    if (!n->micro && n->D * macs >= 2e5 && 2.0 * macs >= 8e6) {
+    if (!n->micro && 2.0 * macs >= 8e6) {
         /* cpu_sgemm threads such products itself (blis/gemm.c) */
         if ((double)n->B * n->G * n->H >= CPU_PARALLEL_MIN && n->B > 1) {
             n->gate_threads = pmax < n->B ? pmax : (int)n->B;
         }
         return;
     }
-    if (n->D * macs >= 2e5) {
-        /* hidden units in slices: a multiple of the panel width */
-        int64_t align = n->micro ? n->nr : 16;
-        int64_t s = pmax / n->D, max_s = (n->H + align - 1) / align;
+    /* hidden units in slices when a step is worth splitting (a barrier
+     * per step), else a thread per direction (no barriers) */
+    bool split = macs >= (n->micro ? 1e6 : 2e5);
+    if (split || (n->D > 1 && n->T * n->D * macs >= 1e5)) {
+        int64_t align = n->micro ? n->nr : 16; /* slice widths */
+        int64_t s = split ? pmax / n->D : 1;
+        int64_t max_s = (n->H + align - 1) / align;
         s = s < 1 ? 1 : s > max_s ? max_s : s;
         n->S = (int)s;
         n->chunk = ((n->H + s - 1) / s + align - 1) / align * align;
@@ -822,7 +825,8 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
 {
     rnn n = { .lstm = a->lstm, .reset_after = a->reset_after, .T = a->T,
               .B = a->B, .H = a->H, .D = a->D, .G = a->lstm ? 4 : 3,
-              .direction = a->direction, .R = a->r, .peep = a->peep };
+              .direction = a->direction, .R = a->r, .peep = a->peep,
+              .x = a->x, .W = a->w, .I = a->I };
     const int64_t T = a->T, B = a->B, I = a->I, H = a->H, D = a->D, G = n.G;
     const int64_t GH = G * H;
     const uint32_t *av = a->activations->present ? a->activations->v : NULL;
@@ -866,9 +870,6 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
     }
     n.xw = xw;
     n.ldxw = D * GH;
-    n.x = a->x;
-    n.W = a->w;
-    n.I = I;
     n.wp = wp;
     if (!wp) {
         /* x W for all steps and directions: [T * B, I] x [D * G * H, I]^T
