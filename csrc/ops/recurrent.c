@@ -85,27 +85,32 @@ TABLE(wnn_lstm_cell_options, lstm_cell_f);
 /* ---- tensor limits ------------------------------------------------------ */
 #define F WNN_DT_FLOAT
 
-/* #tensor-limits-gru (outputs[0], outputs[1] if returnSequence) */
+/* #tensor-limits-gru: outputs[0], outputs[1] if returnSequence (the
+ * builder checks output i against entry n_inputs + i), then both together:
+ * op_support_limits() has one "output" member, the last entry of that name
+ * (the spec's MLGruSupportLimits names them output0 and output1). */
 const wnn_op_limits wnn_limits_gru = {
-    6, 8, { { "input", F, 3, 3 }, { "weight", F, 3, 3 },
+    6, 9, { { "input", F, 3, 3 }, { "weight", F, 3, 3 },
             { "recurrentWeight", F, 3, 3 }, { "bias", F, 2, 2 },
             { "recurrentBias", F, 2, 2 }, { "initialHiddenState", F, 3, 3 },
-            { "output", F, 3, 3 }, { "output", F, 4, 4 } } };
+            { "output", F, 3, 3 }, { "output", F, 4, 4 },
+            { "output", F, 3, 4 } } };
 /* #tensor-limits-gruCell */
 const wnn_op_limits wnn_limits_gru_cell = {
     6, 7, { { "input", F, 2, 2 }, { "weight", F, 2, 2 },
             { "recurrentWeight", F, 2, 2 }, { "hiddenState", F, 2, 2 },
             { "bias", F, 1, 1 }, { "recurrentBias", F, 1, 1 },
             { "output", F, 2, 2 } } };
-/* #tensor-limits-lstm (outputs[0], outputs[1], outputs[2] if
- * returnSequence) */
+/* #tensor-limits-lstm: outputs[0], outputs[1], outputs[2] if
+ * returnSequence, then all of them (as for gru) */
 const wnn_op_limits wnn_limits_lstm = {
-    8, 11, { { "input", F, 3, 3 }, { "weight", F, 3, 3 },
+    8, 12, { { "input", F, 3, 3 }, { "weight", F, 3, 3 },
              { "recurrentWeight", F, 3, 3 }, { "bias", F, 2, 2 },
              { "recurrentBias", F, 2, 2 }, { "peepholeWeight", F, 2, 2 },
              { "initialHiddenState", F, 3, 3 },
              { "initialCellState", F, 3, 3 }, { "output", F, 3, 3 },
-             { "output", F, 3, 3 }, { "output", F, 4, 4 } } };
+             { "output", F, 3, 3 }, { "output", F, 4, 4 },
+             { "output", F, 3, 4 } } };
 /* #tensor-limits-lstmCell */
 const wnn_op_limits wnn_limits_lstm_cell = {
     8, 10, { { "input", F, 2, 2 }, { "weight", F, 2, 2 },
