@@ -400,3 +400,12 @@ def test_activations_size(ctx, activations):
 ])
 def test_bad_option_values(ctx, opts, word):
     expect_type_error(lambda: make(ctx)(**opts), word)
+
+
+@pytest.mark.parametrize("name", OPTIONAL)
+def test_option_operand_of_another_builder(ctx, name):
+    """"validating operand" for the operand-valued options too."""
+    other = webnn.MLGraphBuilder(ctx)
+    shape = {"bias": [1, 15], "recurrentBias": [1, 15], "initialHiddenState": [1, 3, 5]}[name]
+    foreign = other.input("foreign", {"dataType": "float32", "shape": shape})
+    expect_type_error(lambda: make(ctx)(**{name: foreign}), name, "another")

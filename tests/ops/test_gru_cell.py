@@ -333,3 +333,12 @@ def test_bad_option_values(ctx, opts, word):
     b, o = operands(ctx)
     expect_type_error(lambda: b.gru_cell(o["input"], o["weight"], o["recurrentWeight"],
                                          o["hiddenState"], 5, opts), word)
+
+
+@pytest.mark.parametrize("name", ["bias", "recurrentBias"])
+def test_option_operand_of_another_builder(ctx, name):
+    """"validating operand" for the operand-valued options too."""
+    b, o = operands(ctx)
+    foreign = webnn.MLGraphBuilder(ctx).input("foreign", {"dataType": "float32", "shape": [15]})
+    expect_type_error(lambda: b.gru_cell(o["input"], o["weight"], o["recurrentWeight"],
+                                         o["hiddenState"], 5, {name: foreign}), name, "another")

@@ -335,3 +335,11 @@ def test_activations_size(ctx, activations):
 ])
 def test_bad_option_values(ctx, opts, word):
     expect_type_error(lambda: make(ctx)(**opts), word)
+
+
+@pytest.mark.parametrize("name", OPTIONAL)
+def test_option_operand_of_another_builder(ctx, name):
+    """"validating operand" for the operand-valued options too."""
+    shape = {"bias": [20], "recurrentBias": [20], "peepholeWeight": [15]}[name]
+    foreign = webnn.MLGraphBuilder(ctx).input("foreign", {"dataType": "float32", "shape": shape})
+    expect_type_error(lambda: make(ctx)(**{name: foreign}), name, "another")
