@@ -16,7 +16,8 @@
  *              each node into a kernel parameter struct;
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
  *              synchronisation, no allocation;
- *   products   matmul and gemm on cuBLAS: float32 with cublasSgemm* in
+ *   products   matmul and gemm on cuBLAS (one handle per backend, made by
+ *              the first compile() with a product): float32 with cublasSgemm* in
  *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
  *              in float32), float16 with cublasGemmEx on tensor cores
  *              accumulating in float32 (CUBLAS_COMPUTE_32F).
@@ -57,7 +58,8 @@ typedef struct cu_backend {
     wnn_backend_i iface;    /* per instance: max_tensor_bytes of the device */
     int device;
     cudaStream_t stream;
-    cublasHandle_t blas;
+    cublasHandle_t blas;    /* made by the first compile() that needs it */
+    pthread_mutex_t blas_mu;
     pthread_mutex_t stage_mu; /* the staging buffers, for any thread */
     void *stage[2];
     cudaEvent_t stage_ev[2];
@@ -1274,6 +1276,37 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     return WNN_OK;
 }
 
+/* The cuBLAS handle, made on first use (creating one costs time and memory
+ * that contexts without products need not pay).  float32 products in
+ * float32: CUBLAS_DEFAULT_MATH with cublasSgemm* and CUBLAS_COMPUTE_32F
+ * never use TF32; float16 products run on tensor cores, accumulating in
+ * float32. */
+static wnn_status
+need_blas(cu_backend *b, wnn_error *err)
+{
+    wnn_status st = WNN_OK;
+    pthread_mutex_lock(&b->blas_mu);
+    if (!b->blas) {
+        cublasStatus_t s = cublasCreate(&b->blas);
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            s = cublasSetStream(b->blas, b->stream);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            s = cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH);
+        }
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            if (b->blas) {
+                cublasDestroy(b->blas);
+            }
+            b->blas = NULL;
+            st = wnn_failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
+                           "cannot initialise cuBLAS: %s", blas_error(s));
+        }
+    }
+    pthread_mutex_unlock(&b->blas_mu);
+    return st;
+}
+
 /* ---- the interface ---------------------------------------------------------------- */
 static bool
 cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
@@ -1357,6 +1390,11 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         if (!prep_node(cn, in, outd)) {
             goto oom;
+        }
+        if ((cn->kind == K_MATMUL || cn->kind == K_GEMM) &&
+            need_blas(b, err) != WNN_OK) {
+            cu_compiled_free(be, c);
+            return WNN_ERR;
         }
         if (cn->scratch > scratch) {
             scratch = cn->scratch;
@@ -1491,7 +1529,11 @@ cu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+#ifdef CK_EMU_EXACT_MALLOC /* the emulation under AddressSanitizer */
+    uint64_t n = bytes ? bytes : 1;
+#else
     uint64_t n = align_up(bytes ? bytes : 1);
+#endif
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, n);
     if (e != cudaSuccess) {
@@ -1578,6 +1620,7 @@ cu_destroy(wnn_backend *be)
         cudaStreamDestroy(b->stream);
     }
     pthread_mutex_destroy(&b->stage_mu);
+    pthread_mutex_destroy(&b->blas_mu);
     free(b);
 }
 
@@ -1668,6 +1711,7 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     b->base.impl = b;
     b->iface = cu_iface;
     pthread_mutex_init(&b->stage_mu, NULL);
+    pthread_mutex_init(&b->blas_mu, NULL);
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         cudaGetLastError();
@@ -1676,18 +1720,6 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
         return not_supported(err, "cannot create a CUDA stream: %s",
                              cudaGetErrorString(e));
     }
-    cublasStatus_t s = cublasCreate(&b->blas);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        b->blas = NULL;
-        cu_destroy(&b->base);
-        return not_supported(err, "cannot initialise cuBLAS: %s",
-                             blas_error(s));
-    }
-    /* float32 products in float32: no TF32 (CUBLAS_DEFAULT_MATH with
-     * cublasSgemm* and CUBLAS_COMPUTE_32F never use it); float16 products
-     * on tensor cores, accumulating in float32 */
-    cublasSetStream(b->blas, b->stream);
-    cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH);
     uint64_t mem = (uint64_t)prop.totalGlobalMem;
     if (mem && mem < b->iface.max_tensor_bytes) {
         b->iface.max_tensor_bytes = mem;

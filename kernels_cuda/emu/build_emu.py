@@ -10,6 +10,11 @@ WEBNN_CUDA_LIBRARY=<path> to run the GPU tests on the CPU:
     WEBNN_CUDA_LIBRARY=$(python kernels_cuda/emu/build_emu.py) \\
         WEBNN_TEST_DEVICE=gpu python -m pytest tests/ops tests/backends
 
+WEBNN_EMU_SANITIZE=1 builds libwebnn_cuda_emu_asan.so with AddressSanitizer and
+UBSan instead (run Python with LD_PRELOAD=$(gcc -print-file-name=libasan.so)
+ASAN_OPTIONS=detect_leaks=0); the fake cudaMalloc then allocates exact sizes,
+so a kernel reading or writing past a buffer is reported.
+
 Exit status 2 (and a message on stderr) when no CUDA headers are found.
 """
 import concurrent.futures
@@ -22,8 +27,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KDIR = os.path.join(ROOT, "kernels_cuda")
-OUT_DIR = os.path.join(ROOT, "build", "cuda-emu")
-LIB = os.path.join(OUT_DIR, "libwebnn_cuda_emu.so")
+SANITIZE = os.environ.get("WEBNN_EMU_SANITIZE", "") not in ("", "0")
+OUT_DIR = os.path.join(ROOT, "build", "cuda-emu-asan" if SANITIZE else "cuda-emu")
+LIB = os.path.join(OUT_DIR, "libwebnn_cuda_emu_asan.so" if SANITIZE else "libwebnn_cuda_emu.so")
+SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-DCK_EMU_EXACT_MALLOC"]
 
 
 def cuda_include():
@@ -67,6 +74,9 @@ def build():
               "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"] + incs
     cxxflags = [cxx, "-x", "c++", "-std=c++17", "-O1", "-g", "-fPIC", "-fvisibility=hidden",
                 "-DCK_HOST_EMU", "-Wall", "-Wno-unused-function"] + incs
+    if SANITIZE:
+        cflags += SAN_FLAGS
+        cxxflags += SAN_FLAGS
     headers = (glob.glob(os.path.join(ROOT, "csrc", "**", "*.h"), recursive=True)
                + glob.glob(os.path.join(ROOT, "csrc", "**", "*.def"), recursive=True)
                + glob.glob(os.path.join(KDIR, "*.h")) + glob.glob(os.path.join(KDIR, "*.cuh"))
@@ -88,7 +98,8 @@ def build():
             for f in [ex.submit(run, j) for j in jobs]:
                 f.result()
     if jobs or not os.path.exists(LIB) or os.path.getmtime(LIB) < newest(objs):
-        run([cxx, "-shared", "-o", LIB] + objs + ["-lm", "-lpthread", "-Wl,--no-undefined"])
+        run([cxx, "-shared", "-o", LIB] + objs + (SAN_FLAGS[:1] if SANITIZE else [])
+            + ["-lm", "-lpthread", "-Wl,--no-undefined"])
     return LIB
 
 

@@ -73,13 +73,18 @@ cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 cudaError_t
 cudaMalloc(void **p, size_t size)
 {
+#ifdef CK_EMU_EXACT_MALLOC /* AddressSanitizer builds: exact bounds */
+    size_t n = size;
+    *p = malloc(n ? n : 1);
+#else
     size_t n = (size + 255) / 256 * 256;
     *p = aligned_alloc(256, n ? n : 256);
+#endif
     if (!*p) {
         return cudaErrorMemoryAllocation;
     }
     /* garbage, as device memory: the backend must not rely on zeros */
-    memset(*p, 0xa5, n ? n : 256);
+    memset(*p, 0xa5, n);
     return cudaSuccess;
 }
 
