@@ -288,6 +288,44 @@ k_binary_f32_flat(int64_t n, const float *__restrict__ a,
     }
 }
 
+/* the same, four elements at a time (16-byte aligned operands) */
+template <int OP>
+__global__ void
+k_binary_f32_flat4(int64_t n4, const float4 *__restrict__ a,
+                   const float4 *__restrict__ b, float4 *__restrict__ y)
+{
+    CK_LOOP(i, n4)
+    {
+        float4 x = a[i], z = b[i], r;
+        r.x = binary_f(OP, x.x, z.x);
+        r.y = binary_f(OP, x.y, z.y);
+        r.z = binary_f(OP, x.z, z.z);
+        r.w = binary_f(OP, x.w, z.w);
+        y[i] = r;
+    }
+}
+
+template <int OP>
+cudaError_t
+binary_f32_flat(int64_t n, const float *a, const float *b, float *y,
+                cudaStream_t s)
+{
+    int64_t n4 = 0;
+    if ((((uintptr_t)a | (uintptr_t)b | (uintptr_t)y) & 15) == 0) {
+        n4 = n / 4;
+        if (n4) {
+            CK_LAUNCH(k_binary_f32_flat4<OP>, ck_blocks(n4), CK_THREADS, s, n4,
+                      (const float4 *)a, (const float4 *)b, (float4 *)y);
+        }
+    }
+    int64_t done = 4 * n4;
+    if (done < n) {
+        CK_LAUNCH(k_binary_f32_flat<OP>, ck_blocks(n - done), CK_THREADS, s,
+                  n - done, a + done, b + done, y + done);
+    }
+    return cudaGetLastError();
+}
+
 /* ---- where ------------------------------------------------------------- */
 template <typename T>
 __global__ void
@@ -395,10 +433,10 @@ ck_binary(const ck_binary_p *p, const void *a, const void *b, void *y,
         const float *fa = (const float *)a, *fb = (const float *)b;
         float *fy = (float *)y;
         switch (p->op) {
-        case CK_B_ADD: CK_LAUNCH(k_binary_f32_flat<CK_B_ADD>, nb, CK_THREADS, s, p->n, fa, fb, fy); return cudaGetLastError();
-        case CK_B_SUB: CK_LAUNCH(k_binary_f32_flat<CK_B_SUB>, nb, CK_THREADS, s, p->n, fa, fb, fy); return cudaGetLastError();
-        case CK_B_MUL: CK_LAUNCH(k_binary_f32_flat<CK_B_MUL>, nb, CK_THREADS, s, p->n, fa, fb, fy); return cudaGetLastError();
-        case CK_B_DIV: CK_LAUNCH(k_binary_f32_flat<CK_B_DIV>, nb, CK_THREADS, s, p->n, fa, fb, fy); return cudaGetLastError();
+        case CK_B_ADD: return binary_f32_flat<CK_B_ADD>(p->n, fa, fb, fy, s);
+        case CK_B_SUB: return binary_f32_flat<CK_B_SUB>(p->n, fa, fb, fy, s);
+        case CK_B_MUL: return binary_f32_flat<CK_B_MUL>(p->n, fa, fb, fy, s);
+        case CK_B_DIV: return binary_f32_flat<CK_B_DIV>(p->n, fa, fb, fy, s);
         default: break;
         }
     }
