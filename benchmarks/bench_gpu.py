@@ -221,13 +221,15 @@ def main():
     ap.add_argument("--elements", type=int, default=64 * 1024 * 1024,
                     help="elements of the element-wise add (default 64 Mi)")
     args = ap.parse_args()
+    # webnn's GPU context first, so that libwebnn_cuda.so binds the CUDA
+    # libraries it was built with before torch loads its own copies
+    ctx = webnn.ml.create_context(device_type="gpu")
     import torch
     if not torch.cuda.is_available():
         sys.exit("bench_gpu: torch sees no CUDA device")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    ctx = webnn.ml.create_context(device_type="gpu")
     info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
             "torch_cuda": torch.version.cuda}
     print(f"device: {info['device']}  torch {info['torch']} (CUDA {info['torch_cuda']})")
