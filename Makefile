@@ -13,7 +13,8 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp -D_GNU_SOURCE -Wall -Wextra -Wno-unused-
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-asan bench clean
+.PHONY: all deps venv build demo test test-c test-py test-asan bench clean \
+        gpu-deps gpu-check test-cuda-emu bench-gpu
 
 all: build
 
@@ -34,6 +35,8 @@ $(STAMP):
 
 venv: $(STAMP)
 
+# Also builds the CUDA backend (webnn/libwebnn_cuda.so) when nvcc is found
+# (kernels_cuda/build_cuda.py; WEBNN_NO_CUDA=1 skips it).
 build: deps venv
 	$(PY) setup.py -q build_ext --inplace
 
@@ -72,6 +75,31 @@ test-asan: build/test_core_asan venv
 
 bench: build
 	$(PY) benchmarks/bench_core.py
+
+# ---- the CUDA backend (kernels_cuda/README.md) ----------------------------------
+# Debian's BLIS packages, unpacked into .gpu_deps/root (git-ignored), for GPU
+# hosts without BLIS: scripts/gpu_check.sh builds against them.
+gpu-deps:
+	mkdir -p .gpu_deps/debs
+	cd .gpu_deps/debs && apt-get download libblis4-openmp libblis-openmp-dev
+	for d in .gpu_deps/debs/*.deb; do dpkg -x $$d .gpu_deps/root; done
+	rm -rf .gpu_deps/root/usr/share/doc .gpu_deps/root/usr/lib/x86_64-linux-gnu/blis-openmp/libblas.so*
+	find .gpu_deps/root -name '*.a' -delete
+
+# On a GPU host: build from source, GPU tests, benchmark, compute-sanitizer
+# (logs in $$OUT, default gpu_check_out/).
+gpu-check:
+	scripts/gpu_check.sh
+
+bench-gpu: build
+	$(PY) benchmarks/bench_gpu.py
+
+# The CUDA backend on its CPU emulation (no GPU needed, only the CUDA
+# headers): the GPU tests, the operator tests and the WPT vectors.
+test-cuda-emu: build
+	lib=$$($(PY) kernels_cuda/emu/build_emu.py) && \
+	WEBNN_CUDA_LIBRARY=$$lib WEBNN_TEST_DEVICE=gpu \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/backends tests/ops tests/wpt
 
 clean:
 	rm -rf build webnn/*.so

@@ -1,18 +1,55 @@
 """Builds webnn._core: the C core (csrc/) and the CPython layer
 (webnn/_webnn.c) in one extension, linked against BLIS (Debian's
-libblis-dev) and OpenMP.  The CUDA backend (kernels_cuda/) is a separate
-shared object loaded at run time only when a GPU is asked for."""
+libblis-dev) and OpenMP.
+
+The CUDA backend (kernels_cuda/) is a separate shared object,
+webnn/libwebnn_cuda.so, loaded at run time (dlopen) only when a GPU is asked
+for, so the core never links against CUDA.  `build_ext` builds it after the
+core with kernels_cuda/build_cuda.py when nvcc is found ($NVCC,
+$CUDA_HOME/bin/nvcc, nvcc on PATH, or /usr/local/cuda/bin/nvcc): sm_90 code
+plus compute_90 PTX, linked with -lcudart -lcublas.  Without nvcc (or with
+WEBNN_NO_CUDA=1) the step is skipped with a message; with nvcc, a compile or
+link error fails the build.  See build_cuda.py for its variables
+(WEBNN_NO_CUDA, NVCC, CUDA_HOME, WEBNN_CUDA_ARCHS, WEBNN_NVCC_FLAGS).
+
+Environment:
+  WEBNN_BLIS_PREFIX      a folder holding Debian's BLIS packages unpacked with
+                         `dpkg -x` (usr/include/..., usr/lib/...), for hosts
+                         without libblis-dev (scripts/gpu_check.sh)
+  WEBNN_SANITIZE=1       ASan + UBSan build of the core
+"""
 import glob
 import os
+import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 core_sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
 core_sources = [s for s in core_sources if os.sep + "tests" + os.sep not in s
                 and os.sep + "fuzz" + os.sep not in s]
 
-blis_inc = "/usr/include/x86_64-linux-gnu"
+include_dirs = ["csrc/include", "/usr/include/x86_64-linux-gnu"]
+library_dirs = []
+runtime_dirs = []
+blis_prefix = os.environ.get("WEBNN_BLIS_PREFIX")
+if blis_prefix:
+    # Debian's layout: the OpenMP flavour under blis-openmp/ (the plain
+    # paths are update-alternatives links, which dpkg -x does not make).
+    p = os.path.abspath(blis_prefix)
+    for flavour in ("blis-openmp", "blis-pthread", "blis-serial", ""):
+        inc = os.path.join(p, "usr/include/x86_64-linux-gnu", flavour)
+        lib = os.path.join(p, "usr/lib/x86_64-linux-gnu", flavour)
+        if os.path.isfile(os.path.join(inc, "blis.h")):
+            include_dirs.insert(1, inc)
+        if glob.glob(os.path.join(lib, "libblis.so*")):
+            library_dirs.append(lib)
+            runtime_dirs.append(lib)
+    if not library_dirs:
+        sys.exit(f"WEBNN_BLIS_PREFIX={blis_prefix}: no libblis.so under "
+                 f"{p}/usr/lib/x86_64-linux-gnu/blis-*")
+
 extra_compile = ["-std=c11", "-O3", "-fopenmp", "-D_GNU_SOURCE", "-fvisibility=hidden",
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
 extra_link = ["-fopenmp"]
@@ -23,10 +60,28 @@ if os.environ.get("WEBNN_SANITIZE"):
 core = Extension(
     "webnn._core",
     sources=core_sources + ["webnn/_webnn.c"],
-    include_dirs=["csrc/include", blis_inc],
+    include_dirs=include_dirs,
+    library_dirs=library_dirs,
+    runtime_library_dirs=runtime_dirs,
     libraries=["blis", "m", "pthread", "dl"],
     extra_compile_args=extra_compile,
     extra_link_args=extra_link,
 )
 
-setup(ext_modules=[core])
+
+# ---- the CUDA backend (kernels_cuda/build_cuda.py) ------------------------------
+sys.path.insert(0, os.path.join(HERE, "kernels_cuda"))
+import build_cuda  # noqa: E402
+
+
+class BuildExtWithCuda(build_ext):
+    """build_ext, then kernels_cuda/ into libwebnn_cuda.so next to the core."""
+
+    def run(self):
+        super().run()
+        out_dir = os.path.dirname(self.get_ext_fullpath("webnn._core"))
+        build_cuda.build(os.path.join(out_dir, build_cuda.CUDA_LIB),
+                         os.path.join(os.path.abspath(self.build_temp), "cuda"))
+
+
+setup(ext_modules=[core], cmdclass={"build_ext": BuildExtWithCuda})

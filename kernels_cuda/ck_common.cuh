@@ -1,0 +1,168 @@
+/* ck_common.cuh -- device helpers shared by the .cu files: element loads and
+ * stores per data type, grid sizes, and the float32 exp of the CPU kernels.
+ *
+ * Built with -fmad=false (no contraction of a * b + c into an FMA) and
+ * without fast-math, so float32 arithmetic rounds exactly as the CPU
+ * kernels' (GCC in ISO C mode does not contract either); float16 values are
+ * widened exactly and rounded back to nearest even (__float2half_rn), as
+ * wnn_f32_to_f16 does. */
+#ifndef CK_COMMON_CUH
+#define CK_COMMON_CUH
+#include <stdint.h>
+
+#ifdef CK_HOST_EMU
+#include "emu/ck_host_emu.h" /* the same sources compiled for the CPU */
+#else
+#include <cuda_fp16.h>
+#endif
+
+#include "cuda_kernels.h"
+
+#define CK_THREADS 256
+
+/* Kernel launches: kernel<<<blocks, threads, 0, stream>>>(args...); the
+ * CPU emulation (emu/) runs the kernel as one thread of one block. */
+#ifdef CK_HOST_EMU
+#define CK_LAUNCH(kernel, blocks, threads, stream, ...) \
+    ((void)(blocks), (void)(threads), (void)(stream), kernel(__VA_ARGS__))
+#else
+#define CK_LAUNCH(kernel, blocks, threads, stream, ...) \
+    kernel<<<(blocks), (threads), 0, (stream)>>>(__VA_ARGS__)
+#endif
+
+/* Blocks for a grid-stride loop over n items. */
+static inline unsigned
+ck_blocks(int64_t n)
+{
+    int64_t b = (n + CK_THREADS - 1) / CK_THREADS;
+    if (b > 65536) {
+        b = 65536;
+    }
+    return b < 1 ? 1u : (unsigned)b;
+}
+
+#define CK_LOOP(i, n)                                                    \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;     \
+         i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+#ifndef CK_HOST_EMU
+__device__ __forceinline__ float
+ck_h2f(uint16_t h)
+{
+    return __half2float(__ushort_as_half(h));
+}
+
+__device__ __forceinline__ uint16_t
+ck_f2h(float f)
+{
+    return __half_as_ushort(__float2half_rn(f));
+}
+#endif
+
+/* float32 / float16 element i as float */
+__device__ __forceinline__ float
+ck_ldf(const void *p, int t, int64_t i)
+{
+    return t == CK_F32 ? ((const float *)p)[i]
+                       : ck_h2f(((const uint16_t *)p)[i]);
+}
+
+__device__ __forceinline__ void
+ck_stf(void *p, int t, int64_t i, float v)
+{
+    if (t == CK_F32) {
+        ((float *)p)[i] = v;
+    } else {
+        ((uint16_t *)p)[i] = ck_f2h(v);
+    }
+}
+
+/* integer element i in the int64 domain (uint64: the same bits) */
+__device__ __forceinline__ int64_t
+ck_ldi(const void *p, int t, int64_t i)
+{
+    switch (t) {
+    case CK_I32: return ((const int32_t *)p)[i];
+    case CK_U32: return ((const uint32_t *)p)[i];
+    case CK_I8: return ((const int8_t *)p)[i];
+    case CK_U8: return ((const uint8_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+
+/* store with two's-complement wrap-around (the low bits) */
+__device__ __forceinline__ void
+ck_sti(void *p, int t, int64_t i, int64_t v)
+{
+    switch (t) {
+    case CK_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case CK_U32: ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v; break;
+    case CK_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case CK_U8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
+    default: ((int64_t *)p)[i] = v; break;
+    }
+}
+
+/* any numeric element as double (quantization, normalization) */
+__device__ __forceinline__ double
+ck_ldd(const void *p, int t, int64_t i)
+{
+    switch (t) {
+    case CK_F32: return ((const float *)p)[i];
+    case CK_F16: return ck_h2f(((const uint16_t *)p)[i]);
+    case CK_I32: return ((const int32_t *)p)[i];
+    case CK_U32: return ((const uint32_t *)p)[i];
+    case CK_I8: return ((const int8_t *)p)[i];
+    case CK_U8: return ((const uint8_t *)p)[i];
+    case CK_I64: return (double)((const int64_t *)p)[i];
+    default: return (double)((const uint64_t *)p)[i];
+    }
+}
+
+/* Offsets of `nops` operands for output element i of a broadcast. */
+__device__ __forceinline__ void
+ck_bcast_offsets(const ck_bcast &it, int nops, int64_t i, int64_t *off)
+{
+    uint32_t r = (uint32_t)i;
+    off[0] = off[1] = off[2] = 0;
+    for (int d = it.rank - 1; d >= 0; d--) {
+        uint32_t q = r / it.shape[d];
+        int64_t idx = (int64_t)(r - q * it.shape[d]);
+        r = q;
+        for (int k = 0; k < nops; k++) {
+            off[k] += idx * it.st[k][d];
+        }
+    }
+}
+
+/* exp for x in [-87.34, 88.38], Cephes-style (cpu/ref/elementwise.c
+ * exp_core): the same float operations in the same order, so the same bits
+ * as the CPU; out-of-range arguments use expf (as the CPU does). */
+__device__ __forceinline__ float
+ck_exp_core(float x)
+{
+    x = x < 88.3762626647949f ? x : 88.3762626647949f;
+    x = x > -87.3365478515625f ? x : -87.3365478515625f;
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f;
+    int32_t ni = (int32_t)n;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    return p * __int_as_float((ni + 127) << 23);
+}
+
+__device__ __forceinline__ float
+ck_exp(float x)
+{
+    bool in_range = x <= 88.3762626647949f && x >= -87.3365478515625f;
+    return in_range ? ck_exp_core(x) : expf(x);
+}
+
+#endif

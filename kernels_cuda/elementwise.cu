@@ -1,0 +1,478 @@
+/* elementwise.cu -- CUDA kernels of the element-wise operators: unary (and
+ * logicalNot, isNaN, isInfinite, the activations, clamp), binary with
+ * broadcasting (arithmetic, comparisons, logical and/or/xor, prelu), where
+ * and cast.  The semantics are those of cpu/ref/elementwise.c:
+ *
+ *   - three computation domains: float32 (float32 and float16, whose values
+ *     are widened exactly and rounded back to nearest even), int64 (int8
+ *     uint8 int32 uint32 int64) and uint64; integer results are stored with
+ *     two's-complement wrap-around;
+ *   - div: truncation toward zero, x / 0 = 0, INT_MIN / -1 wraps;
+ *   - pow on integers: wrap-around; a negative exponent gives 1 / x
+ *     truncated (0 unless |x| == 1, and 0 ** negative = 0);
+ *   - max / min propagate NaN from either side (as numpy.maximum), relu
+ *     keeps NaN, sign(NaN) = 0;
+ *   - cast float -> integer truncates toward zero and saturates, NaN -> 0;
+ *     integer -> integer keeps the low bits; integer -> float16 rounds to
+ *     float32 first (as the CPU).
+ * exp and sigmoid use the CPU's float32 exp (ck_exp), so they give the same
+ * bits; the other transcendental functions are CUDA's (within a few ulp of
+ * glibc's). */
+#include <math.h>
+
+#include "ck_common.cuh"
+
+namespace {
+
+enum { DM_F32, DM_I64, DM_U64 };
+
+inline int
+domain_of(int t)
+{
+    if (t == CK_F32 || t == CK_F16) {
+        return DM_F32;
+    }
+    return t == CK_U64 ? DM_U64 : DM_I64;
+}
+
+/* ---- unary ------------------------------------------------------------- */
+__device__ __forceinline__ float
+unary_f(int op, float x, const ck_unary_p &p)
+{
+    float a = p.a, b = p.b;
+    switch (op) {
+    case CK_U_ABS: return fabsf(x);
+    case CK_U_CEIL: return ceilf(x);
+    case CK_U_COS: return cosf(x);
+    case CK_U_ERF: return erff(x);
+    case CK_U_EXP: return ck_exp(x);
+    case CK_U_FLOOR: return floorf(x);
+    case CK_U_LOG: return logf(x);
+    case CK_U_NEG: return -x;
+    case CK_U_RECIPROCAL: return 1.0f / x;
+    case CK_U_ROUND_EVEN: return rintf(x);
+    case CK_U_SIN: return sinf(x);
+    case CK_U_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f;
+    case CK_U_SQRT: return sqrtf(x);
+    case CK_U_TAN: return tanf(x);
+    case CK_U_CLAMP: {
+        float v = x < p.lo ? p.lo : x;
+        return v > p.hi ? p.hi : v; /* NaN stays NaN */
+    }
+    case CK_U_ELU: return x > 0 ? x : a * expm1f(x);
+    case CK_U_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case CK_U_HARD_SIGMOID: {
+        float v = a * x + b;
+        return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    case CK_U_HARD_SWISH: {
+        float v = x + 3.0f;
+        v = v < 0 ? 0 : v > 6 ? 6 : v;
+        return x * v / 6.0f;
+    }
+    case CK_U_LEAKY_RELU: return x >= 0 ? x : a * x;
+    case CK_U_LINEAR: return a * x + b;
+    case CK_U_RELU: return (x > 0 || x != x) ? x : 0.0f;
+    case CK_U_SIGMOID: return 1.0f / (1.0f + ck_exp(-x));
+    case CK_U_SOFTPLUS: return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
+    case CK_U_SOFTSIGN: return x / (1.0f + fabsf(x));
+    case CK_U_TANH: return tanhf(x);
+    default: return x;
+    }
+}
+
+__device__ __forceinline__ int64_t
+unary_i(int op, int64_t x, const ck_unary_p &p)
+{
+    switch (op) {
+    case CK_U_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+    case CK_U_NEG: return (int64_t)(0 - (uint64_t)x);
+    case CK_U_SIGN: return (x > 0) - (x < 0);
+    case CK_U_RELU: return x > 0 ? x : 0;
+    case CK_U_CLAMP: {
+        int64_t v = x < p.ilo ? p.ilo : x;
+        return v > p.ihi ? p.ihi : v;
+    }
+    default: return x;
+    }
+}
+
+__device__ __forceinline__ uint64_t
+unary_u(int op, uint64_t x, const ck_unary_p &p)
+{
+    if (op == CK_U_CLAMP) {
+        uint64_t v = x < p.ulo ? p.ulo : x;
+        return v > p.uhi ? p.uhi : v;
+    }
+    return x;
+}
+
+template <int DM>
+__global__ void
+k_unary(ck_unary_p p, const void *__restrict__ x, void *__restrict__ y)
+{
+    CK_LOOP(i, p.n)
+    {
+        if (p.op == CK_U_LOGICAL_NOT) {
+            ((uint8_t *)y)[i] = ((const uint8_t *)x)[i] == 0;
+        } else if (DM == DM_F32) {
+            float v = ck_ldf(x, p.ti, i);
+            if (p.op == CK_U_IS_NAN) {
+                ((uint8_t *)y)[i] = isnan(v) != 0;
+            } else if (p.op == CK_U_IS_INFINITE) {
+                ((uint8_t *)y)[i] = isinf(v) != 0;
+            } else {
+                ck_stf(y, p.to, i, unary_f(p.op, v, p));
+            }
+        } else if (DM == DM_I64) {
+            ck_sti(y, p.to, i, unary_i(p.op, ck_ldi(x, p.ti, i), p));
+        } else {
+            ((uint64_t *)y)[i] = unary_u(p.op, ((const uint64_t *)x)[i], p);
+        }
+    }
+}
+
+/* ---- binary ------------------------------------------------------------ */
+__device__ __forceinline__ float
+binary_f(int op, float x, float z)
+{
+    switch (op) {
+    case CK_B_ADD: return x + z;
+    case CK_B_SUB: return x - z;
+    case CK_B_MUL: return x * z;
+    case CK_B_DIV: return x / z;
+    case CK_B_MAX: return (x != x || x > z) ? x : z;
+    case CK_B_MIN: return (x != x || x < z) ? x : z;
+    case CK_B_POW: return powf(x, z);
+    case CK_B_PRELU: return x >= 0 ? x : x * z;
+    default: return 0.0f;
+    }
+}
+
+__device__ __forceinline__ uint8_t
+compare_f(int op, float x, float z)
+{
+    switch (op) {
+    case CK_B_EQ: return x == z;
+    case CK_B_NE: return x != z;
+    case CK_B_GT: return x > z;
+    case CK_B_GE: return x >= z;
+    case CK_B_LT: return x < z;
+    case CK_B_LE: return x <= z;
+    default: return 0;
+    }
+}
+
+__device__ __forceinline__ int64_t
+ipow(int64_t base, int64_t e)
+{
+    if (e < 0) {
+        return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+    }
+    uint64_t r = 1, b = (uint64_t)base;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+__device__ __forceinline__ uint64_t
+upow(uint64_t b, uint64_t e)
+{
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
+__device__ __forceinline__ int64_t
+binary_i(int op, int64_t x, int64_t z)
+{
+    switch (op) {
+    case CK_B_ADD: return (int64_t)((uint64_t)x + (uint64_t)z);
+    case CK_B_SUB: return (int64_t)((uint64_t)x - (uint64_t)z);
+    case CK_B_MUL: return (int64_t)((uint64_t)x * (uint64_t)z);
+    case CK_B_DIV:
+        return z == 0 ? 0 : (z == -1) ? (int64_t)(0 - (uint64_t)x) : x / z;
+    case CK_B_MAX: return x > z ? x : z;
+    case CK_B_MIN: return x < z ? x : z;
+    case CK_B_POW: return ipow(x, z);
+    case CK_B_PRELU: return x >= 0 ? x : (int64_t)((uint64_t)x * (uint64_t)z);
+    case CK_B_EQ: return x == z;
+    case CK_B_NE: return x != z;
+    case CK_B_GT: return x > z;
+    case CK_B_GE: return x >= z;
+    case CK_B_LT: return x < z;
+    case CK_B_LE: return x <= z;
+    case CK_B_AND: return (x != 0) && (z != 0);
+    case CK_B_OR: return (x != 0) || (z != 0);
+    default: return (x != 0) != (z != 0); /* xor */
+    }
+}
+
+__device__ __forceinline__ uint64_t
+binary_u(int op, uint64_t x, uint64_t z)
+{
+    switch (op) {
+    case CK_B_ADD: return x + z;
+    case CK_B_SUB: return x - z;
+    case CK_B_MUL: return x * z;
+    case CK_B_DIV: return z == 0 ? 0 : x / z;
+    case CK_B_MAX: return x > z ? x : z;
+    case CK_B_MIN: return x < z ? x : z;
+    case CK_B_POW: return upow(x, z);
+    case CK_B_PRELU: return x;
+    case CK_B_EQ: return x == z;
+    case CK_B_NE: return x != z;
+    case CK_B_GT: return x > z;
+    case CK_B_GE: return x >= z;
+    case CK_B_LT: return x < z;
+    case CK_B_LE: return x <= z;
+    case CK_B_AND: return x && z;
+    case CK_B_OR: return x || z;
+    default: return (x != 0) != (z != 0);
+    }
+}
+
+template <int DM>
+__global__ void
+k_binary(ck_binary_p p, const void *__restrict__ a, const void *__restrict__ b,
+         void *__restrict__ y)
+{
+    bool cmp = p.op >= CK_B_EQ;
+    CK_LOOP(i, p.n)
+    {
+        int64_t off[3];
+        ck_bcast_offsets(p.it, 2, i, off);
+        if (DM == DM_F32) {
+            float x = ck_ldf(a, p.ti, off[0]), z = ck_ldf(b, p.ti, off[1]);
+            if (cmp) {
+                ((uint8_t *)y)[i] = compare_f(p.op, x, z);
+            } else {
+                ck_stf(y, p.to, i, binary_f(p.op, x, z));
+            }
+        } else if (DM == DM_I64) {
+            int64_t x = ck_ldi(a, p.ti, off[0]), z = ck_ldi(b, p.ti, off[1]);
+            ck_sti(y, p.to, i, binary_i(p.op, x, z));
+        } else {
+            uint64_t x = ((const uint64_t *)a)[off[0]];
+            uint64_t z = ((const uint64_t *)b)[off[1]];
+            uint64_t v = binary_u(p.op, x, z);
+            if (p.to == CK_U8) {
+                ((uint8_t *)y)[i] = (uint8_t)v;
+            } else {
+                ((uint64_t *)y)[i] = v;
+            }
+        }
+    }
+}
+
+/* float32 add / sub / mul / div of two same-shape operands: the hot case */
+template <int OP>
+__global__ void
+k_binary_f32_flat(int64_t n, const float *__restrict__ a,
+                  const float *__restrict__ b, float *__restrict__ y)
+{
+    CK_LOOP(i, n)
+    {
+        y[i] = binary_f(OP, a[i], b[i]);
+    }
+}
+
+/* the same, four elements at a time (16-byte aligned operands) */
+template <int OP>
+__global__ void
+k_binary_f32_flat4(int64_t n4, const float4 *__restrict__ a,
+                   const float4 *__restrict__ b, float4 *__restrict__ y)
+{
+    CK_LOOP(i, n4)
+    {
+        float4 x = a[i], z = b[i], r;
+        r.x = binary_f(OP, x.x, z.x);
+        r.y = binary_f(OP, x.y, z.y);
+        r.z = binary_f(OP, x.z, z.z);
+        r.w = binary_f(OP, x.w, z.w);
+        y[i] = r;
+    }
+}
+
+template <int OP>
+cudaError_t
+binary_f32_flat(int64_t n, const float *a, const float *b, float *y,
+                cudaStream_t s)
+{
+    int64_t n4 = 0;
+    if ((((uintptr_t)a | (uintptr_t)b | (uintptr_t)y) & 15) == 0) {
+        n4 = n / 4;
+        if (n4) {
+            CK_LAUNCH(k_binary_f32_flat4<OP>, ck_blocks(n4), CK_THREADS, s, n4,
+                      (const float4 *)a, (const float4 *)b, (float4 *)y);
+        }
+    }
+    int64_t done = 4 * n4;
+    if (done < n) {
+        CK_LAUNCH(k_binary_f32_flat<OP>, ck_blocks(n - done), CK_THREADS, s,
+                  n - done, a + done, b + done, y + done);
+    }
+    return cudaGetLastError();
+}
+
+/* ---- where ------------------------------------------------------------- */
+template <typename T>
+__global__ void
+k_where(ck_where_p p, const uint8_t *__restrict__ c, const T *__restrict__ t,
+        const T *__restrict__ f, T *__restrict__ y)
+{
+    CK_LOOP(i, p.n)
+    {
+        int64_t off[3];
+        ck_bcast_offsets(p.it, 3, i, off);
+        y[i] = c[off[0]] ? t[off[1]] : f[off[2]];
+    }
+}
+
+/* ---- cast ---------------------------------------------------------------- */
+__device__ __forceinline__ int64_t
+f2i(float v, int to)
+{
+    double lo, hi;
+    switch (to) {
+    case CK_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case CK_U32: lo = 0; hi = 4294967295.0; break;
+    case CK_I8: lo = -128; hi = 127; break;
+    case CK_U8: lo = 0; hi = 255; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    }
+    if (v != v) {
+        return 0;
+    }
+    double d = trunc((double)v);
+    if (d <= lo) {
+        return to == CK_I64 ? INT64_MIN : (int64_t)lo;
+    }
+    if (d >= hi) {
+        return to == CK_I64 ? INT64_MAX : (int64_t)hi;
+    }
+    return (int64_t)d;
+}
+
+__device__ __forceinline__ uint64_t
+f2u64(float v)
+{
+    if (v != v || v <= 0) {
+        return 0;
+    }
+    if (v >= 18446744073709551616.0f) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)v;
+}
+
+__global__ void
+k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
+       void *__restrict__ y)
+{
+    bool fin = ti == CK_F32 || ti == CK_F16;
+    bool fout = to == CK_F32 || to == CK_F16;
+    CK_LOOP(i, n)
+    {
+        if (fin) {
+            float v = ck_ldf(x, ti, i);
+            if (fout) {
+                ck_stf(y, to, i, v);
+            } else if (to == CK_U64) {
+                ((uint64_t *)y)[i] = f2u64(v);
+            } else {
+                ck_sti(y, to, i, f2i(v, to));
+            }
+        } else {
+            int64_t v = ck_ldi(x, ti, i);
+            if (fout) {
+                float f = ti == CK_U64 ? (float)(uint64_t)v : (float)v;
+                ck_stf(y, to, i, f);
+            } else {
+                ck_sti(y, to, i, v);
+            }
+        }
+    }
+}
+
+} // namespace
+
+/* ---- launchers ------------------------------------------------------------ */
+extern "C" cudaError_t
+ck_unary(const ck_unary_p *p, const void *x, void *y, cudaStream_t s)
+{
+    unsigned nb = ck_blocks(p->n);
+    int dm = p->op == CK_U_LOGICAL_NOT ? DM_I64 : domain_of(p->ti);
+    switch (dm) {
+    case DM_F32: CK_LAUNCH(k_unary<DM_F32>, nb, CK_THREADS, s, *p, x, y); break;
+    case DM_I64: CK_LAUNCH(k_unary<DM_I64>, nb, CK_THREADS, s, *p, x, y); break;
+    default: CK_LAUNCH(k_unary<DM_U64>, nb, CK_THREADS, s, *p, x, y); break;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_binary(const ck_binary_p *p, const void *a, const void *b, void *y,
+          cudaStream_t s)
+{
+    unsigned nb = ck_blocks(p->n);
+    const ck_bcast &it = p->it;
+    bool flat = it.rank == 1 && it.st[0][0] == 1 && it.st[1][0] == 1;
+    if (flat && p->ti == CK_F32 && p->to == CK_F32) {
+        const float *fa = (const float *)a, *fb = (const float *)b;
+        float *fy = (float *)y;
+        switch (p->op) {
+        case CK_B_ADD: return binary_f32_flat<CK_B_ADD>(p->n, fa, fb, fy, s);
+        case CK_B_SUB: return binary_f32_flat<CK_B_SUB>(p->n, fa, fb, fy, s);
+        case CK_B_MUL: return binary_f32_flat<CK_B_MUL>(p->n, fa, fb, fy, s);
+        case CK_B_DIV: return binary_f32_flat<CK_B_DIV>(p->n, fa, fb, fy, s);
+        default: break;
+        }
+    }
+    switch (domain_of(p->ti)) {
+    case DM_F32: CK_LAUNCH(k_binary<DM_F32>, nb, CK_THREADS, s, *p, a, b, y); break;
+    case DM_I64: CK_LAUNCH(k_binary<DM_I64>, nb, CK_THREADS, s, *p, a, b, y); break;
+    default: CK_LAUNCH(k_binary<DM_U64>, nb, CK_THREADS, s, *p, a, b, y); break;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_where(const ck_where_p *p, const void *cond, const void *t, const void *f,
+         void *y, cudaStream_t s)
+{
+    unsigned nb = ck_blocks(p->n);
+    const uint8_t *c = (const uint8_t *)cond;
+    switch (p->es) {
+    case 1: CK_LAUNCH(k_where<uint8_t>, nb, CK_THREADS, s, *p, c, (const uint8_t *)t, (const uint8_t *)f, (uint8_t *)y); break;
+    case 2: CK_LAUNCH(k_where<uint16_t>, nb, CK_THREADS, s, *p, c, (const uint16_t *)t, (const uint16_t *)f, (uint16_t *)y); break;
+    case 4: CK_LAUNCH(k_where<uint32_t>, nb, CK_THREADS, s, *p, c, (const uint32_t *)t, (const uint32_t *)f, (uint32_t *)y); break;
+    default: CK_LAUNCH(k_where<uint64_t>, nb, CK_THREADS, s, *p, c, (const uint64_t *)t, (const uint64_t *)f, (uint64_t *)y); break;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_cast(int ti, int to, int64_t n, const void *x, void *y, cudaStream_t s)
+{
+    CK_LAUNCH(k_cast, ck_blocks(n), CK_THREADS, s, ti, to, n, x, y);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_probe(void)
+{
+    cudaFuncAttributes a;
+    return cudaFuncGetAttributes(&a, (const void *)k_cast);
+}

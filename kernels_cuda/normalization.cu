@@ -1,0 +1,409 @@
+/* normalization.cu -- CUDA kernels of batchNormalization,
+ * instanceNormalization, layerNormalization, softmax, quantizeLinear and
+ * dequantizeLinear, with the semantics of cpu/ref/normalization.c and
+ * cpu/ref/quantize.c:
+ *
+ *   - statistics of a group: one pass in double precision, shifted by the
+ *     group's first element (sums of d and d^2 with d = x - x0), population
+ *     variance clamped at 0 (NaN stays NaN); the normalized value
+ *     (x - mean) * rstd * scale + bias is computed in double and rounded
+ *     once to float32 (then to float16 for float16 data, as the CPU);
+ *   - softmax: the maximum of the group (NaN skipped, as the CPU's loop) is
+ *     subtracted with its rounding error kept (TwoSum), exp is the CPU's
+ *     float32 exp, the sum is in double and the result is e * (float)(1 /
+ *     sum);
+ *   - quantizeLinear: roundEven(x / scale) + zeroPoint in double, saturated
+ *     to the output type, NaN -> 0; dequantizeLinear: (x - zeroPoint) *
+ *     scale in double, rounded once to float32 or float16.
+ * A group is reduced by a team of threads: one warp when it has at most
+ * 1024 elements, else a block of 256; the sums are combined in a fixed
+ * order, so results do not depend on timing. */
+#include <math.h>
+
+#include "ck_common.cuh"
+
+namespace {
+
+#define WARPS (CK_THREADS / 32)
+
+/* Team sizes: a warp for small groups, the block for large ones (the CPU
+ * emulation runs one thread per team). */
+#ifdef CK_HOST_EMU
+#define TEAM_SMALL 1
+#define TEAM_BIG 1
+#else
+#define TEAM_SMALL 32
+#define TEAM_BIG CK_THREADS
+#endif
+
+/* Sum over a team of TEAM threads (32: a warp; CK_THREADS: the block).
+ * Every thread of the team gets the total.  `sh`: WARPS doubles of shared
+ * memory (TEAM == CK_THREADS only). */
+template <int TEAM>
+__device__ __forceinline__ double
+team_sum(double v, double *sh)
+{
+    if (TEAM == 1) {
+        return v;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    if (TEAM == 32) {
+        return v;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sh[threadIdx.x >> 5] = v;
+    }
+    __syncthreads();
+    double t = 0.0;
+    for (int w = 0; w < WARPS; w++) {
+        t += sh[w];
+    }
+    __syncthreads();
+    return t;
+}
+
+/* Maximum over a team with the CPU's rule m = x > m ? x : m (values are
+ * never NaN here: NaN inputs were skipped). */
+template <int TEAM>
+__device__ __forceinline__ float
+team_max(float v, float *sh)
+{
+    if (TEAM == 1) {
+        return v;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w > v ? w : v;
+    }
+    if (TEAM == 32) {
+        return v;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sh[threadIdx.x >> 5] = v;
+    }
+    __syncthreads();
+    float t = sh[0];
+    for (int w = 1; w < WARPS; w++) {
+        t = sh[w] > t ? sh[w] : t;
+    }
+    __syncthreads();
+    return t;
+}
+
+/* ---- instance / layer normalization ---------------------------------------- */
+__device__ __forceinline__ int64_t
+group_base(const ck_norm_p &p, int64_t g)
+{
+    uint32_t r = (uint32_t)g;
+    int64_t off = 0;
+    for (int d = p.nk - 1; d >= 0; d--) {
+        uint32_t q = r / p.kext[d];
+        off += (int64_t)(r - q * p.kext[d]) * p.kst[d];
+        r = q;
+    }
+    return off;
+}
+
+__device__ __forceinline__ int64_t
+elem_off(const ck_norm_p &p, int64_t j)
+{
+    uint32_t r = (uint32_t)j;
+    int64_t off = 0;
+    for (int d = p.nr - 1; d >= 0; d--) {
+        uint32_t q = r / p.rext[d];
+        off += (int64_t)(r - q * p.rext[d]) * p.rst[d];
+        r = q;
+    }
+    return off;
+}
+
+template <int TEAM>
+__global__ void
+k_norm(ck_norm_p p, const void *__restrict__ x, const void *__restrict__ scale,
+       const void *__restrict__ bias, void *__restrict__ y)
+{
+    __shared__ double sh[2][WARPS];
+    const int teams = (int)blockDim.x / TEAM;
+    int team = threadIdx.x / TEAM, lane = threadIdx.x % TEAM;
+    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < p.G;
+         g0 += (int64_t)gridDim.x * teams) {
+        int64_t g = g0 + team;
+        if (g >= p.G) { /* only for warp teams: whole warps skip */
+            continue;
+        }
+        int64_t base = group_base(p, g);
+        double k0 = ck_ldf(x, p.dt, base);
+        double s1 = 0.0, s2 = 0.0;
+        for (int64_t j = lane; j < p.S; j += TEAM) {
+            double d = (double)ck_ldf(x, p.dt, base + elem_off(p, j)) - k0;
+            s1 += d;
+            s2 += d * d;
+        }
+        s1 = team_sum<TEAM>(s1, sh[0]);
+        s2 = team_sum<TEAM>(s2, sh[1]);
+        double m = s1 / (double)p.S;
+        double v = s2 / (double)p.S - m * m;
+        double mean = k0 + m;
+        v = v < 0.0 ? 0.0 : v;
+        double rstd = 1.0 / sqrt(v + p.eps);
+        if (p.per_channel) {
+            int64_t c = g % p.per_channel;
+            double a = rstd * (scale ? (double)ck_ldf(scale, p.dt, c) : 1.0);
+            double b = bias ? (double)ck_ldf(bias, p.dt, c) : 0.0;
+            for (int64_t j = lane; j < p.S; j += TEAM) {
+                int64_t off = base + elem_off(p, j);
+                double xv = ck_ldf(x, p.dt, off);
+                ck_stf(y, p.dt, off, (float)((xv - mean) * a + b));
+            }
+        } else {
+            for (int64_t j = lane; j < p.S; j += TEAM) {
+                int64_t off = base + elem_off(p, j);
+                double xv = ck_ldf(x, p.dt, off), r;
+                if (scale && bias) {
+                    r = (xv - mean) * rstd * (double)ck_ldf(scale, p.dt, j) +
+                        (double)ck_ldf(bias, p.dt, j);
+                } else if (scale) {
+                    r = (xv - mean) * rstd * (double)ck_ldf(scale, p.dt, j);
+                } else if (bias) {
+                    r = (xv - mean) * rstd + (double)ck_ldf(bias, p.dt, j);
+                } else {
+                    r = (xv - mean) * rstd + 0.0;
+                }
+                ck_stf(y, p.dt, off, (float)r);
+            }
+        }
+    }
+}
+
+/* ---- batchNormalization ------------------------------------------------------ */
+__global__ void
+k_bn_coef(ck_bn_p p, const void *__restrict__ mean, const void *__restrict__ var,
+          const void *__restrict__ scale, const void *__restrict__ bias,
+          double *coef)
+{
+    CK_LOOP(c, p.C)
+    {
+        coef[c] = ck_ldf(mean, p.dt, c);
+        coef[p.C + c] = (scale ? (double)ck_ldf(scale, p.dt, c) : 1.0) /
+                        sqrt((double)ck_ldf(var, p.dt, c) + p.eps);
+        coef[2 * p.C + c] = bias ? (double)ck_ldf(bias, p.dt, c) : 0.0;
+    }
+}
+
+__global__ void
+k_bn_apply(ck_bn_p p, const void *__restrict__ x,
+           const double *__restrict__ coef, void *__restrict__ y)
+{
+    CK_LOOP(i, p.n)
+    {
+        int64_t c = (i / p.inner) % p.C;
+        double xv = ck_ldf(x, p.dt, i);
+        ck_stf(y, p.dt, i,
+               (float)((xv - coef[c]) * coef[p.C + c] + coef[2 * p.C + c]));
+    }
+}
+
+/* ---- softmax ---------------------------------------------------------------- */
+/* x - m and its rounding error (TwoSum); lo = 0 for non-finite results */
+__device__ __forceinline__ float
+sm_diff(float x, float m, float *lo)
+{
+    float v = x - m;
+    float bx = v - x;
+    float e = (x - (v - bx)) + (-m - bx);
+    *lo = (v == v && v > -INFINITY) ? e : 0.0f;
+    return v;
+}
+
+__device__ __forceinline__ float
+sm_exp(float x, float m)
+{
+    float lo, v = sm_diff(x, m, &lo);
+    float e = ck_exp(v);
+    return e + e * lo;
+}
+
+/* one team per group of C contiguous elements (inner == 1) */
+template <int TEAM>
+__global__ void
+k_softmax_rows(ck_softmax_p p, const void *__restrict__ x, void *__restrict__ y)
+{
+    __shared__ double shd[WARPS];
+    __shared__ float shf[WARPS];
+    const int teams = (int)blockDim.x / TEAM;
+    int team = threadIdx.x / TEAM, lane = threadIdx.x % TEAM;
+    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < p.outer;
+         g0 += (int64_t)gridDim.x * teams) {
+        int64_t g = g0 + team;
+        if (g >= p.outer) {
+            continue;
+        }
+        int64_t base = g * p.C;
+        float m = -INFINITY;
+        for (int64_t j = lane; j < p.C; j += TEAM) {
+            float v = ck_ldf(x, p.dt, base + j);
+            m = v > m ? v : m;
+        }
+        m = team_max<TEAM>(m, shf);
+        double s = 0.0;
+        for (int64_t j = lane; j < p.C; j += TEAM) {
+            s += sm_exp(ck_ldf(x, p.dt, base + j), m);
+        }
+        s = team_sum<TEAM>(s, shd);
+        float inv = (float)(1.0 / s);
+        for (int64_t j = lane; j < p.C; j += TEAM) {
+            ck_stf(y, p.dt, base + j, sm_exp(ck_ldf(x, p.dt, base + j), m) * inv);
+        }
+    }
+}
+
+/* one thread per column (inner > 1): groups are C elements inner apart */
+__global__ void
+k_softmax_cols(ck_softmax_p p, const void *__restrict__ x, void *__restrict__ y)
+{
+    int64_t cols = p.outer * p.inner;
+    CK_LOOP(t, cols)
+    {
+        int64_t o = t / p.inner, w = t - o * p.inner;
+        int64_t base = o * p.C * p.inner + w;
+        float m = -INFINITY;
+        for (int64_t c = 0; c < p.C; c++) {
+            float v = ck_ldf(x, p.dt, base + c * p.inner);
+            m = v > m ? v : m;
+        }
+        double s = 0.0;
+        for (int64_t c = 0; c < p.C; c++) {
+            s += sm_exp(ck_ldf(x, p.dt, base + c * p.inner), m);
+        }
+        float inv = (float)(1.0 / s);
+        for (int64_t c = 0; c < p.C; c++) {
+            int64_t off = base + c * p.inner;
+            ck_stf(y, p.dt, off, sm_exp(ck_ldf(x, p.dt, off), m) * inv);
+        }
+    }
+}
+
+/* ---- quantizeLinear / dequantizeLinear --------------------------------------- */
+/* double -> float16 in one rounding: to float32 rounding to odd, then to
+ * float16 to nearest even (cpu/ref/quantize.c f64_to_f16) */
+__device__ __forceinline__ uint16_t
+f64_to_f16(double d)
+{
+    float f = (float)d;
+    if ((double)f != d && f == f && !isinf(f)) {
+        if (!(__float_as_uint(f) & 1u)) {
+            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
+        }
+    }
+    return ck_f2h(f);
+}
+
+__global__ void
+k_quantize(ck_quant_p p, const void *__restrict__ x,
+           const void *__restrict__ scale, const void *__restrict__ zero,
+           void *__restrict__ y)
+{
+    CK_LOOP(i, p.n)
+    {
+        uint32_t r = (uint32_t)i;
+        int64_t so = 0;
+        for (int d = p.rank - 1; d >= 0; d--) {
+            uint32_t q = r / p.shape[d];
+            uint32_t idx = r - q * p.shape[d];
+            r = q;
+            so += (int64_t)(idx / p.block[d]) * p.sstride[d];
+        }
+        double s = ck_ldd(scale, p.st, so), z = ck_ldd(zero, p.zt, so);
+        if (!p.dequant) {
+            double v = rint((double)ck_ldf(x, p.it, i) / s) + z;
+            switch (p.ot) {
+            case CK_U8:
+                ((uint8_t *)y)[i] = v >= 0.0 ? (v <= 255.0 ? (uint8_t)v : (uint8_t)255)
+                                             : (uint8_t)0;
+                break;
+            case CK_I8:
+                ((int8_t *)y)[i] = v >= -128.0 ? (v <= 127.0 ? (int8_t)v : (int8_t)127)
+                                               : (v < -128.0 ? (int8_t)-128 : (int8_t)0);
+                break;
+            case CK_U32:
+                ((uint32_t *)y)[i] = v >= 0.0 ? (v <= 4294967295.0 ? (uint32_t)v : 4294967295u)
+                                              : 0u;
+                break;
+            default: /* int32 */
+                ((int32_t *)y)[i] = v >= -2147483648.0
+                                        ? (v <= 2147483647.0 ? (int32_t)v : INT32_MAX)
+                                        : (v < -2147483648.0 ? INT32_MIN : 0);
+                break;
+            }
+        } else {
+            double v = (ck_ldd(x, p.it, i) - z) * s;
+            if (p.ot == CK_F32) {
+                ((float *)y)[i] = (float)v;
+            } else {
+                ((uint16_t *)y)[i] = f64_to_f16(v);
+            }
+        }
+    }
+}
+
+inline unsigned
+team_blocks(int64_t groups, int team)
+{
+    int64_t per_block = CK_THREADS / team;
+    int64_t b = (groups + per_block - 1) / per_block;
+    return b > 65536 ? 65536u : b < 1 ? 1u : (unsigned)b;
+}
+
+} // namespace
+
+/* ---- launchers ------------------------------------------------------------ */
+extern "C" cudaError_t
+ck_norm(const ck_norm_p *p, const void *x, const void *scale, const void *bias,
+        void *y, cudaStream_t s)
+{
+    if (p->S <= 1024) {
+        CK_LAUNCH(k_norm<TEAM_SMALL>, team_blocks(p->G, TEAM_SMALL), CK_THREADS,
+                  s, *p, x, scale, bias, y);
+    } else {
+        CK_LAUNCH(k_norm<TEAM_BIG>, team_blocks(p->G, TEAM_BIG), CK_THREADS, s,
+                  *p, x, scale, bias, y);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_batch_norm(const ck_bn_p *p, const void *x, const void *mean,
+              const void *var, const void *scale, const void *bias, void *y,
+              double *coef, cudaStream_t s)
+{
+    CK_LAUNCH(k_bn_coef, ck_blocks(p->C), CK_THREADS, s, *p, mean, var, scale,
+                                                     bias, coef);
+    CK_LAUNCH(k_bn_apply, ck_blocks(p->n), CK_THREADS, s, *p, x, coef, y);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_softmax(const ck_softmax_p *p, const void *x, void *y, cudaStream_t s)
+{
+    if (p->inner > 1) {
+        CK_LAUNCH(k_softmax_cols, ck_blocks(p->outer * p->inner), CK_THREADS, s, 
+            *p, x, y);
+    } else if (p->C <= 1024) {
+        CK_LAUNCH(k_softmax_rows<TEAM_SMALL>, team_blocks(p->outer, TEAM_SMALL),
+                  CK_THREADS, s, *p, x, y);
+    } else {
+        CK_LAUNCH(k_softmax_rows<TEAM_BIG>, team_blocks(p->outer, TEAM_BIG),
+                  CK_THREADS, s, *p, x, y);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_quantize(const ck_quant_p *p, const void *x, const void *scale,
+            const void *zero, void *y, cudaStream_t s)
+{
+    CK_LAUNCH(k_quantize, ck_blocks(p->n), CK_THREADS, s, *p, x, scale, zero, y);
+    return cudaGetLastError();
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# gpu_check.sh -- build webnn from source on a GPU host and check the CUDA
+# backend: the GPU test suite, a benchmark against PyTorch, and
+# compute-sanitizer on a few tests.  Logs go to $OUT (default ./gpu_check_out).
+#
+# The host needs: nvcc (CUDA 12 or 13; the backend is built for sm_90 + PTX),
+# gcc/g++, Python 3 with NumPy and pytest (setuptools optional), PyTorch with
+# CUDA (for the benchmark only).  BLIS is NOT needed on the host: the
+# package's CPU backend links Debian's BLIS from .gpu_deps/root (the
+# packages libblis4-openmp and libblis-openmp-dev unpacked with `dpkg -x`;
+# made by `make gpu-deps` on a Debian machine, git-ignored, so carry it to
+# the host with the tree).  No network access is needed.
+#
+# usage: scripts/gpu_check.sh [step ...]
+#   steps: build      the package from source (core + libwebnn_cuda.so)
+#          test       tests/backends (WPT on the GPU, GPU vs CPU, loading,
+#                     emulation) and WEBNN_TEST_DEVICE=gpu tests/ops
+#          test-rest  tests/wpt tests/api tests/models with the GPU present
+#          bench      benchmarks/bench_gpu.py (against PyTorch)
+#          sanitize   compute-sanitizer on a selection of tests/backends
+#   default: all, in that order; every step after `build` needs its outputs.
+# environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick")
+#
+# Exit status: 0 when every step that ran passed; 1 otherwise (see
+# $OUT/summary.txt).  Every step has a time limit; `build test` and
+# `bench sanitize` each fit in the 10 minutes of one device command on an
+# H200 host with 16 cores (see kernels_cuda/README.md).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+PY=${PYTHON:-python3}
+OUT=${OUT:-$ROOT/gpu_check_out}
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+STATUS=0
+STEPS=${*:-build test test-rest bench sanitize}
+export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONDONTWRITEBYTECODE=1
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+result() { # name rc
+    if [ "$2" -eq 0 ]; then note "PASS  $1"; else note "FAIL  $1 (exit $2)"; STATUS=1; fi
+}
+
+# ---- BLIS from .gpu_deps --------------------------------------------------------
+blis_prefix() {
+    local root=$ROOT/.gpu_deps/root
+    if ! ls "$root"/usr/lib/x86_64-linux-gnu/blis-*/libblis.so* >/dev/null 2>&1; then
+        # unpack the .deb files: dpkg -x, or ar + tar where dpkg is missing
+        mkdir -p "$root"
+        for deb in "$ROOT"/.gpu_deps/debs/*.deb; do
+            [ -f "$deb" ] || continue
+            if command -v dpkg >/dev/null; then
+                dpkg -x "$deb" "$root"
+            else
+                local t; t=$(mktemp -d)
+                (cd "$t" && ar x "$deb" && tar -xf data.tar.* -C "$root")
+                rm -rf "$t"
+            fi
+        done
+    fi
+    if ls "$root"/usr/lib/x86_64-linux-gnu/blis-*/libblis.so* >/dev/null 2>&1; then
+        echo "$root"
+    fi
+}
+
+# ---- steps ---------------------------------------------------------------------------
+step_env() {
+    {
+        date
+        uname -a
+        nvidia-smi 2>&1 || echo "(no nvidia-smi)"
+        command -v nvcc && nvcc --version || echo "(nvcc not on PATH)"
+        ls -d /usr/local/cuda* 2>/dev/null
+        gcc --version | head -1
+        "$PY" -c 'import sys, numpy, pytest; print(sys.version); print("numpy", numpy.__version__, "pytest", pytest.__version__)'
+        "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())' 2>&1
+        command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo "(no compute-sanitizer)"
+    } > "$OUT/env.txt" 2>&1
+}
+
+step_build() {
+    local prefix
+    prefix=$(blis_prefix)
+    if [ -z "$prefix" ]; then
+        if [ -f /usr/include/x86_64-linux-gnu/blis.h ] || [ -f /usr/include/blis.h ]; then
+            note "BLIS: the system's"
+        else
+            note "BLIS: none in .gpu_deps/ nor on the system (run 'make gpu-deps' on a Debian machine and carry .gpu_deps/)"
+            return 1
+        fi
+    else
+        export WEBNN_BLIS_PREFIX=$prefix
+        note "BLIS: $prefix"
+    fi
+    # nvcc refuses host compilers newer than it knows; the code is plain C++17
+    export WEBNN_NVCC_FLAGS=${WEBNN_NVCC_FLAGS:--allow-unsupported-compiler}
+    if "$PY" -c 'import setuptools' 2>/dev/null; then
+        timeout 900 "$PY" setup.py -q build_ext --inplace -j "$(nproc)" || return 1
+    else
+        # no setuptools: the same build by hand
+        note "setuptools missing: building with gcc directly"
+        local ext inc blis_inc blis_lib
+        ext=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+        inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+        blis_inc=$(ls -d "${WEBNN_BLIS_PREFIX:-/}"/usr/include/x86_64-linux-gnu/blis-openmp 2>/dev/null || echo /usr/include/x86_64-linux-gnu)
+        blis_lib=$(ls -d "${WEBNN_BLIS_PREFIX:-/}"/usr/lib/x86_64-linux-gnu/blis-openmp 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)
+        timeout 900 gcc -std=c11 -O3 -fopenmp -D_GNU_SOURCE -fvisibility=hidden -fPIC -shared \
+            -Icsrc/include -I"$blis_inc" -I"$inc" \
+            $(find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*') webnn/_webnn.c \
+            -o "webnn/_core$ext" -L"$blis_lib" -Wl,-rpath,"$blis_lib" -lblis -lm -lpthread -ldl || return 1
+        timeout 900 "$PY" kernels_cuda/build_cuda.py || return 1
+    fi
+    [ -f webnn/libwebnn_cuda.so ] || { note "webnn/libwebnn_cuda.so was not built (nvcc?)"; return 1; }
+    "$PY" - <<'EOF'
+import webnn
+ctx = webnn.ml.create_context(device_type="gpu")
+print("GPU context:", ctx.device_type, ctx.accelerated)
+print("default context:", webnn.ml.create_context().device_type)
+ops = sorted(k for k, v in ctx.op_support_limits().items() if isinstance(v, dict) and "data_types" not in v)
+print(len(ops), "operators on the GPU:", " ".join(ops))
+EOF
+}
+
+run_pytest() { # log-name timeout args...
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" "$PY" -m pytest -q -p no:cacheprovider -rfEs --junitxml="$OUT/$name.xml" "$@" \
+        > "$OUT/$name.log" 2>&1
+    local rc=$?
+    tail -3 "$OUT/$name.log" | sed "s/^/      /" | tee -a "$SUMMARY"
+    return $rc
+}
+
+step_test() {
+    local rc=0
+    # the GPU backend: WPT vectors on the GPU, cross-backend checks, tensors
+    run_pytest test_backends 270 tests/backends || rc=1
+    result "tests/backends (GPU vs CPU, WPT on the GPU)" $rc; rc=0
+    # the NumPy-reference operator tests on a GPU context
+    WEBNN_TEST_DEVICE=gpu run_pytest test_ops_gpu 240 tests/ops || rc=1
+    result "tests/ops on the GPU (WEBNN_TEST_DEVICE=gpu)" $rc
+}
+
+step_test_rest() {
+    local rc=0
+    # everything else with a GPU present (the default context is the GPU)
+    run_pytest test_rest 540 tests/wpt tests/api tests/models || rc=1
+    result "tests/wpt tests/api tests/models with a GPU present" $rc
+}
+
+step_bench() {
+    # shellcheck disable=SC2086
+    timeout 240 "$PY" benchmarks/bench_gpu.py --json "$OUT/bench_gpu.json" ${BENCH_ARGS:-} \
+        > "$OUT/bench_gpu.txt" 2>&1
+    local rc=$?
+    sed "s/^/      /" "$OUT/bench_gpu.txt" | tail -20 | tee -a "$SUMMARY"
+    return $rc
+}
+
+step_sanitize() {
+    local cs
+    cs=$(command -v compute-sanitizer || true)
+    [ -z "$cs" ] && [ -x "$(dirname "$(readlink -f "$(command -v nvcc)")")/compute-sanitizer" ] && \
+        cs="$(dirname "$(readlink -f "$(command -v nvcc)")")/compute-sanitizer"
+    [ -z "$cs" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && cs=/usr/local/cuda/bin/compute-sanitizer
+    if [ -z "$cs" ]; then
+        note "SKIP  compute-sanitizer (not found)"
+        return 0
+    fi
+    local sel="softmax_paths or norms or transpose_tiled or gather_scatter or matmul_modes or movement_ops or binary_broadcast"
+    local rc=0 tool
+    for tool in memcheck racecheck synccheck initcheck; do
+        local k=$sel
+        # racecheck / synccheck: the kernels with shared memory and barriers
+        [ "$tool" = racecheck ] || [ "$tool" = synccheck ] && k="softmax_paths or norms or transpose_tiled"
+        # initcheck: not through cuBLAS (its workspace is its own business)
+        [ "$tool" = initcheck ] && k="softmax_paths or norms or transpose_tiled or gather_scatter or movement_ops"
+        timeout 150 "$cs" --tool "$tool" --error-exitcode 99 --target-processes all \
+            "$PY" -m pytest -q -p no:cacheprovider -x tests/backends/test_gpu.py -k "$k" \
+            > "$OUT/sanitizer_$tool.log" 2>&1
+        local r=$?
+        grep -E "ERROR SUMMARY|passed|failed" "$OUT/sanitizer_$tool.log" | tail -2 | sed "s/^/      /" | tee -a "$SUMMARY"
+        result "compute-sanitizer --tool $tool" $r
+        [ $r -eq 0 ] || rc=1
+    done
+    return 0
+}
+
+note "webnn GPU check, $(date), logs in $OUT"
+step_env
+for s in $STEPS; do
+    case $s in
+    build) step_build > "$OUT/build.log" 2>&1; rc=$?; tail -5 "$OUT/build.log" | sed "s/^/      /" | tee -a "$SUMMARY"; result build $rc
+           [ $rc -eq 0 ] || { note "build failed: see $OUT/build.log"; exit 1; } ;;
+    test) step_test ;;
+    test-rest) step_test_rest ;;
+    bench) step_bench; result "benchmarks/bench_gpu.py" $? ;;
+    sanitize) step_sanitize ;;
+    *) note "unknown step $s"; STATUS=1 ;;
+    esac
+done
+note "done: $( [ $STATUS -eq 0 ] && echo all passed || echo FAILURES )"
+exit $STATUS

@@ -1,0 +1,464 @@
+"""The GPU (CUDA) backend against the CPU backend and the WPT vectors.
+
+Every test here needs a GPU context and is skipped cleanly (marker `gpu`)
+when none can be created: no libwebnn_cuda.so, no driver, no device.  To run
+them without a GPU, point WEBNN_CUDA_LIBRARY at the CPU emulation of the
+backend (kernels_cuda/emu/build_emu.py; test_cuda_emu.py does that).
+
+* test_wpt_on_gpu: every WPT conformance vector (tests/wpt/data) on a GPU
+  context, with the harness of tests/wpt/test_wpt.py; cases whose operators
+  the GPU context does not support are skipped.
+* cross-backend tests: one graph built on both contexts from the same data;
+  the results must agree exactly for everything that moves or compares
+  values and for integer arithmetic, and within a few ulps for float math
+  (CUDA's libm and cuBLAS's summation order differ from glibc's and BLIS's).
+  The shapes are chosen to reach the GPU-only code paths (warp and block
+  reductions, the tiled transpose, the matmul batch modes, the pinned
+  staging chunks).
+* the tensor API on the GPU: create / write / dispatch / read, repeated
+  dispatches, outputs named twice, two contexts on two threads.
+
+The NumPy-reference operator tests run on the GPU with
+`WEBNN_TEST_DEVICE=gpu pytest tests/ops` (tests/ops/conftest.py).
+"""
+import concurrent.futures
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import webnn
+from webnn import _core
+
+GPU = _core.device_available("gpu")
+gpu = pytest.mark.skipif(not GPU, reason="no usable GPU context (libwebnn_cuda.so, "
+                                          "driver or device missing)")
+pytestmark = gpu
+
+# ---- contexts -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gctx():
+    ctx = webnn.ml.create_context(device_type="gpu")
+    assert ctx.device_type == "gpu" and ctx.accelerated
+    yield ctx
+    ctx.destroy()
+
+
+@pytest.fixture(scope="module")
+def cctx():
+    ctx = webnn.ml.create_context(device_type="cpu")
+    yield ctx
+    ctx.destroy()
+
+
+def run(ctx, build, inputs, constants=None):
+    """Build with build(builder, **operands) -> operand or {name: operand} and
+    compute; returns an array or a dict of arrays."""
+    b = webnn.MLGraphBuilder(ctx)
+    ops = {}
+    for name, arr in inputs.items():
+        ops[name] = b.input(name, {"dataType": str(arr.dtype), "shape": list(arr.shape)})
+    for name, arr in (constants or {}).items():
+        ops[name] = b.constant({"dataType": str(arr.dtype), "shape": list(arr.shape)},
+                               np.ascontiguousarray(arr))
+    out = build(b, **ops)
+    single = not isinstance(out, dict)
+    g = b.build({"out": out} if single else out)
+    res = ctx.compute(g, {k: np.ascontiguousarray(v) for k, v in inputs.items()})
+    g.destroy()
+    return res["out"] if single else res
+
+
+def ulp_diff(a, b):
+    """ULP distance between two float arrays of one dtype (NaN == NaN)."""
+    it = {np.dtype(np.float32): np.int32, np.dtype(np.float16): np.int16}[a.dtype]
+    mag = (1 << (8 * a.dtype.itemsize - 1)) - 1
+
+    def ordinal(x):
+        v = x.view(it).astype(np.int64)
+        return np.where(v >= 0, v, -(v & mag))
+
+    d = np.abs(ordinal(a) - ordinal(b)).astype(np.float64)
+    na, nb = np.isnan(a), np.isnan(b)
+    d[na | nb] = np.inf
+    d[na & nb] = 0
+    return d
+
+
+def same(g, c, ulps=0, what=""):
+    """GPU result g against CPU result c: exact, or within `ulps` for floats."""
+    assert g.dtype == c.dtype and g.shape == c.shape, (g.dtype, g.shape, c.dtype, c.shape)
+    if g.dtype.kind == "f" and ulps:
+        d = ulp_diff(g, c)
+        bad = d > ulps
+    elif g.dtype.kind == "f":
+        bad = ~((g == c) | (np.isnan(g) & np.isnan(c)))
+    else:
+        bad = g != c
+    if np.any(bad):
+        i = tuple(int(x) for x in np.argwhere(bad)[0])
+        pytest.fail(f"{what}: {int(bad.sum())} of {g.size} elements differ; first at {i}: "
+                    f"gpu {g[i]!r}, cpu {c[i]!r}", pytrace=False)
+
+
+def both(gctx, cctx, build, inputs, constants=None, ulps=0, what=""):
+    g = run(gctx, build, inputs, constants)
+    c = run(cctx, build, inputs, constants)
+    if isinstance(g, dict):
+        for k in g:
+            same(g[k], c[k], ulps, f"{what} [{k}]")
+    else:
+        same(g, c, ulps, what)
+    return g
+
+
+RNG = np.random.default_rng(1234)
+ALL = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+
+
+def rand(shape, dt, lo=-10, hi=10):
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return RNG.uniform(lo, hi, size=shape).astype(dt)
+    info = np.iinfo(dt)
+    return RNG.integers(info.min, info.max, size=shape, endpoint=True, dtype=dt)
+
+
+# ---- the WPT vectors on the GPU ------------------------------------------------
+def _wpt():
+    path = pathlib.Path(__file__).resolve().parent.parent / "wpt" / "test_wpt.py"
+    spec = importlib.util.spec_from_file_location("_wpt_harness_for_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_WPT = _wpt()
+_SNAKE = {row["camel"]: row["snake"] for row in _core.op_table()}
+
+
+@pytest.mark.parametrize("case", _WPT.CASES)
+def test_wpt_on_gpu(gctx, case):
+    limits = gctx.op_support_limits()
+    for op in case["graph"]["operators"]:
+        name = op["name"]
+        if name not in webnn.OPERATORS:
+            pytest.skip(f"operator {name} is not implemented yet")
+        if _SNAKE.get(name, name) not in limits:
+            pytest.skip(f"operator {name} is not supported by the GPU backend")
+    messages = _WPT.run_case(gctx, case)
+    if messages:
+        pytest.fail(f"{case['name']!r} on the GPU:\n" + "\n".join(messages), pytrace=False)
+
+
+# ---- what the GPU context reports ----------------------------------------------
+def test_gpu_limits_are_within_the_spec(gctx, cctx):
+    g, c = gctx.op_support_limits(), cctx.op_support_limits()
+    for op, operands in g.items():
+        if not isinstance(operands, dict) or "data_types" in operands:
+            continue
+        for name, lim in operands.items():
+            if isinstance(lim, dict) and name in c.get(op, {}):
+                assert set(lim["data_types"]) <= set(c[op][name]["data_types"]), (op, name)
+    # everything of this tree runs on the GPU
+    for op in webnn.OPERATORS:
+        assert _SNAKE.get(op, op) in g, f"{op} is not supported by the GPU backend"
+
+
+# ---- element-wise -------------------------------------------------------------
+BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
+COMPARE = ["equal", "not_equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal"]
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_binary_broadcast_every_type(gctx, cctx, dt):
+    a = rand((33, 1, 65), dt)
+    b = rand((7, 1), dt)
+    if dt in ("float32", "float16"):
+        a.flat[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0]
+    else:
+        b.flat[:2] = [0, 1]  # division by zero gives 0
+    for op in BINARY + COMPARE:
+        ulps = 8 if (op == "pow" and dt in ("float32", "float16")) else 0
+        both(gctx, cctx, lambda bl, a, b: getattr(bl, op)(a, b), {"a": a, "b": b},
+             ulps=ulps, what=f"{op} {dt}")
+
+
+def test_binary_large_flat_float32(gctx, cctx):
+    a, b = rand((1 << 20) + 3, "float32"), rand((1 << 20) + 3, "float32")
+    for op in ("add", "sub", "mul", "div"):
+        both(gctx, cctx, lambda bl, a, b: getattr(bl, op)(a, b), {"a": a, "b": b}, what=op)
+
+
+UNARY_FLOAT = {"abs": 0, "ceil": 0, "floor": 0, "neg": 0, "round_even": 0, "sign": 0,
+               "sqrt": 0, "reciprocal": 0, "exp": 2, "sigmoid": 2, "relu": 0,
+               "hard_swish": 0, "hard_sigmoid": 0, "softsign": 0, "leaky_relu": 0,
+               "linear": 0, "elu": 4, "gelu": 4, "softplus": 4, "tanh": 4, "erf": 4,
+               "log": 4, "cos": 4, "sin": 4, "tan": 8}
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_unary_float(gctx, cctx, dt):
+    x = rand((5, 4099), dt, -8, 8)
+    x.flat[:8] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, 100.0, -100.0]
+    if dt == "float16":
+        x.flat[5] = 6e-8
+    for op, ulps in UNARY_FLOAT.items():
+        both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x},
+             ulps=(1 if dt == "float16" and ulps else ulps), what=f"{op} {dt}")
+    for op in ("is_nan", "is_infinite"):
+        both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x}, what=op)
+    both(gctx, cctx, lambda b, x: b.clamp(x, min_value=-2.5, max_value=3.25), {"x": x},
+         what="clamp")
+
+
+@pytest.mark.parametrize("dt", ["int32", "int64", "int8"])
+def test_unary_int(gctx, cctx, dt):
+    x = rand((1000,), dt)
+    x[0] = np.iinfo(x.dtype).min
+    for op in ("abs", "neg", "sign", "relu"):
+        both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x}, what=f"{op} {dt}")
+    both(gctx, cctx, lambda b, x: b.clamp(x, min_value=-5, max_value=100), {"x": x},
+         what="clamp")
+
+
+@pytest.mark.parametrize("ti", ALL)
+def test_cast_every_pair(gctx, cctx, ti):
+    x = rand((4097,), ti, -3e4, 3e4) if ti.startswith("float") else rand((4097,), ti)
+    if ti.startswith("float"):
+        x[:5] = [np.nan, np.inf, -np.inf, -0.0, 255.5]
+    for to in ALL:
+        both(gctx, cctx, lambda b, x: b.cast(x, to), {"x": x}, what=f"cast {ti}->{to}")
+
+
+def test_logical_and_where(gctx, cctx):
+    a = RNG.integers(0, 3, size=(17, 1, 9), dtype=np.uint8)
+    b = RNG.integers(0, 3, size=(4, 9), dtype=np.uint8)
+    for op in ("logical_and", "logical_or", "logical_xor"):
+        both(gctx, cctx, lambda bl, a, b: getattr(bl, op)(a, b), {"a": a, "b": b}, what=op)
+    both(gctx, cctx, lambda bl, a: bl.logical_not(a), {"a": a}, what="logical_not")
+    for dt in ALL:
+        t, f = rand((4, 1), dt), rand((9,), dt)
+        both(gctx, cctx, lambda bl, c, t, f: bl.where(c, t, f), {"c": a, "t": t, "f": f},
+             what=f"where {dt}")
+
+
+def test_prelu(gctx, cctx):
+    for dt in ("float32", "float16", "int32", "int8", "int64"):
+        x, s = rand((6, 5, 7), dt), rand((5, 1), dt)
+        both(gctx, cctx, lambda b, x, s: b.prelu(x, s), {"x": x, "s": s}, what=f"prelu {dt}")
+
+
+# ---- matrix products -------------------------------------------------------------
+def mm_tol(a, b, out, dt):
+    k = a.shape[-1]
+    mag = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    eps = 2.0 ** -23 if dt == "float32" else 2.0 ** -10
+    acc = 2.0 ** -23 * k * mag  # float32 accumulation
+    return acc + (eps * np.abs(out) if dt == "float16" else 0)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("sa,sb", [
+    ((64, 32), (32, 48)),                 # one product
+    ((5, 64, 32), (32, 48)),              # b shared: one tall product
+    ((5, 64, 32), (5, 32, 48)),           # strided batch
+    ((1, 64, 32), (5, 32, 48)),           # strided, a broadcast (stride 0)
+    ((2, 1, 3, 16, 8), (1, 4, 1, 8, 24)), # broadcast both ways: pointer arrays
+    ((3, 1, 7, 5), (4, 5, 6)),
+])
+def test_matmul_modes(gctx, dt, sa, sb):
+    a, b = rand(sa, dt, -1, 1), rand(sb, dt, -1, 1)
+    got = run(gctx, lambda bl, a, b: bl.matmul(a, b), {"a": a, "b": b})
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert got.shape == ref.shape and got.dtype == np.dtype(dt)
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= mm_tol(a, b, ref, dt) + 1e-30), float(err.max())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("cshape", [None, (), (1,), (24,), (40, 1), (40, 24)])
+def test_gemm(gctx, dt, ta, tb, cshape):
+    M, N, K = 40, 24, 17
+    a = rand((K, M) if ta else (M, K), dt, -1, 1)
+    b = rand((N, K) if tb else (K, N), dt, -1, 1)
+    opts = {"a_transpose": ta, "b_transpose": tb, "alpha": 0.5, "beta": 2.0}
+    inputs = {"a": a, "b": b}
+    ref = 0.5 * (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    if cshape is not None:
+        c = rand(cshape, dt, -1, 1)
+        inputs["c"] = c
+        ref = ref + 2.0 * c.astype(np.float64)
+        got = run(gctx, lambda bl, a, b, c: bl.gemm(a, b, c=c, **opts), inputs)
+    else:
+        got = run(gctx, lambda bl, a, b: bl.gemm(a, b, **opts), inputs)
+    aa = (a.T if ta else a)
+    bb = (b.T if tb else b)
+    tol = 0.5 * mm_tol(aa, bb, ref, dt) + (2.0 ** -10 * np.abs(ref) if dt == "float16" else 0)
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= tol + 4 * np.spacing(np.abs(ref).astype(np.float32))), float(err.max())
+
+
+# ---- data movement ------------------------------------------------------------------
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8", "int64"])
+def test_transpose_tiled_and_general(gctx, cctx, dt):
+    for shape, perm in [((64, 96), (1, 0)), ((3, 40, 50), (0, 2, 1)),
+                        ((40, 3, 50), (2, 1, 0)), ((2, 3, 4, 5, 6), (4, 2, 0, 3, 1)),
+                        ((7, 33), (1, 0)), ((1, 9, 1, 100), (3, 1, 2, 0))]:
+        x = rand(shape, dt)
+        both(gctx, cctx, lambda b, x: b.transpose(x, permutation=list(perm)), {"x": x},
+             what=f"transpose {shape} {perm} {dt}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "uint8", "uint64", "float16"])
+def test_movement_ops(gctx, cctx, dt):
+    x = rand((6, 35, 18), dt)
+    cases = {
+        "expand": lambda b, x: b.expand(b.slice(x, [0, 0, 0], [1, 35, 1]), [4, 6, 35, 18]),
+        "slice": lambda b, x: b.slice(x, [1, 3, 2], [4, 20, 9], strides=[2, 3, 1]),
+        "tile": lambda b, x: b.tile(x, [2, 1, 3]),
+        "reverse": lambda b, x: b.reverse(x, axes=[0, 2]),
+        "triangular": lambda b, x: b.triangular(x, upper=False, diagonal=-3),
+        "pad_constant": lambda b, x: b.pad(x, [1, 2, 3], [3, 0, 1], value=7),
+        "pad_edge": lambda b, x: b.pad(x, [1, 2, 3], [3, 0, 1], mode="edge"),
+        "pad_reflection": lambda b, x: b.pad(x, [1, 2, 3], [3, 0, 1], mode="reflection"),
+        "concat": lambda b, x: b.concat([x, b.slice(x, [0, 0, 0], [6, 35, 5]), x], 2),
+        "split": lambda b, x: {f"o{i}": o for i, o in enumerate(b.split(x, [10, 5, 20], axis=1))},
+        "reshape": lambda b, x: b.reshape(x, [18, 35, 6]),
+        "identity": lambda b, x: b.identity(x),
+    }
+    for name, fn in cases.items():
+        both(gctx, cctx, fn, {"x": x}, what=f"{name} {dt}")
+
+
+def test_gather_scatter(gctx, cctx):
+    x = rand((40, 7, 9), "float32")
+    idx = RNG.integers(-60, 60, size=(5, 3)).astype(np.int64)  # out of range: clamped
+    both(gctx, cctx, lambda b, x, i: b.gather(x, i, axis=1), {"x": x, "i": idx}, what="gather")
+    ie = RNG.integers(-9, 12, size=(40, 7, 4)).astype(np.int32)
+    both(gctx, cctx, lambda b, x, i: b.gather_elements(x, i, axis=2), {"x": x, "i": ie},
+         what="gatherElements")
+    ind = RNG.integers(-50, 50, size=(11, 2)).astype(np.uint32)
+    both(gctx, cctx, lambda b, x, i: b.gather_nd(x, i), {"x": x, "i": ind}, what="gatherND")
+    # duplicate indices: the last update wins, as on the CPU
+    si = RNG.integers(0, 3, size=(40, 7, 6)).astype(np.int64)
+    su = rand((40, 7, 6), "float32")
+    both(gctx, cctx, lambda b, x, i, u: b.scatter_elements(x, i, u, axis=2),
+         {"x": x, "i": si, "u": su}, what="scatterElements")
+    ni = RNG.integers(0, 4, size=(500, 2)).astype(np.int32)
+    nu = rand((500, 9), "float32")
+    both(gctx, cctx, lambda b, x, i, u: b.scatter_nd(x, i, u), {"x": x, "i": ni, "u": nu},
+         what="scatterND")
+
+
+# ---- normalization ----------------------------------------------------------------------
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_softmax_paths(gctx, cctx, dt):
+    ulps = 4 if dt == "float32" else 1
+    for shape, axis in [((4, 3000), 1),    # block teams
+                        ((300, 16), 1),    # warp teams
+                        ((100, 37), 0),    # columns
+                        ((3, 50, 7), 1)]:
+        x = rand(shape, dt, -20, 20)
+        both(gctx, cctx, lambda b, x: b.softmax(x, axis), {"x": x}, ulps=ulps,
+             what=f"softmax {shape} {axis}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_norms(gctx, cctx, dt):
+    ulps = 4 if dt == "float32" else 1
+    x = rand((8, 2100), dt, -3, 7)
+    s, bb = rand((2100,), dt), rand((2100,), dt)
+    both(gctx, cctx, lambda b, x, s, c: b.layer_normalization(x, scale=s, bias=c),
+         {"x": x, "s": s, "c": bb}, ulps=ulps, what="layerNorm block teams")
+    x = rand((300, 5, 6), dt)
+    both(gctx, cctx, lambda b, x: b.layer_normalization(x, axes=[2, 0]), {"x": x},
+         ulps=ulps, what="layerNorm general axes")
+    x = rand((2, 5, 40, 30), dt)
+    s, c = rand((5,), dt), rand((5,), dt)
+    for layout, xx in (("nchw", x), ("nhwc", x.transpose(0, 2, 3, 1).copy())):
+        both(gctx, cctx, lambda b, x, s, c: b.instance_normalization(
+            x, scale=s, bias=c, layout=layout), {"x": xx, "s": s, "c": c}, ulps=ulps,
+            what=f"instanceNorm {layout}")
+    m, v = rand((5,), dt), rand((5,), dt, 0.1, 3)
+    both(gctx, cctx, lambda b, x, m, v, s, c: b.batch_normalization(x, m, v, scale=s, bias=c),
+         {"x": x, "m": m, "v": v, "s": s, "c": c}, ulps=ulps, what="batchNorm")
+
+
+def test_quantize(gctx, cctx):
+    x = rand((6, 32, 5), "float32", -50, 50)
+    s = RNG.uniform(0.05, 0.5, size=(6, 4, 1)).astype(np.float32)
+    for zt in ("uint8", "int8", "int32", "uint32"):
+        z = rand((6, 4, 1), zt) // 8 if zt.startswith("u") else rand((6, 4, 1), zt) // 4
+        z = z.astype(zt)
+        q = both(gctx, cctx, lambda b, x, s, z: b.quantize_linear(x, s, z),
+                 {"x": x, "s": s, "z": z}, what=f"quantize {zt}")
+        both(gctx, cctx, lambda b, q, s, z: b.dequantize_linear(q, s, z),
+             {"q": q, "s": s, "z": z}, what=f"dequantize {zt}")
+
+
+# ---- the tensor API on the GPU --------------------------------------------------------------
+def test_big_tensor_round_trip(gctx):
+    # larger than the 8 MiB staging buffers, and not a multiple of them
+    x = RNG.standard_normal(5_000_003).astype(np.float32)
+    t = gctx.create_tensor({"dataType": "float32", "shape": [x.size], "readable": True,
+                            "writable": True})
+    gctx.write_tensor(t, x)
+    assert np.array_equal(gctx.read_tensor(t), x)
+    b = webnn.MLGraphBuilder(gctx)
+    i = b.input("x", {"dataType": "float32", "shape": [x.size]})
+    g = b.build({"y": b.neg(i), "z": b.identity(i)})
+    r = gctx.compute(g, {"x": x})
+    assert np.array_equal(r["y"], -x) and np.array_equal(r["z"], x)
+
+
+def test_dispatch_repeated_and_chained(gctx, cctx):
+    b = webnn.MLGraphBuilder(gctx)
+    x = b.input("x", {"dataType": "float32", "shape": [64, 64]})
+    w = b.constant({"dataType": "float32", "shape": [64, 64]},
+                   (np.eye(64) * 0.5).astype(np.float32))
+    y = b.add(b.matmul(x, w), b.softmax(x, 1))
+    g = b.build({"y": y, "y2": y})  # one operand named twice
+    desc = {"dataType": "float32", "shape": [64, 64]}
+    tx = gctx.create_tensor({**desc, "writable": True})
+    ty = gctx.create_tensor({**desc, "readable": True})
+    ty2 = gctx.create_tensor({**desc, "readable": True})
+    for k in range(5):
+        xv = RNG.standard_normal((64, 64)).astype(np.float32) + k
+        gctx.write_tensor(tx, xv)
+        gctx.dispatch(g, {"x": tx}, {"y": ty, "y2": ty2})
+        e = np.exp(xv - xv.max(1, keepdims=True))
+        ref = 0.5 * xv + e / e.sum(1, keepdims=True)
+        got = gctx.read_tensor(ty)
+        assert np.allclose(got, ref, rtol=1e-5, atol=1e-6)
+        assert np.array_equal(gctx.read_tensor(ty2), got)
+
+
+def test_constant_tensor_on_gpu(gctx):
+    c = np.arange(12, dtype=np.float32).reshape(3, 4)
+    ct = gctx.create_constant_tensor({"dataType": "float32", "shape": [3, 4]}, c)
+    b = webnn.MLGraphBuilder(gctx)
+    x = b.input("x", {"dataType": "float32", "shape": [3, 4]})
+    g = b.build({"y": b.mul(x, b.constant(ct))})
+    ct.destroy()  # the graph keeps its own copy
+    assert np.array_equal(gctx.compute(g, {"x": np.full((3, 4), 2, np.float32)})["y"], 2 * c)
+
+
+def test_two_gpu_contexts_on_threads(cctx):
+    def work(seed):
+        ctx = webnn.ml.create_context(device_type="gpu")
+        rng = np.random.default_rng(seed)
+        a = rng.standard_normal((128, 256)).astype(np.float32)
+        bm = rng.standard_normal((256, 64)).astype(np.float32)
+        out = run(ctx, lambda b, a, c: b.relu(b.matmul(a, c)), {"a": a, "c": bm})
+        ctx.destroy()
+        ref = np.maximum(a.astype(np.float64) @ bm.astype(np.float64), 0)
+        return float(np.max(np.abs(out - ref)))
+
+    with concurrent.futures.ThreadPoolExecutor(3) as ex:
+        errs = list(ex.map(work, range(6)))
+    assert max(errs) < 1e-3
