@@ -1,0 +1,913 @@
+/* conv2d.c -- CPU kernels of conv2d and convTranspose2d
+ * (#api-mlgraphbuilder-conv2d, #api-mlgraphbuilder-convtranspose2d).
+ *
+ * Everything is computed in float32 (float16 operands are widened first and
+ * the result rounded back).  conv2d takes one of three paths:
+ *
+ *   depthwise  groups == input channels and one input channel per group (any
+ *              channel multiplier): a direct kernel, vectorised along the
+ *              width (nchw) or the channels (nhwc), 3x3 unrolled.
+ *   1x1        1x1 filter, strides 1, no padding: the input is the matrix
+ *              of the product, no im2col.
+ *   general    im2col of a band of output rows into a per-thread buffer
+ *              (small enough for L2), then a product on BLIS.
+ *
+ * The 1x1 and general paths cut the work into tasks (image, group, band of
+ * output rows) that the OpenMP threads share; each task runs a
+ * single-threaded BLIS product, so the bias is added while the band is still
+ * in cache.  When there are too few tasks to keep every thread busy, the
+ * band is the whole image and BLIS threads the product itself.
+ *
+ * The filter is used in place when its layout is the one the path wants
+ * (oihw for nchw, hwio or ohwi for nhwc; for depthwise: oihw/ohwi for nchw,
+ * hwio/ihwo for nhwc); otherwise it is reordered once per call.
+ *
+ * convTranspose2d: per image and group, one product gives every (output
+ * channel, ky, kx) contribution of every input pixel (BLIS); each output
+ * element then gathers its contributions (no write conflicts, threaded over
+ * output rows).
+ *
+ * Every index into the input is checked against its bounds (padding reads
+ * zeros), whatever the options. */
+#include <blis.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES)
+#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define HOT
+#endif
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Row-major C = op(A) * op(B) (+ C if accumulate), on one thread: called
+ * from inside OpenMP regions, where BLIS must not start threads of its own. */
+static void
+sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+         int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    float one = 1.0f, zero = 0.0f;
+    rntm_t rntm = BLIS_RNTM_INITIALIZER;
+    bli_rntm_set_num_threads(1, &rntm);
+    bli_sgemm_ex(ta ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &one,
+                 (float *)a, lda, 1, (float *)b, ldb, 1, &zero, c, ldc, 1,
+                 NULL, &rntm);
+}
+
+static int64_t
+ceil_div(int64_t a, int64_t b) /* b > 0 */
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t
+clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The range [lo, hi) of outputs o in [0, n) whose input o * s + off falls in
+ * [0, len). */
+static void
+valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t *lo,
+            int64_t *hi)
+{
+    int64_t a = ceil_div(-off, s), b = ceil_div(len - off, s);
+    *lo = clamp64(a, 0, n);
+    *hi = clamp64(b, *lo, n);
+}
+
+static int
+threads_for(double flops)
+{
+    return flops < 2e6 ? 1 : cpu_num_threads();
+}
+
+/* Operand data as float32: the pointer itself, or a widened copy in *own. */
+static const float *
+as_f32(const void *p, wnn_dtype t, uint64_t n, float **own)
+{
+    *own = NULL;
+    if (t == WNN_FLOAT32) {
+        return p;
+    }
+    *own = cpu_to_f32(p, t, n);
+    return *own;
+}
+
+/* A filter with dimensions (o, i, h, w) of sizes d[4] and element strides
+ * s[4], copied to the layout with strides t[4]. */
+static void
+reorder(const float *src, const int64_t *s, float *dst, const int64_t *t,
+        const int64_t *d)
+{
+    for (int64_t o = 0; o < d[0]; o++) {
+        for (int64_t i = 0; i < d[1]; i++) {
+            for (int64_t h = 0; h < d[2]; h++) {
+                for (int64_t w = 0; w < d[3]; w++) {
+                    dst[o * t[0] + i * t[1] + h * t[2] + w * t[3]] =
+                        src[o * s[0] + i * s[1] + h * s[2] + w * s[3]];
+                }
+            }
+        }
+    }
+}
+
+/* ---- conv2d geometry ------------------------------------------------------ */
+typedef struct geom {
+    int64_t N, C, H, W;     /* input                                  */
+    int64_t O, OH, OW;      /* output channels and size               */
+    int64_t KH, KW;         /* filter size                            */
+    int64_t G, Cg, Og;      /* groups, channels per group in and out  */
+    int64_t pt, pl;         /* padding at the top and left            */
+    int64_t sh, sw, dh, dw; /* strides, dilations                     */
+    bool nhwc;
+} geom;
+
+/* Strides of a conv2d filter layout, in (o, i, h, w) order. */
+static void
+conv_filter_strides(int layout, const geom *g, int64_t *s)
+{
+    int64_t O = g->O, I = g->Cg, KH = g->KH, KW = g->KW;
+    switch (layout) {
+    case WNN_CONV_HWIO: s[0] = 1, s[1] = O, s[2] = KW * I * O, s[3] = I * O; break;
+    case WNN_CONV_OHWI: s[0] = KH * KW * I, s[1] = 1, s[2] = KW * I, s[3] = I; break;
+    case WNN_CONV_IHWO: s[0] = 1, s[1] = KH * KW * O, s[2] = KW * O, s[3] = O; break;
+    default: s[0] = I * KH * KW, s[1] = KH * KW, s[2] = KW, s[3] = 1; break;
+    }
+}
+
+/* ---- depthwise ------------------------------------------------------------ */
+
+/* One output plane of an nchw depthwise convolution: xp is the input plane
+ * (H x W), wk the KH x KW filter, yp the output plane (OH x OW). */
+HOT static void
+dw_plane_nchw(const geom *g, const float *xp, const float *wk, float bias,
+              float *yp, const float *zeros)
+{
+    const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
+    /* columns whose taps are all inside the row */
+    int64_t lo, hi, lo2, hi2;
+    valid_range(OW, sw, -g->pl, W, &lo, &hi);
+    valid_range(OW, sw, -g->pl + (KW - 1) * dw, W, &lo2, &hi2);
+    lo = lo2 > lo ? lo2 : lo;
+    hi = hi2 < hi ? hi2 : hi;
+    if (hi < lo) {
+        hi = lo;
+    }
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        float *yr = yp + oh * OW;
+        int64_t ih0 = oh * sh - g->pt;
+        /* borders: every tap checked */
+        for (int64_t ow = 0; ow < OW; ow++) {
+            if (ow == lo) {
+                ow = hi;
+                if (ow >= OW) {
+                    break;
+                }
+            }
+            float s = bias;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                int64_t ih = ih0 + kh * dh;
+                if (ih < 0 || ih >= H) {
+                    continue;
+                }
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    int64_t iw = ow * sw - g->pl + kw * dw;
+                    if (iw >= 0 && iw < W) {
+                        s += wk[kh * KW + kw] * xp[ih * W + iw];
+                    }
+                }
+            }
+            yr[ow] = s;
+        }
+        if (hi <= lo) {
+            continue;
+        }
+        if (KH == 3 && KW == 3) {
+            /* rows outside the input read a row of zeros */
+            const float *r[3];
+            for (int kh = 0; kh < 3; kh++) {
+                int64_t ih = ih0 + kh * dh;
+                r[kh] = (ih < 0 || ih >= H ? zeros : xp + ih * W) - g->pl;
+            }
+            const float w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3],
+                        w4 = wk[4], w5 = wk[5], w6 = wk[6], w7 = wk[7],
+                        w8 = wk[8];
+            const float *r0 = r[0], *r1 = r[1], *r2 = r[2];
+            if (sw == 1) {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    yr[ow] = bias + w0 * r0[ow] + w1 * r0[ow + d1] +
+                             w2 * r0[ow + d2] + w3 * r1[ow] +
+                             w4 * r1[ow + d1] + w5 * r1[ow + d2] +
+                             w6 * r2[ow] + w7 * r2[ow + d1] + w8 * r2[ow + d2];
+                }
+            } else if (sw == 2 && dw == 1) {
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    int64_t i = 2 * ow;
+                    yr[ow] = bias + w0 * r0[i] + w1 * r0[i + 1] +
+                             w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] +
+                             w5 * r1[i + 2] + w6 * r2[i] + w7 * r2[i + 1] +
+                             w8 * r2[i + 2];
+                }
+            } else {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    int64_t i = ow * sw;
+                    yr[ow] = bias + w0 * r0[i] + w1 * r0[i + d1] +
+                             w2 * r0[i + d2] + w3 * r1[i] + w4 * r1[i + d1] +
+                             w5 * r1[i + d2] + w6 * r2[i] + w7 * r2[i + d1] +
+                             w8 * r2[i + d2];
+                }
+            }
+            continue;
+        }
+        for (int64_t ow = lo; ow < hi; ow++) {
+            yr[ow] = bias;
+        }
+        for (int64_t kh = 0; kh < KH; kh++) {
+            int64_t ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) {
+                continue;
+            }
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const float wv = wk[kh * KW + kw];
+                const float *rr = xp + ih * W - g->pl + kw * dw;
+                if (sw == 1) {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * rr[ow];
+                    }
+                } else {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * rr[ow * sw];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* One output row (image n, row oh) of an nhwc depthwise convolution with
+ * channel multiplier 1: wk is [KH][KW][C]. */
+#define DW_CB 64
+HOT static void
+dw_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
+            float *y, int64_t n, int64_t oh)
+{
+    const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW, KW = g->KW;
+    int64_t kh_lo, kh_hi;
+    /* ih = oh*sh - pt + kh*dh in [0, H) */
+    valid_range(g->KH, g->dh, oh * g->sh - g->pt, H, &kh_lo, &kh_hi);
+    const float *xn = x + n * H * W * C;
+    float *yr = y + (n * g->OH + oh) * OW * C;
+    for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t kw_lo, kw_hi;
+        valid_range(KW, g->dw, ow * g->sw - g->pl, W, &kw_lo, &kw_hi);
+        int64_t ih0 = oh * g->sh - g->pt, iw0 = ow * g->sw - g->pl;
+        float *yo = yr + ow * C;
+        int64_t c0 = 0;
+        for (; c0 + DW_CB <= C; c0 += DW_CB) {
+            float acc[DW_CB];
+            for (int j = 0; j < DW_CB; j++) {
+                acc[j] = b ? b[c0 + j] : 0.0f;
+            }
+            for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+                const float *xr = xn + (ih0 + kh * g->dh) * W * C + c0;
+                const float *wr = wk + kh * KW * C + c0;
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                    const float *xp = xr + (iw0 + kw * g->dw) * C;
+                    const float *wp = wr + kw * C;
+                    for (int j = 0; j < DW_CB; j++) {
+                        acc[j] += xp[j] * wp[j];
+                    }
+                }
+            }
+            for (int j = 0; j < DW_CB; j++) {
+                yo[c0 + j] = acc[j];
+            }
+        }
+        if (c0 < C) {
+            int64_t cb = C - c0;
+            for (int64_t j = 0; j < cb; j++) {
+                yo[c0 + j] = b ? b[c0 + j] : 0.0f;
+            }
+            for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+                const float *xr = xn + (ih0 + kh * g->dh) * W * C + c0;
+                const float *wr = wk + kh * KW * C + c0;
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                    const float *xp = xr + (iw0 + kw * g->dw) * C;
+                    const float *wp = wr + kw * C;
+                    for (int64_t j = 0; j < cb; j++) {
+                        yo[c0 + j] += xp[j] * wp[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* nhwc depthwise with a channel multiplier m > 1: output channel o reads
+ * input channel o / m.  wk is [KH][KW][O]. */
+static void
+dw_row_nhwc_mult(const geom *g, const float *x, const float *wk,
+                 const float *b, float *y, int64_t n, int64_t oh)
+{
+    const int64_t C = g->C, O = g->O, m = g->O / g->C, H = g->H, W = g->W;
+    int64_t kh_lo, kh_hi;
+    valid_range(g->KH, g->dh, oh * g->sh - g->pt, H, &kh_lo, &kh_hi);
+    for (int64_t ow = 0; ow < g->OW; ow++) {
+        int64_t kw_lo, kw_hi;
+        valid_range(g->KW, g->dw, ow * g->sw - g->pl, W, &kw_lo, &kw_hi);
+        float *yo = y + ((n * g->OH + oh) * g->OW + ow) * O;
+        for (int64_t o = 0; o < O; o++) {
+            yo[o] = b ? b[o] : 0.0f;
+        }
+        for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+                const float *xp = x + ((n * H + ih) * W + iw) * C;
+                const float *wp = wk + (kh * g->KW + kw) * O;
+                for (int64_t c = 0; c < C; c++) {
+                    for (int64_t j = 0; j < m; j++) {
+                        yo[c * m + j] += xp[c] * wp[c * m + j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+static wnn_status
+conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
+               const float *x, const float *w, const float *b, float *y)
+{
+    /* wanted: [O][KH][KW] for nchw, [KH][KW][O] for nhwc */
+    int64_t s[4], t[4], d[4] = { g->O, 1, g->KH, g->KW };
+    conv_filter_strides(layout, g, s);
+    bool direct = g->nhwc ? (layout == WNN_CONV_HWIO || layout == WNN_CONV_IHWO)
+                          : (layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI);
+    float *wc = NULL;
+    if (!direct) {
+        wc = malloc((size_t)(g->O * g->KH * g->KW) * sizeof(float) + 64);
+        if (!wc) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        if (g->nhwc) {
+            t[0] = 1, t[1] = 0, t[2] = g->KW * g->O, t[3] = g->O;
+        } else {
+            t[0] = g->KH * g->KW, t[1] = 0, t[2] = g->KW, t[3] = 1;
+        }
+        reorder(w, s, wc, t, d);
+        w = wc;
+    }
+    double flops = 2.0 * g->N * g->O * g->OH * g->OW * g->KH * g->KW;
+    int nt = threads_for(flops);
+    if (!g->nhwc) {
+        float *zeros = calloc((size_t)g->W + 16, sizeof(float));
+        if (!zeros) {
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        int64_t planes = g->N * g->O, m = g->O / g->C;
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int64_t p = 0; p < planes; p++) {
+            int64_t n = p / g->O, o = p % g->O;
+            dw_plane_nchw(g, x + (n * g->C + o / m) * g->H * g->W,
+                          w + o * g->KH * g->KW, b ? b[o] : 0.0f,
+                          y + p * g->OH * g->OW, zeros);
+        }
+        free(zeros);
+    } else {
+        int64_t rows = g->N * g->OH;
+        bool mult = g->O != g->C;
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (int64_t r = 0; r < rows; r++) {
+            if (mult) {
+                dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
+            } else {
+                dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
+            }
+        }
+    }
+    free(wc);
+    return WNN_OK;
+}
+
+/* ---- im2col --------------------------------------------------------------- */
+
+/* nchw: row kidx = (ci, kh, kw) of the column matrix for output rows
+ * [oh0, oh1) of image n, group gi: P = (oh1 - oh0) * OW columns. */
+HOT static void
+im2col_nchw_row(const geom *g, const float *x, int64_t n, int64_t gi,
+                int64_t kidx, int64_t oh0, int64_t oh1, float *dst)
+{
+    int64_t kw = kidx % g->KW, kh = (kidx / g->KW) % g->KH,
+            ci = kidx / (g->KW * g->KH);
+    const float *src = x + (n * g->C + gi * g->Cg + ci) * g->H * g->W;
+    int64_t iw0 = kw * g->dw - g->pl, lo, hi;
+    valid_range(g->OW, g->sw, iw0, g->W, &lo, &hi);
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        float *d = dst + (oh - oh0) * g->OW;
+        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        if (ih < 0 || ih >= g->H) {
+            memset(d, 0, (size_t)g->OW * sizeof(float));
+            continue;
+        }
+        const float *r = src + ih * g->W + iw0;
+        for (int64_t ow = 0; ow < lo; ow++) {
+            d[ow] = 0.0f;
+        }
+        if (g->sw == 1) {
+            memcpy(d + lo, r + lo, (size_t)(hi - lo) * sizeof(float));
+        } else if (g->sw == 2) {
+            for (int64_t ow = lo; ow < hi; ow++) {
+                d[ow] = r[2 * ow];
+            }
+        } else {
+            for (int64_t ow = lo; ow < hi; ow++) {
+                d[ow] = r[ow * g->sw];
+            }
+        }
+        for (int64_t ow = hi; ow < g->OW; ow++) {
+            d[ow] = 0.0f;
+        }
+    }
+}
+
+/* nhwc: the rows of the column matrix for output row oh of image n, group
+ * gi: OW rows of K = KH * KW * Cg values in (kh, kw, ci) order. */
+static void
+im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
+                int64_t oh, float *dst)
+{
+    const int64_t Cg = g->Cg, K = g->KH * g->KW * Cg;
+    for (int64_t ow = 0; ow < g->OW; ow++) {
+        float *d = dst + ow * K;
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            for (int64_t kw = 0; kw < g->KW; kw++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+                float *dd = d + (kh * g->KW + kw) * Cg;
+                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) {
+                    memset(dd, 0, (size_t)Cg * sizeof(float));
+                } else {
+                    memcpy(dd,
+                           x + ((n * g->H + ih) * g->W + iw) * g->C + gi * Cg,
+                           (size_t)Cg * sizeof(float));
+                }
+            }
+        }
+    }
+}
+
+/* ---- GEMM paths ----------------------------------------------------------- */
+
+/* Adds the bias to an nchw band: rows o0 .. o0+m of length len, ld apart. */
+HOT static void
+bias_rows(float *y, int64_t ld, int64_t m, int64_t len, const float *b)
+{
+    for (int64_t o = 0; o < m; o++) {
+        float bv = b[o], *r = y + o * ld;
+        for (int64_t p = 0; p < len; p++) {
+            r[p] += bv;
+        }
+    }
+}
+
+/* Adds the bias to an nhwc band: rows of m channels, ld apart. */
+HOT static void
+bias_cols(float *y, int64_t ld, int64_t rows, int64_t m, const float *b)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        float *p = y + r * ld;
+        for (int64_t o = 0; o < m; o++) {
+            p[o] += b[o];
+        }
+    }
+}
+
+/* The product of one task: image n, group gi, output rows [oh0, oh1).
+ * col is the column matrix of the band (or NULL when the input itself is
+ * the matrix: 1x1, strides 1, no padding).  w is oihw for nchw; for nhwc it
+ * is hwio, or ohwi when w_ohwi. */
+static void
+band_gemm(const geom *g, const float *x, const float *w, bool w_ohwi,
+          const float *b, float *y, int64_t n, int64_t gi, int64_t oh0,
+          int64_t oh1, const float *col, bool threaded)
+{
+    const int64_t K = g->Cg * g->KH * g->KW, P = (oh1 - oh0) * g->OW;
+    const int64_t OHW = g->OH * g->OW;
+    if (!g->nhwc) {
+        const float *a = w + gi * g->Og * K;
+        float *c = y + (n * g->O + gi * g->Og) * OHW + oh0 * g->OW;
+        const float *bm = col;
+        int64_t ldb = P;
+        if (!col) {
+            bm = x + (n * g->C + gi * g->Cg) * g->H * g->W + oh0 * g->OW;
+            ldb = g->H * g->W;
+        }
+        if (threaded) {
+            cpu_sgemm(false, false, g->Og, P, K, 1.0f, a, K, bm, ldb, 0.0f, c,
+                      OHW);
+        } else {
+            sgemm_1t(false, false, g->Og, P, K, a, K, bm, ldb, c, OHW);
+        }
+        if (b) {
+            bias_rows(c, OHW, g->Og, P, b + gi * g->Og);
+        }
+    } else {
+        const float *am = col;
+        int64_t lda = K;
+        if (!col) {
+            am = x + (n * OHW + oh0 * g->OW) * g->C + gi * g->Cg;
+            lda = g->C;
+        }
+        const float *bm = w_ohwi ? w + gi * g->Og * K : w + gi * g->Og;
+        int64_t ldb = w_ohwi ? K : g->O;
+        float *c = y + (n * OHW + oh0 * g->OW) * g->O + gi * g->Og;
+        if (threaded) {
+            cpu_sgemm(false, w_ohwi, P, g->Og, K, 1.0f, am, lda, bm, ldb, 0.0f,
+                      c, g->O);
+        } else {
+            sgemm_1t(false, w_ohwi, P, g->Og, K, am, lda, bm, ldb, c, g->O);
+        }
+        if (b) {
+            bias_cols(c, g->O, P, g->Og, b + gi * g->Og);
+        }
+    }
+}
+
+static wnn_status
+conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
+          const float *x, const float *w, const float *b, float *y)
+{
+    const int64_t K = g->Cg * g->KH * g->KW;
+    bool plain = g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 &&
+                 g->pt == 0 && g->pl == 0 && g->OH == g->H && g->OW == g->W;
+    /* the filter as the path wants it */
+    bool w_ohwi = false, direct;
+    int64_t s[4], t[4], d[4] = { g->O, g->Cg, g->KH, g->KW };
+    if (!g->nhwc) {
+        direct = layout == WNN_CONV_OIHW;
+        t[0] = g->Cg * g->KH * g->KW, t[1] = g->KH * g->KW, t[2] = g->KW,
+        t[3] = 1;
+    } else {
+        w_ohwi = layout == WNN_CONV_OHWI;
+        direct = layout == WNN_CONV_HWIO || layout == WNN_CONV_OHWI;
+        t[0] = 1, t[1] = g->O, t[2] = g->KW * g->Cg * g->O,
+        t[3] = g->Cg * g->O;
+    }
+    float *wc = NULL;
+    if (!direct) {
+        wc = malloc((size_t)(g->O * K) * sizeof(float) + 64);
+        if (!wc) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        conv_filter_strides(layout, g, s);
+        reorder(w, s, wc, t, d);
+        w = wc;
+    }
+
+    /* Bands of output rows: the column matrix of a band should fit in L2
+     * (256 Ki floats = 1 MiB); enough tasks for every thread, and a multiple
+     * of the thread count when there are few. */
+    double flops = 2.0 * g->N * g->O * g->OH * g->OW * K;
+    int nt = threads_for(flops);
+    int64_t images = g->N * g->G;
+    int64_t rows_per = g->OH;
+    if (plain) {
+        /* no column matrix: bands only to share the work */
+        int64_t want = images >= 2 * nt ? 1 : (2 * nt + images - 1) / images;
+        rows_per = (g->OH + want - 1) / want;
+    } else {
+        int64_t max_p = (262144 / (K > 0 ? K : 1));
+        rows_per = max_p / g->OW;
+        if (rows_per < 1) {
+            rows_per = 1;
+        }
+        if (rows_per > g->OH) {
+            rows_per = g->OH;
+        }
+        int64_t bands = (g->OH + rows_per - 1) / rows_per;
+        if (images * bands < 8 * nt) {
+            /* few tasks: round the band count up to a multiple of nt */
+            int64_t tot = images * bands;
+            int64_t want = (tot + nt - 1) / nt * nt;
+            bands = (want + images - 1) / images;
+            if (bands > g->OH) {
+                bands = g->OH;
+            }
+            rows_per = (g->OH + bands - 1) / bands;
+        }
+    }
+    int64_t bands = (g->OH + rows_per - 1) / rows_per;
+    int64_t tasks = images * bands;
+    bool threaded = nt > 1 && tasks < nt;
+    if (threaded) {
+        rows_per = g->OH;
+        bands = 1;
+        tasks = images;
+    }
+    int64_t col_floats = plain ? 0 : rows_per * g->OW * K;
+    float *cols = NULL;
+    if (!plain) {
+        int nbuf = threaded ? 1 : nt;
+        cols = malloc((size_t)(col_floats * nbuf) * sizeof(float) + 64);
+        if (!cols) {
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+    }
+    if (threaded) {
+        /* one band per image: im2col on every thread, BLIS threads the
+         * product */
+        for (int64_t tsk = 0; tsk < tasks; tsk++) {
+            int64_t n = tsk / g->G, gi = tsk % g->G;
+            if (!plain) {
+                if (!g->nhwc) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+                    for (int64_t r = 0; r < K; r++) {
+                        im2col_nchw_row(g, x, n, gi, r, 0, g->OH,
+                                        cols + r * g->OH * g->OW);
+                    }
+                } else {
+#pragma omp parallel for schedule(static) num_threads(nt)
+                    for (int64_t oh = 0; oh < g->OH; oh++) {
+                        im2col_nhwc_row(g, x, n, gi, oh,
+                                        cols + oh * g->OW * K);
+                    }
+                }
+            }
+            band_gemm(g, x, w, w_ohwi, b, y, n, gi, 0, g->OH, cols, true);
+        }
+    } else {
+#pragma omp parallel num_threads(nt)
+        {
+            float *col = plain ? NULL : cols + omp_get_thread_num() * col_floats;
+#pragma omp for schedule(static)
+            for (int64_t tsk = 0; tsk < tasks; tsk++) {
+                int64_t img = tsk / bands, band = tsk % bands;
+                int64_t n = img / g->G, gi = img % g->G;
+                int64_t oh0 = band * rows_per;
+                int64_t oh1 = oh0 + rows_per < g->OH ? oh0 + rows_per : g->OH;
+                if (!plain) {
+                    if (!g->nhwc) {
+                        int64_t P = (oh1 - oh0) * g->OW;
+                        for (int64_t r = 0; r < K; r++) {
+                            im2col_nchw_row(g, x, n, gi, r, oh0, oh1,
+                                            col + r * P);
+                        }
+                    } else {
+                        for (int64_t oh = oh0; oh < oh1; oh++) {
+                            im2col_nhwc_row(g, x, n, gi, oh,
+                                            col + (oh - oh0) * g->OW * K);
+                        }
+                    }
+                }
+                band_gemm(g, x, w, w_ohwi, b, y, n, gi, oh0, oh1, col, false);
+            }
+        }
+    }
+    free(cols);
+    free(wc);
+    return WNN_OK;
+}
+
+/* ---- conv2d --------------------------------------------------------------- */
+wnn_status
+cpu_conv2d(const cpu_call *k, wnn_error *err)
+{
+    const wnn_conv2d_options *o = k->options;
+    const wnn_desc *xd = &k->in_desc[0], *wd = &k->in_desc[1],
+                   *yd = &k->out_desc[0];
+    wnn_dtype t = yd->dtype;
+    geom g;
+    g.nhwc = o->input_layout == WNN_LAYOUT_NHWC;
+    g.N = xd->shape[0];
+    g.C = xd->shape[g.nhwc ? 3 : 1];
+    g.H = xd->shape[g.nhwc ? 1 : 2];
+    g.W = xd->shape[g.nhwc ? 2 : 3];
+    g.O = yd->shape[g.nhwc ? 3 : 1];
+    g.OH = yd->shape[g.nhwc ? 1 : 2];
+    g.OW = yd->shape[g.nhwc ? 2 : 3];
+    const uint32_t *fs = wd->shape;
+    switch (o->filter_layout) {
+    case WNN_CONV_HWIO: g.KH = fs[0], g.KW = fs[1]; break;
+    case WNN_CONV_OHWI: case WNN_CONV_IHWO: g.KH = fs[1], g.KW = fs[2]; break;
+    default: g.KH = fs[2], g.KW = fs[3]; break;
+    }
+    g.G = o->groups;
+    g.Cg = g.C / g.G;
+    g.Og = g.O / g.G;
+    g.pt = o->pad[0], g.pl = o->pad[2];
+    g.sh = o->stride[0], g.sw = o->stride[1];
+    g.dh = o->dilation[0], g.dw = o->dilation[1];
+
+    uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),
+             ny = wnn_desc_elements(yd);
+    float *ox, *ow, *ob = NULL, *oy = NULL;
+    const float *x = as_f32(k->in[0], t, nx, &ox);
+    const float *w = as_f32(k->in[1], t, nw, &ow);
+    const float *b = NULL;
+    if (o->bias) {
+        b = as_f32(k->in[o->bias - 1], t, g.O, &ob);
+    }
+    float *y = k->out[0];
+    if (t != WNN_FLOAT32) {
+        y = oy = malloc(ny * sizeof(float) + 64);
+    }
+    wnn_status st;
+    if (!x || !w || (o->bias && !b) || !y) {
+        st = cpu_fail(k, err, "out of memory");
+    } else if (g.G == g.C && g.Cg == 1) {
+        st = conv_depthwise(k, err, &g, o->filter_layout, x, w, b, y);
+    } else {
+        st = conv_gemm(k, err, &g, o->filter_layout, x, w, b, y);
+    }
+    if (st == WNN_OK && oy) {
+        cpu_from_f32(oy, k->out[0], t, ny);
+    }
+    free(ox);
+    free(ow);
+    free(ob);
+    free(oy);
+    return st;
+}
+
+/* ---- convTranspose2d ------------------------------------------------------ */
+
+/* Output row oh of image n, group gi, from the contributions col of that
+ * image and group: nchw col is [(oc, kh, kw)][H * W], nhwc col is
+ * [H * W][(kh, kw, oc)]. */
+static void
+gather_row(const geom *g, const float *col, const float *b, float *y,
+           int64_t n, int64_t gi, int64_t oc_lo, int64_t oc_hi, int64_t oh)
+{
+    const int64_t KH = g->KH, KW = g->KW, Og = g->Og, H = g->H, W = g->W;
+    const int64_t OW = g->OW;
+    for (int64_t ow = 0; ow < OW; ow++) {
+        /* y[oh][ow] += col[(kh, kw)][ih][iw] for ih * sh + kh * dh - pt = oh */
+        if (!g->nhwc) {
+            for (int64_t oc = oc_lo; oc < oc_hi; oc++) {
+                float *yo = y + ((n * g->O + gi * Og + oc) * g->OH + oh) * OW +
+                            ow;
+                *yo = b ? b[gi * Og + oc] : 0.0f;
+            }
+        } else {
+            float *yo = y + ((n * g->OH + oh) * OW + ow) * g->O + gi * Og;
+            for (int64_t oc = 0; oc < Og; oc++) {
+                yo[oc] = b ? b[gi * Og + oc] : 0.0f;
+            }
+        }
+        for (int64_t kh = 0; kh < KH; kh++) {
+            int64_t th = oh + g->pt - kh * g->dh;
+            if (th < 0) {
+                break;
+            }
+            if (th % g->sh != 0 || th / g->sh >= H) {
+                continue;
+            }
+            int64_t ih = th / g->sh;
+            for (int64_t kw = 0; kw < KW; kw++) {
+                int64_t tw = ow + g->pl - kw * g->dw;
+                if (tw < 0) {
+                    break;
+                }
+                if (tw % g->sw != 0 || tw / g->sw >= W) {
+                    continue;
+                }
+                int64_t iw = tw / g->sw;
+                if (!g->nhwc) {
+                    const float *cp = col + (kh * KW + kw) * H * W + ih * W + iw;
+                    for (int64_t oc = oc_lo; oc < oc_hi; oc++) {
+                        y[((n * g->O + gi * Og + oc) * g->OH + oh) * OW + ow] +=
+                            cp[oc * KH * KW * H * W];
+                    }
+                } else {
+                    const float *cp =
+                        col + (ih * W + iw) * KH * KW * Og + (kh * KW + kw) * Og;
+                    float *yo = y + ((n * g->OH + oh) * OW + ow) * g->O + gi * Og;
+                    for (int64_t oc = 0; oc < Og; oc++) {
+                        yo[oc] += cp[oc];
+                    }
+                }
+            }
+        }
+    }
+}
+
+wnn_status
+cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
+{
+    const wnn_conv_transpose2d_options *o = k->options;
+    const wnn_desc *xd = &k->in_desc[0], *wd = &k->in_desc[1],
+                   *yd = &k->out_desc[0];
+    wnn_dtype t = yd->dtype;
+    geom g;
+    g.nhwc = o->input_layout == WNN_LAYOUT_NHWC;
+    g.N = xd->shape[0];
+    g.C = xd->shape[g.nhwc ? 3 : 1];
+    g.H = xd->shape[g.nhwc ? 1 : 2];
+    g.W = xd->shape[g.nhwc ? 2 : 3];
+    g.O = yd->shape[g.nhwc ? 3 : 1];
+    g.OH = yd->shape[g.nhwc ? 1 : 2];
+    g.OW = yd->shape[g.nhwc ? 2 : 3];
+    const uint32_t *fs = wd->shape;
+    int64_t s[4]; /* filter strides in (i, o, h, w) order */
+    g.G = o->groups;
+    g.Cg = g.C / g.G;
+    g.Og = g.O / g.G;
+    switch (o->filter_layout) {
+    case WNN_CONVT_HWOI:
+        g.KH = fs[0], g.KW = fs[1];
+        s[0] = 1, s[1] = g.C, s[2] = g.KW * g.Og * g.C, s[3] = g.Og * g.C;
+        break;
+    case WNN_CONVT_OHWI:
+        g.KH = fs[1], g.KW = fs[2];
+        s[0] = 1, s[1] = g.KH * g.KW * g.C, s[2] = g.KW * g.C, s[3] = g.C;
+        break;
+    default:
+        g.KH = fs[2], g.KW = fs[3];
+        s[0] = g.Og * g.KH * g.KW, s[1] = g.KH * g.KW, s[2] = g.KW, s[3] = 1;
+        break;
+    }
+    g.pt = o->pad[0], g.pl = o->pad[2];
+    g.sh = o->stride[0], g.sw = o->stride[1];
+    g.dh = o->dilation[0], g.dw = o->dilation[1];
+
+    const int64_t M = g.Og * g.KH * g.KW, HW = g.H * g.W;
+    uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),
+             ny = wnn_desc_elements(yd);
+    float *ox, *ow, *ob = NULL, *oy = NULL;
+    const float *x = as_f32(k->in[0], t, nx, &ox);
+    const float *w = as_f32(k->in[1], t, nw, &ow);
+    const float *b = NULL;
+    if (o->bias) {
+        b = as_f32(k->in[o->bias - 1], t, g.O, &ob);
+    }
+    float *y = k->out[0];
+    if (t != WNN_FLOAT32) {
+        y = oy = malloc(ny * sizeof(float) + 64);
+    }
+    /* the filter as [C][Og][KH][KW] (nchw) or [C][KH][KW][Og] (nhwc) */
+    float *wc = malloc((size_t)(g.C * M) * sizeof(float) + 64);
+    float *col = malloc((size_t)(M * HW) * sizeof(float) + 64);
+    wnn_status st = WNN_OK;
+    if (!x || !w || (o->bias && !b) || !y || !wc || !col) {
+        st = cpu_fail(k, err, "out of memory");
+        goto done;
+    }
+    int64_t tt[4], d[4] = { g.C, g.Og, g.KH, g.KW };
+    if (!g.nhwc) {
+        tt[0] = M, tt[1] = g.KH * g.KW, tt[2] = g.KW, tt[3] = 1;
+    } else {
+        tt[0] = M, tt[1] = 1, tt[2] = g.KW * g.Og, tt[3] = g.Og;
+    }
+    reorder(w, s, wc, tt, d);
+    double flops = 2.0 * g.N * g.C * M * HW;
+    int nt = threads_for(flops + (double)ny * g.KH * g.KW);
+    for (int64_t n = 0; n < g.N; n++) {
+        for (int64_t gi = 0; gi < g.G; gi++) {
+            const float *a = wc + gi * g.Cg * M;
+            if (!g.nhwc) {
+                /* col (M x HW) = a^T (M x Cg) * x_g (Cg x HW) */
+                cpu_sgemm(true, false, M, HW, g.Cg, 1.0f, a, M,
+                          x + (n * g.C + gi * g.Cg) * HW, HW, 0.0f, col, HW);
+#pragma omp parallel for schedule(static) num_threads(nt)
+                for (int64_t r = 0; r < g.Og * g.OH; r++) {
+                    int64_t oc = r / g.OH, oh = r % g.OH;
+                    gather_row(&g, col, b, y, n, gi, oc, oc + 1, oh);
+                }
+            } else {
+                /* col (HW x M) = x_g (HW x Cg) * a (Cg x M) */
+                cpu_sgemm(false, false, HW, M, g.Cg, 1.0f,
+                          x + n * HW * g.C + gi * g.Cg, g.C, a, M, 0.0f, col,
+                          M);
+#pragma omp parallel for schedule(static) num_threads(nt)
+                for (int64_t oh = 0; oh < g.OH; oh++) {
+                    gather_row(&g, col, b, y, n, gi, 0, g.Og, oh);
+                }
+            }
+        }
+    }
+    if (oy) {
+        cpu_from_f32(oy, k->out[0], t, ny);
+    }
+done:
+    free(ox);
+    free(ow);
+    free(ob);
+    free(oy);
+    free(wc);
+    free(col);
+    return st;
+}
