@@ -36,17 +36,41 @@
 
 #include "../cpu.h"
 
+/* a * b + c may be one fused multiply-add (-std=c11 turns contraction off) */
+#pragma GCC optimize("fp-contract=fast")
+
+/* Hot loops are compiled for AVX-512, AVX2 + FMA and baseline x86-64, picked
+ * at load time.  The x86-64-v4 / -v3 ISA levels are chosen by CPU features;
+ * "arch=skylake-avx512" / "arch=haswell" clones would be chosen by CPU model
+ * (__builtin_cpu_is) and never run on AMD processors. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define HOT
 #endif
 
+/* 16 floats; loads and stores through it may be unaligned.  In the
+ * AVX-512 clones one register, in the others two or four. */
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+/* the even / odd elements of the 32 in a, b */
+#if defined(__clang__)
+#define EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, \
+                                           18, 20, 22, 24, 26, 28, 30)
+#define ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, \
+                                          19, 21, 23, 25, 27, 29, 31)
+#else
+typedef int v16i __attribute__((vector_size(64)));
+#define EVEN(a, b) __builtin_shuffle(a, b, (v16i){ 0, 2, 4, 6, 8, 10, 12, 14, 16, \
+                                                   18, 20, 22, 24, 26, 28, 30 })
+#define ODD(a, b) __builtin_shuffle(a, b, (v16i){ 1, 3, 5, 7, 9, 11, 13, 15, 17, \
+                                                  19, 21, 23, 25, 27, 29, 31 })
+#endif
+
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Row-major C = op(A) * op(B) (+ C if accumulate), on one thread: called
- * from inside OpenMP regions, where BLIS must not start threads of its own. */
+/* Row-major C = op(A) * op(B) on one thread: called from inside OpenMP
+ * regions, where BLIS must not start threads of its own. */
 static void
 sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
          int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
@@ -346,6 +370,204 @@ dw_row_nhwc_mult(const geom *g, const float *x, const float *wk,
     }
 }
 
+/* nchw depthwise on a zero-padded copy of the input plane: no bounds checks
+ * and whole vectors.  pad is PH x PW (PW >= (OWR - 1) * sw + (KW - 1) * dw
+ * + 1, OWR = OW rounded up to 16), row is OWR floats of scratch. */
+typedef struct dw_pad {
+    int64_t PH, PW, OWR;
+} dw_pad;
+
+static bool
+dw_pad_dims(const geom *g, dw_pad *d)
+{
+    d->OWR = (g->OW + 15) / 16 * 16;
+    d->PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    d->PW = (d->OWR - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    /* keep the copy small and cheap next to the work (pathological
+     * paddings, strides or dilations take the checked kernel) */
+    double copy = (double)d->PH * d->PW, work = (double)g->OH * g->OW * g->KH * g->KW;
+    return copy <= (1 << 22) && copy <= 4.0 * work + 4096;
+}
+
+HOT static void
+dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
+                     const float *wk, float bias, float *yp, float *pad,
+                     float *row)
+{
+    const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+    const int64_t PH = d->PH, PW = d->PW, OWR = d->OWR;
+    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
+    /* pad[r][c] = x[r - pt][c - pl], zero outside (plain loops: the rows
+     * are short, library calls would cost more than the copies) */
+    int64_t c_lo = clamp64(g->pl, 0, PW), c_hi = clamp64(g->pl + W, c_lo, PW);
+    const int64_t sx = c_lo - g->pl;
+    for (int64_t r = 0; r < PH; r++) {
+        float *pr = pad + r * PW;
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= H) {
+            for (int64_t c = 0; c < PW; c++) {
+                pr[c] = 0.0f;
+            }
+            continue;
+        }
+        const float *xr = xp + ih * W + sx;
+        for (int64_t c = 0; c < c_lo; c++) {
+            pr[c] = 0.0f;
+        }
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            pr[c] = xr[c - c_lo];
+        }
+        for (int64_t c = c_hi; c < PW; c++) {
+            pr[c] = 0.0f;
+        }
+    }
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        /* whole vectors: a row may spill into the rows after it, which are
+         * computed later; the last rows of the plane go through `row` */
+        float *out = oh * OW + OWR <= g->OH * OW ? yp + oh * OW : row;
+        const float *base = pad + oh * sh * PW;
+        if (KH == 3 && KW == 3) {
+            const float *r0 = base, *r1 = base + dh * PW, *r2 = base + 2 * dh * PW;
+            v16 w[9];
+            for (int t = 0; t < 9; t++) {
+                w[t] = (v16){ 0 } + wk[t];
+            }
+            const v16 bv = (v16){ 0 } + bias;
+            if (sw == 1) {
+                const int64_t d1 = dw, d2 = 2 * dw;
+#define L(p) (*(const v16 *)(p))
+                for (int64_t ow = 0; ow < OWR; ow += 16) {
+                    v16 a = bv + L(r0 + ow) * w[0] + L(r0 + ow + d1) * w[1] +
+                            L(r0 + ow + d2) * w[2];
+                    v16 b = L(r1 + ow) * w[3] + L(r1 + ow + d1) * w[4] +
+                            L(r1 + ow + d2) * w[5];
+                    v16 c = L(r2 + ow) * w[6] + L(r2 + ow + d1) * w[7] +
+                            L(r2 + ow + d2) * w[8];
+                    *(v16 *)(out + ow) = a + (b + c);
+                }
+            } else if (sw == 2 && dw == 1) {
+                /* x[2 ow], x[2 ow + 1], x[2 ow + 2]: the even and odd
+                 * elements of 32 loaded ones, and the even ones 2 further */
+                v16 acc;
+                for (int64_t ow = 0; ow < OWR; ow += 16) {
+                    const int64_t i = 2 * ow;
+                    acc = bv;
+                    const float *rr[3] = { r0 + i, r1 + i, r2 + i };
+                    for (int kh = 0; kh < 3; kh++) {
+                        v16 lo = L(rr[kh]), hi = L(rr[kh] + 16);
+                        v16 lo2 = L(rr[kh] + 2), hi2 = L(rr[kh] + 18);
+                        acc += EVEN(lo, hi) * w[3 * kh] +
+                               ODD(lo, hi) * w[3 * kh + 1] +
+                               EVEN(lo2, hi2) * w[3 * kh + 2];
+                    }
+                    *(v16 *)(out + ow) = acc;
+                }
+#undef L
+            } else {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = 0; ow < OWR; ow++) {
+                    int64_t i = ow * sw;
+                    float a = bias + wk[0] * r0[i] + wk[1] * r0[i + d1] + wk[2] * r0[i + d2];
+                    float b = wk[3] * r1[i] + wk[4] * r1[i + d1] + wk[5] * r1[i + d2];
+                    float c = wk[6] * r2[i] + wk[7] * r2[i + d1] + wk[8] * r2[i + d2];
+                    out[ow] = a + (b + c);
+                }
+            }
+        } else {
+            for (int64_t ow = 0; ow < OWR; ow++) {
+                out[ow] = bias;
+            }
+            for (int64_t kh = 0; kh < KH; kh++) {
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float wv = wk[kh * KW + kw];
+                    const float *rr = base + kh * dh * PW + kw * dw;
+                    if (sw == 1) {
+                        for (int64_t ow = 0; ow < OWR; ow++) {
+                            out[ow] += wv * rr[ow];
+                        }
+                    } else {
+                        for (int64_t ow = 0; ow < OWR; ow++) {
+                            out[ow] += wv * rr[ow * sw];
+                        }
+                    }
+                }
+            }
+        }
+        if (out == row) {
+            for (int64_t ow = 0; ow < OW; ow++) {
+                yp[oh * OW + ow] = row[ow];
+            }
+        }
+    }
+}
+
+/* nhwc 3x3 depthwise (multiplier 1), output row oh of image n: taps of rows
+ * outside the input read `zeros` (a row of W * C zeros); columns whose taps
+ * all fall inside the row run 16 channels at a time with the 9 weights in
+ * registers, the others check every tap. */
+HOT static void
+dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
+             float *y, int64_t n, int64_t oh, const float *zeros, int64_t lo,
+             int64_t hi)
+{
+    const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW;
+    const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
+    const float *r[3];
+    for (int kh = 0; kh < 3; kh++) {
+        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        r[kh] = ih < 0 || ih >= H ? zeros : x + (n * H + ih) * W * C;
+    }
+    float *yr = y + (n * g->OH + oh) * OW * C;
+    const int64_t C16 = C / 16 * 16;
+    for (int64_t c0 = 0; c0 < C16; c0 += 16) {
+        v16 w[9];
+        for (int t = 0; t < 9; t++) {
+            w[t] = *(const v16 *)(wk + t * C + c0);
+        }
+        v16 bv = b ? *(const v16 *)(b + c0) : (v16){ 0 };
+        const float *r0 = r[0] + c0, *r1 = r[1] + c0, *r2 = r[2] + c0;
+        const int64_t s1 = dw * C, s2 = 2 * dw * C;
+        for (int64_t ow = lo; ow < hi; ow++) {
+            int64_t i = (ow * sw - pl) * C;
+            v16 a = bv + *(const v16 *)(r0 + i) * w[0] +
+                    *(const v16 *)(r0 + i + s1) * w[1] +
+                    *(const v16 *)(r0 + i + s2) * w[2];
+            v16 bb = *(const v16 *)(r1 + i) * w[3] +
+                     *(const v16 *)(r1 + i + s1) * w[4] +
+                     *(const v16 *)(r1 + i + s2) * w[5];
+            v16 cc = *(const v16 *)(r2 + i) * w[6] +
+                     *(const v16 *)(r2 + i + s1) * w[7] +
+                     *(const v16 *)(r2 + i + s2) * w[8];
+            *(v16 *)(yr + ow * C + c0) = a + (bb + cc);
+        }
+    }
+    /* the border columns (all channels) and the last C % 16 channels of the
+     * interior ones */
+    for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t cs = ow >= lo && ow < hi ? C16 : 0;
+        if (cs == C) {
+            continue;
+        }
+        float *yo = yr + ow * C;
+        for (int64_t c = cs; c < C; c++) {
+            yo[c] = b ? b[c] : 0.0f;
+        }
+        for (int64_t kw = 0; kw < 3; kw++) {
+            int64_t iw = ow * sw - pl + kw * dw;
+            if (iw < 0 || iw >= W) {
+                continue;
+            }
+            for (int kh = 0; kh < 3; kh++) {
+                const float *xp = r[kh] + iw * C;
+                const float *wp = wk + (kh * 3 + kw) * C;
+                for (int64_t c = cs; c < C; c++) {
+                    yo[c] += xp[c] * wp[c];
+                }
+            }
+        }
+    }
+}
+
 static wnn_status
 conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                const float *x, const float *w, const float *b, float *y)
@@ -372,31 +594,70 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     double flops = 2.0 * g->N * g->O * g->OH * g->OW * g->KH * g->KW;
     int nt = threads_for(flops);
     if (!g->nhwc) {
-        float *zeros = calloc((size_t)g->W + 16, sizeof(float));
-        if (!zeros) {
+        int64_t planes = g->N * g->O, m = g->O / g->C;
+        dw_pad pd;
+        float *scratch = NULL;
+        int64_t per = 0;
+        if (dw_pad_dims(g, &pd)) {
+            per = pd.PH * pd.PW + pd.OWR + 16;
+            scratch = malloc((size_t)(per * nt) * sizeof(float));
+        }
+        float *zeros = scratch ? NULL : calloc((size_t)g->W + 16, sizeof(float));
+        if (!scratch && !zeros) {
             free(wc);
             return cpu_fail(k, err, "out of memory");
         }
-        int64_t planes = g->N * g->O, m = g->O / g->C;
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (int64_t p = 0; p < planes; p++) {
-            int64_t n = p / g->O, o = p % g->O;
-            dw_plane_nchw(g, x + (n * g->C + o / m) * g->H * g->W,
-                          w + o * g->KH * g->KW, b ? b[o] : 0.0f,
-                          y + p * g->OH * g->OW, zeros);
+#pragma omp parallel num_threads(nt)
+        {
+            float *pad = scratch ? scratch + omp_get_thread_num() * per : NULL;
+#pragma omp for schedule(dynamic, 4)
+            for (int64_t p = 0; p < planes; p++) {
+                int64_t n = p / g->O, o = p % g->O;
+                const float *xp = x + (n * g->C + o / m) * g->H * g->W;
+                const float *wk = w + o * g->KH * g->KW;
+                float bv = b ? b[o] : 0.0f, *yp = y + p * g->OH * g->OW;
+                if (pad) {
+                    dw_plane_nchw_padded(g, &pd, xp, wk, bv, yp, pad,
+                                         pad + pd.PH * pd.PW);
+                } else {
+                    dw_plane_nchw(g, xp, wk, bv, yp, zeros);
+                }
+            }
         }
+        free(scratch);
         free(zeros);
     } else {
         int64_t rows = g->N * g->OH;
-        bool mult = g->O != g->C;
-#pragma omp parallel for schedule(static) num_threads(nt)
+        bool mult = g->O != g->C, k3 = g->KH == 3 && g->KW == 3 && !mult;
+        float *zeros = NULL;
+        int64_t lo = 0, hi = 0;
+        if (k3) {
+            zeros = calloc((size_t)(g->W * g->C) + 16, sizeof(float));
+            if (!zeros) {
+                free(wc);
+                return cpu_fail(k, err, "out of memory");
+            }
+            /* columns whose three taps are inside the row */
+            int64_t lo2, hi2;
+            valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
+            valid_range(g->OW, g->sw, -g->pl + 2 * g->dw, g->W, &lo2, &hi2);
+            lo = lo2 > lo ? lo2 : lo;
+            hi = hi2 < hi ? hi2 : hi;
+            if (hi < lo) {
+                hi = lo;
+            }
+        }
+#pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
         for (int64_t r = 0; r < rows; r++) {
-            if (mult) {
+            if (k3) {
+                dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
+            } else if (mult) {
                 dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
             } else {
                 dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
             }
         }
+        free(zeros);
     }
     free(wc);
     return WNN_OK;
@@ -577,38 +838,22 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         w = wc;
     }
 
-    /* Bands of output rows: the column matrix of a band should fit in L2
-     * (256 Ki floats = 1 MiB); enough tasks for every thread, and a multiple
-     * of the thread count when there are few. */
+    /* Bands of output rows.  A band's column matrix should fit in L2
+     * (P_MAX_FLOATS); there should be TASKS_PER_THREAD tasks per thread
+     * (dynamically scheduled, so that a thread delayed by another process
+     * does not hold the others up), but not bands so thin that the
+     * products lose speed (P_MIN columns). */
+    enum { P_MAX_FLOATS = 262144, P_MIN = 192, TASKS_PER_THREAD = 4 };
     double flops = 2.0 * g->N * g->O * g->OH * g->OW * K;
     int nt = threads_for(flops);
     int64_t images = g->N * g->G;
-    int64_t rows_per = g->OH;
-    if (plain) {
-        /* no column matrix: bands only to share the work */
-        int64_t want = images >= 2 * nt ? 1 : (2 * nt + images - 1) / images;
-        rows_per = (g->OH + want - 1) / want;
-    } else {
-        int64_t max_p = (262144 / (K > 0 ? K : 1));
-        rows_per = max_p / g->OW;
-        if (rows_per < 1) {
-            rows_per = 1;
-        }
-        if (rows_per > g->OH) {
-            rows_per = g->OH;
-        }
-        int64_t bands = (g->OH + rows_per - 1) / rows_per;
-        if (images * bands < 8 * nt) {
-            /* few tasks: round the band count up to a multiple of nt */
-            int64_t tot = images * bands;
-            int64_t want = (tot + nt - 1) / nt * nt;
-            bands = (want + images - 1) / images;
-            if (bands > g->OH) {
-                bands = g->OH;
-            }
-            rows_per = (g->OH + bands - 1) / bands;
-        }
-    }
+    int64_t rows_max = plain ? g->OH : (P_MAX_FLOATS / K) / g->OW;
+    rows_max = clamp64(rows_max, 1, g->OH);
+    int64_t bands_min = (g->OH + rows_max - 1) / rows_max;
+    int64_t bands_cap = clamp64(g->OH * g->OW / P_MIN, bands_min, g->OH);
+    int64_t want = (TASKS_PER_THREAD * (int64_t)nt + images - 1) / images;
+    int64_t nb = clamp64(want, bands_min, bands_cap);
+    int64_t rows_per = (g->OH + nb - 1) / nb;
     int64_t bands = (g->OH + rows_per - 1) / rows_per;
     int64_t tasks = images * bands;
     bool threaded = nt > 1 && tasks < nt;
@@ -653,7 +898,7 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
 #pragma omp parallel num_threads(nt)
         {
             float *col = plain ? NULL : cols + omp_get_thread_num() * col_floats;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
             for (int64_t tsk = 0; tsk < tasks; tsk++) {
                 int64_t img = tsk / bands, band = tsk % bands;
                 int64_t n = img / g->G, gi = img % g->G;
