@@ -213,6 +213,39 @@ def test_large(ctx, name, input_layout):
     check(got, x, f, b, dt, groups or 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
 
 
+# groups 1, >= 8 input channels and 16-multiple or >= 48 output channels:
+# the register-blocked direct kernels where the CPU has AVX-512 -- nhwc
+# (blocks of 6 pixels x 64 channels, partial channel blocks, border columns
+# and rows, rows with no tap inside the input), nchw through transposes to
+# nhwc and back (tiles of 64 and 16 with ragged edges), nchw 1x1 as a
+# product (blocks of 6 channels x 64 pixels, partial last block).
+DIRECT = {
+    "3x3_pad1": (1, 8, 9, 14, 64, 3, 3, (1, 1, 1, 1), None, None, None, True),
+    "3x3_o50": (2, 9, 7, 13, 50, 3, 3, (1, 1, 1, 1), None, None, None, True),
+    "3x3_o80_strided": (1, 12, 11, 17, 80, 3, 3, (0, 2, 1, 2), (2, 3), None, None, True),
+    "5x3_dilated": (1, 8, 12, 15, 16, 5, 3, (2, 2, 3, 1), None, (2, 3), None, False),
+    "1x1": (2, 24, 5, 7, 144, 1, 1, None, None, None, None, True),
+    "1x1_80_pixels": (1, 16, 8, 10, 48, 1, 1, None, None, None, None, True),
+    "1x1_130_pixels_no_bias": (2, 33, 10, 13, 49, 1, 1, None, None, None, None, False),
+    "3x3_big_tiles": (1, 70, 9, 10, 96, 3, 3, (1, 1, 1, 1), None, None, None, True),
+    "1x1_strided_padded": (1, 8, 6, 9, 32, 1, 1, (1, 2, 2, 0), (2, 2), None, None, True),
+    "no_tap_rows": (1, 8, 2, 3, 48, 3, 3, (4, 4, 3, 3), (1, 1), None, None, True),
+    "wide_filter": (1, 10, 3, 20, 17 * 3, 2, 7, (0, 0, 0, 0), (1, 2), None, None, True),
+}
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
+@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
+@pytest.mark.parametrize("name", list(DIRECT))
+def test_direct(ctx, name, input_layout, filter_layout, dt):
+    n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = DIRECT[name]
+    rng = rng_for("conv2d direct", name, input_layout, filter_layout, dt)
+    x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, 1, bias)
+    got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, st, dil, groups))
+    check(got, x, f, b, dt, 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 def test_hand_checked(ctx, dt):
     """1x1x3x3 input of 1..9, 2x2 filter of ones, padding 1 right / bottom."""
