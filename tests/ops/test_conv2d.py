@@ -186,8 +186,10 @@ def test_constant_filter(ctx, input_layout):
     check(got, x, f, b, "float32", 4, (1, 1, 1, 1))
 
 
-# Larger shapes: several threads, bands of output rows, the 64-channel blocks
-# of the nhwc depthwise kernel, the threaded-BLIS path of small outputs.
+# Larger shapes: several threads, bands of output rows (im2col and 1x1 GEMM
+# paths: output channels that the direct kernels leave to them), the
+# 64-channel blocks of the nhwc depthwise kernel, one image of one output
+# pixel (a product cut across the threads).
 LARGE = {
     "3x3": (2, 16, 30, 29, 24, 3, 3, (1, 1, 1, 1), None, None, None, True),
     "3x3_stride2": (1, 8, 41, 40, 16, 3, 3, (1, 1, 1, 1), (2, 2), None, None, True),
@@ -197,6 +199,8 @@ LARGE = {
     "depthwise_s2": (1, 70, 21, 20, 70, 3, 3, (0, 1, 0, 1), (2, 2), None, 70, True),
     "one_output_pixel": (1, 64, 3, 3, 1024, 3, 3, None, None, None, None, True),
     "1x1_one_pixel": (1, 512, 1, 1, 2048, 1, 1, None, None, None, None, True),
+    "1x1_gemm": (2, 32, 20, 21, 40, 1, 1, None, None, None, None, True),
+    "gemm_one_pixel": (1, 7, 7, 7, 4096, 7, 7, None, None, None, None, True),
 }
 
 

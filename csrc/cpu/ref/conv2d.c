@@ -2,33 +2,42 @@
  * (#api-mlgraphbuilder-conv2d, #api-mlgraphbuilder-convtranspose2d).
  *
  * Everything is computed in float32 (float16 operands are widened first and
- * the result rounded back).  conv2d takes one of three paths:
+ * the result rounded back once).  conv2d takes one of these paths:
  *
- *   depthwise  groups == input channels and one input channel per group (any
- *              channel multiplier): a direct kernel, vectorised along the
- *              width (nchw) or the channels (nhwc), 3x3 unrolled.
- *   1x1        1x1 filter, strides 1, no padding: the input is the matrix
- *              of the product, no im2col.
- *   general    im2col of a band of output rows into a per-thread buffer
- *              (small enough for L2), then a product on BLIS.
+ *   depthwise  groups == input channels, one input channel per group (any
+ *              channel multiplier): direct kernels, vectorised along the
+ *              width on a zero-padded copy of each plane (nchw) or along
+ *              the channels with the 3x3 weights in registers (nhwc).
+ *   direct     groups 1, >= 8 input channels, and a CPU with AVX-512: a
+ *              register-blocked micro-kernel (6 x 64 accumulators; a
+ *              broadcast value times 4 weight vectors per step) with no
+ *              im2col and no packing.  nhwc: 6 output pixels x 64 output
+ *              channels, any filter size, strides, dilations, padding (the
+ *              border pixels take only their valid taps).  nchw 1x1 with
+ *              strides 1 and no padding: the product W (O x C) X (C x HW),
+ *              6 output channels x 64 pixels.  nchw with larger filters:
+ *              the input transposed to nhwc and the result back (vectorised
+ *              16 x 16 transposes; two cheap passes next to the work).
+ *   general    everything else: im2col of a band of output rows into a
+ *              per-thread buffer (sized for L2), then a single-threaded
+ *              BLIS product per band; 1x1 filters with strides 1 and no
+ *              padding use the input as the matrix, without im2col.  When
+ *              there are fewer bands than threads, BLIS threads the product.
  *
- * The 1x1 and general paths cut the work into tasks (image, group, band of
- * output rows) that the OpenMP threads share; each task runs a
- * single-threaded BLIS product, so the bias is added while the band is still
- * in cache.  When there are too few tasks to keep every thread busy, the
- * band is the whole image and BLIS threads the product itself.
+ * Work is cut into tasks (rows, bands, planes) that the OpenMP threads take
+ * dynamically, so that a thread held up by another process does not keep
+ * the others waiting; the bias is added in the kernels (no extra pass).  The
+ * filter is used in place when its layout is the one a path wants and is
+ * otherwise reordered once per call.
  *
- * The filter is used in place when its layout is the one the path wants
- * (oihw for nchw, hwio or ohwi for nhwc; for depthwise: oihw/ohwi for nchw,
- * hwio/ihwo for nhwc); otherwise it is reordered once per call.
- *
- * convTranspose2d: per image and group, one product gives every (output
- * channel, ky, kx) contribution of every input pixel (BLIS); each output
+ * convTranspose2d: per image and group, one BLIS product gives every
+ * (output channel, ky, kx) contribution of every input pixel; each output
  * element then gathers its contributions (no write conflicts, threaded over
- * output rows).
+ * output rows), starting from the bias.
  *
- * Every index into the input is checked against its bounds (padding reads
- * zeros), whatever the options. */
+ * Every index into the input is checked against its bounds or comes from a
+ * range computed to stay inside it (padding reads zeros), whatever the
+ * options; vector loads never run past a buffer. */
 #include <blis.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -88,6 +97,39 @@ sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
                  tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &one,
                  (float *)a, lda, 1, (float *)b, ldb, 1, &zero, c, ldc, 1,
                  NULL, &rntm);
+}
+
+/* Row-major C = op(A) * op(B) on nt threads: the larger of m and n is cut
+ * into pieces that the threads take dynamically, each a single-threaded
+ * BLIS product (BLIS's own threads wait for each other at spinning
+ * barriers, which goes badly when other processes share the cores). */
+static void
+sgemm_par(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+          int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+          int nt)
+{
+    if (nt <= 1) {
+        sgemm_1t(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    bool split_m = m >= n;
+    int64_t len = split_m ? m : n;
+    int64_t pieces = 4 * (int64_t)nt, step = (len + pieces - 1) / pieces;
+    step = step < 32 ? 32 : (step + 15) / 16 * 16;
+    pieces = (len + step - 1) / step;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int64_t i = 0; i < pieces; i++) {
+        int64_t lo = i * step, cnt = len - lo < step ? len - lo : step;
+        if (split_m) {
+            /* rows lo.. of op(A) and of C */
+            sgemm_1t(ta, tb, cnt, n, k, a + (ta ? lo : lo * lda), lda, b, ldb,
+                     c + lo * ldc, ldc);
+        } else {
+            /* columns lo.. of op(B) and of C */
+            sgemm_1t(ta, tb, m, cnt, k, a, lda, b + (tb ? lo * ldb : lo), ldb,
+                     c + lo, ldc);
+        }
+    }
 }
 
 static int64_t
@@ -783,8 +825,8 @@ band_gemm(const geom *g, const float *x, const float *w, bool w_ohwi,
             ldb = g->H * g->W;
         }
         if (threaded) {
-            cpu_sgemm(false, false, g->Og, P, K, 1.0f, a, K, bm, ldb, 0.0f, c,
-                      OHW);
+            sgemm_par(false, false, g->Og, P, K, a, K, bm, ldb, c, OHW,
+                      cpu_num_threads());
         } else {
             sgemm_1t(false, false, g->Og, P, K, a, K, bm, ldb, c, OHW);
         }
@@ -802,8 +844,8 @@ band_gemm(const geom *g, const float *x, const float *w, bool w_ohwi,
         int64_t ldb = w_ohwi ? K : g->O;
         float *c = y + (n * OHW + oh0 * g->OW) * g->O + gi * g->Og;
         if (threaded) {
-            cpu_sgemm(false, w_ohwi, P, g->Og, K, 1.0f, am, lda, bm, ldb, 0.0f,
-                      c, g->O);
+            sgemm_par(false, w_ohwi, P, g->Og, K, am, lda, bm, ldb, c, g->O,
+                      cpu_num_threads());
         } else {
             sgemm_1t(false, w_ohwi, P, g->Og, K, am, lda, bm, ldb, c, g->O);
         }
@@ -1437,6 +1479,40 @@ gather_row(const geom *g, const float *col, const float *b, float *y,
     }
 }
 
+/* nchw: output plane yp of one output channel = bias + the contributions
+ * cp[(kh, kw)][ih][iw] of that channel, added at (ih sh + kh dh - pt,
+ * iw sw + kw dw - pl) where that falls inside the plane. */
+HOT static void
+scatter_plane(const geom *g, const float *cp, float bias, float *yp)
+{
+    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
+    for (int64_t i = 0; i < OH * OW; i++) {
+        yp[i] = bias;
+    }
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+        int64_t ih_lo, ih_hi;
+        valid_range(H, g->sh, kh * g->dh - g->pt, OH, &ih_lo, &ih_hi);
+        for (int64_t kw = 0; kw < g->KW; kw++) {
+            int64_t iw_lo, iw_hi, off = kw * g->dw - g->pl;
+            valid_range(W, g->sw, off, OW, &iw_lo, &iw_hi);
+            const float *c = cp + (kh * g->KW + kw) * H * W;
+            for (int64_t ih = ih_lo; ih < ih_hi; ih++) {
+                float *yr = yp + (ih * g->sh + kh * g->dh - g->pt) * OW + off;
+                const float *cr = c + ih * W;
+                if (g->sw == 1) {
+                    for (int64_t iw = iw_lo; iw < iw_hi; iw++) {
+                        yr[iw] += cr[iw];
+                    }
+                } else {
+                    for (int64_t iw = iw_lo; iw < iw_hi; iw++) {
+                        yr[iw * g->sw] += cr[iw];
+                    }
+                }
+            }
+        }
+    }
+}
+
 wnn_status
 cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
 {
@@ -1512,18 +1588,18 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
             const float *a = wc + gi * g.Cg * M;
             if (!g.nhwc) {
                 /* col (M x HW) = a^T (M x Cg) * x_g (Cg x HW) */
-                cpu_sgemm(true, false, M, HW, g.Cg, 1.0f, a, M,
-                          x + (n * g.C + gi * g.Cg) * HW, HW, 0.0f, col, HW);
-#pragma omp parallel for schedule(static) num_threads(nt)
-                for (int64_t r = 0; r < g.Og * g.OH; r++) {
-                    int64_t oc = r / g.OH, oh = r % g.OH;
-                    gather_row(&g, col, b, y, n, gi, oc, oc + 1, oh);
+                sgemm_par(true, false, M, HW, g.Cg, a, M,
+                          x + (n * g.C + gi * g.Cg) * HW, HW, col, HW, nt);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+                for (int64_t oc = 0; oc < g.Og; oc++) {
+                    scatter_plane(&g, col + oc * g.KH * g.KW * HW,
+                                  b ? b[gi * g.Og + oc] : 0.0f,
+                                  y + ((n * g.O) + gi * g.Og + oc) * g.OH * g.OW);
                 }
             } else {
                 /* col (HW x M) = x_g (HW x Cg) * a (Cg x M) */
-                cpu_sgemm(false, false, HW, M, g.Cg, 1.0f,
-                          x + n * HW * g.C + gi * g.Cg, g.C, a, M, 0.0f, col,
-                          M);
+                sgemm_par(false, false, HW, M, g.Cg,
+                          x + n * HW * g.C + gi * g.Cg, g.C, a, M, col, M, nt);
 #pragma omp parallel for schedule(static) num_threads(nt)
                 for (int64_t oh = 0; oh < g.OH; oh++) {
                     gather_row(&g, col, b, y, n, gi, 0, g.Og, oh);
