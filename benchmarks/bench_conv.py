@@ -26,6 +26,11 @@ Each callable is warmed up, then timed in samples of at least 0.1 s; webnn
 and torch alternate sample by sample.  Rates are 2 * MACs / median time in
 GFLOP/s; the ratio is the median of the paired per-sample ratios
 (webnn / torch > 1 means webnn is faster).
+
+Caveat: with 2 threads on 2 cores, any other busy process makes both sides
+wait for descheduled threads; the load average is printed before and after.
+On a loaded machine the medians vary several-fold from run to run, and only
+runs on a quiet machine compare the implementations.
 """
 import os
 import statistics
@@ -151,6 +156,8 @@ def torch_case(x_nchw, w_oihw, bias, pad, groups, layout):
 def main():
     ctx = webnn.ml.create_context(device_type="cpu")
     rng = np.random.default_rng(0)
+    print(f"load average {os.getloadavg()[0]:.2f} (other processes share the cores: "
+          "see the caveat in the docstring)")
     print(f"webnn conv2d, float32, {os.cpu_count()} CPUs; "
           + (f"torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch
              else "torch is not installed: webnn alone"))
@@ -189,6 +196,7 @@ def main():
                     ratio = statistics.median(b / a for a, b in zip(t["webnn"], t["torch"]))
                     line += f" {tt * 1e3:>9.3f} {flops / tt / 1e9:>14.1f} {ratio:>12.2f}"
                 print(line, flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

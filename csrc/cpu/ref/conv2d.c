@@ -68,8 +68,6 @@ typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
 typedef int v16i __attribute__((vector_size(64)));
 /* the even / odd elements of the 32 in a, b */
 #if defined(__clang__)
-#define SHUF2(a, b, m) __builtin_shufflevector(a, b, m[0], m[1], m[2], m[3], m[4], \
-    m[5], m[6], m[7], m[8], m[9], m[10], m[11], m[12], m[13], m[14], m[15])
 #define EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, \
                                            18, 20, 22, 24, 26, 28, 30)
 #define ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, \
@@ -1078,6 +1076,13 @@ static const direct_fn direct_fns[5][7] = {
 HOT static void
 transpose16(const float *src, int64_t lds, float *dst, int64_t ldd)
 {
+#if defined(__clang__)
+    for (int i = 0; i < 16; i++) {
+        for (int j = 0; j < 16; j++) {
+            dst[j * ldd + i] = src[i * lds + j];
+        }
+    }
+#else
     v16 r[16];
     for (int i = 0; i < 16; i++) {
         r[i] = *(const v16 *)(src + i * lds);
@@ -1113,6 +1118,7 @@ transpose16(const float *src, int64_t lds, float *dst, int64_t ldd)
     for (int i = 0; i < 16; i++) {
         *(v16 *)(dst + i * ldd) = r[i];
     }
+#endif
 }
 
 /* dst (cols x rows) = src (rows x cols)^T, tile (r0, c0) of 64 x 64 */
@@ -1419,28 +1425,18 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
 
 /* ---- convTranspose2d ------------------------------------------------------ */
 
-/* Output row oh of image n, group gi, from the contributions col of that
- * image and group: nchw col is [(oc, kh, kw)][H * W], nhwc col is
- * [H * W][(kh, kw, oc)]. */
-static void
-gather_row(const geom *g, const float *col, const float *b, float *y,
-           int64_t n, int64_t gi, int64_t oc_lo, int64_t oc_hi, int64_t oh)
+/* nhwc: output row oh of image n, group gi = bias + the contributions
+ * col[ih][iw][(kh, kw, oc)] of that image and group that land on it
+ * (ih sh + kh dh - pt = oh, iw sw + kw dw - pl = ow). */
+HOT static void
+gather_row_nhwc(const geom *g, const float *col, const float *b, float *y,
+                int64_t n, int64_t gi, int64_t oh)
 {
     const int64_t KH = g->KH, KW = g->KW, Og = g->Og, H = g->H, W = g->W;
-    const int64_t OW = g->OW;
-    for (int64_t ow = 0; ow < OW; ow++) {
-        /* y[oh][ow] += col[(kh, kw)][ih][iw] for ih * sh + kh * dh - pt = oh */
-        if (!g->nhwc) {
-            for (int64_t oc = oc_lo; oc < oc_hi; oc++) {
-                float *yo = y + ((n * g->O + gi * Og + oc) * g->OH + oh) * OW +
-                            ow;
-                *yo = b ? b[gi * Og + oc] : 0.0f;
-            }
-        } else {
-            float *yo = y + ((n * g->OH + oh) * OW + ow) * g->O + gi * Og;
-            for (int64_t oc = 0; oc < Og; oc++) {
-                yo[oc] = b ? b[gi * Og + oc] : 0.0f;
-            }
+    for (int64_t ow = 0; ow < g->OW; ow++) {
+        float *yo = y + ((n * g->OH + oh) * g->OW + ow) * g->O + gi * Og;
+        for (int64_t oc = 0; oc < Og; oc++) {
+            yo[oc] = b ? b[gi * Og + oc] : 0.0f;
         }
         for (int64_t kh = 0; kh < KH; kh++) {
             int64_t th = oh + g->pt - kh * g->dh;
@@ -1459,20 +1455,10 @@ gather_row(const geom *g, const float *col, const float *b, float *y,
                 if (tw % g->sw != 0 || tw / g->sw >= W) {
                     continue;
                 }
-                int64_t iw = tw / g->sw;
-                if (!g->nhwc) {
-                    const float *cp = col + (kh * KW + kw) * H * W + ih * W + iw;
-                    for (int64_t oc = oc_lo; oc < oc_hi; oc++) {
-                        y[((n * g->O + gi * Og + oc) * g->OH + oh) * OW + ow] +=
-                            cp[oc * KH * KW * H * W];
-                    }
-                } else {
-                    const float *cp =
-                        col + (ih * W + iw) * KH * KW * Og + (kh * KW + kw) * Og;
-                    float *yo = y + ((n * g->OH + oh) * OW + ow) * g->O + gi * Og;
-                    for (int64_t oc = 0; oc < Og; oc++) {
-                        yo[oc] += cp[oc];
-                    }
+                const float *cp = col + (ih * W + tw / g->sw) * KH * KW * Og +
+                                  (kh * KW + kw) * Og;
+                for (int64_t oc = 0; oc < Og; oc++) {
+                    yo[oc] += cp[oc];
                 }
             }
         }
@@ -1602,7 +1588,7 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                           x + n * HW * g.C + gi * g.Cg, g.C, a, M, col, M, nt);
 #pragma omp parallel for schedule(static) num_threads(nt)
                 for (int64_t oh = 0; oh < g.OH; oh++) {
-                    gather_row(&g, col, b, y, n, gi, 0, g.Og, oh);
+                    gather_row_nhwc(&g, col, b, y, n, gi, oh);
                 }
             }
         }
