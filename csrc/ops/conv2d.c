@@ -84,7 +84,7 @@ list_option(wnn_check *c, const wnn_u32_list *l, const char *arg, uint32_t n,
     return WNN_OK;
 }
 
-/* Padding, strides, dilations and groups: the steps both operators share. */
+/* Padding, strides and dilations: the steps both operators share. */
 static wnn_status
 common_options(wnn_check *c, const wnn_u32_list *padding,
                const wnn_u32_list *strides, const wnn_u32_list *dilations,
