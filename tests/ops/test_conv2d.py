@@ -155,11 +155,23 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("dt", DTYPES)
+def use_path(monkeypatch, path):
+    """path 'portable': WEBNN_CONV_DIRECT=0, which turns the AVX-512 direct
+    kernels off, so that the im2col / BLIS paths that other CPUs take are
+    tested on this one too (once, in float32)."""
+    if path == "portable":
+        monkeypatch.setenv("WEBNN_CONV_DIRECT", "0")
+
+
+DT_PATHS = [(dt, "default") for dt in DTYPES] + [("float32", "portable")]
+
+
+@pytest.mark.parametrize("dt,path", DT_PATHS)
 @pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
 @pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_options(ctx, name, input_layout, filter_layout, dt):
+def test_options(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+    use_path(monkeypatch, path)
     n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = CONFIGS[name]
     rng = rng_for("conv2d", name, input_layout, filter_layout, dt)
     x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, groups or 1, bias)
@@ -187,9 +199,8 @@ def test_constant_filter(ctx, input_layout):
 
 
 # Larger shapes: several threads, bands of output rows (im2col and 1x1 GEMM
-# paths: output channels that the direct kernels leave to them), the
-# 64-channel blocks of the nhwc depthwise kernel, one image of one output
-# pixel (a product cut across the threads).
+# paths), the 64-channel blocks of the nhwc depthwise kernel, one image of
+# one output pixel (a product cut across the threads).
 LARGE = {
     "3x3": (2, 16, 30, 29, 24, 3, 3, (1, 1, 1, 1), None, None, None, True),
     "3x3_stride2": (1, 8, 41, 40, 16, 3, 3, (1, 1, 1, 1), (2, 2), None, None, True),
@@ -206,7 +217,9 @@ LARGE = {
 
 @pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
 @pytest.mark.parametrize("name", list(LARGE))
-def test_large(ctx, name, input_layout):
+@pytest.mark.parametrize("path", ["default", "portable"])
+def test_large(ctx, monkeypatch, name, input_layout, path):
+    use_path(monkeypatch, path)
     n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = LARGE[name]
     dt = "float32"
     rng = rng_for("conv2d large", name, input_layout)
@@ -217,8 +230,8 @@ def test_large(ctx, name, input_layout):
     check(got, x, f, b, dt, groups or 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
 
 
-# groups 1, >= 8 input channels and 16-multiple or >= 48 output channels:
-# the register-blocked direct kernels where the CPU has AVX-512 -- nhwc
+# groups 1: the register-blocked direct kernels where the CPU has AVX-512
+# (and, with path "portable", the im2col / BLIS paths) -- nhwc
 # (blocks of 6 pixels x 64 channels, partial channel blocks, border columns
 # and rows, rows with no tap inside the input), nchw through transposes to
 # nhwc and back (tiles of 64 and 16 with ragged edges), nchw 1x1 as a
@@ -238,11 +251,12 @@ DIRECT = {
 }
 
 
-@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("dt,path", DT_PATHS)
 @pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
 @pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
 @pytest.mark.parametrize("name", list(DIRECT))
-def test_direct(ctx, name, input_layout, filter_layout, dt):
+def test_direct(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+    use_path(monkeypatch, path)
     n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = DIRECT[name]
     rng = rng_for("conv2d direct", name, input_layout, filter_layout, dt)
     x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, 1, bias)

@@ -8,21 +8,24 @@
  *              channel multiplier): direct kernels, vectorised along the
  *              width on a zero-padded copy of each plane (nchw) or along
  *              the channels with the 3x3 weights in registers (nhwc).
- *   direct     groups 1, >= 8 input channels, and a CPU with AVX-512: a
- *              register-blocked micro-kernel (6 x 64 accumulators; a
- *              broadcast value times 4 weight vectors per step) with no
- *              im2col and no packing.  nhwc: 6 output pixels x 64 output
- *              channels, any filter size, strides, dilations, padding (the
- *              border pixels take only their valid taps).  nchw 1x1 with
- *              strides 1 and no padding: the product W (O x C) X (C x HW),
- *              6 output channels x 64 pixels.  nchw with larger filters:
- *              the input transposed to nhwc and the result back (vectorised
- *              16 x 16 transposes; two cheap passes next to the work).
- *   general    everything else: im2col of a band of output rows into a
- *              per-thread buffer (sized for L2), then a single-threaded
- *              BLIS product per band; 1x1 filters with strides 1 and no
- *              padding use the input as the matrix, without im2col.  When
- *              there are fewer bands than threads, BLIS threads the product.
+ *   direct     groups 1 on a CPU with AVX-512: a register-blocked
+ *              micro-kernel (6 x 4 vectors of accumulators; a broadcast
+ *              value times 4 vectors per step) with no im2col and no
+ *              packing.  nhwc: 6 output pixels x 64 output channels, any
+ *              filter size, strides, dilations, padding (the border pixels
+ *              take only their valid taps).  nchw 1x1 with strides 1 and no
+ *              padding: the product W (O x C) X (C x HW), 6 output channels
+ *              x 64 pixels.  nchw with larger filters: the input transposed
+ *              to nhwc and the result back (vectorised 16 x 16 transposes;
+ *              two cheap passes next to the work).  WEBNN_CONV_DIRECT=0 in
+ *              the environment turns this path off.
+ *   general    everything else (grouped convolutions, strided or padded
+ *              1x1 in nchw, CPUs without AVX-512): im2col of a band of
+ *              output rows into a per-thread buffer (sized for L2), then a
+ *              single-threaded BLIS product per band; 1x1 filters with
+ *              strides 1 and no padding use the input as the matrix,
+ *              without im2col.  When there are fewer bands than threads,
+ *              the product is cut across the threads instead.
  *
  * Work is cut into tasks (rows, bands, planes) that the OpenMP threads take
  * dynamically, so that a thread held up by another process does not keep
@@ -30,10 +33,11 @@
  * filter is used in place when its layout is the one a path wants and is
  * otherwise reordered once per call.
  *
- * convTranspose2d: per image and group, one BLIS product gives every
- * (output channel, ky, kx) contribution of every input pixel; each output
- * element then gathers its contributions (no write conflicts, threaded over
- * output rows), starting from the bias.
+ * convTranspose2d: per image and group, one product (cut across the
+ * threads) gives every (output channel, ky, kx) contribution of every input
+ * pixel; then, starting from the bias, each nchw output plane adds its
+ * contributions row by row, and each nhwc output pixel gathers its own (no
+ * write conflicts; threaded over planes / rows).
  *
  * Every index into the input is checked against its bounds or comes from a
  * range computed to stay inside it (padding reads zeros), whatever the
@@ -1165,10 +1169,11 @@ direct_usable(const geom *g)
                  __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512vl");
     }
-    /* enough output channels to fill the vectors, enough input channels
-     * for the inner loop */
-    return avx512 && g->G == 1 && g->C >= 8 &&
-           (g->O % 16 == 0 || g->O >= 48);
+    /* faster than im2col + BLIS for every channel count measured (1 to
+     * 256 in, 8 to 256 out); WEBNN_CONV_DIRECT=0 turns it off (the tests
+     * use it to run the portable paths too) */
+    const char *env = getenv("WEBNN_CONV_DIRECT");
+    return avx512 && g->G == 1 && !(env && env[0] == '0');
 }
 
 /* Output row oh of image n, output channels [o0, o0 + 16 nv). */
