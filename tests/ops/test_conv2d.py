@@ -157,10 +157,13 @@ CONFIGS = {
 
 def use_path(monkeypatch, path):
     """path 'portable': WEBNN_CONV_DIRECT=0, which turns the AVX-512 direct
-    kernels off, so that the im2col / BLIS paths that other CPUs take are
-    tested on this one too (once, in float32)."""
+    kernels (and Winograd) off, so that the im2col / BLIS paths that other
+    CPUs take are tested on this one too (once, in float32); 'no_winograd':
+    WEBNN_CONV_WINOGRAD=0, the direct kernel for 3x3 filters too."""
     if path == "portable":
         monkeypatch.setenv("WEBNN_CONV_DIRECT", "0")
+    if path == "no_winograd":
+        monkeypatch.setenv("WEBNN_CONV_WINOGRAD", "0")
 
 
 DT_PATHS = [(dt, "default") for dt in DTYPES] + [("float32", "portable")]
@@ -262,6 +265,54 @@ def test_direct(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
     x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, 1, bias)
     got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, st, dil, groups))
     check(got, x, f, b, dt, 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
+
+
+# 3x3, strides 1, dilations 1, groups 1, >= 16 channels in and out: Winograd
+# F(2x2, 3x3) on AVX-512 -- odd output sizes (partial tiles), asymmetric and
+# large padding (tiles wholly in the padding), channel counts that are not
+# multiples of 16, tasks of 30 tiles with a ragged last one.
+WINOGRAD = {
+    "pad1_odd": (1, 16, 7, 9, 16, (1, 1, 1, 1), True),
+    "no_padding": (2, 20, 6, 11, 24, None, True),
+    "asymmetric": (1, 17, 10, 8, 50, (0, 2, 1, 0), True),
+    "many_tiles": (1, 32, 17, 19, 40, (1, 1, 1, 1), False),
+    "ragged_chunk": (1, 16, 13, 17, 16, (1, 1, 1, 1), True),
+    "tiles_in_padding": (1, 16, 4, 5, 16, (3, 3, 3, 3), True),
+}
+
+
+@pytest.mark.parametrize("dt,path", DT_PATHS + [("float32", "no_winograd")])
+@pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
+@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
+@pytest.mark.parametrize("name", list(WINOGRAD))
+def test_winograd(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+    use_path(monkeypatch, path)
+    n, c, h, w, o, pad, bias = WINOGRAD[name]
+    rng = rng_for("conv2d winograd", name, input_layout, filter_layout, dt)
+    x, f, b = make_case(rng, dt, n, c, h, w, o, 3, 3, 1, bias)
+    got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, None, None, None))
+    check(got, x, f, b, dt, 1, pad or (0, 0, 0, 0))
+
+
+@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
+@pytest.mark.parametrize("case", ["nan_inf", "huge", "huge_filter"])
+def test_winograd_special_values(ctx, input_layout, case):
+    """Infinities, NaN and values near overflow in a convolution that would
+    take Winograd: the results are those of the direct sum (an infinity
+    stays an infinity where its window has it, no inf - inf = NaN)."""
+    rng = rng_for("conv2d winograd specials", input_layout, case)
+    x, f, b = make_case(rng, "float32", 1, 16, 6, 7, 16, 3, 3, 1, True)
+    f = np.abs(f)  # one sign: infinities do not cancel in the direct sum
+    if case == "nan_inf":
+        x[0, 0, 1, 1] = np.inf
+        x[0, 3, 4, 5] = np.nan
+        x[0, 5, 2, 3] = -np.inf
+    elif case == "huge":
+        x[0, 2, 3, 3] = 3e37
+    else:
+        f[3, 1, 1, 1] = 2e38
+    got = run_conv(ctx, x, f, b, input_layout, "oihw", padding=[1, 1, 1, 1])
+    check(got, x, f, b, "float32", 1, (1, 1, 1, 1))
 
 
 @pytest.mark.parametrize("dt", DTYPES)
