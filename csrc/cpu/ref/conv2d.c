@@ -1239,7 +1239,8 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
 HOT static bool
 all_moderate(const float *p, int64_t n)
 {
-    const uint32_t *u = (const uint32_t *)p;
+    typedef uint32_t u32a __attribute__((may_alias));
+    const u32a *u = (const u32a *)p;
     const uint32_t lim = (127u + 100u) << 23; /* bits of 2^100 */
     uint32_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -1500,6 +1501,27 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     int64_t nob = (OP + 63) / 64, rows = g->N * g->OH;
     double flops = 2.0 * g->N * O * g->OH * g->OW * C * KH * KW;
     int nt = threads_for(flops);
+    if (KH == 1 && KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
+        g->pl == 0 && g->OH == g->H && g->OW == g->W) {
+        /* 1x1 without strides or padding: one long row of N H W pixels */
+        const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
+        const int64_t nch = (P + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (int64_t tsk = 0; tsk < nch * nob; tsk++) {
+            int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
+            int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
+            int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+            int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+            for (int64_t p = p0; p < p1; p += DIRECT_PB) {
+                int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
+                direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
+                                   bp + o0, NULL, y + p * O + o0, O, nvalid);
+            }
+        }
+        free(wt);
+        free(bp);
+        return WNN_OK;
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t tsk = 0; tsk < rows * nob; tsk++) {
         int64_t r = tsk / nob, ob = tsk % nob;
