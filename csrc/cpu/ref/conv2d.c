@@ -54,8 +54,11 @@
 
 #include "../cpu.h"
 
-/* a * b + c may be one fused multiply-add (-std=c11 turns contraction off) */
+/* a * b + c may be one fused multiply-add (-std=c11 turns contraction off
+ * in GCC) */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=fast")
+#endif
 
 /* Hot loops are compiled for AVX-512, AVX2 + FMA and baseline x86-64, picked
  * at load time.  The x86-64-v4 / -v3 ISA levels are chosen by CPU features;
