@@ -516,7 +516,9 @@ def test_pooling(gctx, cctx, dt):
             # global pooling of large planes: block teams; NaN in max pooling
             x = rand((2, 3, 40, 50), dt, lo, 10)
             x[0, 1, 5, 5] = np.nan
-            both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x}, ulps=8,
+            # (averagePool2d sums 2000 values in float32 on both, in other orders)
+            gu = 64 if op == "average_pool2d" and dt == "float32" else 8
+            both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x}, ulps=gu,
                  what=f"{op} {dt} global")
 
 
