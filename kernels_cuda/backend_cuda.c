@@ -215,7 +215,8 @@ enum {
     K_REDUCE,
     K_ARG,
     K_CUMSUM,
-    K_POOL
+    K_POOL,
+    K_CONV
 };
 
 static int
@@ -272,6 +273,7 @@ kind_of(wnn_op op)
     case WNN_OP_CUMULATIVE_SUM: return K_CUMSUM;
     case WNN_OP_AVERAGE_POOL2D: case WNN_OP_L2_POOL2D: case WNN_OP_MAX_POOL2D:
         return K_POOL;
+    case WNN_OP_CONV2D: case WNN_OP_CONV_TRANSPOSE2D: return K_CONV;
     default:
         return K_NONE;
     }
@@ -283,6 +285,7 @@ kind_dtypes(int kind)
 {
     switch (kind) {
     case K_MATMUL: case K_GEMM: case K_NORM: case K_BN: case K_SOFTMAX:
+    case K_CONV:
         return WNN_DT_FLOAT;
     default:
         return WNN_DT_ANY;
@@ -400,6 +403,7 @@ typedef struct cu_node {
         ck_reduce_p red;
         ck_axis_p ax;
         ck_pool_p pool;
+        ck_conv_p conv;
         mm_plan mm;
         gemm_plan gm;
     } u;
@@ -1003,6 +1007,58 @@ prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 }
 
 static void
+prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    ck_conv_p *p = &cn->u.conv;
+    memset(p, 0, sizeof(*p));
+    const uint32_t *pad, *stride, *dil;
+    uint32_t groups, bias;
+    int il;
+    p->transpose = cn->node->op == WNN_OP_CONV_TRANSPOSE2D;
+    if (p->transpose) {
+        const wnn_conv_transpose2d_options *o = cn->node->options;
+        pad = o->pad, stride = o->stride, dil = o->dilation;
+        groups = o->groups, bias = o->bias, il = o->input_layout;
+        p->flayout = o->filter_layout;
+    } else {
+        const wnn_conv2d_options *o = cn->node->options;
+        pad = o->pad, stride = o->stride, dil = o->dilation;
+        groups = o->groups, bias = o->bias, il = o->input_layout;
+        p->flayout = o->filter_layout;
+    }
+    p->dt = in[0].dtype;
+    p->nhwc = il == WNN_LAYOUT_NHWC;
+    p->n = (int64_t)wnn_desc_elements(out);
+    const uint32_t *is = in[0].shape, *os = out->shape, *fs = in[1].shape;
+    p->N = is[0];
+    p->C = p->nhwc ? is[3] : is[1];
+    p->H = p->nhwc ? is[1] : is[2];
+    p->W = p->nhwc ? is[2] : is[3];
+    p->O = p->nhwc ? os[3] : os[1];
+    p->OH = p->nhwc ? os[1] : os[2];
+    p->OW = p->nhwc ? os[2] : os[3];
+    int fl = p->flayout;
+    if (p->transpose) {
+        /* iohw, hwoi, ohwi */
+        p->KH = fl == WNN_CONVT_HWOI ? fs[0] : fl == WNN_CONVT_OHWI ? fs[1] : fs[2];
+        p->KW = fl == WNN_CONVT_HWOI ? fs[1] : fl == WNN_CONVT_OHWI ? fs[2] : fs[3];
+    } else {
+        /* oihw, hwio, ohwi, ihwo */
+        p->KH = fl == WNN_CONV_HWIO ? fs[0] : fl == WNN_CONV_OIHW ? fs[2] : fs[1];
+        p->KW = fl == WNN_CONV_HWIO ? fs[1] : fl == WNN_CONV_OIHW ? fs[3] : fs[2];
+    }
+    p->sh = stride[0];
+    p->sw = stride[1];
+    p->dh = dil[0];
+    p->dw = dil[1];
+    p->pt = pad[0];
+    p->pl = pad[2];
+    p->groups = groups;
+    p->has_bias = bias != 0;
+    cn->bias = bias;
+}
+
+static void
 prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     mm_plan *m = &cn->u.mm;
@@ -1198,6 +1254,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         break;
     }
     case K_POOL: prep_pool(cn, &in[0], &out[0]); break;
+    case K_CONV: prep_conv(cn, in, &out[0]); break;
     default: break;
     }
     return true;
@@ -1396,6 +1453,10 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
     case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
     case K_POOL: e = ck_pool2d(&cn->u.pool, in[0], out[0], s); break;
+    case K_CONV:
+        e = ck_conv2d(&cn->u.conv, in[0], in[1],
+                      cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
+        break;
     default:
         return wnn_failk(err, WNN_NOT_SUPPORTED,
                          wnn_op_get(cn->node->op)->camel, cn->node->label,

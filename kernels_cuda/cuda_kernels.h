@@ -241,6 +241,17 @@ typedef struct ck_pool_p {
 cudaError_t ck_pool2d(const ck_pool_p *p, const void *x, void *y,
                       cudaStream_t s);
 
+/* ---- convolutions (conv.cu) ------------------------------------------------ */
+/* conv2d (transpose 0; filter layouts WNN_CONV_*) and convTranspose2d
+ * (transpose 1; WNN_CONVT_*): one thread per output element, float32 sums. */
+typedef struct ck_conv_p {
+    int dt, transpose, nhwc, flayout, has_bias;
+    int64_t n; /* output elements */
+    int64_t N, C, H, W, O, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, groups;
+} ck_conv_p;
+cudaError_t ck_conv2d(const ck_conv_p *p, const void *x, const void *f,
+                      const void *bias, void *y, cudaStream_t s);
+
 /* A kernel's attributes: fails (cudaErrorNoKernelImageForDevice) when the
  * device cannot run the code this library was built for. */
 cudaError_t ck_probe(void);

@@ -522,6 +522,60 @@ def test_pooling(gctx, cctx, dt):
                  what=f"{op} {dt} global")
 
 
+# ---- convolutions ----------------------------------------------------------------------------
+def _close(g, c, x_abs_sum, dt, what):
+    """float32 sums in different orders: |g - c| within a few roundings of
+    the sum of the terms' magnitudes."""
+    assert g.dtype == c.dtype and g.shape == c.shape, (g.shape, c.shape)
+    eps = 2.0 ** -23 if dt == "float32" else 2.0 ** -10
+    tol = 8 * eps * x_abs_sum + (eps * np.abs(c.astype(np.float64)) if dt == "float16" else 0)
+    bad = np.abs(g.astype(np.float64) - c.astype(np.float64)) > tol + 1e-30
+    assert not np.any(bad), f"{what}: {int(bad.sum())} of {g.size} differ"
+
+
+_CONV_FILTER = {  # filter layout -> permutation of oihw
+    "oihw": (0, 1, 2, 3), "hwio": (2, 3, 1, 0), "ohwi": (0, 2, 3, 1), "ihwo": (1, 2, 3, 0)}
+_CONVT_FILTER = {  # layout -> permutation of iohw
+    "iohw": (0, 1, 2, 3), "hwoi": (2, 3, 1, 0), "ohwi": (1, 2, 3, 0)}
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_conv2d(gctx, cctx, dt, transpose):
+    cases = [
+        dict(C=3, O=4, k=(3, 3), groups=1, strides=[1, 1], dilations=[1, 1], padding=[1, 1, 1, 1]),
+        dict(C=4, O=6, k=(2, 3), groups=2, strides=[2, 1], dilations=[1, 2], padding=[0, 1, 2, 0]),
+        dict(C=6, O=6, k=(3, 3), groups=6, strides=[2, 2], dilations=[1, 1], padding=[1, 0, 1, 0]),
+        dict(C=5, O=3, k=(1, 1), groups=1, strides=[1, 1], dilations=[1, 1], padding=[0, 0, 0, 0]),
+    ]
+    layouts = _CONVT_FILTER if transpose else _CONV_FILTER
+    for case in cases:
+        C, O, (kh, kw), grp = case["C"], case["O"], case["k"], case["groups"]
+        x = rand((2, C, 7, 8), dt, -2, 2)
+        if transpose:
+            w = rand((C, O // grp, kh, kw), dt, -2, 2)
+        else:
+            w = rand((O, C // grp, kh, kw), dt, -2, 2)
+        bias = rand((O,), dt, -2, 2)
+        for il in ("nchw", "nhwc"):
+            xx = x if il == "nchw" else x.transpose(0, 2, 3, 1).copy()
+            for fl, perm in layouts.items():
+                ww = w.transpose(perm).copy()
+                opts = {"groups": grp, "strides": case["strides"], "dilations": case["dilations"],
+                        "padding": case["padding"], "inputLayout": il, "filterLayout": fl}
+                op = "conv_transpose2d" if transpose else "conv2d"
+
+                def build(b, x, w, c, opts=opts, op=op):
+                    return getattr(b, op)(x, w, dict(opts, bias=c))
+                ins = {"x": xx, "w": ww, "c": bias}
+                g = run(gctx, build, ins)
+                c = run(cctx, build, ins)
+                # bound of the terms' magnitudes: the same graph on |x|, |w|, |b|
+                mags = {k: np.abs(v) for k, v in ins.items()}
+                m = run(cctx, build, mags).astype(np.float64)
+                _close(g, c, m, dt, f"{op} {dt} {il} {fl} {case}")
+
+
 # ---- the tensor API on the GPU --------------------------------------------------------------
 def test_big_tensor_round_trip(gctx):
     # larger than the 8 MiB staging buffers, and not a multiple of them
