@@ -216,7 +216,8 @@ enum {
     K_ARG,
     K_CUMSUM,
     K_POOL,
-    K_CONV
+    K_CONV,
+    K_RESAMPLE
 };
 
 static int
@@ -274,6 +275,7 @@ kind_of(wnn_op op)
     case WNN_OP_AVERAGE_POOL2D: case WNN_OP_L2_POOL2D: case WNN_OP_MAX_POOL2D:
         return K_POOL;
     case WNN_OP_CONV2D: case WNN_OP_CONV_TRANSPOSE2D: return K_CONV;
+    case WNN_OP_RESAMPLE2D: return K_RESAMPLE;
     default:
         return K_NONE;
     }
@@ -404,6 +406,7 @@ typedef struct cu_node {
         ck_axis_p ax;
         ck_pool_p pool;
         ck_conv_p conv;
+        ck_resample_p rs;
         mm_plan mm;
         gemm_plan gm;
     } u;
@@ -1255,6 +1258,22 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     }
     case K_POOL: prep_pool(cn, &in[0], &out[0]); break;
     case K_CONV: prep_conv(cn, in, &out[0]); break;
+    case K_RESAMPLE: {
+        const wnn_resample2d_options *o = node->options;
+        ck_resample_p *p = &cn->u.rs;
+        memset(p, 0, sizeof(*p));
+        p->dt = in[0].dtype;
+        p->linear = o->mode == 1;
+        uint32_t a = o->axis[0], c = o->axis[1];
+        p->ya = (int)(a < c ? a : c);
+        p->xa = (int)(a < c ? c : a);
+        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        for (int d = 0; d < 4; d++) {
+            p->in[d] = in[0].shape[d];
+            p->out[d] = out[0].shape[d];
+        }
+        break;
+    }
     default: break;
     }
     return true;
@@ -1453,6 +1472,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
     case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
     case K_POOL: e = ck_pool2d(&cn->u.pool, in[0], out[0], s); break;
+    case K_RESAMPLE: e = ck_resample2d(&cn->u.rs, in[0], out[0], s); break;
     case K_CONV:
         e = ck_conv2d(&cn->u.conv, in[0], in[1],
                       cn->bias ? in[cn->bias - 1] : NULL, out[0], s);

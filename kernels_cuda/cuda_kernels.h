@@ -252,6 +252,15 @@ typedef struct ck_conv_p {
 cudaError_t ck_conv2d(const ck_conv_p *p, const void *x, const void *f,
                       const void *bias, void *y, cudaStream_t s);
 
+/* resample2d (conv.cu): rank-4 input, resampled axes ya < xa */
+typedef struct ck_resample_p {
+    int dt, linear, ya, xa;
+    int64_t n;
+    int64_t in[4], out[4];
+} ck_resample_p;
+cudaError_t ck_resample2d(const ck_resample_p *p, const void *x, void *y,
+                          cudaStream_t s);
+
 /* A kernel's attributes: fails (cudaErrorNoKernelImageForDevice) when the
  * device cannot run the code this library was built for. */
 cudaError_t ck_probe(void);

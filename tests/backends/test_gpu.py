@@ -576,6 +576,20 @@ def test_conv2d(gctx, cctx, dt, transpose):
                 _close(g, c, m, dt, f"{op} {dt} {il} {fl} {case}")
 
 
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8", "uint8"])
+def test_resample2d(gctx, cctx, dt):
+    if dt not in _limits_dtypes(gctx, "resample2d"):
+        pytest.skip("not allowed")
+    x = rand((2, 3, 7, 9), dt, -10, 10)
+    for mode in ("nearest-neighbor", "linear"):
+        for opts in ({"scales": [2.0, 1.5]}, {"sizes": [3, 20]}, {"sizes": [5, 4], "axes": [3, 1]},
+                     {"scales": [0.5, 3.0], "axes": [0, 2]}):
+            o = dict(opts, mode=mode)
+            ulps = 2 if dt.startswith("float") and mode == "linear" else 0
+            both(gctx, cctx, lambda b, x: b.resample2d(x, o), {"x": x}, ulps=ulps,
+                 what=f"resample2d {dt} {o}")
+
+
 # ---- the tensor API on the GPU --------------------------------------------------------------
 def test_big_tensor_round_trip(gctx):
     # larger than the 8 MiB staging buffers, and not a multiple of them
