@@ -211,7 +211,13 @@ enum {
     K_SOFTMAX,
     K_QUANT,
     K_MATMUL,
-    K_GEMM
+    K_GEMM,
+    K_REDUCE,
+    K_ARG,
+    K_CUMSUM,
+    K_POOL,
+    K_CONV,
+    K_RESAMPLE
 };
 
 static int
@@ -258,6 +264,18 @@ kind_of(wnn_op op)
     case WNN_OP_SOFTMAX: return K_SOFTMAX;
     case WNN_OP_QUANTIZE_LINEAR: case WNN_OP_DEQUANTIZE_LINEAR:
         return K_QUANT;
+    case WNN_OP_REDUCE_L1: case WNN_OP_REDUCE_L2: case WNN_OP_REDUCE_LOG_SUM:
+    case WNN_OP_REDUCE_LOG_SUM_EXP: case WNN_OP_REDUCE_MAX:
+    case WNN_OP_REDUCE_MEAN: case WNN_OP_REDUCE_MIN:
+    case WNN_OP_REDUCE_PRODUCT: case WNN_OP_REDUCE_SUM:
+    case WNN_OP_REDUCE_SUM_SQUARE:
+        return K_REDUCE;
+    case WNN_OP_ARG_MIN: case WNN_OP_ARG_MAX: return K_ARG;
+    case WNN_OP_CUMULATIVE_SUM: return K_CUMSUM;
+    case WNN_OP_AVERAGE_POOL2D: case WNN_OP_L2_POOL2D: case WNN_OP_MAX_POOL2D:
+        return K_POOL;
+    case WNN_OP_CONV2D: case WNN_OP_CONV_TRANSPOSE2D: return K_CONV;
+    case WNN_OP_RESAMPLE2D: return K_RESAMPLE;
     default:
         return K_NONE;
     }
@@ -269,6 +287,7 @@ kind_dtypes(int kind)
 {
     switch (kind) {
     case K_MATMUL: case K_GEMM: case K_NORM: case K_BN: case K_SOFTMAX:
+    case K_CONV:
         return WNN_DT_FLOAT;
     default:
         return WNN_DT_ANY;
@@ -383,6 +402,11 @@ typedef struct cu_node {
         ck_bn_p bn;
         ck_softmax_p sm;
         ck_quant_p q;
+        ck_reduce_p red;
+        ck_axis_p ax;
+        ck_pool_p pool;
+        ck_conv_p conv;
+        ck_resample_p rs;
         mm_plan mm;
         gemm_plan gm;
     } u;
@@ -887,6 +911,156 @@ prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     }
 }
 
+static int
+reduce_op(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_REDUCE_L1: return CK_R_L1;
+    case WNN_OP_REDUCE_L2: return CK_R_L2;
+    case WNN_OP_REDUCE_LOG_SUM: return CK_R_LOG_SUM;
+    case WNN_OP_REDUCE_LOG_SUM_EXP: return CK_R_LOG_SUM_EXP;
+    case WNN_OP_REDUCE_MAX: return CK_R_MAX;
+    case WNN_OP_REDUCE_MEAN: return CK_R_MEAN;
+    case WNN_OP_REDUCE_MIN: return CK_R_MIN;
+    case WNN_OP_REDUCE_PRODUCT: return CK_R_PRODUCT;
+    case WNN_OP_REDUCE_SUM: return CK_R_SUM;
+    default: return CK_R_SUM_SQUARE;
+    }
+}
+
+/* reduce*: kept and reduced dimensions (size-1 dimensions dropped, adjacent
+ * ones of the same group merged when contiguous). */
+static void
+prep_reduce(cu_node *cn, const wnn_desc *in)
+{
+    const wnn_reduce_options *o = cn->node->options;
+    ck_reduce_p *p = &cn->u.red;
+    memset(p, 0, sizeof(*p));
+    p->op = reduce_op(cn->node->op);
+    p->dt = in->dtype;
+    int64_t st[WNN_MAX_RANK];
+    contiguous_strides(in, st);
+    p->G = 1;
+    p->S = 1;
+    for (uint32_t i = 0; i < in->rank; i++) {
+        if (in->shape[i] == 1) {
+            continue;
+        }
+        if (o->axes_mask & (1u << i)) {
+            if (p->nr > 0 && p->rst[p->nr - 1] == st[i] * in->shape[i]) {
+                p->rext[p->nr - 1] *= in->shape[i];
+                p->rst[p->nr - 1] = st[i];
+            } else {
+                p->rext[p->nr] = in->shape[i];
+                p->rst[p->nr++] = st[i];
+            }
+            p->S *= in->shape[i];
+        } else {
+            if (p->nk > 0 && p->kst[p->nk - 1] == st[i] * in->shape[i]) {
+                p->kext[p->nk - 1] *= in->shape[i];
+                p->kst[p->nk - 1] = st[i];
+            } else {
+                p->kext[p->nk] = in->shape[i];
+                p->kst[p->nk++] = st[i];
+            }
+            p->G *= in->shape[i];
+        }
+    }
+}
+
+static void
+prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out, uint32_t axis)
+{
+    ck_axis_p *p = &cn->u.ax;
+    memset(p, 0, sizeof(*p));
+    p->dt = in->dtype;
+    p->to = out->dtype;
+    p->n = in->shape[axis];
+    p->outer = (int64_t)prod(in->shape, 0, axis);
+    p->inner = (int64_t)prod(in->shape, axis + 1, in->rank);
+}
+
+static void
+prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_pool2d_options *o = cn->node->options;
+    ck_pool_p *p = &cn->u.pool;
+    memset(p, 0, sizeof(*p));
+    wnn_op op = cn->node->op;
+    p->op = op == WNN_OP_AVERAGE_POOL2D ? CK_POOL_AVG
+            : op == WNN_OP_L2_POOL2D   ? CK_POOL_L2
+                                       : CK_POOL_MAX;
+    p->dt = in->dtype;
+    p->nhwc = o->layout != 0;
+    p->n = (int64_t)wnn_desc_elements(out);
+    p->N = in->shape[0];
+    p->C = p->nhwc ? in->shape[3] : in->shape[1];
+    p->H = p->nhwc ? in->shape[1] : in->shape[2];
+    p->W = p->nhwc ? in->shape[2] : in->shape[3];
+    p->OH = p->nhwc ? out->shape[1] : out->shape[2];
+    p->OW = p->nhwc ? out->shape[2] : out->shape[3];
+    p->kh = o->window[0];
+    p->kw = o->window[1];
+    p->sh = o->stride[0];
+    p->sw = o->stride[1];
+    p->dh = o->dilation[0];
+    p->dw = o->dilation[1];
+    p->pt = o->pad[0];
+    p->pl = o->pad[2];
+}
+
+static void
+prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    ck_conv_p *p = &cn->u.conv;
+    memset(p, 0, sizeof(*p));
+    const uint32_t *pad, *stride, *dil;
+    uint32_t groups, bias;
+    int il;
+    p->transpose = cn->node->op == WNN_OP_CONV_TRANSPOSE2D;
+    if (p->transpose) {
+        const wnn_conv_transpose2d_options *o = cn->node->options;
+        pad = o->pad, stride = o->stride, dil = o->dilation;
+        groups = o->groups, bias = o->bias, il = o->input_layout;
+        p->flayout = o->filter_layout;
+    } else {
+        const wnn_conv2d_options *o = cn->node->options;
+        pad = o->pad, stride = o->stride, dil = o->dilation;
+        groups = o->groups, bias = o->bias, il = o->input_layout;
+        p->flayout = o->filter_layout;
+    }
+    p->dt = in[0].dtype;
+    p->nhwc = il == WNN_LAYOUT_NHWC;
+    p->n = (int64_t)wnn_desc_elements(out);
+    const uint32_t *is = in[0].shape, *os = out->shape, *fs = in[1].shape;
+    p->N = is[0];
+    p->C = p->nhwc ? is[3] : is[1];
+    p->H = p->nhwc ? is[1] : is[2];
+    p->W = p->nhwc ? is[2] : is[3];
+    p->O = p->nhwc ? os[3] : os[1];
+    p->OH = p->nhwc ? os[1] : os[2];
+    p->OW = p->nhwc ? os[2] : os[3];
+    int fl = p->flayout;
+    if (p->transpose) {
+        /* iohw, hwoi, ohwi */
+        p->KH = fl == WNN_CONVT_HWOI ? fs[0] : fl == WNN_CONVT_OHWI ? fs[1] : fs[2];
+        p->KW = fl == WNN_CONVT_HWOI ? fs[1] : fl == WNN_CONVT_OHWI ? fs[2] : fs[3];
+    } else {
+        /* oihw, hwio, ohwi, ihwo */
+        p->KH = fl == WNN_CONV_HWIO ? fs[0] : fl == WNN_CONV_OIHW ? fs[2] : fs[1];
+        p->KW = fl == WNN_CONV_HWIO ? fs[1] : fl == WNN_CONV_OIHW ? fs[3] : fs[2];
+    }
+    p->sh = stride[0];
+    p->sw = stride[1];
+    p->dh = dil[0];
+    p->dw = dil[1];
+    p->pt = pad[0];
+    p->pl = pad[2];
+    p->groups = groups;
+    p->has_bias = bias != 0;
+    cn->bias = bias;
+}
+
 static void
 prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
@@ -1069,6 +1243,37 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     case K_QUANT: prep_quant(cn, in, &out[0]); break;
     case K_MATMUL: prep_matmul(cn, in, &out[0]); break;
     case K_GEMM: prep_gemm(cn, in, &out[0]); break;
+    case K_REDUCE: prep_reduce(cn, &in[0]); break;
+    case K_ARG:
+        prep_axis(cn, &in[0], &out[0],
+                  ((const wnn_arg_min_max_options *)node->options)->axis);
+        cn->u.ax.is_max = node->op == WNN_OP_ARG_MAX;
+        break;
+    case K_CUMSUM: {
+        const wnn_cumulative_sum_options *o = node->options;
+        prep_axis(cn, &in[0], &out[0], o->axis);
+        cn->u.ax.exclusive = o->exclusive;
+        cn->u.ax.reversed = o->reversed;
+        break;
+    }
+    case K_POOL: prep_pool(cn, &in[0], &out[0]); break;
+    case K_CONV: prep_conv(cn, in, &out[0]); break;
+    case K_RESAMPLE: {
+        const wnn_resample2d_options *o = node->options;
+        ck_resample_p *p = &cn->u.rs;
+        memset(p, 0, sizeof(*p));
+        p->dt = in[0].dtype;
+        p->linear = o->mode == 1;
+        uint32_t a = o->axis[0], c = o->axis[1];
+        p->ya = (int)(a < c ? a : c);
+        p->xa = (int)(a < c ? c : a);
+        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        for (int d = 0; d < 4; d++) {
+            p->in[d] = in[0].shape[d];
+            p->out[d] = out[0].shape[d];
+        }
+        break;
+    }
     default: break;
     }
     return true;
@@ -1263,6 +1468,15 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_QUANT: e = ck_quantize(&cn->u.q, in[0], in[1], in[2], out[0], s); break;
     case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
     case K_GEMM: return run_gemm(b, cn, in, out, err);
+    case K_REDUCE: e = ck_reduce(&cn->u.red, in[0], out[0], s); break;
+    case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
+    case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
+    case K_POOL: e = ck_pool2d(&cn->u.pool, in[0], out[0], s); break;
+    case K_RESAMPLE: e = ck_resample2d(&cn->u.rs, in[0], out[0], s); break;
+    case K_CONV:
+        e = ck_conv2d(&cn->u.conv, in[0], in[1],
+                      cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
+        break;
     default:
         return wnn_failk(err, WNN_NOT_SUPPORTED,
                          wnn_op_get(cn->node->op)->camel, cn->node->label,

@@ -203,6 +203,64 @@ typedef struct ck_quant_p {
 cudaError_t ck_quantize(const ck_quant_p *p, const void *x, const void *scale,
                         const void *zero, void *y, cudaStream_t s);
 
+/* ---- reductions and pooling (reduce.cu) ------------------------------------ */
+/* reduce*: G outputs (row-major over the kept dimensions kext, at input
+ * offsets sum(kidx * kst)) of S reduced elements each (over rext / rst). */
+enum {
+    CK_R_L1, CK_R_L2, CK_R_LOG_SUM, CK_R_LOG_SUM_EXP, CK_R_MAX, CK_R_MEAN,
+    CK_R_MIN, CK_R_PRODUCT, CK_R_SUM, CK_R_SUM_SQUARE
+};
+typedef struct ck_reduce_p {
+    int op, dt, nk, nr;
+    int64_t G, S;
+    uint32_t kext[CK_RANK], rext[CK_RANK];
+    int64_t kst[CK_RANK], rst[CK_RANK];
+} ck_reduce_p;
+cudaError_t ck_reduce(const ck_reduce_p *p, const void *x, void *y,
+                      cudaStream_t s);
+
+/* argMin / argMax (is_max) and cumulativeSum along one axis: the input is
+ * [outer, n, inner]. */
+typedef struct ck_axis_p {
+    int dt, to, is_max, exclusive, reversed;
+    int64_t outer, n, inner;
+} ck_axis_p;
+cudaError_t ck_arg_min_max(const ck_axis_p *p, const void *x, void *y,
+                           cudaStream_t s);
+cudaError_t ck_cumulative_sum(const ck_axis_p *p, const void *x, void *y,
+                              cudaStream_t s);
+
+/* averagePool2d / l2Pool2d / maxPool2d, nchw or nhwc */
+enum { CK_POOL_AVG, CK_POOL_L2, CK_POOL_MAX };
+typedef struct ck_pool_p {
+    int op, dt, nhwc;
+    int64_t n; /* output elements */
+    int64_t N, C, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+} ck_pool_p;
+cudaError_t ck_pool2d(const ck_pool_p *p, const void *x, void *y,
+                      cudaStream_t s);
+
+/* ---- convolutions (conv.cu) ------------------------------------------------ */
+/* conv2d (transpose 0; filter layouts WNN_CONV_*) and convTranspose2d
+ * (transpose 1; WNN_CONVT_*): one thread per output element, float32 sums. */
+typedef struct ck_conv_p {
+    int dt, transpose, nhwc, flayout, has_bias;
+    int64_t n; /* output elements */
+    int64_t N, C, H, W, O, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, groups;
+} ck_conv_p;
+cudaError_t ck_conv2d(const ck_conv_p *p, const void *x, const void *f,
+                      const void *bias, void *y, cudaStream_t s);
+
+/* resample2d (conv.cu): rank-4 input, resampled axes ya < xa */
+typedef struct ck_resample_p {
+    int dt, linear, ya, xa;
+    int64_t n;
+    int64_t in[4], out[4];
+} ck_resample_p;
+cudaError_t ck_resample2d(const ck_resample_p *p, const void *x, void *y,
+                          cudaStream_t s);
+
 /* A kernel's attributes: fails (cudaErrorNoKernelImageForDevice) when the
  * device cannot run the code this library was built for. */
 cudaError_t ck_probe(void);

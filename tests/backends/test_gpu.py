@@ -91,6 +91,7 @@ def ulp_diff(a, b):
 def same(g, c, ulps=0, what=""):
     """GPU result g against CPU result c: exact, or within `ulps` for floats."""
     assert g.dtype == c.dtype and g.shape == c.shape, (g.dtype, g.shape, c.dtype, c.shape)
+    g, c = np.atleast_1d(g), np.atleast_1d(c)
     if g.dtype.kind == "f" and ulps:
         d = ulp_diff(g, c)
         bad = d > ulps
@@ -405,6 +406,188 @@ def test_quantize(gctx, cctx):
                  {"x": x, "s": s, "z": z}, what=f"quantize {zt}")
         both(gctx, cctx, lambda b, q, s, z: b.dequantize_linear(q, s, z),
              {"q": q, "s": s, "z": z}, what=f"dequantize {zt}")
+
+
+# ---- reductions ---------------------------------------------------------------------------
+REDUCE_ALL = ["reduce_sum", "reduce_l1", "reduce_sum_square", "reduce_product",
+              "reduce_max", "reduce_min"]
+REDUCE_FLOAT = ["reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_mean"]
+
+
+def _limits_dtypes(ctx, op):
+    lim = ctx.op_support_limits()[op]
+    return lim["input"]["data_types"]
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_reductions(gctx, cctx, dt):
+    ulps = 2 if dt == "float32" else 1
+    cases = [((6, 5, 7), None, False),        # everything
+             ((6, 5, 7), [1], True),          # middle axis
+             ((6, 5, 7), [0, 2], False),      # two axes, non-adjacent
+             ((4, 1, 3, 600), [3], False),    # long rows: block teams
+             ((700, 3), [0], True),           # long columns
+             ((3, 4), [], False)]             # no axis
+    for op in REDUCE_ALL + REDUCE_FLOAT:
+        if dt not in _limits_dtypes(gctx, op):
+            continue
+        for shape, axes, keep in cases:
+            if dt.startswith("float"):
+                lo, hi = (0.5, 1.5) if op == "reduce_product" else (
+                    (0.1, 10) if op == "reduce_log_sum" else (-10, 10))
+                x = rand(shape, dt, lo, hi)
+            else:
+                x = rand(shape, dt)
+            opts = {"keepDimensions": keep}
+            if axes is not None:
+                opts["axes"] = axes
+            both(gctx, cctx, lambda b, x: getattr(b, op)(x, opts), {"x": x}, ulps=ulps,
+                 what=f"{op} {dt} {shape} {axes}")
+
+
+def test_reduction_nan_and_inf(gctx, cctx):
+    x = rand((5, 300), "float32")
+    x[1, 7] = np.nan
+    x[2, 9] = np.inf
+    x[3, 11] = -np.inf
+    for op in ["reduce_max", "reduce_min", "reduce_sum", "reduce_log_sum_exp", "reduce_l1"]:
+        both(gctx, cctx, lambda b, x: getattr(b, op)(x, {"axes": [1]}), {"x": x}, ulps=2,
+             what=f"{op} special values")
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_arg_min_max(gctx, cctx, dt):
+    for shape, axis in [((6, 5, 7), 1), ((40, 3), 0), ((3, 200), 1), ((9,), 0)]:
+        x = rand(shape, dt, -3, 3)
+        if dt.startswith("float"):
+            x = np.round(x)  # ties
+            if x.size > 10:
+                x.flat[[4, 9]] = np.nan
+        else:
+            x = (x % 5).astype(dt)  # ties
+        for op in ("arg_min", "arg_max"):
+            for keep, odt in ((False, "int32"), (True, "int64")):
+                both(gctx, cctx, lambda b, x: getattr(b, op)(
+                    x, axis, {"keepDimensions": keep, "outputDataType": odt}), {"x": x},
+                    what=f"{op} {dt} {shape} {axis}")
+
+
+@pytest.mark.parametrize("dt", [d for d in ALL if d not in ("int8", "uint8")])
+def test_cumulative_sum(gctx, cctx, dt):
+    if dt not in _limits_dtypes(gctx, "cumulative_sum"):
+        pytest.skip("not allowed")
+    ulps = 2 if dt == "float32" else 1
+    for shape, axis in [((6, 5, 7), 1), ((300, 3), 0), ((2, 90), 1)]:
+        x = rand(shape, dt, -10, 10)
+        for excl in (False, True):
+            for rev in (False, True):
+                both(gctx, cctx, lambda b, x: b.cumulative_sum(
+                    x, axis, {"exclusive": excl, "reversed": rev}), {"x": x}, ulps=ulps,
+                    what=f"cumulativeSum {dt} {shape} {axis} {excl} {rev}")
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+POOL_CASES = [
+    {"windowDimensions": [3, 3]},
+    {"windowDimensions": [3, 2], "strides": [2, 1], "padding": [1, 2, 0, 1]},
+    {"windowDimensions": [2, 3], "dilations": [2, 1], "strides": [1, 2],
+     "padding": [2, 0, 1, 1], "outputShapeRounding": "ceil"},
+    {"windowDimensions": [2, 2], "strides": [3, 3], "padding": [3, 3, 3, 3]},  # empty windows
+    {},  # global
+]
+
+
+@pytest.mark.parametrize("dt", ALL)
+def test_pooling(gctx, cctx, dt):
+    for op in ("average_pool2d", "l2_pool2d", "max_pool2d"):
+        if dt not in _limits_dtypes(gctx, op):
+            continue
+        ulps = 8 if dt == "float32" else 1  # float32 sums in another order
+        lo = -10 if op == "max_pool2d" else 0.5  # float32 sums: no cancellation
+        for layout in ("nchw", "nhwc"):
+            x = rand((2, 3, 9, 11), dt, lo, 10)
+            if layout == "nhwc":
+                x = x.transpose(0, 2, 3, 1).copy()
+            for opts in POOL_CASES:
+                o = dict(opts, layout=layout)
+                both(gctx, cctx, lambda b, x: getattr(b, op)(x, o), {"x": x}, ulps=ulps,
+                     what=f"{op} {dt} {o}")
+        if dt.startswith("float"):
+            # global pooling of large planes: block teams; NaN in max pooling
+            x = rand((2, 3, 40, 50), dt, lo, 10)
+            x[0, 1, 5, 5] = np.nan
+            # (averagePool2d sums 2000 values in float32 on both, in other orders)
+            gu = 64 if op == "average_pool2d" and dt == "float32" else 8
+            both(gctx, cctx, lambda b, x: getattr(b, op)(x), {"x": x}, ulps=gu,
+                 what=f"{op} {dt} global")
+
+
+# ---- convolutions ----------------------------------------------------------------------------
+def _close(g, c, x_abs_sum, dt, what):
+    """float32 sums in different orders: |g - c| within a few roundings of
+    the sum of the terms' magnitudes."""
+    assert g.dtype == c.dtype and g.shape == c.shape, (g.shape, c.shape)
+    eps = 2.0 ** -23 if dt == "float32" else 2.0 ** -10
+    tol = 8 * eps * x_abs_sum + (eps * np.abs(c.astype(np.float64)) if dt == "float16" else 0)
+    bad = np.abs(g.astype(np.float64) - c.astype(np.float64)) > tol + 1e-30
+    assert not np.any(bad), f"{what}: {int(bad.sum())} of {g.size} differ"
+
+
+_CONV_FILTER = {  # filter layout -> permutation of oihw
+    "oihw": (0, 1, 2, 3), "hwio": (2, 3, 1, 0), "ohwi": (0, 2, 3, 1), "ihwo": (1, 2, 3, 0)}
+_CONVT_FILTER = {  # layout -> permutation of iohw
+    "iohw": (0, 1, 2, 3), "hwoi": (2, 3, 1, 0), "ohwi": (1, 2, 3, 0)}
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_conv2d(gctx, cctx, dt, transpose):
+    cases = [
+        dict(C=3, O=4, k=(3, 3), groups=1, strides=[1, 1], dilations=[1, 1], padding=[1, 1, 1, 1]),
+        dict(C=4, O=6, k=(2, 3), groups=2, strides=[2, 1], dilations=[1, 2], padding=[0, 1, 2, 0]),
+        dict(C=6, O=6, k=(3, 3), groups=6, strides=[2, 2], dilations=[1, 1], padding=[1, 0, 1, 0]),
+        dict(C=5, O=3, k=(1, 1), groups=1, strides=[1, 1], dilations=[1, 1], padding=[0, 0, 0, 0]),
+    ]
+    layouts = _CONVT_FILTER if transpose else _CONV_FILTER
+    for case in cases:
+        C, O, (kh, kw), grp = case["C"], case["O"], case["k"], case["groups"]
+        x = rand((2, C, 7, 8), dt, -2, 2)
+        if transpose:
+            w = rand((C, O // grp, kh, kw), dt, -2, 2)
+        else:
+            w = rand((O, C // grp, kh, kw), dt, -2, 2)
+        bias = rand((O,), dt, -2, 2)
+        for il in ("nchw", "nhwc"):
+            xx = x if il == "nchw" else x.transpose(0, 2, 3, 1).copy()
+            for fl, perm in layouts.items():
+                ww = w.transpose(perm).copy()
+                opts = {"groups": grp, "strides": case["strides"], "dilations": case["dilations"],
+                        "padding": case["padding"], "inputLayout": il, "filterLayout": fl}
+                op = "conv_transpose2d" if transpose else "conv2d"
+
+                def build(b, x, w, c, opts=opts, op=op):
+                    return getattr(b, op)(x, w, dict(opts, bias=c))
+                ins = {"x": xx, "w": ww, "c": bias}
+                g = run(gctx, build, ins)
+                c = run(cctx, build, ins)
+                # bound of the terms' magnitudes: the same graph on |x|, |w|, |b|
+                mags = {k: np.abs(v) for k, v in ins.items()}
+                m = run(cctx, build, mags).astype(np.float64)
+                _close(g, c, m, dt, f"{op} {dt} {il} {fl} {case}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int8", "uint8"])
+def test_resample2d(gctx, cctx, dt):
+    if dt not in _limits_dtypes(gctx, "resample2d"):
+        pytest.skip("not allowed")
+    x = rand((2, 3, 7, 9), dt, -10, 10)
+    for mode in ("nearest-neighbor", "linear"):
+        for opts in ({"scales": [2.0, 1.5]}, {"sizes": [3, 20]}, {"sizes": [5, 4], "axes": [3, 1]},
+                     {"scales": [0.5, 3.0], "axes": [0, 2]}):
+            o = dict(opts, mode=mode)
+            ulps = 2 if dt.startswith("float") and mode == "linear" else 0
+            both(gctx, cctx, lambda b, x: b.resample2d(x, o), {"x": x}, ulps=ulps,
+                 what=f"resample2d {dt} {o}")
 
 
 # ---- the tensor API on the GPU --------------------------------------------------------------
