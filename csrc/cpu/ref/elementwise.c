@@ -233,6 +233,19 @@ exp_in_range(float x)
     return x <= 88.3762626647949f && x >= -87.3365478515625f;
 }
 
+/* Any x (times `sign`) outside exp_core's range, NaN included?  A
+ * vectorisable or-reduction, so the scalar fix-up runs only when needed. */
+static inline __attribute__((always_inline)) bool
+exp_any_out_of_range(const float *x, size_t n, float sign)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = sign * x[i];
+        bad |= !(v <= 88.3762626647949f) | !(v >= -87.3365478515625f);
+    }
+    return bad != 0;
+}
+
 typedef enum uop {
     U_ABS, U_CEIL, U_COS, U_ERF, U_EXP, U_FLOOR, U_LOG, U_NEG, U_RECIPROCAL,
     U_ROUND_EVEN, U_SIN, U_SIGN, U_SQRT, U_TAN, U_CLAMP, U_ELU, U_GELU,
@@ -259,8 +272,10 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
     case U_ERF: for (size_t i = 0; i < n; i++) y[i] = erff(x[i]); break;
     case U_EXP:
         for (size_t i = 0; i < n; i++) y[i] = exp_core(x[i]);
-        for (size_t i = 0; i < n; i++) {
-            if (!exp_in_range(x[i])) y[i] = expf(x[i]);
+        if (exp_any_out_of_range(x, n, 1.0f)) {
+            for (size_t i = 0; i < n; i++) {
+                if (!exp_in_range(x[i])) y[i] = expf(x[i]);
+            }
         }
         break;
     case U_FLOOR: for (size_t i = 0; i < n; i++) y[i] = floorf(x[i]); break;
@@ -313,8 +328,10 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
         break;
     case U_SIGMOID:
         for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_core(-x[i]));
-        for (size_t i = 0; i < n; i++) {
-            if (!exp_in_range(-x[i])) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        if (exp_any_out_of_range(x, n, -1.0f)) {
+            for (size_t i = 0; i < n; i++) {
+                if (!exp_in_range(-x[i])) y[i] = 1.0f / (1.0f + expf(-x[i]));
+            }
         }
         break;
     case U_SOFTPLUS:
