@@ -217,7 +217,8 @@ enum {
     K_CUMSUM,
     K_POOL,
     K_CONV,
-    K_RESAMPLE
+    K_RESAMPLE,
+    K_RNN        /* gru gruCell lstm lstmCell */
 };
 
 static int
@@ -276,6 +277,9 @@ kind_of(wnn_op op)
         return K_POOL;
     case WNN_OP_CONV2D: case WNN_OP_CONV_TRANSPOSE2D: return K_CONV;
     case WNN_OP_RESAMPLE2D: return K_RESAMPLE;
+    case WNN_OP_GRU: case WNN_OP_GRU_CELL: case WNN_OP_LSTM:
+    case WNN_OP_LSTM_CELL:
+        return K_RNN;
     default:
         return K_NONE;
     }
@@ -287,7 +291,7 @@ kind_dtypes(int kind)
 {
     switch (kind) {
     case K_MATMUL: case K_GEMM: case K_NORM: case K_BN: case K_SOFTMAX:
-    case K_CONV:
+    case K_CONV: case K_RNN:
         return WNN_DT_FLOAT;
     default:
         return WNN_DT_ANY;
@@ -382,6 +386,17 @@ typedef struct gemm_plan {
     cu_view cview; /* c broadcast into the output */
 } gemm_plan;
 
+/* gru / gruCell / lstm / lstmCell: the kernels' parameters, the operands
+ * (node input + 1, 0 absent), the outputs (node output + 1) and the scratch
+ * layout (byte offsets; float32 copies of x, W, R only for float16). */
+typedef struct rnn_plan {
+    ck_rnn_p p;
+    int64_t I;
+    uint32_t bias, rbias, peep, h0, c0;      /* node inputs + 1    */
+    uint32_t out_c, out_seq;                 /* node outputs + 1   */
+    uint64_t x32, w32, r32, xw, bsum, rbn, h[2], c[2], rh, hr;
+} rnn_plan;
+
 typedef struct cu_node {
     const wnn_node *node;
     int kind;
@@ -409,6 +424,7 @@ typedef struct cu_node {
         ck_resample_p rs;
         mm_plan mm;
         gemm_plan gm;
+        rnn_plan rnn;
     } u;
     cu_view *views;        /* K_VIEWS */
     uint32_t n_views;
@@ -1152,6 +1168,104 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     }
 }
 
+/* Scratch bytes, 256-byte aligned pieces. */
+static uint64_t
+rnn_take(uint64_t *at, uint64_t floats)
+{
+    uint64_t off = *at;
+    *at += (floats * sizeof(float) + 255) / 256 * 256;
+    return off;
+}
+
+static void
+prep_rnn(cu_node *cn, const wnn_desc *in)
+{
+    rnn_plan *r = &cn->u.rnn;
+    ck_rnn_p *p = &r->p;
+    memset(r, 0, sizeof(*r));
+    const wnn_node *node = cn->node;
+    const wnn_u32_list *acts;
+    int layout;
+    p->dt = in[0].dtype;
+    p->direction = CK_RNN_FORWARD;
+    switch (node->op) {
+    case WNN_OP_GRU: {
+        const wnn_gru_options *o = node->options;
+        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
+        p->H = o->hidden_size, p->reset_after = o->reset_after;
+        p->direction = o->direction;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->h0 = o->initial_hidden_state;
+        r->out_seq = o->return_sequence && node->n_out > 1 ? 2 : 0;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    case WNN_OP_GRU_CELL: {
+        const wnn_gru_cell_options *o = node->options;
+        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
+        p->H = o->hidden_size, p->reset_after = o->reset_after;
+        r->bias = o->bias, r->rbias = o->recurrent_bias, r->h0 = 4;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    case WNN_OP_LSTM: {
+        const wnn_lstm_options *o = node->options;
+        p->lstm = 1;
+        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
+        p->H = o->hidden_size, p->direction = o->direction;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->peep = o->peephole_weight, r->h0 = o->initial_hidden_state;
+        r->c0 = o->initial_cell_state, r->out_c = 2;
+        r->out_seq = o->return_sequence && node->n_out > 2 ? 3 : 0;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    default: { /* lstmCell */
+        const wnn_lstm_cell_options *o = node->options;
+        p->lstm = 1;
+        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
+        p->H = o->hidden_size;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->peep = o->peephole_weight, r->h0 = 4, r->c0 = 5, r->out_c = 2;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    }
+    p->D = p->direction == CK_RNN_BOTH ? 2 : 1;
+    const uint32_t *av = acts->present ? acts->v : NULL;
+    p->act_f = av ? (int)av[0] : CK_RNN_SIGMOID;
+    p->act_g = av ? (int)av[1] : CK_RNN_TANH;
+    p->act_h = p->lstm && av ? (int)av[2] : CK_RNN_TANH;
+    if (p->lstm) {
+        bool iofg = layout == WNN_LSTM_IOFG;
+        p->gi = 0;
+        p->go = iofg ? 1 : 3;
+        p->gf = iofg ? 2 : 1;
+        p->gg = iofg ? 3 : 2;
+    } else {
+        p->gz = layout == WNN_GRU_ZRN ? 0 : 1;
+        p->gr = 1 - p->gz;
+    }
+    const uint64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const uint64_t GH = (p->lstm ? 4 : 3) * H, state = D * B * H;
+    uint64_t at = 0;
+    if (p->dt == WNN_FLOAT16) {
+        r->x32 = rnn_take(&at, T * B * I);
+        r->w32 = rnn_take(&at, D * GH * I);
+        r->r32 = rnn_take(&at, D * GH * H);
+    }
+    r->xw = rnn_take(&at, T * B * D * GH);
+    r->bsum = rnn_take(&at, D * GH);
+    r->rbn = rnn_take(&at, D * H);
+    for (int k = 0; k < 2; k++) {
+        r->h[k] = rnn_take(&at, state);
+        r->c[k] = p->lstm ? rnn_take(&at, state) : 0;
+    }
+    r->rh = rnn_take(&at, state);
+    r->hr = rnn_take(&at, D * B * GH);
+    cn->scratch = at;
+}
+
 /* Fill cn for its node; false when out of memory. */
 static bool
 prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
@@ -1258,6 +1372,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     }
     case K_POOL: prep_pool(cn, &in[0], &out[0]); break;
     case K_CONV: prep_conv(cn, in, &out[0]); break;
+    case K_RNN: prep_rnn(cn, in); break;
     case K_RESAMPLE: {
         const wnn_resample2d_options *o = node->options;
         ck_resample_p *p = &cn->u.rs;
@@ -1401,6 +1516,107 @@ run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     return WNN_OK;
 }
 
+/* gru / gruCell / lstm / lstmCell: x W^T for every step and direction in
+ * one product, then per step h R^T (one strided-batched product over the
+ * directions) and the gate kernel; gru without resetAfter takes z and r
+ * first, then (r * h) Rn.  float32 products (float16 operands widened into
+ * scratch first), as the CPU. */
+static wnn_status
+run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+        void *scratch, wnn_error *err)
+{
+    const rnn_plan *r = &cn->u.rnn;
+    const ck_rnn_p *p = &r->p;
+    const char *op = wnn_op_get(cn->node->op)->camel;
+    cudaStream_t s = b->stream;
+    char *sc = scratch;
+#define F(off) ((float *)(sc + (off)))
+    const int64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const int64_t G = p->lstm ? 4 : 3, GH = G * H, state = D * B * H;
+    const float *x = in[0], *w = in[1], *rw = in[2];
+    cudaError_t e = cudaSuccess;
+    if (p->dt == WNN_FLOAT16) {
+        e = ck_cast(CK_F16, CK_F32, T * B * I, in[0], F(r->x32), s);
+        if (e == cudaSuccess) {
+            e = ck_cast(CK_F16, CK_F32, D * GH * I, in[1], F(r->w32), s);
+        }
+        if (e == cudaSuccess) {
+            e = ck_cast(CK_F16, CK_F32, D * GH * H, in[2], F(r->r32), s);
+        }
+        x = F(r->x32), w = F(r->w32), rw = F(r->r32);
+    }
+    if (e == cudaSuccess) {
+        e = ck_rnn_init(p, r->bias ? in[r->bias - 1] : NULL,
+                        r->rbias ? in[r->rbias - 1] : NULL,
+                        r->h0 ? in[r->h0 - 1] : NULL,
+                        r->c0 ? in[r->c0 - 1] : NULL, F(r->bsum), F(r->rbn),
+                        F(r->h[0]), p->lstm ? F(r->c[0]) : NULL, s);
+    }
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label, e,
+                          "kernel launch");
+    }
+    cublasStatus_t bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)(T * B),
+                                  (int)(D * GH), (int)I, 1.0f, x, (int)I, 0,
+                                  w, (int)I, 0, 0.0f, F(r->xw), (int)(D * GH),
+                                  0, 1);
+    const void *peep = r->peep ? in[r->peep - 1] : NULL;
+    void *seq = r->out_seq ? out[r->out_seq - 1] : NULL;
+    float *hr = F(r->hr);
+    for (int64_t k = 0; k < T && bs == CUBLAS_STATUS_SUCCESS &&
+                        e == cudaSuccess; k++) {
+        float *hp = F(r->h[k & 1]), *hn = F(r->h[(k + 1) & 1]);
+        float *cp = p->lstm ? F(r->c[k & 1]) : NULL;
+        float *cnx = p->lstm ? F(r->c[(k + 1) & 1]) : NULL;
+        bool two = !p->lstm && !p->reset_after;
+        /* hr[d] = h[d] R[d]^T (gru without resetAfter: z and r only) */
+        bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)B,
+                       (int)(two ? 2 * H : GH), (int)H, 1.0f, hp, (int)H,
+                       B * H, rw, (int)H, GH * H, 0.0f, hr, (int)GH, B * GH,
+                       (int)D);
+        if (bs != CUBLAS_STATUS_SUCCESS) {
+            break;
+        }
+        e = ck_rnn_gates(p, 0, k, F(r->xw), hr, F(r->bsum), F(r->rbn), peep,
+                         hp, cp, hn, cnx, F(r->rh), seq, s);
+        if (two && e == cudaSuccess) {
+            bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)B, (int)H,
+                           (int)H, 1.0f, F(r->rh), (int)H, B * H,
+                           rw + 2 * H * H, (int)H, GH * H, 0.0f, hr + 2 * H,
+                           (int)GH, B * GH, (int)D);
+            if (bs == CUBLAS_STATUS_SUCCESS) {
+                e = ck_rnn_gates(p, 1, k, F(r->xw), hr, F(r->bsum), F(r->rbn),
+                                 peep, hp, cp, hn, cnx, F(r->rh), seq, s);
+            }
+        }
+    }
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+                         "cuBLAS failed: %s", blas_error(bs));
+    }
+    /* the final states into the outputs */
+    const float *hf = F(r->h[T & 1]);
+    const float *cf = p->lstm ? F(r->c[T & 1]) : NULL;
+    size_t bytes = (size_t)state * sizeof(float);
+    if (e == cudaSuccess) {
+        e = p->dt == WNN_FLOAT32
+                ? cudaMemcpyAsync(out[0], hf, bytes, cudaMemcpyDeviceToDevice, s)
+                : ck_cast(CK_F32, CK_F16, state, hf, out[0], s);
+    }
+    if (e == cudaSuccess && r->out_c) {
+        e = p->dt == WNN_FLOAT32
+                ? cudaMemcpyAsync(out[r->out_c - 1], cf, bytes,
+                                  cudaMemcpyDeviceToDevice, s)
+                : ck_cast(CK_F32, CK_F16, state, cf, out[r->out_c - 1], s);
+    }
+#undef F
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label, e,
+                          "kernel launch");
+    }
+    return WNN_OK;
+}
+
 static wnn_status
 run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err)
@@ -1468,6 +1684,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_QUANT: e = ck_quantize(&cn->u.q, in[0], in[1], in[2], out[0], s); break;
     case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
     case K_GEMM: return run_gemm(b, cn, in, out, err);
+    case K_RNN: return run_rnn(b, cn, in, out, scratch, err);
     case K_REDUCE: e = ck_reduce(&cn->u.red, in[0], out[0], s); break;
     case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
     case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
@@ -1605,7 +1822,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         if (!prep_node(cn, in, outd)) {
             goto oom;
         }
-        if ((cn->kind == K_MATMUL || cn->kind == K_GEMM) &&
+        if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
             need_blas(b, err) != WNN_OK) {
             cu_compiled_free(be, c);
             return WNN_ERR;

@@ -261,6 +261,39 @@ typedef struct ck_resample_p {
 cudaError_t ck_resample2d(const ck_resample_p *p, const void *x, void *y,
                           cudaStream_t s);
 
+/* ---- recurrent networks (recurrent.cu) ------------------------------------- */
+/* gru / gruCell (lstm 0) and lstm / lstmCell (lstm 1) in float32 (float16
+ * operands widened, outputs rounded once), as cpu/ref/recurrent.c: G gate
+ * blocks of H units (G = 3 or 4), D directions, T steps, batch B.  The host
+ * runs the products on cuBLAS: xw [T * B, D * G * H] = x W^T once, and per
+ * step hr [D][B, G * H] = h R^T; these kernels do the rest. */
+enum { CK_RNN_RELU = 0, CK_RNN_SIGMOID, CK_RNN_TANH };      /* = WNN_RNN_* */
+enum { CK_RNN_FORWARD = 0, CK_RNN_BACKWARD, CK_RNN_BOTH }; /* = WNN_RNN_* */
+typedef struct ck_rnn_p {
+    int dt, lstm, reset_after, direction, D;
+    int act_f, act_g, act_h;  /* CK_RNN_RELU / SIGMOID / TANH */
+    int gz, gr;               /* gru: blocks of z and r (n is block 2)   */
+    int gi, go, gf, gg;       /* lstm: blocks of i, o, f, g              */
+    int64_t T, B, H;
+} ck_rnn_p;
+/* bsum [D * G * H] = bias + recurrent bias (without gru resetAfter's n
+ * block: that goes to rbn [D * H]); h [D * B * H] = h0 or 0; c likewise
+ * (lstm).  Absent operands are NULL. */
+cudaError_t ck_rnn_init(const ck_rnn_p *p, const void *bias,
+                        const void *rbias, const void *h0, const void *c0,
+                        float *bsum, float *rbn, float *h, float *c,
+                        cudaStream_t s);
+/* Gate math of step k (0 .. T-1, in run order) for every direction: phase
+ * 0: lstm, gru with resetAfter, or gru's z and r (r * h into rh, the
+ * activated z kept in hr); phase 1: gru without resetAfter after
+ * (r * h) Rn.  hp / cp: the states before the step, hn / cn after;
+ * seq (output data type) [T, D, B, H] or NULL; peep (operand) or NULL. */
+cudaError_t ck_rnn_gates(const ck_rnn_p *p, int phase, int64_t k,
+                         const float *xw, float *hr, const float *bsum,
+                         const float *rbn, const void *peep, const float *hp,
+                         const float *cp, float *hn, float *cn, float *rh,
+                         void *seq, cudaStream_t s);
+
 /* A kernel's attributes: fails (cudaErrorNoKernelImageForDevice) when the
  * device cannot run the code this library was built for. */
 cudaError_t ck_probe(void);

@@ -590,6 +590,158 @@ def test_resample2d(gctx, cctx, dt):
                  what=f"resample2d {dt} {o}")
 
 
+# ---- recurrent networks ----------------------------------------------------------------------
+# float32 products summed in another order than the CPU's, carried through
+# the steps: results agree to a few float32 roundings (float16: to one
+# float16 rounding of the same float32 value).
+def _rnn_close(g, c, dt, what):
+    for k in c:
+        gk, ck = g[k], c[k]
+        assert gk.dtype == ck.dtype and gk.shape == ck.shape, (k, gk.shape, ck.shape)
+        g64, c64 = gk.astype(np.float64), ck.astype(np.float64)
+        if dt == "float32":
+            tol = 2e-5 * (1 + np.abs(c64))
+        else:
+            tol = 2.0 ** -10 * (1 + np.abs(c64)) * 1.01
+        bad = ~(np.abs(g64 - c64) <= tol)
+        assert not np.any(bad), (f"{what} [{k}]: {int(bad.sum())} of {gk.size} differ; "
+                                 f"max {np.nanmax(np.abs(g64 - c64))}")
+
+
+_GRU_ACTS = [None, ["sigmoid", "tanh"], ["relu", "sigmoid"], ["tanh", "relu"]]
+_LSTM_ACTS = [None, ["sigmoid", "tanh", "tanh"], ["sigmoid", "relu", "tanh"],
+              ["tanh", "sigmoid", "relu"]]
+
+
+def _rnn_operands(dt, T, B, I, H, D, G, lstm, cell):
+    s = 1.0 / np.sqrt(H)
+    x = rand((B, I) if cell else (T, B, I), dt, -1, 1)
+    w = rand((G * H, I) if cell else (D, G * H, I), dt, -s, s)
+    r = rand((G * H, H) if cell else (D, G * H, H), dt, -s, s)
+    lead = () if cell else (D,)
+    opt = {"bias": rand(lead + (G * H,), dt, -0.5, 0.5),
+           "recurrentBias": rand(lead + (G * H,), dt, -0.5, 0.5),
+           "hidden": rand(lead + (B, H) if not cell else (B, H), dt, -1, 1)}
+    if lstm:
+        opt["peepholeWeight"] = rand(lead + (3 * H,), dt, -0.5, 0.5)
+        opt["cell"] = rand(lead + (B, H) if not cell else (B, H), dt, -1, 1)
+    return x, w, r, opt
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
+def test_gru(gctx, cctx, dt, direction):
+    D = 2 if direction == "both" else 1
+    for T, B, I, H in ((5, 3, 4, 6), (3, 17, 9, 33)):
+        x, w, r, opt = _rnn_operands(dt, T, B, I, H, D, 3, False, False)
+        i = 0
+        for layout in ("zrn", "rzn"):
+            for reset_after in (True, False):
+                for full in (True, False):
+                    acts = _GRU_ACTS[i % len(_GRU_ACTS)]
+                    i += 1
+                    o = {"layout": layout, "resetAfter": reset_after, "direction": direction,
+                         "returnSequence": full}
+                    if acts:
+                        o["activations"] = acts
+                    ins = {"x": x, "w": w, "r": r}
+                    if full:
+                        ins.update(b=opt["bias"], rb=opt["recurrentBias"], h0=opt["hidden"])
+
+                    def build(bl, x, w, r, b=None, rb=None, h0=None, o=o, T=T, H=H):
+                        oo = dict(o)
+                        if b is not None:
+                            oo.update(bias=b, recurrentBias=rb, initialHiddenState=h0)
+                        outs = bl.gru(x, w, r, T, H, oo)
+                        return dict(zip(("h", "seq"), outs))
+                    g, c = run(gctx, build, ins), run(cctx, build, ins)
+                    assert set(g) == set(c) == ({"h", "seq"} if full else {"h"})
+                    _rnn_close(g, c, dt, f"gru {dt} {T, B, I, H} {o}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
+def test_lstm(gctx, cctx, dt, direction):
+    D = 2 if direction == "both" else 1
+    for T, B, I, H in ((5, 3, 4, 6), (3, 17, 9, 33)):
+        x, w, r, opt = _rnn_operands(dt, T, B, I, H, D, 4, True, False)
+        i = 0
+        for layout in ("iofg", "ifgo"):
+            for full in (True, False):
+                acts = _LSTM_ACTS[i % len(_LSTM_ACTS)]
+                i += 1
+                o = {"layout": layout, "direction": direction, "returnSequence": full}
+                if acts:
+                    o["activations"] = acts
+                ins = {"x": x, "w": w, "r": r}
+                if full:
+                    ins.update(b=opt["bias"], rb=opt["recurrentBias"], p=opt["peepholeWeight"],
+                               h0=opt["hidden"], c0=opt["cell"])
+
+                def build(bl, x, w, r, b=None, rb=None, p=None, h0=None, c0=None, o=o, T=T, H=H):
+                    oo = dict(o)
+                    if b is not None:
+                        oo.update(bias=b, recurrentBias=rb, peepholeWeight=p,
+                                  initialHiddenState=h0, initialCellState=c0)
+                    outs = bl.lstm(x, w, r, T, H, oo)
+                    return dict(zip(("h", "c", "seq"), outs))
+                g, c = run(gctx, build, ins), run(cctx, build, ins)
+                assert set(g) == set(c) == ({"h", "c", "seq"} if full else {"h", "c"})
+                _rnn_close(g, c, dt, f"lstm {dt} {T, B, I, H} {o}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_gru_cell(gctx, cctx, dt):
+    B, I, H = 5, 7, 11
+    x, w, r, opt = _rnn_operands(dt, 1, B, I, H, 1, 3, False, True)
+    i = 0
+    for layout in ("zrn", "rzn"):
+        for reset_after in (True, False):
+            for full in (True, False):
+                acts = _GRU_ACTS[i % len(_GRU_ACTS)]
+                i += 1
+                o = {"layout": layout, "resetAfter": reset_after}
+                if acts:
+                    o["activations"] = acts
+                ins = {"x": x, "w": w, "r": r, "h": opt["hidden"]}
+                if full:
+                    ins.update(b=opt["bias"], rb=opt["recurrentBias"])
+
+                def build(bl, x, w, r, h, b=None, rb=None, o=o):
+                    oo = dict(o)
+                    if b is not None:
+                        oo.update(bias=b, recurrentBias=rb)
+                    return {"h": bl.gru_cell(x, w, r, h, H, oo)}
+                _rnn_close(run(gctx, build, ins), run(cctx, build, ins), dt,
+                           f"gruCell {dt} {o} {full}")
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_lstm_cell(gctx, cctx, dt):
+    B, I, H = 5, 7, 11
+    x, w, r, opt = _rnn_operands(dt, 1, B, I, H, 1, 4, True, True)
+    i = 0
+    for layout in ("iofg", "ifgo"):
+        for full in (True, False):
+            acts = _LSTM_ACTS[i % len(_LSTM_ACTS)]
+            i += 1
+            o = {"layout": layout}
+            if acts:
+                o["activations"] = acts
+            ins = {"x": x, "w": w, "r": r, "h": opt["hidden"], "c": opt["cell"]}
+            if full:
+                ins.update(b=opt["bias"], rb=opt["recurrentBias"], p=opt["peepholeWeight"])
+
+            def build(bl, x, w, r, h, c, b=None, rb=None, p=None, o=o):
+                oo = dict(o)
+                if b is not None:
+                    oo.update(bias=b, recurrentBias=rb, peepholeWeight=p)
+                return dict(zip(("h", "c"), bl.lstm_cell(x, w, r, h, c, H, oo)))
+            g, c = run(gctx, build, ins), run(cctx, build, ins)
+            assert set(g) == set(c) == {"h", "c"}
+            _rnn_close(g, c, dt, f"lstmCell {dt} {o} {full}")
+
+
 # ---- the tensor API on the GPU --------------------------------------------------------------
 def test_big_tensor_round_trip(gctx):
     # larger than the 8 MiB staging buffers, and not a multiple of them
