@@ -200,37 +200,11 @@ nd_row(const nd *it, uint64_t row, int64_t *off)
 }
 
 /* ---- float32 math ----------------------------------------------------- */
-/* exp for |x| in range, Cephes-style: 2^n * p(r), ~1 ulp; out-of-range
- * lanes are fixed with expf afterwards (see exp_fix). */
-static inline __attribute__((always_inline)) float
-exp_core(float x)
-{
-    /* written so that GCC vectorises it: ternary clamps in this order, the
-     * integer part by conversion, the scale by building the exponent bits */
-    x = x < 88.3762626647949f ? x : 88.3762626647949f;
-    x = x > -87.3365478515625f ? x : -87.3365478515625f;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = (ni + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    return p * scale;
-}
 
 static inline bool
 exp_in_range(float x)
 {
-    return x <= 88.3762626647949f && x >= -87.3365478515625f;
+    return x <= CPU_EXP_HI && x >= CPU_EXP_LO;
 }
 
 /* Any x (times `sign`) outside exp_core's range, NaN included?  A
@@ -241,7 +215,7 @@ exp_any_out_of_range(const float *x, size_t n, float sign)
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         float v = sign * x[i];
-        bad |= !(v <= 88.3762626647949f) | !(v >= -87.3365478515625f);
+        bad |= !(v <= CPU_EXP_HI) | !(v >= CPU_EXP_LO);
     }
     return bad != 0;
 }
@@ -271,7 +245,7 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
     case U_COS: for (size_t i = 0; i < n; i++) y[i] = cosf(x[i]); break;
     case U_ERF: for (size_t i = 0; i < n; i++) y[i] = erff(x[i]); break;
     case U_EXP:
-        for (size_t i = 0; i < n; i++) y[i] = exp_core(x[i]);
+        for (size_t i = 0; i < n; i++) y[i] = cpu_exp_core(x[i]);
         if (exp_any_out_of_range(x, n, 1.0f)) {
             for (size_t i = 0; i < n; i++) {
                 if (!exp_in_range(x[i])) y[i] = expf(x[i]);
@@ -327,7 +301,7 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
         for (size_t i = 0; i < n; i++) y[i] = (x[i] > 0 || x[i] != x[i]) ? x[i] : 0.0f;
         break;
     case U_SIGMOID:
-        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_core(-x[i]));
+        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + cpu_exp_core(-x[i]));
         if (exp_any_out_of_range(x, n, -1.0f)) {
             for (size_t i = 0; i < n; i++) {
                 if (!exp_in_range(-x[i])) y[i] = 1.0f / (1.0f + expf(-x[i]));

@@ -573,33 +573,8 @@ done:
 }
 
 /* ---- softmax ------------------------------------------------------------- */
-/* exp for x in [-87.34, 88.38], Cephes-style: 2^n * p(r), ~1 ulp (as in
- * elementwise.c).  Softmax only passes x - max <= 0 (or NaN); lanes below
- * the range or NaN are redone with expf afterwards. */
-static inline __attribute__((always_inline)) float
-exp_core(float x)
-{
-    x = x < 88.3762626647949f ? x : 88.3762626647949f;
-    x = x > -87.3365478515625f ? x : -87.3365478515625f;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = (ni + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    return p * scale;
-}
 
-#define EXP_LO -87.3365478515625f
+
 
 /* x - m rounded, and the rounding error in *lo (TwoSum, exact): exp(x - m)
  * is then exp(v) * (1 + lo) to within float32 rounding, so the error of the
@@ -624,19 +599,19 @@ softmax_row(const float *x, float *y, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         m = x[i] > m ? x[i] : m; /* a NaN is skipped here but propagates below */
     }
-    /* x - m <= 0 or NaN: only lanes below EXP_LO (or NaN) need expf */
+    /* x - m <= 0 or NaN: only lanes below CPU_EXP_LO (or NaN) need expf */
     int bad = 0;
 #pragma omp simd reduction(| : bad)
     for (int64_t i = 0; i < n; i++) {
         float lo, v = diff(x[i], m, &lo);
-        float e = exp_core(v);
+        float e = cpu_exp_core(v);
         y[i] = e + e * lo;
-        bad |= !(v >= EXP_LO);
+        bad |= !(v >= CPU_EXP_LO);
     }
     if (bad) {
         for (int64_t i = 0; i < n; i++) {
             float lo, v = diff(x[i], m, &lo);
-            if (!(v >= EXP_LO)) {
+            if (!(v >= CPU_EXP_LO)) {
                 float e = expf(v);
                 y[i] = e + e * lo;
             }
@@ -679,14 +654,14 @@ softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
 #pragma omp simd reduction(| : bad)
         for (int64_t j = 0; j < wc; j++) {
             float lo, v = diff(xr[j], m[j], &lo);
-            float e = exp_core(v);
+            float e = cpu_exp_core(v);
             yr[j] = e + e * lo;
-            bad |= !(v >= EXP_LO);
+            bad |= !(v >= CPU_EXP_LO);
         }
         if (bad) {
             for (int64_t j = 0; j < wc; j++) {
                 float lo, v = diff(xr[j], m[j], &lo);
-                if (!(v >= EXP_LO)) {
+                if (!(v >= CPU_EXP_LO)) {
                     float e = expf(v);
                     yr[j] = e + e * lo;
                 }

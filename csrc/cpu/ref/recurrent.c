@@ -101,29 +101,6 @@ isa_level(void)
 #endif
 
 /* ---- activations (vectorisable float32) ------------------------------- */
-/* exp for x in [-87.3, 88.3] (clamped outside), Cephes-style, ~1 ulp */
-static inline __attribute__((always_inline)) float
-exp_core(float x)
-{
-    x = x < 88.3762626647949f ? x : 88.3762626647949f;
-    x = x > -87.3365478515625f ? x : -87.3365478515625f;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f;
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = (ni + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    return p * scale;
-}
 
 /* In place over n floats: relu, sigmoid or tanh (WNN_RNN_*). */
 static inline __attribute__((always_inline)) void
@@ -145,14 +122,14 @@ activate(int kind, float *x, int64_t n)
             return;
         }
         for (int64_t i = 0; i < n; i++) {
-            x[i] = 1.0f / (1.0f + exp_core(-x[i]));
+            x[i] = 1.0f / (1.0f + cpu_exp_core(-x[i]));
         }
     } else {
         /* Cephes tanhf: odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1)
          * above; NaN propagates through the polynomial branch. */
         for (int64_t i = 0; i < n; i++) {
             float v = x[i], a = fabsf(v);
-            float e = exp_core(2.0f * a);
+            float e = cpu_exp_core(2.0f * a);
             float big = 1.0f - 2.0f / (e + 1.0f);
             float z = v * v;
             float s = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z -
