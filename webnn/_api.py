@@ -403,6 +403,17 @@ class MLGraphBuilder:
         return await _in_thread(self.build, outputs)
 
 
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _where(camel, label):
+    """'conv2d (label 'L')' as the core writes it (control and bidi characters
+    of the label replaced by '?')."""
+    if isinstance(label, str) and label:
+        return f"{camel} (label '{_UNSAFE.sub('?', label)[:63]}')"
+    return camel
+
+
 def _make_op(row):
     sig = row["signature"].split()
     returns_list = "->list" in sig
@@ -418,8 +429,9 @@ def _make_op(row):
         if len(args) > n:
             extra = args.pop()
             if len(args) != n or not (extra is None or isinstance(extra, dict)):
-                raise TypeError(f"{camel}() takes {n} positional arguments and an options "
-                                f"dict, got {len(args) + 1}")
+                label = extra.get("label") if isinstance(extra, dict) else None
+                raise TypeError(f"{_where(camel, kw.get('label', label))}: takes {n} positional "
+                                f"arguments and an options dict, got {len(args) + 1}")
             options = dict(extra or {})
         options.update(kw)
         operands = []
@@ -429,13 +441,15 @@ def _make_op(row):
             else:
                 keys = [k for k in (name, snake_case(name)) if k in options]
                 if not keys:
-                    raise TypeError(f"{camel}(): missing required argument '{name}'")
+                    raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
+                                    f"missing required argument")
                 v = options.pop(keys[0])
             if kind == "operand":
                 operands.append(v)
             elif kind == "seq":
                 if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
-                    raise TypeError(f"{camel}(): argument '{name}' must be a sequence of MLOperand")
+                    raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
+                                    f"must be a sequence of MLOperand")
                 operands.extend(v)
             else:
                 options[name] = v

@@ -345,9 +345,28 @@ conv_number(PyObject *o, const char *what, wnn_number *out)
             type_error("%s: expected a number, got bool", what);
             return -1;
         }
+        if (PyIndex_Check(o) && !PyFloat_Check(o)) {
+            /* NumPy integers and the like: exact, as Python ints */
+            PyObject *i = PyNumber_Index(o);
+            if (!i) {
+                return -1;
+            }
+            int r = conv_number(i, what, out);
+            Py_DECREF(i);
+            return r;
+        }
         out->d = PyFloat_AsDouble(o);
         if (out->d == -1.0 && PyErr_Occurred()) {
-            return -1;
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                return -1;
+            }
+            /* beyond double's range (a Fraction, a Decimal): +-Infinity */
+            PyErr_Clear();
+            int neg = PyObject_RichCompareBool(o, Py_False, Py_LT);
+            if (neg < 0) {
+                return -1;
+            }
+            out->d = neg ? -INFINITY : INFINITY;
         }
         return 0;
     }
@@ -370,7 +389,7 @@ static int
 conv_shape(PyObject *seq, const char *what, uint32_t *shape, uint32_t *rank,
            uint32_t max)
 {
-    if (PyUnicode_Check(seq) || PyBytes_Check(seq)) {
+    if (PyUnicode_Check(seq) || PyBytes_Check(seq) || PyDict_Check(seq)) {
         type_error("%s: expected a sequence of integers", what);
         return -1;
     }
@@ -563,6 +582,14 @@ m_op_table(PyObject *m, PyObject *noargs)
     for (int op = 0; out && op < WNN_OP_COUNT; op++) {
         const wnn_op_info *info = wnn_op_get((wnn_op)op);
         PyObject *fields = PyList_New(info->fields->n);
+        /* the kind of each field ("u32", "enum", ...), for generic tests */
+        PyObject *ftypes = PyList_New(info->fields->n);
+        for (uint32_t i = 0; ftypes && i < info->fields->n; i++) {
+            unsigned t = (unsigned)info->fields->f[i].type;
+            PyList_SET_ITEM(ftypes, i, PyUnicode_FromString(
+                t < sizeof(field_type_names) / sizeof(field_type_names[0])
+                    ? field_type_names[t] : "?"));
+        }
         for (uint32_t i = 0; fields && i < info->fields->n; i++) {
             const wnn_field *f = &info->fields->f[i];
             PyObject *ev = Py_None;
@@ -578,14 +605,14 @@ m_op_table(PyObject *m, PyObject *noargs)
             }
             PyList_SET_ITEM(fields, i,
                             Py_BuildValue("(ssN)", f->snake, f->camel, ev));
-            (void)field_type_names;
         }
         PyObject *lim = limits_obj(info->limits);
-        PyObject *row = (fields && lim)
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:I}",
+        PyObject *row = (fields && lim && ftypes)
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:I}",
                                             "id", op, "camel", info->camel,
                                             "snake", info->snake, "signature",
                                             info->signature, "fields", fields,
+                                            "field_types", ftypes,
                                             "limits", lim, "n_inputs",
                                             (unsigned)info->limits->n_inputs)
                             : NULL;
@@ -866,7 +893,11 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
         }
         double d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred()) {
-            return -1;
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                return -1;
+            }
+            PyErr_Clear(); /* an integer beyond double's range: not finite */
+            d = INFINITY;
         }
         if (!isfinite(d)) { /* IDL double (not unrestricted) */
             type_error("%s: %g is not a finite number", what, d);
@@ -919,8 +950,9 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
             return f->type == WNN_F_U32_LIST ? conv_u32(v, what, &l->v[0])
                                              : conv_i32(v, what, (int32_t *)&l->v[0]);
         }
-        if (PyUnicode_Check(v)) {
-            type_error("%s: expected a sequence", what);
+        if (PyUnicode_Check(v) || PyBytes_Check(v) || PyDict_Check(v)) {
+            type_error("%s: expected a sequence, got %s", what,
+                       Py_TYPE(v)->tp_name);
             return -1;
         }
         PyObject *fs = PySequence_Fast(v, "");
