@@ -109,6 +109,51 @@ cap_get(PyObject *o, const char *name, const char *what)
     return PyCapsule_GetPointer(o, name);
 }
 
+/* The core's builder is single-threaded.  Python threads are serialised by
+ * the GIL, except while build() runs without it (it may compile for long):
+ * meanwhile the builder capsule is marked busy and every other call on the
+ * builder -- a second build() included -- is an InvalidStateError, as it
+ * would be once build() has set [[hasBuilt]].  Without this, two threads
+ * calling build() at once made two graphs over one IR (a double free), and
+ * an operator added during build() raced with it. */
+static bool
+builder_busy(PyObject *cap)
+{
+    return PyCapsule_GetContext(cap) != NULL;
+}
+
+static void
+builder_set_busy(PyObject *cap, bool busy)
+{
+    PyCapsule_SetContext(cap, busy ? (void *)1 : NULL);
+}
+
+static PyObject *raise_error(PyObject *m, const wnn_error *e);
+
+static PyObject *
+busy_error(PyObject *m, const char *op)
+{
+    wnn_error e;
+    memset(&e, 0, sizeof(e));
+    e.kind = WNN_INVALID_STATE;
+    snprintf(e.op, sizeof(e.op), "%s", op);
+    snprintf(e.message, sizeof(e.message),
+             "build() of this builder is in progress (on another thread)");
+    return raise_error(m, &e);
+}
+
+/* A builder of `cap` that is not busy, else NULL with an exception. */
+static wnn_builder *
+builder_get(PyObject *m, PyObject *cap, const char *op)
+{
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    if (b && builder_busy(cap)) {
+        busy_error(m, op);
+        return NULL;
+    }
+    return b;
+}
+
 /* ---- MLOperand ---------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
@@ -781,7 +826,7 @@ m_builder_input(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OsO:input", &cap, &name, &desc)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "input");
     wnn_desc d;
     uint32_t id;
     wnn_error err;
@@ -801,7 +846,7 @@ m_builder_constant(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &desc, &buf)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_desc d;
     uint32_t id;
     wnn_error err;
@@ -840,7 +885,7 @@ m_builder_constant_scalar(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &dt, &val)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_dtype t;
     wnn_number v;
     uint32_t id;
@@ -862,7 +907,7 @@ m_builder_constant_tensor(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:constant", &cap, &tcap)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_tensor *t = cap_get(tcap, "webnn.tensor", "MLTensor");
     uint32_t id;
     wnn_error err;
@@ -1072,8 +1117,8 @@ m_builder_op(PyObject *m, PyObject *args)
                           &options, &label_obj)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
     const wnn_op_info *info = wnn_op_get((wnn_op)opid);
+    wnn_builder *b = builder_get(m, cap, info ? info->camel : "MLGraphBuilder");
     if (!b || !info || !PyList_Check(operands) || !PyDict_Check(options)) {
         return b ? type_error("builder_op: bad arguments") : NULL;
     }
@@ -1172,13 +1217,19 @@ m_builder_build(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:build", &cap, &outputs)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "build");
     if (!b) {
         return NULL;
     }
     if (!PyDict_Check(outputs)) {
         return type_error("build: argument 'outputs': expected a dict of "
                           "name -> MLOperand, got %s", Py_TYPE(outputs)->tp_name);
+    }
+    /* a copy: the names must live while the GIL is released, whatever
+     * another thread does to the caller's dict */
+    outputs = PyDict_Copy(outputs);
+    if (!outputs) {
+        return NULL;
     }
     Py_ssize_t n = PyDict_Size(outputs);
     const char **names = PyMem_Calloc((size_t)n + 1, sizeof(char *));
@@ -1207,9 +1258,11 @@ m_builder_build(PyObject *m, PyObject *args)
     wnn_graph *g = NULL;
     wnn_error err;
     wnn_status st;
+    builder_set_busy(cap, true);
     Py_BEGIN_ALLOW_THREADS
     st = wnn_builder_build(b, (uint32_t)n, names, ids, &g, &err);
     Py_END_ALLOW_THREADS
+    builder_set_busy(cap, false);
     if (st != WNN_OK) {
         raise_error(m, &err);
         goto done;
@@ -1221,6 +1274,7 @@ m_builder_build(PyObject *m, PyObject *args)
 done:
     PyMem_Free(names);
     PyMem_Free(ids);
+    Py_DECREF(outputs);
     return result;
 }
 
@@ -1462,6 +1516,14 @@ m_dispatch(PyObject *m, PyObject *args)
     if (!g) {
         return NULL;
     }
+    /* copies: the names must live while the GIL is released */
+    ins = PyDict_Check(ins) ? PyDict_Copy(ins) : (Py_INCREF(ins), ins);
+    outs = !ins ? NULL : PyDict_Check(outs) ? PyDict_Copy(outs)
+                                            : (Py_INCREF(outs), outs);
+    if (!ins || !outs) {
+        Py_XDECREF(ins);
+        return NULL;
+    }
     const char **in_names = NULL, **out_names = NULL;
     wnn_tensor **in_t = NULL, **out_t = NULL;
     uint32_t n_in = 0, n_out = 0;
@@ -1485,6 +1547,8 @@ m_dispatch(PyObject *m, PyObject *args)
     PyMem_Free(out_names);
     PyMem_Free(in_t);
     PyMem_Free(out_t);
+    Py_DECREF(ins);
+    Py_DECREF(outs);
     return result;
 }
 
