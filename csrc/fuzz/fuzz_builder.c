@@ -282,8 +282,9 @@ some_desc(rd *r, uint32_t max_elems)
     uint8_t rb = u8(r);
     d.rank = rb < 200 ? rb % 5 : rb % (WNN_MAX_RANK + 1);
     uint64_t n = 1;
+    bool big = max_elems > 4096;
     for (uint32_t i = 0; i < d.rank; i++) {
-        uint32_t dim = 1 + pick(r, 6);
+        uint32_t dim = big ? 1 + pick(r, 300) : 1 + pick(r, 6);
         if (n * dim > max_elems) {
             dim = 1;
         }
@@ -396,7 +397,9 @@ fill_bytes(rd *r, unsigned char *buf, size_t n)
 static void
 make_input(prog *p, rd *r, bool hostile)
 {
-    wnn_desc d = hostile ? hostile_desc(r) : some_desc(r, 4096);
+    /* now and then large enough for the kernels' threaded paths */
+    wnn_desc d = hostile ? hostile_desc(r)
+                         : some_desc(r, chance(r, 16) ? 65536 : 4096);
     char name[16];
     snprintf(name, sizeof(name), "in%u", p->n_inputs++);
     if (chance(r, 4)) {
@@ -750,14 +753,32 @@ run_graph(prog *p, rd *r, wnn_graph *g)
     }
     if (ok) {
         uint8_t mode = u8(r);
+        wnn_tensor *saved = NULL;
+        uint32_t k = 0;
         if (mode < 8 && ni + no > 0) {
             /* a destroyed tensor: the dispatch must be a TypeError */
             wnn_tensor_destroy(t[pick(r, ni + no)]);
         } else if (mode < 12) {
             wnn_graph_destroy(g); /* InvalidStateError */
+        } else if (mode < 16 && ni + no > 1) {
+            /* one tensor twice (an input as an output...): a TypeError */
+            k = 1 + pick(r, ni + no - 1);
+            saved = t[k];
+            t[k] = t[0];
+        } else if (mode < 20 && ni > 0 && no > 0) {
+            /* names swapped between inputs and outputs: TypeErrors */
+            const char *tmp = names[0];
+            names[0] = names[ni];
+            names[ni] = tmp;
         }
         wnn_status st = wnn_context_dispatch(c, g, ni, names, t, no,
                                              names + ni, t + ni, &err);
+        if (saved) {
+            if (st == WNN_OK) {
+                die("a dispatch with one tensor twice was accepted", NULL);
+            }
+            t[k] = saved;
+        }
         if (st != WNN_OK) {
             check_failed(&err, NULL);
         } else {
@@ -778,7 +799,7 @@ run_graph(prog *p, rd *r, wnn_graph *g)
             free(buf);
         }
         stat_ran_ok += all_read;
-        if (mode >= 12 && mode < 20) {
+        if (mode >= 20 && mode < 40) {
             /* run it again on the same tensors (the plan is reused) */
             if (wnn_context_dispatch(c, g, ni, names, t, no, names + ni,
                                      t + ni, &err) != WNN_OK) {
