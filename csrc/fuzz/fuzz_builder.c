@@ -1003,7 +1003,9 @@ main(int argc, char **argv)
             k++;
         }
         closedir(d);
-        qsort(names, k, sizeof(char *), cmp_names);
+        if (k > 1) {
+            qsort(names, k, sizeof(char *), cmp_names);
+        }
         for (size_t j = 0; j < k; j++) {
             n += replay_file(names[j]);
             free(names[j]);
