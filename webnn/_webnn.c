@@ -333,6 +333,21 @@ conv_i32(PyObject *o, const char *what, int32_t *out)
     return 0;
 }
 
+/* The UTF-8 of an enum-like string (a data type, an enum value), or NULL
+ * without an exception when it cannot be one: not a str, a lone surrogate,
+ * or a NUL character (which C would cut the string at). */
+static const char *
+enum_utf8(PyObject *o)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return strlen(s) == (size_t)n ? s : NULL;
+}
+
 static int
 conv_dtype(PyObject *o, const char *what, wnn_dtype *out)
 {
@@ -341,8 +356,10 @@ conv_dtype(PyObject *o, const char *what, wnn_dtype *out)
                    Py_TYPE(o)->tp_name);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(o);
+    const char *s = enum_utf8(o);
     if (!s) {
+        /* a lone surrogate or a NUL: no data type has one */
+        type_error("%s: not a valid MLOperandDataType", what);
         return -1;
     }
     if (wnn_dtype_from_name(s, out) != 0) {
@@ -967,7 +984,7 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
     case WNN_F_DTYPE:
         return conv_dtype(v, what, p);
     case WNN_F_ENUM: {
-        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        const char *s = enum_utf8(v);
         for (int i = 0; s && f->enum_values[i]; i++) {
             if (strcmp(s, f->enum_values[i]) == 0) {
                 *(int *)p = i;
@@ -1025,7 +1042,7 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
             } else if (f->type == WNN_F_I32_LIST) {
                 r = conv_i32(it, what, (int32_t *)&l->v[i]);
             } else {
-                const char *s = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+                const char *s = enum_utf8(it);
                 r = -1;
                 for (int j = 0; s && f->enum_values[j]; j++) {
                     if (strcmp(s, f->enum_values[j]) == 0) {
@@ -1165,7 +1182,7 @@ m_builder_op(PyObject *m, PyObject *args)
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(options, &pos, &key, &val)) {
-        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const char *k = enum_utf8(key); /* NULL: matches no field */
         const wnn_field *f = NULL;
         for (uint32_t i = 0; k && i < info->fields->n; i++) {
             if (strcmp(k, info->fields->f[i].snake) == 0 ||
