@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp -D_GNU_SOURCE -Wall -Wextra -Wno-unused-
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-asan leakcheck fuzz fuzz-long fuzz-deps fuzz-replay bench clean
+.PHONY: all deps venv build demo test test-c test-py test-asan bench clean
 
 all: build
 
@@ -76,6 +76,8 @@ test-asan: build/test_core_asan venv
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
+
+.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
