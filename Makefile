@@ -63,7 +63,7 @@ test: test-c test-py
 # detection) and the whole Python suite against an instrumented build of the
 # extension in build/asan (Python itself is not instrumented: ASan is
 # preloaded, leak detection is left to the C tests and valgrind).
-SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Wno-pass-failed
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
 	@mkdir -p build
 	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
