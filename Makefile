@@ -47,8 +47,15 @@ build/test_core: deps $(CORE_SRC) csrc/tests/test_core.c
 	@mkdir -p build
 	$(CC) $(CFLAGS_CORE) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
 
-test-c: build/test_core
+# The fuzz harness as a plain program (gcc, no libFuzzer): replays every
+# crash input found so far and the seed corpus (csrc/fuzz/).
+build/fuzz_replay: deps $(CORE_SRC) csrc/fuzz/fuzz_builder.c
+	@mkdir -p build
+	$(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+
+test-c: build/test_core build/fuzz_replay
 	./build/test_core
+	./build/fuzz_replay csrc/fuzz/regressions csrc/fuzz/corpus
 
 test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
@@ -72,6 +79,82 @@ test-asan: build/test_core_asan venv
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
+
+.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay
+
+# Leaks of the C core: the C tests under valgrind (every leak kind that is
+# the program's fails) and under LeakSanitizer (the ASan build above).
+# (BLIS and libgomp keep pools for the life of the process: suppressed.)
+VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+                  --show-leak-kinds=definite,indirect,possible --error-exitcode=1 \
+                  --suppressions=csrc/tests/valgrind.supp
+build/fuzz_replay_asan: deps $(CORE_SRC) csrc/fuzz/fuzz_builder.c
+	@mkdir -p build
+	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+
+leakcheck: build/test_core build/test_core_asan build/fuzz_replay build/fuzz_replay_asan
+	@command -v valgrind >/dev/null || (apt-get install -y -qq valgrind >/dev/null 2>&1 || \
+	  sudo apt-get install -y -qq valgrind)
+	OMP_NUM_THREADS=2 valgrind $(VALGRIND_FLAGS) ./build/test_core > build/leakcheck-valgrind.log 2>&1 || \
+	  (tail -60 build/leakcheck-valgrind.log; exit 1)
+	@grep -E "ERROR SUMMARY|definitely|indirectly|possibly" build/leakcheck-valgrind.log | sed 's/^==[0-9]*== /valgrind test_core: /'
+	OMP_NUM_THREADS=2 valgrind $(VALGRIND_FLAGS) ./build/fuzz_replay csrc/fuzz/regressions csrc/fuzz/corpus \
+	  > build/leakcheck-valgrind-fuzz.log 2>&1 || (tail -60 build/leakcheck-valgrind-fuzz.log; exit 1)
+	@grep -E "ERROR SUMMARY|definitely|indirectly|possibly|replayed" build/leakcheck-valgrind-fuzz.log | \
+	  sed 's/^==[0-9]*== /valgrind fuzz_replay: /'
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ./build/test_core_asan > build/leakcheck-lsan.log 2>&1 || \
+	  (tail -60 build/leakcheck-lsan.log; exit 1)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ./build/fuzz_replay_asan csrc/fuzz/regressions csrc/fuzz/corpus >> build/leakcheck-lsan.log 2>&1 || \
+	  (tail -60 build/leakcheck-lsan.log; exit 1)
+	@echo "LeakSanitizer (test_core, fuzz_replay): no leak, no ASan/UBSan report"
+
+# libFuzzer harness over the builder API (csrc/fuzz/fuzz_builder.c) with
+# ASan + UBSan (+ LeakSanitizer).  `make fuzz` replays csrc/fuzz/regressions/
+# (every crash input found so far), then fuzzes for FUZZ_TIME seconds from the
+# seeds in csrc/fuzz/corpus/ (new inputs go to build/fuzz-corpus/, crashes to
+# build/fuzz-crashes/).  `make fuzz-long` fuzzes for an hour (FUZZ_LONG_TIME).
+FUZZ_CC   ?= clang
+FUZZ_TIME ?= 60
+FUZZ_LONG_TIME ?= 3600
+FUZZ_JOBS ?= 1
+FUZZ_FLAGS := -std=c11 -g -O1 -fopenmp -D_GNU_SOURCE -Wall -Wno-unused-parameter \
+              -Icsrc/include -I/usr/include/x86_64-linux-gnu \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer -Wno-pass-failed
+FUZZ_ENV  := OMP_NUM_THREADS=2 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+FUZZ_ARGS := -timeout=20 -rss_limit_mb=3072 -max_len=4096 -print_final_stats=1 \
+             -artifact_prefix=build/fuzz-crashes/
+
+fuzz-deps: deps
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' | \
+	    $(FUZZ_CC) -x c -fsanitize=fuzzer,address -o /dev/null - 2>/dev/null; then \
+	  echo "installing clang and libclang-rt-14-dev"; \
+	  (apt-get update -qq && apt-get install -y -qq clang libclang-rt-14-dev libomp-dev) >/dev/null || \
+	  (sudo apt-get update -qq && sudo apt-get install -y -qq clang libclang-rt-14-dev libomp-dev); \
+	fi
+
+build/fuzz_builder: $(CORE_SRC) csrc/fuzz/fuzz_builder.c
+	@$(MAKE) --no-print-directory fuzz-deps
+	@mkdir -p build
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+
+fuzz-replay: build/fuzz_builder
+	@if ls csrc/fuzz/regressions/* >/dev/null 2>&1; then \
+	  $(FUZZ_ENV) ./build/fuzz_builder -runs=1 csrc/fuzz/regressions/* 2>&1 | tail -3; \
+	  echo "replayed $$(ls csrc/fuzz/regressions | wc -l) regression inputs"; fi
+	$(FUZZ_ENV) ./build/fuzz_builder -runs=1 csrc/fuzz/corpus/* 2>&1 | tail -1
+
+fuzz: fuzz-replay
+	@mkdir -p build/fuzz-corpus build/fuzz-crashes
+	$(FUZZ_ENV) ./build/fuzz_builder $(FUZZ_ARGS) -max_total_time=$(FUZZ_TIME) \
+	  build/fuzz-corpus csrc/fuzz/corpus
+
+fuzz-long: fuzz-replay
+	@mkdir -p build/fuzz-corpus build/fuzz-crashes
+	$(FUZZ_ENV) ./build/fuzz_builder $(FUZZ_ARGS) -max_total_time=$(FUZZ_LONG_TIME) \
+	  -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) build/fuzz-corpus csrc/fuzz/corpus
 
 bench: build
 	$(PY) benchmarks/bench_core.py

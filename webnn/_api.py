@@ -102,6 +102,30 @@ async def _in_thread(fn, *args):
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
+def _usv(s, what):
+    """A name or label as the IDL's USVString: lone surrogates become U+FFFD
+    (the WebIDL conversion); a NUL character, which the core's C strings
+    cannot carry, is a TypeError."""
+    if not isinstance(s, str):
+        return s            # the core's own TypeError names the argument
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if "\0" in s:
+        raise TypeError(f"{what}: the name contains a NUL character")
+    return s
+
+
+def _usv_keys(d, what):
+    if not isinstance(d, dict):
+        return d
+    out = {_usv(k, what): v for k, v in d.items()}
+    if len(out) != len(d):
+        raise TypeError(f"{what}: two names are the same USVString")
+    return out
+
+
 def _desc(descriptor):
     if not isinstance(descriptor, dict):
         raise TypeError(f"descriptor must be a dict, got {type(descriptor).__name__}")
@@ -239,6 +263,8 @@ class MLContext:
                 if not isinstance(v, MLTensor):
                     raise TypeError(f"dispatch: argument '{what}': expected MLTensor values, "
                                     f"got {type(v).__name__}")
+        inputs = _usv_keys(inputs, "dispatch: argument 'inputs'")
+        outputs = _usv_keys(outputs, "dispatch: argument 'outputs'")
         _core.dispatch(self._h, graph._h, {k: v._h for k, v in inputs.items()},
                        {k: v._h for k, v in outputs.items()})
 
@@ -248,6 +274,7 @@ class MLContext:
             raise TypeError("compute: argument 'graph': expected an MLGraph")
         if not isinstance(inputs, dict):
             raise TypeError("compute: argument 'inputs': expected a dict")
+        inputs = _usv_keys(inputs, "compute: argument 'inputs'")
         made = []
         try:
             tin = {}
@@ -359,6 +386,7 @@ class MLGraphBuilder:
     def input(self, name, descriptor):
         if not isinstance(name, str):
             raise TypeError("input: argument 'name': expected a string")
+        name = _usv(name, "input: argument 'name'")
         return _core.builder_input(self._h, name, _desc(descriptor))
 
     def constant(self, *args, **kw):
@@ -397,10 +425,22 @@ class MLGraphBuilder:
         if not isinstance(outputs, dict):
             raise TypeError(f"build: argument 'outputs': expected a dict of name -> MLOperand, "
                             f"got {type(outputs).__name__}")
+        outputs = _usv_keys(outputs, "build: argument 'outputs'")
         return MLGraph(self._ctx, _core.builder_build(self._h, outputs))
 
     async def build_async(self, outputs):
         return await _in_thread(self.build, outputs)
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _where(camel, label):
+    """'conv2d (label 'L')' as the core writes it (control and bidi characters
+    of the label replaced by '?')."""
+    if isinstance(label, str) and label:
+        return f"{camel} (label '{_UNSAFE.sub('?', label)[:63]}')"
+    return camel
 
 
 def _make_op(row):
@@ -418,8 +458,9 @@ def _make_op(row):
         if len(args) > n:
             extra = args.pop()
             if len(args) != n or not (extra is None or isinstance(extra, dict)):
-                raise TypeError(f"{camel}() takes {n} positional arguments and an options "
-                                f"dict, got {len(args) + 1}")
+                label = extra.get("label") if isinstance(extra, dict) else None
+                raise TypeError(f"{_where(camel, kw.get('label', label))}: takes {n} positional "
+                                f"arguments and an options dict, got {len(args) + 1}")
             options = dict(extra or {})
         options.update(kw)
         operands = []
@@ -429,17 +470,21 @@ def _make_op(row):
             else:
                 keys = [k for k in (name, snake_case(name)) if k in options]
                 if not keys:
-                    raise TypeError(f"{camel}(): missing required argument '{name}'")
+                    raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
+                                    f"missing required argument")
                 v = options.pop(keys[0])
             if kind == "operand":
                 operands.append(v)
             elif kind == "seq":
                 if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
-                    raise TypeError(f"{camel}(): argument '{name}' must be a sequence of MLOperand")
+                    raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
+                                    f"must be a sequence of MLOperand")
                 operands.extend(v)
             else:
                 options[name] = v
         label = options.pop("label", None)
+        if isinstance(label, str):
+            label = _usv(label.replace("\0", "?"), camel)
         outs = _core.builder_op(self._h, op_id, operands, options, label)
         return outs if returns_list else outs[0]
 

@@ -109,6 +109,51 @@ cap_get(PyObject *o, const char *name, const char *what)
     return PyCapsule_GetPointer(o, name);
 }
 
+/* The core's builder is single-threaded.  Python threads are serialised by
+ * the GIL, except while build() runs without it (it may compile for long):
+ * meanwhile the builder capsule is marked busy and every other call on the
+ * builder -- a second build() included -- is an InvalidStateError, as it
+ * would be once build() has set [[hasBuilt]].  Without this, two threads
+ * calling build() at once made two graphs over one IR (a double free), and
+ * an operator added during build() raced with it. */
+static bool
+builder_busy(PyObject *cap)
+{
+    return PyCapsule_GetContext(cap) != NULL;
+}
+
+static void
+builder_set_busy(PyObject *cap, bool busy)
+{
+    PyCapsule_SetContext(cap, busy ? (void *)1 : NULL);
+}
+
+static PyObject *raise_error(PyObject *m, const wnn_error *e);
+
+static PyObject *
+busy_error(PyObject *m, const char *op)
+{
+    wnn_error e;
+    memset(&e, 0, sizeof(e));
+    e.kind = WNN_INVALID_STATE;
+    snprintf(e.op, sizeof(e.op), "%s", op);
+    snprintf(e.message, sizeof(e.message),
+             "build() of this builder is in progress (on another thread)");
+    return raise_error(m, &e);
+}
+
+/* A builder of `cap` that is not busy, else NULL with an exception. */
+static wnn_builder *
+builder_get(PyObject *m, PyObject *cap, const char *op)
+{
+    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    if (b && builder_busy(cap)) {
+        busy_error(m, op);
+        return NULL;
+    }
+    return b;
+}
+
 /* ---- MLOperand ---------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
@@ -288,6 +333,21 @@ conv_i32(PyObject *o, const char *what, int32_t *out)
     return 0;
 }
 
+/* The UTF-8 of an enum-like string (a data type, an enum value), or NULL
+ * without an exception when it cannot be one: not a str, a lone surrogate,
+ * or a NUL character (which C would cut the string at). */
+static const char *
+enum_utf8(PyObject *o)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return strlen(s) == (size_t)n ? s : NULL;
+}
+
 static int
 conv_dtype(PyObject *o, const char *what, wnn_dtype *out)
 {
@@ -296,8 +356,10 @@ conv_dtype(PyObject *o, const char *what, wnn_dtype *out)
                    Py_TYPE(o)->tp_name);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(o);
+    const char *s = enum_utf8(o);
     if (!s) {
+        /* a lone surrogate or a NUL: no data type has one */
+        type_error("%s: not a valid MLOperandDataType", what);
         return -1;
     }
     if (wnn_dtype_from_name(s, out) != 0) {
@@ -345,9 +407,28 @@ conv_number(PyObject *o, const char *what, wnn_number *out)
             type_error("%s: expected a number, got bool", what);
             return -1;
         }
+        if (PyIndex_Check(o) && !PyFloat_Check(o)) {
+            /* NumPy integers and the like: exact, as Python ints */
+            PyObject *i = PyNumber_Index(o);
+            if (!i) {
+                return -1;
+            }
+            int r = conv_number(i, what, out);
+            Py_DECREF(i);
+            return r;
+        }
         out->d = PyFloat_AsDouble(o);
         if (out->d == -1.0 && PyErr_Occurred()) {
-            return -1;
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                return -1;
+            }
+            /* beyond double's range (a Fraction, a Decimal): +-Infinity */
+            PyErr_Clear();
+            int neg = PyObject_RichCompareBool(o, Py_False, Py_LT);
+            if (neg < 0) {
+                return -1;
+            }
+            out->d = neg ? -INFINITY : INFINITY;
         }
         return 0;
     }
@@ -370,7 +451,7 @@ static int
 conv_shape(PyObject *seq, const char *what, uint32_t *shape, uint32_t *rank,
            uint32_t max)
 {
-    if (PyUnicode_Check(seq) || PyBytes_Check(seq)) {
+    if (PyUnicode_Check(seq) || PyBytes_Check(seq) || PyDict_Check(seq)) {
         type_error("%s: expected a sequence of integers", what);
         return -1;
     }
@@ -563,6 +644,14 @@ m_op_table(PyObject *m, PyObject *noargs)
     for (int op = 0; out && op < WNN_OP_COUNT; op++) {
         const wnn_op_info *info = wnn_op_get((wnn_op)op);
         PyObject *fields = PyList_New(info->fields->n);
+        /* the kind of each field ("u32", "enum", ...), for generic tests */
+        PyObject *ftypes = PyList_New(info->fields->n);
+        for (uint32_t i = 0; ftypes && i < info->fields->n; i++) {
+            unsigned t = (unsigned)info->fields->f[i].type;
+            PyList_SET_ITEM(ftypes, i, PyUnicode_FromString(
+                t < sizeof(field_type_names) / sizeof(field_type_names[0])
+                    ? field_type_names[t] : "?"));
+        }
         for (uint32_t i = 0; fields && i < info->fields->n; i++) {
             const wnn_field *f = &info->fields->f[i];
             PyObject *ev = Py_None;
@@ -578,14 +667,14 @@ m_op_table(PyObject *m, PyObject *noargs)
             }
             PyList_SET_ITEM(fields, i,
                             Py_BuildValue("(ssN)", f->snake, f->camel, ev));
-            (void)field_type_names;
         }
         PyObject *lim = limits_obj(info->limits);
-        PyObject *row = (fields && lim)
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:I}",
+        PyObject *row = (fields && lim && ftypes)
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:I}",
                                             "id", op, "camel", info->camel,
                                             "snake", info->snake, "signature",
                                             info->signature, "fields", fields,
+                                            "field_types", ftypes,
                                             "limits", lim, "n_inputs",
                                             (unsigned)info->limits->n_inputs)
                             : NULL;
@@ -754,7 +843,7 @@ m_builder_input(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OsO:input", &cap, &name, &desc)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "input");
     wnn_desc d;
     uint32_t id;
     wnn_error err;
@@ -774,7 +863,7 @@ m_builder_constant(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &desc, &buf)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_desc d;
     uint32_t id;
     wnn_error err;
@@ -813,7 +902,7 @@ m_builder_constant_scalar(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOO:constant", &cap, &dt, &val)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_dtype t;
     wnn_number v;
     uint32_t id;
@@ -835,7 +924,7 @@ m_builder_constant_tensor(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:constant", &cap, &tcap)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "constant");
     wnn_tensor *t = cap_get(tcap, "webnn.tensor", "MLTensor");
     uint32_t id;
     wnn_error err;
@@ -866,7 +955,11 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
         }
         double d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred()) {
-            return -1;
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                return -1;
+            }
+            PyErr_Clear(); /* an integer beyond double's range: not finite */
+            d = INFINITY;
         }
         if (!isfinite(d)) { /* IDL double (not unrestricted) */
             type_error("%s: %g is not a finite number", what, d);
@@ -891,7 +984,7 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
     case WNN_F_DTYPE:
         return conv_dtype(v, what, p);
     case WNN_F_ENUM: {
-        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        const char *s = enum_utf8(v);
         for (int i = 0; s && f->enum_values[i]; i++) {
             if (strcmp(s, f->enum_values[i]) == 0) {
                 *(int *)p = i;
@@ -919,8 +1012,9 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
             return f->type == WNN_F_U32_LIST ? conv_u32(v, what, &l->v[0])
                                              : conv_i32(v, what, (int32_t *)&l->v[0]);
         }
-        if (PyUnicode_Check(v)) {
-            type_error("%s: expected a sequence", what);
+        if (PyUnicode_Check(v) || PyBytes_Check(v) || PyDict_Check(v)) {
+            type_error("%s: expected a sequence, got %s", what,
+                       Py_TYPE(v)->tp_name);
             return -1;
         }
         PyObject *fs = PySequence_Fast(v, "");
@@ -948,7 +1042,7 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
             } else if (f->type == WNN_F_I32_LIST) {
                 r = conv_i32(it, what, (int32_t *)&l->v[i]);
             } else {
-                const char *s = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+                const char *s = enum_utf8(it);
                 r = -1;
                 for (int j = 0; s && f->enum_values[j]; j++) {
                     if (strcmp(s, f->enum_values[j]) == 0) {
@@ -1090,8 +1184,8 @@ m_builder_op(PyObject *m, PyObject *args)
                           &options, &label_obj)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
     const wnn_op_info *info = wnn_op_get((wnn_op)opid);
+    wnn_builder *b = builder_get(m, cap, info ? info->camel : "MLGraphBuilder");
     if (!b || !info || !PyList_Check(operands) || !PyDict_Check(options)) {
         return b ? type_error("builder_op: bad arguments") : NULL;
     }
@@ -1138,7 +1232,7 @@ m_builder_op(PyObject *m, PyObject *args)
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     while (PyDict_Next(options, &pos, &key, &val)) {
-        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const char *k = enum_utf8(key); /* NULL: matches no field */
         const wnn_field *f = NULL;
         for (uint32_t i = 0; k && i < info->fields->n; i++) {
             if (strcmp(k, info->fields->f[i].snake) == 0 ||
@@ -1190,13 +1284,19 @@ m_builder_build(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO:build", &cap, &outputs)) {
         return NULL;
     }
-    wnn_builder *b = cap_get(cap, "webnn.builder", "MLGraphBuilder");
+    wnn_builder *b = builder_get(m, cap, "build");
     if (!b) {
         return NULL;
     }
     if (!PyDict_Check(outputs)) {
         return type_error("build: argument 'outputs': expected a dict of "
                           "name -> MLOperand, got %s", Py_TYPE(outputs)->tp_name);
+    }
+    /* a copy: the names must live while the GIL is released, whatever
+     * another thread does to the caller's dict */
+    outputs = PyDict_Copy(outputs);
+    if (!outputs) {
+        return NULL;
     }
     Py_ssize_t n = PyDict_Size(outputs);
     const char **names = PyMem_Calloc((size_t)n + 1, sizeof(char *));
@@ -1225,9 +1325,11 @@ m_builder_build(PyObject *m, PyObject *args)
     wnn_graph *g = NULL;
     wnn_error err;
     wnn_status st;
+    builder_set_busy(cap, true);
     Py_BEGIN_ALLOW_THREADS
     st = wnn_builder_build(b, (uint32_t)n, names, ids, &g, &err);
     Py_END_ALLOW_THREADS
+    builder_set_busy(cap, false);
     if (st != WNN_OK) {
         raise_error(m, &err);
         goto done;
@@ -1239,6 +1341,7 @@ m_builder_build(PyObject *m, PyObject *args)
 done:
     PyMem_Free(names);
     PyMem_Free(ids);
+    Py_DECREF(outputs);
     return result;
 }
 
@@ -1480,6 +1583,14 @@ m_dispatch(PyObject *m, PyObject *args)
     if (!g) {
         return NULL;
     }
+    /* copies: the names must live while the GIL is released */
+    ins = PyDict_Check(ins) ? PyDict_Copy(ins) : (Py_INCREF(ins), ins);
+    outs = !ins ? NULL : PyDict_Check(outs) ? PyDict_Copy(outs)
+                                            : (Py_INCREF(outs), outs);
+    if (!ins || !outs) {
+        Py_XDECREF(ins);
+        return NULL;
+    }
     const char **in_names = NULL, **out_names = NULL;
     wnn_tensor **in_t = NULL, **out_t = NULL;
     uint32_t n_in = 0, n_out = 0;
@@ -1503,6 +1614,8 @@ m_dispatch(PyObject *m, PyObject *args)
     PyMem_Free(out_names);
     PyMem_Free(in_t);
     PyMem_Free(out_t);
+    Py_DECREF(ins);
+    Py_DECREF(outs);
     return result;
 }
 

@@ -383,6 +383,19 @@ signature_operands(const char *sig, int *seq)
     return n;
 }
 
+/* Is `camel` a positional plain value ("%camel") of the signature? */
+static bool
+is_positional(const char *sig, const char *camel)
+{
+    size_t n = strlen(camel);
+    for (const char *p = strchr(sig, '%'); p; p = strchr(p + 1, '%')) {
+        if (strncmp(p + 1, camel, n) == 0 && (p[1 + n] == ' ' || !p[1 + n])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int
 limit_entry_named(const wnn_op_limits *l, const char *name)
 {
@@ -474,6 +487,27 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         goto done;
     }
     memcpy(opts, options, info->options_size);
+    /* IDL: a sequence argument given as one integer (the Python layer
+     * passes unions through as `scalar` lists) is a TypeError, unless the
+     * IDL type is a union with a single value (WNN_LIST_OR_ONE). */
+    for (uint32_t i = 0; i < ft->n; i++) {
+        const wnn_field *f = &ft->f[i];
+        if ((f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST ||
+             f->type == WNN_F_ENUM_LIST) && f->def != WNN_LIST_OR_ONE) {
+            const wnn_u32_list *l =
+                (const wnn_u32_list *)((const char *)opts + f->offset);
+            if (l->present && l->scalar) {
+                char an[64];
+                snprintf(an, sizeof(an), "%s%s",
+                         is_positional(info->signature, f->camel) ? ""
+                                                                  : "options.",
+                         f->camel);
+                wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
+                          "expected a sequence, got an integer");
+                goto done;
+            }
+        }
+    }
 
     int seq;
     uint32_t n_pos = signature_operands(info->signature, &seq);

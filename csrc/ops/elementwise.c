@@ -104,8 +104,16 @@ wnn_check_clamp(wnn_check *c)
     wnn_dtype t = c->in[0].dtype;
     double lo = number_as_double_in(&o->min_value, t);
     double hi = number_as_double_in(&o->max_value, t);
+    bool greater = lo > hi;
+    if (t == WNN_INT64 || t == WNN_UINT64) {
+        /* 64-bit values do not all fit a double: compare them exactly */
+        int64_t a, b;
+        wnn_number_store(&o->min_value, t, &a);
+        wnn_number_store(&o->max_value, t, &b);
+        greater = t == WNN_INT64 ? a > b : (uint64_t)a > (uint64_t)b;
+    }
     /* NaN bounds: the spec's comparison "is greater than" is false. */
-    if (lo > hi) {
+    if (greater) {
         return wnn_fail(c, "options.minValue",
                         "minValue %g is greater than maxValue %g", lo, hi);
     }

@@ -39,7 +39,7 @@ static const wnn_field slice_f[] = {
 TABLE(wnn_slice_options, slice_f);
 
 static const wnn_field split_f[] = {
-    FIELD(wnn_split_options, splits, "splits", WNN_F_U32_LIST, 0),
+    FIELD(wnn_split_options, splits, "splits", WNN_F_U32_LIST, WNN_LIST_OR_ONE),
     FIELD(wnn_split_options, axis, "axis", WNN_F_U32, 0),
 };
 TABLE(wnn_split_options, split_f);

@@ -31,6 +31,12 @@ typedef struct wnn_check {
  *   TABLE(wnn_conv2d_options, conv2d_f);
  * ENUM fields use FIELD_ENUM with a NULL-terminated list of the IDL strings
  * (the value stored is the index); the default is an index too. */
+/* List fields (U32_LIST, I32_LIST, ENUM_LIST) have no default; their
+ * `dflt` says whether the IDL type is a union of one value or a sequence
+ * (split's `unsigned long or sequence<unsigned long>`): WNN_LIST_OR_ONE.
+ * Any other list given as one integer (wnn_u32_list.scalar) is a TypeError,
+ * raised by the builder before the checker runs. */
+#define WNN_LIST_OR_ONE 1
 #define FIELD(S, member, camel, type, dflt) \
     { #member, camel, type, offsetof(S, member), NULL, (double)(dflt) }
 #define FIELD_ENUM(S, member, camel, type, values, dflt) \

@@ -141,3 +141,47 @@ def test_rank_range_is_true(ctx, limits, op, names, rng):
         else:
             with raises(TypeError, op):
                 recipe()
+
+
+# ---- every operand, optional ones included: rank bounds, outputs ----------------
+def _operand_rank_cases():
+    out = []
+    for op in webnn.OPERATORS:
+        for name, (_, lo, hi) in op_limits(op).items():
+            out.append(pytest.param(op, name, lo, hi, id=f"{op}-{name}"))
+    return out
+
+
+@pytest.mark.parametrize("op,name,lo,hi", _operand_rank_cases())
+def test_rank_range_of_every_operand_is_enforced(ctx, limits, op, name, lo, hi):
+    """For every operand of every operator -- positional or an operand-valued
+    option (bias, scale, c, ...) -- the advertised rank range is the one
+    enforced: a rank just below or above it is a TypeError naming the
+    operand.  (Which ranks inside the range build depends on the other
+    operands' shapes: test_rank_range_is_true and tests/validation.)"""
+    rr = limits[snake_case(op)][snake_case(name)]["rank_range"]
+    assert (rr["min"], rr["max"]) == (lo, hi)
+    sig_names = {n for _, n in parse_signature(OPS[op]["signature"])}
+    include = () if name in sig_names else (name,)
+    for rank in (lo - 1, hi + 1):
+        if rank < 0 or rank > webnn._core.MAX_RANK:
+            continue
+        b = webnn.MLGraphBuilder(ctx)
+        with raises(TypeError, op, name):
+            Recipe(b, op, include=include, shapes={name: [2] * rank})()
+
+
+@pytest.mark.parametrize("op", webnn.OPERATORS)
+def test_outputs_fit_the_advertised_output_limits(ctx, limits, op):
+    """The outputs of a valid call (with every optional operand) have a data
+    type and a rank that op_support_limits() advertises for them."""
+    sig_names = {n for _, n in parse_signature(OPS[op]["signature"])}
+    include = [n for n in op_limits(op) if n not in sig_names]
+    b = webnn.MLGraphBuilder(ctx)
+    out = Recipe(b, op, include=include)()
+    outs = out if isinstance(out, list) else [out]
+    names = [snake_case(n) for n in output_names(op)]
+    for i, o in enumerate(outs):
+        entry = limits[snake_case(op)][names[min(i, len(names) - 1)]]
+        assert o.data_type in entry["data_types"], (op, o.data_type)
+        assert entry["rank_range"]["min"] <= len(o.shape) <= entry["rank_range"]["max"], (op, o.shape)
