@@ -17,7 +17,9 @@ Two tables are printed.
    imported and one webnn matmul runs FIRST, so that BLIS initialises after
    the package has chosen its kernels (it sets BLIS_ARCH_TYPE=skx on AVX-512
    machines unless the variable is already set) and with the thread count
-   the package gave it; both therefore use the same kernels and threads.
+   the package gave it (one per online CPU); both therefore use the same
+   kernels and threads (unless BLIS_NUM_THREADS or OMP_NUM_THREADS is set:
+   see benchmarks/README.md).
    The BLIS_ARCH_TYPE in effect and the kernel set BLIS reports are printed.
    NumPy: ``np.matmul(a, b, out=c)`` (NumPy's own BLAS, usually OpenBLAS),
    for information only.  Rates are 2 n^3 / time, in GFLOP/s.  The target is
@@ -147,6 +149,23 @@ def blis_sgemm_call(blis, a, b, c):
 
     run.keep = (one, zero, a, b, c)  # keep the buffers alive
     return run
+
+
+def cpu_idle_fraction(seconds=1.0):
+    """Share of all CPUs' time that was idle over the next `seconds` (Linux:
+    from /proc/stat), or None where that cannot be read.  Other work on the
+    machine makes the 2-thread timings erratic."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return v[3] + v[4], sum(v[:8])  # idle + iowait, total (no guest)
+    try:
+        i0, t0 = sample()
+        time.sleep(seconds)
+        i1, t1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return (i1 - i0) / (t1 - t0) if t1 > t0 else None
 
 
 def c_getenv(name):
@@ -304,6 +323,11 @@ def main():
     print(f"BLIS_ARCH_TYPE in effect: {arch_env or '(unset: BLIS autodetects)'}; "
           f"BLIS kernels in use: {blis.bli_arch_string(blis.bli_arch_query_id()).decode()}; "
           f"BLIS threads: {blis.bli_thread_get_num_threads()}")
+    idle = cpu_idle_fraction()
+    if idle is not None:
+        print(f"CPU idle in the second before the run: {100 * idle:.0f}%"
+              + ("  (WARNING: other work is running; timings will be erratic)"
+                 if idle < 0.8 else ""))
     print(f"medians of {MATMUL_SAMPLES} (matmul) / {SAMPLES} (element-wise) "
           f"samples of >= {SAMPLE_SECONDS:g} s each, after {WARMUP} warm-up calls; "
           f"ratios are medians of paired samples")
@@ -335,7 +359,10 @@ def main():
     print("target numpy/webnn >= 1 (not slower): "
           + ("met" if not slower else "NOT met for " + ", ".join(slower)))
     print()
-    print(f"total time {time.perf_counter() - t_start:.1f} s")
+    idle = cpu_idle_fraction()
+    print(f"total time {time.perf_counter() - t_start:.1f} s"
+          + (f"; CPU idle in the second after the run: {100 * idle:.0f}%"
+             if idle is not None else ""))
 
 
 if __name__ == "__main__":

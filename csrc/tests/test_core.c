@@ -983,15 +983,15 @@ test_dispatch_errors(wnn_context *c)
     wnn_tensor *ta = NULL, *tb = NULL, *ty = NULL, *t5 = NULL, *ti = NULL;
     wnn_tensor *tc = NULL;
     float ones[4] = { 1, 1, 1, 1 };
-    bool ok = wnn_tensor_create(c, &d, true, true, NULL, &ta, &err) == WNN_OK &&
-              wnn_tensor_create(c, &d, true, true, NULL, &tb, &err) == WNN_OK &&
-              wnn_tensor_create(c, &d, true, true, NULL, &ty, &err) == WNN_OK &&
-              wnn_tensor_create(c, &d5, true, true, NULL, &t5, &err) ==
-                  WNN_OK &&
-              wnn_tensor_create(c, &di, true, true, NULL, &ti, &err) ==
-                  WNN_OK &&
-              wnn_tensor_create(c, &d, false, false, ones, &tc, &err) ==
-                  WNN_OK;
+    wnn_tensor **slots[5] = { &ta, &tb, &ty, &t5, &ti };
+    const wnn_desc *descs[5] = { &d, &d, &d, &d5, &di };
+    bool ok = true;
+    for (int i = 0; i < 5 && ok; i++) {
+        ok = wnn_tensor_create(c, descs[i], true, true, NULL, slots[i],
+                               &err) == WNN_OK;
+    }
+    ok = ok && wnn_tensor_create(c, &d, false, false, ones, &tc, &err) ==
+                   WNN_OK;
     if (!check_ok(ok ? WNN_OK : WNN_ERR, &err, "dispatch errors: tensors")) {
         goto done;
     }

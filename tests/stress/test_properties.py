@@ -173,7 +173,9 @@ def movement_step(draw, shape):
         return op, lambda b, y: b.tile(y, reps), lambda a: np.tile(a, reps) if r else a, \
             [d * k for d, k in zip(shape, reps)]
     if op == "expand":
-        extra = draw(st.lists(st.integers(1, 3), max_size=2))
+        # the output rank stays within the supported maximum (8); chains of
+        # expands would otherwise grow it past that (a valid TypeError)
+        extra = draw(st.lists(st.integers(1, 3), max_size=max(0, min(2, 8 - r))))
         new = extra + [d if d != 1 else draw(st.integers(1, 3)) for d in shape]
         return op, lambda b, y: b.expand(y, new), lambda a: np.broadcast_to(a, new), new
     if op == "pad":
