@@ -60,7 +60,9 @@ test-c: build/test_core build/fuzz_replay
 test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
-test: test-c test-py
+# The README's test command (and CI's): the C tests and the fuzz corpus, the
+# whole Python suite, the same under ASan + UBSan, and a bounded fuzzing run.
+test: test-c test-py test-asan fuzz
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the
