@@ -540,6 +540,29 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         *slot = k + 1; /* from operand id + 1 to node input index + 1 */
         k++;
     }
+    /* Enum-valued fields hold valid values (the C API can pass anything). */
+    for (uint32_t i = 0; i < ft->n; i++) {
+        const wnn_field *f = &ft->f[i];
+        int v = -1, count = 0;
+        if (f->type == WNN_F_DTYPE) {
+            v = (int)*(const wnn_dtype *)((const char *)opts + f->offset);
+            count = WNN_DTYPE_COUNT;
+        } else if (f->type == WNN_F_ENUM && f->enum_values) {
+            v = *(const int *)((const char *)opts + f->offset);
+            while (f->enum_values[count]) {
+                count++;
+            }
+        } else {
+            continue;
+        }
+        if (v < 0 || v >= count) {
+            char an[64];
+            snprintf(an, sizeof(an), "options.%s", f->camel);
+            wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
+                      "value %d is not a valid enumeration value", v);
+            goto done;
+        }
+    }
     wnn_check c = { .op = op, .label = lbl, .in = in_desc, .n_in = n_all,
                     .options = opts, .err = err, .arena_owner = b };
     for (uint32_t i = 0; i < n_all; i++) {

@@ -677,6 +677,10 @@ match_tensors(const char *what, uint32_t n, const char *const *names,
                 wnn_shape_str(descs[j].desc.shape, descs[j].desc.rank, s2,
                               sizeof(s2)));
         }
+        if (sorted[j]) { /* the C API takes arrays: a name given twice */
+            return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
+                             "'%s' is named twice", names[i]);
+        }
         sorted[j] = tensors[i];
     }
     return WNN_OK;
@@ -701,7 +705,7 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
                                                 : "the graph is destroyed");
     }
     uint32_t n = n_in + n_out;
-    wnn_tensor **all = malloc(sizeof(wnn_tensor *) * (n + 1));
+    wnn_tensor **all = calloc(n + 1, sizeof(wnn_tensor *));
     if (!all) {
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
                          "out of memory");

@@ -586,10 +586,20 @@ test_cast(wnn_context *c)
     wnn_desc d = desc(WNN_FLOAT32, 1, &n);
     wnn_cast_options o;
     wnn_options_default(WNN_OP_CAST, &o);
-    o.data_type = WNN_INT32;
     if (wnn_builder_create(c, &b, &err) != WNN_OK ||
-        wnn_builder_input(b, "x", &d, &ix, &err) != WNN_OK ||
-        add_op(b, WNN_OP_CAST, &ix, 1, &o, NULL, &iy, &err) != WNN_OK) {
+        wnn_builder_input(b, "x", &d, &ix, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "cast: build");
+        wnn_builder_free(b);
+        return;
+    }
+    /* regression: a data type value out of the enum reached a shift by
+     * 40 (undefined behaviour) in the limits check */
+    o.data_type = (wnn_dtype)40;
+    check_err(add_op(b, WNN_OP_CAST, &ix, 1, &o, "L", &iy, &err), &err,
+              WNN_TYPE_ERROR, "cast (label 'L'): argument 'options.dataType': ",
+              "cast: an invalid data type value is a TypeError");
+    o.data_type = WNN_INT32;
+    if (add_op(b, WNN_OP_CAST, &ix, 1, &o, NULL, &iy, &err) != WNN_OK) {
         check_ok(WNN_ERR, &err, "cast: build");
         wnn_builder_free(b);
         return;
@@ -1012,6 +1022,14 @@ test_dispatch_errors(wnn_context *c)
                                    &err),
               &err, WNN_TYPE_ERROR, "dispatch: argument 'outputs': ",
               "dispatch: same tensor as input and output");
+    /* regression: one name given twice (count right) crashed the dispatch */
+    {
+        const char *twice[2] = { "a", "a" };
+        check_err(wnn_context_dispatch(c, g, 2, twice, in, 1, out_names, &ty,
+                                       &err),
+                  &err, WNN_TYPE_ERROR, "dispatch: argument 'inputs': ",
+                  "dispatch: an input name given twice is a TypeError");
+    }
     /* wrong descriptor: shape, then data type */
     in[1] = t5;
     check_err(wnn_context_dispatch(c, g, 2, in_names, in, 1, out_names, &ty,
