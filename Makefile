@@ -60,9 +60,10 @@ test-c: build/test_core build/fuzz_replay
 test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
-# The README's test command (and CI's): the C tests and the fuzz corpus, the
-# whole Python suite, the same under ASan + UBSan, and a bounded fuzzing run.
-test: test-c test-py test-asan fuzz
+# The README's test command (and CI's): the C tests and the fuzz corpus, a
+# bounded fuzzing run, everything under ASan + UBSan, then the Python suite
+# (whose summary line ends the output).
+test: test-c fuzz test-asan test-py
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the
