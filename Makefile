@@ -74,7 +74,7 @@ build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
 	@mkdir -p build
 	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
 
-test-asan: build/test_core_asan venv
+test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
 	rm -rf build/asan && mkdir -p build/asan/webnn
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
