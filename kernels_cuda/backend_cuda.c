@@ -554,13 +554,6 @@ view_finish(cu_view *v, int es)
     v->plain = r == 1 && p->is[0] == 1 && p->os[0] == 1;
 }
 
-static float
-cast_scalar(double v, wnn_dtype t)
-{
-    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
-                            : (float)v;
-}
-
 /* ---- per-operator preparation (at compile) ------------------------------------ */
 static void
 prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
@@ -573,50 +566,16 @@ prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->ti = in->dtype;
     p->to = out->dtype;
     p->n = (int64_t)wnn_desc_elements(out);
-    switch (node->op) {
-    case WNN_OP_ELU:
-        p->a = cast_scalar(((const wnn_elu_options *)node->options)->alpha, t);
-        break;
-    case WNN_OP_LEAKY_RELU:
-        p->a = cast_scalar(((const wnn_leaky_relu_options *)node->options)->alpha, t);
-        break;
-    case WNN_OP_HARD_SIGMOID: {
-        const wnn_hard_sigmoid_options *o = node->options;
-        p->a = cast_scalar(o->alpha, t);
-        p->b = cast_scalar(o->beta, t);
-        break;
-    }
-    case WNN_OP_LINEAR: {
-        const wnn_linear_options *o = node->options;
-        p->a = cast_scalar(o->alpha, t);
-        p->b = cast_scalar(o->beta, t);
-        break;
-    }
-    case WNN_OP_CLAMP: {
-        /* bounds cast to the input's type (spec clamp steps) */
-        const wnn_clamp_options *o = node->options;
-        union { float f; uint16_t h; int32_t i32; uint32_t u32; int64_t i64;
-                uint64_t u64; int8_t i8; uint8_t u8; } lo, hi;
-        memset(&lo, 0, sizeof(lo));
-        memset(&hi, 0, sizeof(hi));
-        wnn_number_store(&o->min_value, t, &lo);
-        wnn_number_store(&o->max_value, t, &hi);
-        switch (t) {
-        case WNN_FLOAT32: p->lo = lo.f; p->hi = hi.f; break;
-        case WNN_FLOAT16: p->lo = wnn_f16_to_f32(lo.h); p->hi = wnn_f16_to_f32(hi.h); break;
-        case WNN_INT32: p->ilo = lo.i32; p->ihi = hi.i32; break;
-        case WNN_UINT32: p->ilo = lo.u32; p->ihi = hi.u32; break;
-        case WNN_INT64: p->ilo = lo.i64; p->ihi = hi.i64; break;
-        case WNN_UINT64: p->ulo = lo.u64; p->uhi = hi.u64; break;
-        case WNN_INT8: p->ilo = lo.i8; p->ihi = hi.i8; break;
-        case WNN_UINT8: p->ilo = lo.u8; p->ihi = hi.u8; break;
-        default: break;
-        }
-        break;
-    }
-    default:
-        break;
-    }
+    wnn_scalar_params sp;
+    wnn_scalar_params_of(node->op, node->options, t, &sp);
+    p->a = sp.a;
+    p->b = sp.b;
+    p->lo = sp.lo;
+    p->hi = sp.hi;
+    p->ilo = sp.ilo;
+    p->ihi = sp.ihi;
+    p->ulo = sp.ulo;
+    p->uhi = sp.uhi;
 }
 
 static void
@@ -1145,8 +1104,8 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     g->ldb = (int)in[1].shape[1];
     g->ta = o->a_transpose;
     g->tb = o->b_transpose;
-    g->alpha = cast_scalar(o->alpha, t);
-    g->beta = cast_scalar(o->beta, t);
+    g->alpha = wnn_cast_float(o->alpha, t);
+    g->beta = wnn_cast_float(o->beta, t);
     if (o->c && g->beta != 0.0f) {
         /* c broadcast into the output, then accumulated onto */
         const wnn_desc *cd = &in[o->c - 1];

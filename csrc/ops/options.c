@@ -84,3 +84,61 @@ wnn_options_default(wnn_op op, void *options)
         }
     }
 }
+
+float
+wnn_cast_float(double v, wnn_dtype t)
+{
+    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
+                            : (float)v;
+}
+
+void
+wnn_scalar_params_of(wnn_op op, const void *options, wnn_dtype t,
+                     wnn_scalar_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    switch (op) {
+    case WNN_OP_ELU:
+        p->a = wnn_cast_float(((const wnn_elu_options *)options)->alpha, t);
+        break;
+    case WNN_OP_LEAKY_RELU:
+        p->a = wnn_cast_float(((const wnn_leaky_relu_options *)options)->alpha, t);
+        break;
+    case WNN_OP_HARD_SIGMOID: {
+        const wnn_hard_sigmoid_options *o = options;
+        p->a = wnn_cast_float(o->alpha, t);
+        p->b = wnn_cast_float(o->beta, t);
+        break;
+    }
+    case WNN_OP_LINEAR: {
+        const wnn_linear_options *o = options;
+        p->a = wnn_cast_float(o->alpha, t);
+        p->b = wnn_cast_float(o->beta, t);
+        break;
+    }
+    case WNN_OP_CLAMP: {
+        /* Bounds are "cast" to the input's type (spec clamp steps). */
+        const wnn_clamp_options *o = options;
+        union { float f; uint16_t h; int32_t i32; uint32_t u32; int64_t i64;
+                uint64_t u64; int8_t i8; uint8_t u8; } lo, hi;
+        memset(&lo, 0, sizeof(lo));
+        memset(&hi, 0, sizeof(hi));
+        wnn_number_store(&o->min_value, t, &lo);
+        wnn_number_store(&o->max_value, t, &hi);
+        switch (t) {
+        case WNN_FLOAT32: p->lo = lo.f; p->hi = hi.f; break;
+        case WNN_FLOAT16: p->lo = wnn_f16_to_f32(lo.h); p->hi = wnn_f16_to_f32(hi.h); break;
+        case WNN_INT32: p->ilo = lo.i32; p->ihi = hi.i32; break;
+        case WNN_UINT32: p->ilo = lo.u32; p->ihi = hi.u32; break;
+        case WNN_INT64: p->ilo = lo.i64; p->ihi = hi.i64; break;
+        case WNN_UINT64: p->ulo = lo.u64; p->uhi = hi.u64; break;
+        case WNN_INT8: p->ilo = lo.i8; p->ihi = hi.i8; break;
+        case WNN_UINT8: p->ilo = lo.u8; p->ihi = hi.u8; break;
+        default: break;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}

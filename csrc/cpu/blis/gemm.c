@@ -78,13 +78,6 @@ cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n)
     }
 }
 
-static float
-cast_scalar(double v, wnn_dtype t)
-{
-    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
-                            : (float)v;
-}
-
 /* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast. */
 wnn_status
 cpu_matmul(const cpu_call *k, wnn_error *err)
@@ -184,7 +177,7 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
-    float alpha = cast_scalar(o->alpha, t), beta = cast_scalar(o->beta, t);
+    float alpha = wnn_cast_float(o->alpha, t), beta = wnn_cast_float(o->beta, t);
     if (o->c && beta != 0.0f) {
         /* Broadcast c into the output, then accumulate onto it. */
         const wnn_desc *cd = &k->in_desc[o->c - 1];

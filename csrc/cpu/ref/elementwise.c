@@ -228,12 +228,7 @@ typedef enum uop {
     U_IDENTITY
 } uop;
 
-typedef struct uparams {
-    float a, b;         /* alpha, beta (already cast to the input type) */
-    float lo, hi;       /* clamp bounds in the float domain            */
-    int64_t ilo, ihi;   /* clamp bounds in the integer domains          */
-    uint64_t ulo, uhi;
-} uparams;
+typedef wnn_scalar_params uparams; /* alpha, beta, clamp bounds */
 
 CPU_HOT static void
 unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
@@ -389,62 +384,6 @@ uop_of(wnn_op op)
     }
 }
 
-/* A float option "cast to the input's data type" (spec steps of elu etc.). */
-static float
-cast_opt(double v, wnn_dtype t)
-{
-    return t == WNN_FLOAT16 ? wnn_f16_to_f32(wnn_f32_to_f16((float)v))
-                            : (float)v;
-}
-
-static void
-uparams_make(const cpu_call *k, wnn_dtype t, uparams *p)
-{
-    memset(p, 0, sizeof(*p));
-    switch (k->node->op) {
-    case WNN_OP_ELU:
-        p->a = cast_opt(((const wnn_elu_options *)k->options)->alpha, t);
-        break;
-    case WNN_OP_LEAKY_RELU:
-        p->a = cast_opt(((const wnn_leaky_relu_options *)k->options)->alpha, t);
-        break;
-    case WNN_OP_HARD_SIGMOID: {
-        const wnn_hard_sigmoid_options *o = k->options;
-        p->a = cast_opt(o->alpha, t);
-        p->b = cast_opt(o->beta, t);
-        break;
-    }
-    case WNN_OP_LINEAR: {
-        const wnn_linear_options *o = k->options;
-        p->a = cast_opt(o->alpha, t);
-        p->b = cast_opt(o->beta, t);
-        break;
-    }
-    case WNN_OP_CLAMP: {
-        /* Bounds are "cast" to the input's type (spec clamp steps). */
-        const wnn_clamp_options *o = k->options;
-        union { float f; uint16_t h; int32_t i32; uint32_t u32; int64_t i64;
-                uint64_t u64; int8_t i8; uint8_t u8; } lo, hi;
-        wnn_number_store(&o->min_value, t, &lo);
-        wnn_number_store(&o->max_value, t, &hi);
-        switch (t) {
-        case WNN_FLOAT32: p->lo = lo.f; p->hi = hi.f; break;
-        case WNN_FLOAT16: p->lo = wnn_f16_to_f32(lo.h); p->hi = wnn_f16_to_f32(hi.h); break;
-        case WNN_INT32: p->ilo = lo.i32; p->ihi = hi.i32; break;
-        case WNN_UINT32: p->ilo = lo.u32; p->ihi = hi.u32; break;
-        case WNN_INT64: p->ilo = lo.i64; p->ihi = hi.i64; break;
-        case WNN_UINT64: p->ulo = lo.u64; p->uhi = hi.u64; break;
-        case WNN_INT8: p->ilo = lo.i8; p->ihi = hi.i8; break;
-        case WNN_UINT8: p->ilo = lo.u8; p->ihi = hi.u8; break;
-        default: break;
-        }
-        break;
-    }
-    default:
-        break;
-    }
-}
-
 /* Chunks of a flat range, split over threads. */
 static inline size_t
 n_chunks(uint64_t total)
@@ -468,7 +407,7 @@ cpu_unary(const cpu_call *k, wnn_error *err)
     uop op = uop_of(k->node->op);
     domain dm = domain_of(ti);
     uparams pr;
-    uparams_make(k, ti, &pr);
+    wnn_scalar_params_of(k->node->op, k->options, ti, &pr);
     size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
     const unsigned char *x = k->in[0];
     unsigned char *y = k->out[0];
