@@ -6,6 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
 
 #include "../ops/ops_internal.h"
 #include "internal.h"
@@ -17,11 +25,72 @@ typedef struct waiter {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_int refs;
-    bool done;
+    atomic_uint done;           /* set (release) once st and err are */
     wnn_status st;
     wnn_error err;
     struct waiter *next, *prev; /* in the tensor's pending reads */
 } waiter;
+
+/* ---- waking up ----------------------------------------------------------
+ * Waking a thread that sleeps on a condition variable costs tens of
+ * microseconds on virtual machines, paid twice by every read_tensor (the
+ * timeline thread wakes, then the caller).  So both sides spin a little
+ * before they sleep: the caller waiting for its task, the timeline thread
+ * after each task waiting for the next one.  WEBNN_SPIN_US sets the budget
+ * (default 100 microseconds; 0 never spins). */
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t
+spin_budget_ns(void)
+{
+    static atomic_llong budget = -1;
+    long long b = atomic_load_explicit(&budget, memory_order_relaxed);
+    if (b < 0) {
+        const char *e = getenv("WEBNN_SPIN_US");
+        b = 100;
+        if (e && *e) {
+            char *end;
+            long long v = strtoll(e, &end, 10);
+            if (*end == '\0' && v >= 0 && v <= 1000000) {
+                b = v;
+            }
+        }
+        b *= 1000;
+        atomic_store_explicit(&budget, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+/* Spin until *flag is nonzero or the budget is spent; true if it is set. */
+static bool
+spin_until(const atomic_uint *flag)
+{
+    int64_t budget = spin_budget_ns();
+    if (budget == 0) {
+        return atomic_load_explicit(flag, memory_order_acquire) != 0;
+    }
+    int64_t deadline = now_ns() + budget;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(flag, memory_order_acquire)) {
+                return true;
+            }
+            cpu_relax();
+        }
+        if (now_ns() >= deadline) {
+            return false;
+        }
+        /* Let a thread that waits for this core (an OpenMP worker of the
+         * running task) go first: the spin must not slow the work down. */
+        sched_yield();
+    }
+}
 
 typedef enum task_kind { T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH } task_kind;
 
@@ -64,12 +133,12 @@ static void
 waiter_finish(waiter *w, wnn_status st, const wnn_error *err)
 {
     pthread_mutex_lock(&w->mu);
-    if (!w->done) {
+    if (!atomic_load_explicit(&w->done, memory_order_relaxed)) {
         w->st = st;
         if (st != WNN_OK && err) {
             w->err = *err;
         }
-        w->done = true;
+        atomic_store_explicit(&w->done, 1, memory_order_release);
         pthread_cond_signal(&w->cv);
     }
     pthread_mutex_unlock(&w->mu);
@@ -78,8 +147,15 @@ waiter_finish(waiter *w, wnn_status st, const wnn_error *err)
 static void
 waiter_wait(waiter *w)
 {
+    if (spin_until(&w->done)) {
+        /* The finisher may still hold the mutex (it signals under it):
+         * take it once so that destroying the waiter cannot race. */
+        pthread_mutex_lock(&w->mu);
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
     pthread_mutex_lock(&w->mu);
-    while (!w->done) {
+    while (!atomic_load_explicit(&w->done, memory_order_acquire)) {
         pthread_cond_wait(&w->cv, &w->mu);
     }
     pthread_mutex_unlock(&w->mu);
@@ -143,7 +219,8 @@ run_task(wnn_context *c, wnn_task *t)
         break;
     case T_READ:
         pthread_mutex_lock(&t->w->mu);
-        if (t->w->done) { /* rejected by the tensor's destroy() */
+        if (atomic_load_explicit(&t->w->done, memory_order_relaxed)) {
+            /* rejected by the tensor's destroy() */
             pthread_mutex_unlock(&t->w->mu);
             return;
         }
@@ -163,7 +240,7 @@ run_task(wnn_context *c, wnn_task *t)
         if (st != WNN_OK) {
             t->w->err = err;
         }
-        t->w->done = true;
+        atomic_store_explicit(&t->w->done, 1, memory_order_release);
         pthread_cond_signal(&t->w->cv);
         pthread_mutex_unlock(&t->w->mu);
         return;
@@ -203,6 +280,7 @@ worker_main(void *arg)
 {
     wnn_context *c = arg;
     for (;;) {
+        spin_until(&c->queued);
         pthread_mutex_lock(&c->mu);
         while (!c->head && !c->stopping) {
             pthread_cond_wait(&c->cv, &c->mu);
@@ -216,6 +294,7 @@ worker_main(void *arg)
         if (!c->head) {
             c->tail = NULL;
         }
+        atomic_fetch_sub_explicit(&c->queued, 1, memory_order_relaxed);
         bool lost = c->lost;
         pthread_mutex_unlock(&c->mu);
         if (lost) {
@@ -263,6 +342,7 @@ enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
         c->head = t;
     }
     c->tail = t;
+    atomic_fetch_add_explicit(&c->queued, 1, memory_order_release);
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return WNN_OK;

@@ -131,6 +131,7 @@ struct wnn_context {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct wnn_task *head, *tail;
+    atomic_uint queued;     /* tasks in the queue (the worker spins on it) */
     bool lost;
     bool stopping;
     bool self_free;         /* last reference dropped on the worker */

@@ -235,8 +235,8 @@ cpu_tensor_free(wnn_backend *be, void *storage)
 static void
 copy_bytes(void *dst, const void *src, uint64_t bytes)
 {
-    const uint64_t chunk = (uint64_t)1 << 20;
-    if (bytes < 8 * chunk) {
+    const uint64_t chunk = (uint64_t)1 << 18;
+    if (bytes < 4 * chunk) {
         memcpy(dst, src, bytes);
         return;
     }
