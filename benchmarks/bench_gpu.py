@@ -14,7 +14,7 @@ Tables:
    one-element tensor (a read waits for everything queued before it on the
    context's timeline, i.e. the stream), and the time per product is the
    total / k.  PyTorch: ``torch.matmul(a, b, out=c)`` k times then
-   ``torch.cuda.synchronize()``.  Both compute float32 products in float32
+   ``sync(torch)``.  Both compute float32 products in float32
    (webnn: cuBLAS without TF32; torch: allow_tf32 = False) and float16
    products on tensor cores accumulating in float32 (torch:
    allow_fp16_reduced_precision_reduction = False).  TFLOP/s = 2 n^3 / time.
@@ -26,6 +26,21 @@ Tables:
    .cpu() / synchronize).
 3. element-wise add of two 64 Mi-element float32 inputs: GB/s of useful
    traffic (3 x 256 MiB), against torch.add(out=).
+4. conv2d (with bias) on the convolution shapes of ResNet-50 (batch 32,
+   torchvision's v1.5 layout: stride 2 on the 3x3 convolutions), float32 in
+   NCHW (no TF32 on either side) and float16 in NCHW and NHWC, against
+   torch.nn.functional.conv2d on the same GPU with
+   torch.backends.cudnn.benchmark = True (cuDNN's fastest algorithm for each
+   shape; NHWC = torch's channels_last).  webnn: k back-to-back dispatches
+   of the one-operator graph, then a one-element read.  TFLOP/s counts
+   2 * N * OH * OW * OC * IC * KH * KW.
+5. MobileNetV2 (examples/zoo/mobilenetv2.py, the weights in examples/data)
+   at batch 1 and 32, float32: webnn's graph against the same network
+   written with torch.nn.functional on the GPU (mobilenetv2.torch_forward),
+   k back-to-back runs then a sync; the outputs are compared first.
+
+Targets (issue 6): matmul and conv >= 0.9x the library (torch/webnn >= 0.9),
+MobileNetV2 batch 32 within 1.2x PyTorch (torch/webnn >= 0.83).
 
 Method: warm-up, then SAMPLES timed samples, webnn and torch alternating; the
 medians are printed (and written to --json).
@@ -45,6 +60,17 @@ import numpy as np  # noqa: E402
 import webnn  # noqa: E402
 
 SAMPLES = 5
+DEV = "cuda"  # --torch-device cpu: a smoke test of this script on the CUDA emulation
+
+
+def smoke():
+    """A check of this script (torch on the CPU, webnn on the emulation)."""
+    return DEV != "cuda"
+
+
+def sync(torch):
+    if DEV == "cuda":
+        torch.cuda.synchronize()
 
 
 def timed(fn, k):
@@ -55,6 +81,7 @@ def timed(fn, k):
 
 def alternate(fns, samples=SAMPLES):
     """{name: (fn, k)} -> {name: median seconds per unit}; fn does k units."""
+    samples = 1 if smoke() else samples
     for fn, _ in fns.values():
         fn()  # warm-up
     out = {name: [] for name in fns}
@@ -86,7 +113,7 @@ def matmul_rows(ctx, torch, dtypes, sizes):
             tc = ctx.create_tensor({**desc, "readable": True})
             ctx.write_tensor(ta, a)
             ctx.write_tensor(tb, b)
-            da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+            da, db = torch.from_numpy(a).to(DEV), torch.from_numpy(b).to(DEV)
             dc = torch.empty_like(da)
             # check: webnn against torch (sampled rows for big n)
             ctx.dispatch(g, {"a": ta, "b": tb}, {"c": tc})
@@ -97,7 +124,7 @@ def matmul_rows(ctx, torch, dtypes, sizes):
             tol = (2e-5 if dt == "float32" else 2e-3) * np.sqrt(n) + 1e-6
             err = float(np.max(np.abs(got[rows_chk].astype(np.float64)
                                       - ref[rows_chk].astype(np.float64))))
-            k = max(1, min(200, int(2e11 / (2.0 * n ** 3))))  # ~0.2 TFLOP a sample
+            k = 1 if smoke() else max(1, min(200, int(2e11 / (2.0 * n ** 3))))  # ~0.2 TFLOP a sample
 
             def run_webnn():
                 for _ in range(k):
@@ -107,7 +134,7 @@ def matmul_rows(ctx, torch, dtypes, sizes):
             def run_torch():
                 for _ in range(k):
                     torch.matmul(da, db, out=dc)
-                torch.cuda.synchronize()
+                sync(torch)
 
             t = alternate({"webnn": (run_webnn, k), "torch": (run_torch, k)})
             fl = 2.0 * n ** 3
@@ -142,8 +169,8 @@ def overhead_rows(ctx, torch):
     out = np.empty((1, n), np.float32)
     ctx.dispatch(g, {"x": tx}, {"y": ty})
     assert np.allclose(ctx.read_tensor(ty), np.maximum(xv * w + c, 0))
-    dx, dw, dc = (torch.from_numpy(v).cuda() for v in (xv, w, c))
-    k = 2000
+    dx, dw, dc = (torch.from_numpy(v).to(DEV) for v in (xv, w, c))
+    k = 20 if smoke() else 2000
 
     def webnn_roundtrip():
         ctx.dispatch(g, {"x": tx}, {"y": ty})
@@ -160,7 +187,7 @@ def overhead_rows(ctx, torch):
     def torch_stream():
         for _ in range(k):
             torch.relu(dx * dw + dc)
-        torch.cuda.synchronize()
+        sync(torch)
 
     lat = alternate({"webnn": (lambda: [webnn_roundtrip() for _ in range(200)], 200),
                      "torch": (lambda: [torch_roundtrip() for _ in range(200)], 200)})
@@ -189,9 +216,9 @@ def eltwise_rows(ctx, torch, n):
     ctx.write_tensor(tb, b)
     ctx.dispatch(g, {"a": ta, "b": tb}, {"c": tc})
     assert np.array_equal(ctx.read_tensor(tc), a + b)
-    da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    da, db = torch.from_numpy(a).to(DEV), torch.from_numpy(b).to(DEV)
     dc = torch.empty_like(da)
-    k = 20
+    k = 1 if smoke() else 20
 
     def run_webnn():
         for _ in range(k):
@@ -201,7 +228,7 @@ def eltwise_rows(ctx, torch, n):
     def run_torch():
         for _ in range(k):
             torch.add(da, db, out=dc)
-        torch.cuda.synchronize()
+        sync(torch)
 
     t = alternate({"webnn": (run_webnn, k), "torch": (run_torch, k)})
     gb = 3 * 4 * n / 1e9
@@ -213,51 +240,225 @@ def eltwise_rows(ctx, torch, n):
              "torch_ms": t["torch"] * 1e3}]
 
 
+# ResNet-50's convolutions: (name, in channels, out channels, kernel, stride,
+# padding, input size)
+RESNET50_CONVS = [
+    ("conv1 7x7/2", 3, 64, 7, 2, 3, 224),
+    ("layer1 1x1 64-64", 64, 64, 1, 1, 0, 56),
+    ("layer1 3x3 64", 64, 64, 3, 1, 1, 56),
+    ("layer1 1x1 64-256", 64, 256, 1, 1, 0, 56),
+    ("layer2 3x3/2 128", 128, 128, 3, 2, 1, 56),
+    ("layer2 1x1 512-128", 512, 128, 1, 1, 0, 28),
+    ("layer2 3x3 128", 128, 128, 3, 1, 1, 28),
+    ("layer3 3x3 256", 256, 256, 3, 1, 1, 14),
+    ("layer3 1x1 1024-256", 1024, 256, 1, 1, 0, 14),
+    ("layer4 3x3 512", 512, 512, 3, 1, 1, 7),
+    ("layer4 1x1 512-2048", 512, 2048, 1, 1, 0, 7),
+]
+
+
+def conv_rows(ctx, torch, batch, variants):
+    F = torch.nn.functional
+    rows = []
+    sync_t = ctx.create_tensor({"dataType": "float32", "shape": [1], "readable": True})
+    for dt, layout in variants:
+        for name, ic, oc, k, st, pad, size in RESNET50_CONVS:
+            if smoke() and size > 14:
+                continue
+            rng = np.random.default_rng(ic * 7 + oc + k)
+            oh = (size + 2 * pad - k) // st + 1
+            x = rng.uniform(-1, 1, (batch, ic, size, size)).astype(dt)
+            w = (rng.uniform(-1, 1, (oc, ic, k, k)) / np.sqrt(ic * k * k)).astype(dt)
+            bias = rng.uniform(-1, 1, oc).astype(dt)
+            bl = webnn.MLGraphBuilder(ctx)
+            if layout == "nhwc":
+                xin = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+                wl = np.ascontiguousarray(w.transpose(0, 2, 3, 1))  # ohwi
+                opts = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+                out_shape = [batch, oh, oh, oc]
+            else:
+                xin, wl, opts, out_shape = x, w, {}, [batch, oc, oh, oh]
+            ix = bl.input("x", {"dataType": dt, "shape": list(xin.shape)})
+            y = bl.conv2d(ix, bl.constant(wl), bias=bl.constant(bias),
+                          strides=[st, st], padding=[pad] * 4, **opts)
+            g = bl.build({"y": y})
+            tx = ctx.create_tensor({"dataType": dt, "shape": list(xin.shape), "writable": True})
+            ty = ctx.create_tensor({"dataType": dt, "shape": out_shape, "readable": True})
+            ctx.write_tensor(tx, xin)
+            dx, dw, db = (torch.from_numpy(v).to(DEV) for v in (x, w, bias))
+            if layout == "nhwc":
+                dx = dx.contiguous(memory_format=torch.channels_last)
+                dw = dw.contiguous(memory_format=torch.channels_last)
+            ctx.dispatch(g, {"x": tx}, {"y": ty})
+            got = ctx.read_tensor(ty).astype(np.float64)
+            ref = F.conv2d(dx, dw, db, st, pad).float().cpu().numpy().astype(np.float64)
+            if layout == "nhwc":
+                ref = ref.transpose(0, 2, 3, 1)
+            err = float(np.max(np.abs(got - ref)))
+            tol = 1e-4 if dt == "float32" else 2e-2
+            flops = 2.0 * batch * oh * oh * oc * ic * k * k
+            reps = 1 if smoke() else max(1, min(200, int(2e11 / flops)))
+
+            def run_webnn():
+                for _ in range(reps):
+                    ctx.dispatch(g, {"x": tx}, {"y": ty})
+                ctx.read_tensor(sync_t)
+
+            def run_torch():
+                for _ in range(reps):
+                    F.conv2d(dx, dw, db, st, pad)
+                sync(torch)
+
+            t = alternate({"webnn": (run_webnn, reps), "torch": (run_torch, reps)})
+            rows.append({"dtype": dt, "layout": layout, "conv": name, "batch": batch,
+                         "webnn_ms": t["webnn"] * 1e3, "torch_ms": t["torch"] * 1e3,
+                         "webnn_tflops": flops / t["webnn"] / 1e12,
+                         "torch_tflops": flops / t["torch"] / 1e12,
+                         "ratio": t["torch"] / t["webnn"], "max_abs_diff": err,
+                         "check_ok": bool(err <= tol)})
+            tx.destroy()
+            ty.destroy()
+            g.destroy()
+    sync_t.destroy()
+    return rows
+
+
+def mobilenet_rows(ctx, torch, batches):
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+    from zoo import mobilenetv2
+    mw = mobilenetv2.load_weights()
+    fwd = mobilenetv2.torch_forward(torch, mw, device=DEV)
+    rows = []
+    sync_t = ctx.create_tensor({"dataType": "float32", "shape": [1], "readable": True})
+    for batch in batches:
+        bl = webnn.MLGraphBuilder(ctx)
+        g = bl.build({"f": mobilenetv2.build(bl, mw, batch=batch)})
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 224, 224)).astype(np.float32)
+        tx = ctx.create_tensor({"dataType": "float32", "shape": list(x.shape), "writable": True})
+        ty = ctx.create_tensor({"dataType": "float32", "shape": [batch, 1280], "readable": True})
+        ctx.write_tensor(tx, x)
+        ctx.dispatch(g, {"input": tx}, {"f": ty})
+        got = ctx.read_tensor(ty)
+        dx = torch.from_numpy(x).to(DEV)
+        with torch.inference_mode():
+            ref = fwd(dx).cpu().numpy()
+        err = float(np.max(np.abs(got.astype(np.float64) - ref)))
+        reps = 1 if smoke() else (50 if batch == 1 else 10)
+
+        def run_webnn():
+            for _ in range(reps):
+                ctx.dispatch(g, {"input": tx}, {"f": ty})
+            ctx.read_tensor(sync_t)
+
+        def run_torch():
+            with torch.inference_mode():
+                for _ in range(reps):
+                    fwd(dx)
+            sync(torch)
+
+        def latency_webnn():
+            out = np.empty((batch, 1280), np.float32)
+            for _ in range(reps):
+                ctx.dispatch(g, {"input": tx}, {"f": ty})
+                ctx.read_tensor(ty, out)
+
+        t = alternate({"webnn": (run_webnn, reps), "torch": (run_torch, reps),
+                       "webnn_latency": (latency_webnn, reps)})
+        rows.append({"batch": batch, "webnn_ms": t["webnn"] * 1e3, "torch_ms": t["torch"] * 1e3,
+                     "webnn_latency_ms": t["webnn_latency"] * 1e3,
+                     "ratio": t["torch"] / t["webnn"], "max_abs_diff": err,
+                     "check_ok": bool(err <= 1e-3 * max(1.0, float(np.abs(ref).max())))})
+        tx.destroy()
+        ty.destroy()
+        g.destroy()
+    sync_t.destroy()
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--quick", action="store_true", help="n <= 2048 only")
     ap.add_argument("--sizes", help="matmul sizes, e.g. 1024,4096 (default 1024..8192)")
+    ap.add_argument("--only", help="comma-separated tables: matmul,overhead,eltwise,conv,"
+                    "mobilenet (default all)")
+    ap.add_argument("--torch-device", default="cuda",
+                    help="cpu: check this script on the CUDA emulation (no GPU; tiny sizes)")
+    ap.add_argument("--conv-batch", type=int, default=32, help="batch of the conv table")
     ap.add_argument("--elements", type=int, default=64 * 1024 * 1024,
                     help="elements of the element-wise add (default 64 Mi)")
     args = ap.parse_args()
+    global DEV
+    DEV = args.torch_device
     # webnn's GPU context first, so that libwebnn_cuda.so binds the CUDA
     # libraries it was built with before torch loads its own copies
     ctx = webnn.ml.create_context(device_type="gpu")
     import torch
-    if not torch.cuda.is_available():
+    if DEV == "cuda" and not torch.cuda.is_available():
         sys.exit("bench_gpu: torch sees no CUDA device")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "torch_cuda": torch.version.cuda}
+    info = {"device": torch.cuda.get_device_name(0) if DEV == "cuda" else "torch on the CPU",
+            "torch": torch.__version__, "torch_cuda": torch.version.cuda}
     print(f"device: {info['device']}  torch {info['torch']} (CUDA {info['torch_cuda']})")
     sizes = (1024, 2048) if args.quick else (1024, 2048, 4096, 8192)
     if args.sizes:
         sizes = tuple(int(v) for v in args.sizes.split(","))
-    mm = matmul_rows(ctx, torch, ("float32", "float16"), sizes)
-    print("\nmatmul a[n,n] @ b[n,n]       webnn ms   torch ms   webnn TF/s  torch TF/s"
-          "  torch/webnn  max|diff|")
-    for r in mm:
-        print(f"  {r['dtype']:8s} n={r['n']:5d}   {r['webnn_ms']:9.3f}  {r['torch_ms']:9.3f}"
-              f"   {r['webnn_tflops']:9.1f}  {r['torch_tflops']:9.1f}   {r['ratio']:9.2f}"
-              f"   {r['max_abs_diff']:.2e}{'' if r['check_ok'] else '  MISMATCH'}")
-    ov = overhead_rows(ctx, torch)
-    print("\nsmall graph (mul, add, relu on [1, 256])      webnn us   torch us")
-    for r in ov:
-        print(f"  {r['what']:42s} {r['webnn_us']:9.1f}  {r['torch_us']:9.1f}")
-    el = eltwise_rows(ctx, torch, args.elements)
-    print("\nelement-wise                  webnn GB/s  torch GB/s")
-    for r in el:
-        print(f"  {r['what']:26s}  {r['webnn_gbs']:9.1f}  {r['torch_gbs']:9.1f}")
+    only = set(args.only.split(",")) if args.only else {"matmul", "overhead", "eltwise", "conv",
+                                                          "mobilenet"}
+    torch.backends.cudnn.benchmark = True
+    res = {"info": info}
+    checks = []
+    if "matmul" in only:
+        mm = res["matmul"] = matmul_rows(ctx, torch, ("float32", "float16"), sizes)
+        checks += mm
+        print("\nmatmul a[n,n] @ b[n,n]       webnn ms   torch ms   webnn TF/s  torch TF/s"
+              "  torch/webnn  max|diff|")
+        for r in mm:
+            print(f"  {r['dtype']:8s} n={r['n']:5d}   {r['webnn_ms']:9.3f}  {r['torch_ms']:9.3f}"
+                  f"   {r['webnn_tflops']:9.1f}  {r['torch_tflops']:9.1f}   {r['ratio']:9.2f}"
+                  f"   {r['max_abs_diff']:.2e}{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
+    if "overhead" in only:
+        ov = res["overhead"] = overhead_rows(ctx, torch)
+        print("\nsmall graph (mul, add, relu on [1, 256])      webnn us   torch us")
+        for r in ov:
+            print(f"  {r['what']:42s} {r['webnn_us']:9.1f}  {r['torch_us']:9.1f}", flush=True)
+    if "eltwise" in only:
+        el = res["eltwise"] = eltwise_rows(ctx, torch, args.elements)
+        print("\nelement-wise                  webnn GB/s  torch GB/s")
+        for r in el:
+            print(f"  {r['what']:26s}  {r['webnn_gbs']:9.1f}  {r['torch_gbs']:9.1f}", flush=True)
+    if "conv" in only:
+        variants = [("float32", "nchw"), ("float16", "nchw"), ("float16", "nhwc")]
+        if args.quick:
+            variants = variants[:1]
+        print(f"\nconv2d, ResNet-50 shapes, batch {args.conv_batch}"
+              "          webnn ms  torch ms  webnn TF/s torch TF/s torch/webnn max|diff|")
+        cv = res["conv"] = []
+        for v in variants:
+            for r in conv_rows(ctx, torch, args.conv_batch, [v]):
+                cv.append(r)
+                print(f"  {r['dtype']:7s} {r['layout']} {r['conv']:22s} {r['webnn_ms']:9.3f}"
+                      f" {r['torch_ms']:9.3f} {r['webnn_tflops']:9.1f} {r['torch_tflops']:9.1f}"
+                      f" {r['ratio']:9.2f}   {r['max_abs_diff']:.1e}"
+                      f"{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
+        checks += cv
+    if "mobilenet" in only:
+        mb = res["mobilenet"] = mobilenet_rows(ctx, torch, (1, 2) if smoke() else (1, 32))
+        checks += mb
+        print("\nMobileNetV2 float32       webnn ms  torch ms  torch/webnn  webnn dispatch+read ms"
+              "  max|diff|")
+        for r in mb:
+            print(f"  batch {r['batch']:3d}            {r['webnn_ms']:9.3f} {r['torch_ms']:9.3f}"
+                  f"   {r['ratio']:9.2f}   {r['webnn_latency_ms']:12.3f}            "
+                  f"{r['max_abs_diff']:.1e}{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
     ctx.destroy()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "matmul": mm, "overhead": ov, "eltwise": el}, f, indent=1)
-    if not all(r["check_ok"] for r in mm):
+            json.dump(res, f, indent=1)
+    if not all(r["check_ok"] for r in checks):
         sys.exit("bench_gpu: webnn and torch results differ (see MISMATCH)")
-
 
 if __name__ == "__main__":
     main()

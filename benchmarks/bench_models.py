@@ -44,26 +44,6 @@ def webnn_runner(ctx, graph, in_name, x, out_name, out_shape):
     return run
 
 
-def torch_mobilenet(torch, weights):
-    F = torch.nn.functional
-    params = [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in
-              (weights[name] for name, *_ in mobilenetv2._ROWS)]
-
-    def forward(x):
-        outputs = {}
-        for row, ((name, stride, depthwise, relu6, residual), (w, b)) in enumerate(
-                zip(mobilenetv2._ROWS, params), 1):
-            pad = 1 if w.shape[2] == 3 else 0
-            x = F.conv2d(x, w, b, stride, pad, 1, w.shape[0] if depthwise else 1)
-            if relu6:
-                x = F.hardtanh(x, 0.0, 6.0)
-            if residual is not None:
-                x = x + outputs[residual]
-            outputs[row] = x
-        return F.adaptive_avg_pool2d(x, 1).flatten(1)
-    return forward
-
-
 def main():
     try:
         import torch
@@ -82,7 +62,7 @@ def main():
         t_t = None
         if torch is not None:
             torch.set_num_threads(threads)
-            fwd = torch_mobilenet(torch, mw)
+            fwd = mobilenetv2.torch_forward(torch, mw)
             xt = torch.from_numpy(x)
             with torch.inference_mode():
                 ref = fwd(xt).numpy()

@@ -93,3 +93,25 @@ def reference(weights, x):
             x = x + outputs[residual]
         outputs[row] = x
     return x.mean(axis=(2, 3))
+
+
+def torch_forward(torch, weights, device="cpu"):
+    """The same network in PyTorch (for the benchmarks): returns forward(x),
+    x an NCHW float32 torch tensor on `device`, giving [N, 1280]."""
+    F = torch.nn.functional
+    params = [(torch.from_numpy(w).to(device), torch.from_numpy(b).to(device))
+              for w, b in (weights[name] for name, *_ in _ROWS)]
+
+    def forward(x):
+        outputs = {}
+        for row, ((name, stride, depthwise, relu6, residual), (w, b)) in enumerate(
+                zip(_ROWS, params), 1):
+            pad = 1 if w.shape[2] == 3 else 0
+            x = F.conv2d(x, w, b, stride, pad, 1, w.shape[0] if depthwise else 1)
+            if relu6:
+                x = F.hardtanh(x, 0.0, 6.0)
+            if residual is not None:
+                x = x + outputs[residual]
+            outputs[row] = x
+        return F.adaptive_avg_pool2d(x, 1).flatten(1)
+    return forward
