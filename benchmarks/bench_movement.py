@@ -14,15 +14,25 @@ Cases (float32):
 * concat     two [8, 128, 768] along the last axis -> [8, 128, 1536].
   NumPy: ``np.concatenate((a, b), axis=-1)``; torch: ``torch.cat((a, b), -1)``.
 
-webnn runs the spec's way: the input tensors are created and written once;
-every timed call is ``ctx.dispatch(graph, inputs, outputs)`` followed by
-``ctx.read_tensor(out, preallocated_array)`` (read_tensor waits for the
-dispatch, so the time covers the queued execution plus the copy of the result
-out of the tensor, which NumPy and torch do not pay).  torch runs with
-``torch.set_num_threads(2)``.
+and the same two at transformer-training sizes ([32, 512, 12, 64] and
+2 x [32, 512, 768]: 48 MiB per operand), which no cache holds.
 
-The last column is the time of ``read_tensor`` alone (the copy of the
-output out of its tensor), which is part of every webnn call.
+webnn is timed two ways:
+
+* ``webnn``: the spec's round trip.  The input tensors are created and
+  written once; every timed call is ``ctx.dispatch(graph, inputs, outputs)``
+  followed by ``ctx.read_tensor(out, preallocated_array)`` (read_tensor waits
+  for the dispatch, so the time covers the queued execution plus the copy of
+  the result out of the tensor, which NumPy and torch do not pay).
+* ``kernel``: the operator as a step inside a graph: K dispatches back to
+  back, then one read of a one-element tensor (which waits for them), per
+  dispatch.  This is what the operator costs where it sits between other
+  operators.
+
+``memcpy`` is ``np.copyto`` of one output's bytes (read once, written once),
+the bandwidth a copy gets on this machine.  torch runs with
+``torch.set_num_threads(2)``.  The last column is the time of ``read_tensor``
+alone (the copy of the output out of its tensor).
 
 GB/s counts useful traffic only, the same for every library: every input read
 once plus the output written once (transpose 2 x 3 MiB, concat 4 x 3 MiB).
@@ -88,7 +98,9 @@ def f32(shape, **flags):
 
 def spec_path(ctx, graph, inputs, out_shape):
     """Input tensors created and written once; returns (run, out array, keep)
-    where run() is dispatch + read_tensor into the preallocated array."""
+    where run() is dispatch + read_tensor into the preallocated array,
+    run.read_only() the read alone and run.kernel() K dispatches then a
+    one-element read (run.k = K)."""
     tin = {}
     for name, arr in inputs.items():
         t = ctx.create_tensor(f32(arr.shape, writable=True))
@@ -105,12 +117,23 @@ def spec_path(ctx, graph, inputs, out_shape):
     def read_only():
         ctx.read_tensor(tout, out)
 
+    sync = ctx.create_tensor(f32([1], readable=True))
+    sync_out = np.empty(1, np.float32)
+    k = 20
+
+    def kernel():
+        for _ in range(k):
+            ctx.dispatch(graph, tin, touts)
+        ctx.read_tensor(sync, sync_out)
+
     run.read_only = read_only
-    return run, out, (tin, tout)
+    run.kernel = kernel
+    run.k = k
+    return run, out, (tin, tout, sync)
 
 
-def case_transpose(ctx, rng):
-    shape, perm = (8, 128, 12, 64), (0, 2, 1, 3)
+def case_transpose(ctx, rng, batch=8, seq=128):
+    shape, perm = (batch, seq, 12, 64), (0, 2, 1, 3)
     x = rng.standard_normal(shape, dtype=np.float32)
     b = webnn.MLGraphBuilder(ctx)
     g = b.build({"y": b.transpose(b.input("x", f32(shape)), permutation=list(perm))})
@@ -125,16 +148,18 @@ def case_transpose(ctx, rng):
         fns["torch"] = lambda: xt.permute(*perm).contiguous()
         assert np.array_equal(fns["torch"]().numpy(), ref)
     traffic = 2 * x.nbytes
-    return "transpose [8,128,12,64] perm [0,2,1,3]", fns, traffic, keep
+    out_like = np.empty_like(x)
+    fns["memcpy"] = lambda: np.copyto(out_like, x)
+    return f"transpose [{batch},{seq},12,64] perm [0,2,1,3]", fns, traffic, keep
 
 
-def case_concat(ctx, rng):
-    shape = (8, 128, 768)
+def case_concat(ctx, rng, batch=8, seq=128):
+    shape = (batch, seq, 768)
     a = rng.standard_normal(shape, dtype=np.float32)
     c = rng.standard_normal(shape, dtype=np.float32)
     b = webnn.MLGraphBuilder(ctx)
     g = b.build({"y": b.concat([b.input("a", f32(shape)), b.input("b", f32(shape))], 2)})
-    out_shape = (8, 128, 1536)
+    out_shape = (batch, seq, 1536)
     run, out, keep = spec_path(ctx, g, {"a": a, "b": c}, out_shape)
     fns = {"webnn": run, "numpy": lambda: np.concatenate((a, c), axis=-1)}
     ref = np.concatenate((a, c), axis=-1)
@@ -145,32 +170,42 @@ def case_concat(ctx, rng):
         fns["torch"] = lambda: torch.cat((at, ct), -1)
         assert np.array_equal(fns["torch"]().numpy(), ref)
     traffic = 2 * a.nbytes + 2 * a.nbytes
-    return "concat 2 x [8,128,768] axis 2", fns, traffic, keep
+    src = np.concatenate((a, c), axis=-1)
+    dst = np.empty_like(src)
+    fns["memcpy"] = lambda: np.copyto(dst, src)
+    return f"concat 2 x [{batch},{seq},768] axis 2", fns, traffic, keep
 
 
 def main():
     ctx = webnn.ml.create_context()
     rng = np.random.default_rng(0)
-    libs = ["webnn", "numpy"] + (["torch"] if torch is not None else [])
+    libs = ["webnn", "kernel", "numpy"] + (["torch"] if torch is not None else []) + ["memcpy"]
     print(f"numpy {np.__version__}"
           + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else
              ", torch not available")
           + f", {os.cpu_count()} CPUs")
-    head = (f"{'case':40s}" + "".join(f"{lib + ' GB/s':>13s}{lib + ' us':>11s}" for lib in libs)
-            + f"{'read_tensor us':>16s}")
+    print("GB/s of useful traffic (inputs read once + output written once; memcpy: one "
+          "output's bytes read + written); microseconds per call")
+    head = (f"{'case':38s}" + "".join(f"{lib + ' GB/s':>12s}{'us':>8s}" for lib in libs)
+            + f"{'read_tensor us':>15s}")
     print(head)
     print("-" * len(head))
-    for make in (case_transpose, case_concat):
-        name, fns, traffic, keep = make(ctx, rng)
-        fns["read_tensor"] = fns["webnn"].read_only
+    cases = [(case_transpose, {}), (case_concat, {}),
+             (case_transpose, {"batch": 32, "seq": 512}), (case_concat, {"batch": 32, "seq": 512})]
+    for make, kw in cases:
+        name, fns, traffic, keep = make(ctx, rng, **kw)
+        run = fns["webnn"]
+        fns["read_tensor"] = run.read_only
+        fns["kernel"] = run.kernel
         t = measure(fns)
-        row = f"{name:40s}"
+        t["kernel"] = [v / run.k for v in t["kernel"]]
+        row = f"{name:38s}"
         for lib in libs:
             med = statistics.median(t[lib])
-            row += f"{traffic / med / 1e9:13.2f}{med * 1e6:11.1f}"
-        row += f"{statistics.median(t['read_tensor']) * 1e6:16.1f}"
+            row += f"{traffic / med / 1e9:12.2f}{med * 1e6:8.0f}"
+        row += f"{statistics.median(t['read_tensor']) * 1e6:15.0f}"
         print(row, flush=True)
-        del keep
+        del keep, fns
 
 
 if __name__ == "__main__":
