@@ -83,7 +83,8 @@ def build():
     if SANITIZE:
         cflags += SAN_FLAGS
         cxxflags += SAN_FLAGS
-    dnn_flags = list(cflags) + ["-Wno-deprecated-declarations"]
+    # the emulated cuDNN exports its functions (no -fvisibility=hidden)
+    dnn_flags = [f for f in cflags if f != "-fvisibility=hidden"] + ["-Wno-deprecated-declarations"]
     if have_dnn:
         cflags += ['-DWNN_CUDNN_EMU_PATH="%s"' % DNN_LIB]
     headers = (glob.glob(os.path.join(ROOT, "csrc", "**", "*.h"), recursive=True)
