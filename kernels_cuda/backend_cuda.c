@@ -20,7 +20,15 @@
  *              the first compile() with a product): float32 with cublasSgemm* in
  *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
  *              in float32), float16 with cublasGemmEx on tensor cores
- *              accumulating in float32 (CUBLAS_COMPUTE_32F).
+ *              accumulating in float32 (CUBLAS_COMPUTE_32F);
+ *   convs      conv2d / convTranspose2d on cuDNN 9 (dlopen'd, cudnn_dl.c;
+ *              descriptors, algorithm and workspace made at compile;
+ *              float32 with FMA math only, float16 on tensor cores with
+ *              float32 compute), else the direct kernels of conv.cu;
+ *   fusion     chains found by compiler/fuse.c (producer -> add -> activation)
+ *              run at their last node as the producer plus one epilogue
+ *              kernel (or one cudnnConvolutionBiasActivationForward), with
+ *              plan.c's wnn_plan_make_fused() keeping their inputs alive.
  *
  * The library also holds its own copy of the operator registry
  * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with

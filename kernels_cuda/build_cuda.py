@@ -1,6 +1,8 @@
 """Build the CUDA backend: kernels_cuda/*.cu (nvcc) and *.c, with the
-operator registry of csrc/ops and csrc/core/dtype.c (the core exports
-nothing, so the backend carries its own copy), into libwebnn_cuda.so.
+operator registry of csrc/ops, csrc/core/dtype.c and csrc/compiler/*.c (the
+fusion analysis and the memory plan; the core exports nothing, so the
+backend carries its own copy), into libwebnn_cuda.so.  cuDNN is not linked:
+kernels_cuda/cudnn_dl.c loads it at run time.
 setup.py's build_ext calls build() after the core; this file also runs on
 its own (no setuptools needed):
 
