@@ -74,6 +74,8 @@ typedef struct cu_backend {
     bool dnn_tried;         /* need_dnn() ran */
     const wdnn_api *dnn;    /* cuDNN, loaded by the first convolution */
     wdnn_handle dnn_h;      /* on `stream` */
+    pthread_mutex_t dnn_mu; /* one cuDNN call at a time on the handle (a
+                             * compile() may query while a dispatch runs) */
     pthread_mutex_t stage_mu; /* the staging buffers, for any thread */
     void *stage[2];
     cudaEvent_t stage_ev[2];
@@ -1769,20 +1771,27 @@ need_dnn(cu_backend *b)
     return ok;
 }
 
+/* held: the caller holds dnn_mu */
 static void
-dnn_free(cu_backend *b, cu_dnn *d)
+dnn_free(cu_backend *b, cu_dnn *d, bool held)
 {
     if (!d) {
         return;
     }
     const wdnn_api *a = b->dnn;
     if (a) {
+        if (!held) {
+            pthread_mutex_lock(&b->dnn_mu);
+        }
         if (d->x) a->cudnnDestroyTensorDescriptor(d->x);
         if (d->y) a->cudnnDestroyTensorDescriptor(d->y);
         if (d->bias) a->cudnnDestroyTensorDescriptor(d->bias);
         if (d->w) a->cudnnDestroyFilterDescriptor(d->w);
         if (d->conv) a->cudnnDestroyConvolutionDescriptor(d->conv);
         if (d->act) a->cudnnDestroyActivationDescriptor(d->act);
+        if (!held) {
+            pthread_mutex_unlock(&b->dnn_mu);
+        }
     }
     free(d);
 }
@@ -1809,6 +1818,9 @@ filter_axes(bool transpose, int layout)
 
 #define DNN_WS_MAX ((size_t)512 << 20)
 
+static bool plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn,
+                            const wnn_epilogue *chain, const cu_node *act_cn);
+
 /* Prepares cn (K_CONV) for cuDNN; false: the direct kernel runs it
  * (asymmetric padding, no cuDNN, a shape or layout cuDNN refuses).
  * chain: the fused chain the convolution heads, or NULL. */
@@ -1826,6 +1838,24 @@ plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain
     }
     if (pad[0] != pad[1] || pad[2] != pad[3] || !need_dnn(b)) {
         return false;
+    }
+    pthread_mutex_lock(&b->dnn_mu);
+    bool planned = plan_dnn_locked(b, ir, cn, chain, act_cn);
+    pthread_mutex_unlock(&b->dnn_mu);
+    return planned;
+}
+
+static bool
+plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+                const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
     }
     const wdnn_api *a = b->dnn;
     cu_dnn *d = calloc(1, sizeof(*d));
@@ -1903,7 +1933,7 @@ plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain
                                                          : WDNN_FMA_MATH) == 0;
     }
     if (!ok) {
-        dnn_free(b, d);
+        dnn_free(b, d, true);
         return false;
     }
     /* the filter in cuDNN's layout */
@@ -2006,6 +2036,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
     void *ws = d->ws ? (char *)scratch + d->ws_off : NULL;
     float one = 1.0f, zero = 0.0f;
     wdnn_status st;
+    pthread_mutex_lock(&b->dnn_mu);
     if (d->bwd) {
         st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
                                              d->algo, ws, d->ws, &zero, d->y, y);
@@ -2017,6 +2048,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
             b->dnn_h, &one, d->x, in[0], d->w, w, d->conv, d->algo, ws, d->ws, &alpha2,
             d->y, residual ? addend : y, d->bias, bias, d->act, d->y, y);
         if (st == WDNN_STATUS_SUCCESS) {
+            pthread_mutex_unlock(&b->dnn_mu);
             *done = true;
             return WNN_OK;
         }
@@ -2029,6 +2061,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
         st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
                                         d->algo, ws, d->ws, &zero, d->y, y);
     }
+    pthread_mutex_unlock(&b->dnn_mu);
     if (st != WDNN_STATUS_SUCCESS) {
         return dnn_fail(b, cn, st, err);
     }
@@ -2065,7 +2098,7 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     cudaStreamSynchronize(b->stream);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         free(c->nodes[i].views);
-        dnn_free(b, c->nodes[i].dnn);
+        dnn_free(b, c->nodes[i].dnn, false);
     }
     wnn_plan_free(&c->plan);
     wnn_fusion_free(&c->fusion);
@@ -2497,6 +2530,7 @@ cu_destroy(wnn_backend *be)
     }
     pthread_mutex_destroy(&b->stage_mu);
     pthread_mutex_destroy(&b->blas_mu);
+    pthread_mutex_destroy(&b->dnn_mu);
     free(b);
 }
 
@@ -2588,6 +2622,7 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     b->iface = cu_iface;
     pthread_mutex_init(&b->stage_mu, NULL);
     pthread_mutex_init(&b->blas_mu, NULL);
+    pthread_mutex_init(&b->dnn_mu, NULL);
     const char *dnn_env = getenv("WEBNN_CUDNN");
     b->dnn_off = dnn_env && strcmp(dnn_env, "0") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=

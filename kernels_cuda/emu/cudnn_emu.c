@@ -24,7 +24,8 @@
  * Test hooks (ctypes): cudnn_emu_calls(name) counts calls per function,
  * cudnn_emu_live() the descriptors and handles not destroyed yet,
  * cudnn_emu_set("reject_fused", 1) makes the bias-activation call return
- * CUDNN_STATUS_NOT_SUPPORTED (as a GPU may for some configurations). */
+ * CUDNN_STATUS_NOT_SUPPORTED (as a GPU may for some configurations),
+ * cudnn_emu_set("no_algo", 1) makes the algorithm queries find nothing. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ struct cudnnActivationStruct { int set; cudnnActivationMode_t mode; cudnnNanProp
 static const char *names[32];
 static size_t counts[32];
 static long live;
-static int reject_fused;
+static int reject_fused, no_algo;
 
 static void
 count(const char *name)
@@ -89,6 +90,8 @@ cudnn_emu_set(const char *knob, int value)
 {
     if (strcmp(knob, "reject_fused") == 0) {
         reject_fused = value;
+    } else if (strcmp(knob, "no_algo") == 0) {
+        no_algo = value;
     }
 }
 
@@ -397,7 +400,7 @@ fill_perf(void *perf, int n, int *returned, cudnnMathType_t math,
     for (int a = 1; a >= 0 && k < n; a--, k++) {
         memset(&p[k], 0, sizeof(p[k]));
         p[k].algo = (cudnnConvolutionFwdAlgo_t)a;
-        p[k].status = CUDNN_STATUS_SUCCESS;
+        p[k].status = no_algo ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;
         p[k].time = -1.0f;
         p[k].memory = ws_need(a, w);
         p[k].determinism = CUDNN_DETERMINISTIC;

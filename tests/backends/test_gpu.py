@@ -888,6 +888,22 @@ def test_cudnn_off_and_fused_fallback(gctx, cctx, monkeypatch):
         DNN.cudnn_emu_set(b"reject_fused", 0)
 
 
+def test_cudnn_without_an_algorithm_uses_the_direct_kernel(gctx, cctx):
+    if not DNN:
+        return  # needs the emulated cuDNN's knobs
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+
+    def build(b, x, w, act=True):
+        return b.relu(b.conv2d(x, w, {"padding": [1, 1, 1, 1]}))
+    DNN.cudnn_emu_set(b"no_algo", 1)
+    try:
+        before = dnn_calls()
+        _chain_close(gctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
+        assert not any(dnn_delta(before).values())
+    finally:
+        DNN.cudnn_emu_set(b"no_algo", 0)
+
+
 def test_cudnn_descriptors_are_freed(gctx):
     if not DNN:
         return  # needs the emulated cuDNN's counters
