@@ -418,6 +418,9 @@ typedef struct rnn_plan {
 typedef struct cu_dnn {
     bool bwd;               /* convTranspose2d: cudnnConvolutionBackwardData */
     bool fused;             /* cudnnConvolutionBiasActivationForward */
+    bool identity;          /* ... with IDENTITY: only the conv's bias (float16:
+                             * one rounding, as the CPU); the chain's add and
+                             * activation in the epilogue kernel */
     bool fused_failed;      /* it returned an error once: conv + epilogue */
     wdnn_tdesc x, y, bias;  /* our input, our output, [1, O, 1, 1] */
     wdnn_fdesc w;
@@ -1965,6 +1968,15 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
     }
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + align_up(d->ws);
+    /* float16 with a bias: cuDNN's convolution would round to float16 before
+     * the bias is added (the CPU rounds once, after it): the bias goes into
+     * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
+     * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
+    bool half_bias = p->dt == WNN_FLOAT16 && cn->bias;
+    if (half_bias && d->bwd) {
+        dnn_free(b, d, true);
+        return false;
+    }
     /* bias + residual + relu / relu6 in one cuDNN call (forward only) */
     if (!d->bwd && chain && act_cn) {
         int act = act_cn->u.un.op;
@@ -1984,6 +1996,27 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
             d->fused = true;
             d->bias_src = cn->bias;
         }
+    }
+    if (half_bias && !d->fused) {
+        size_t ws = 0;
+        int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
+                                                       algo, &ws) != 0 ||
+            ws > DNN_WS_MAX ||
+            (!d->bias && (a->cudnnCreateTensorDescriptor(&d->bias) != 0 ||
+                          a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                                        (int)p->O, 1, 1) != 0)) ||
+            (!d->act && a->cudnnCreateActivationDescriptor(&d->act) != 0) ||
+            a->cudnnSetActivationDescriptor(d->act, WDNN_ACTIVATION_IDENTITY,
+                                            WDNN_PROPAGATE_NAN, 0.0) != 0) {
+            dnn_free(b, d, true);
+            return false;
+        }
+        d->algo = algo;
+        d->ws = ws;
+        cn->scratch = d->ws_off + align_up(d->ws);
+        d->fused = d->identity = true;
+        d->bias_src = cn->bias;
     }
     cn->dnn = d;
     return true;
@@ -2041,7 +2074,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
         st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
                                              d->algo, ws, d->ws, &zero, d->y, y);
     } else if (d->fused && !d->fused_failed) {
-        bool residual = cn->addend != UINT32_MAX && cn->epi.add == 1;
+        bool residual = !d->identity && cn->addend != UINT32_MAX && cn->epi.add == 1;
         const void *bias = d->bias_src ? in[d->bias_src - 1] : addend;
         float alpha2 = residual ? 1.0f : 0.0f;
         st = a->cudnnConvolutionBiasActivationForward(
@@ -2049,12 +2082,16 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
             d->y, residual ? addend : y, d->bias, bias, d->act, d->y, y);
         if (st == WDNN_STATUS_SUCCESS) {
             pthread_mutex_unlock(&b->dnn_mu);
-            *done = true;
+            *done = !d->identity; /* IDENTITY: the chain's rest follows */
             return WNN_OK;
         }
         /* not supported for these descriptors on this GPU: from now on the
-         * convolution, then the epilogue kernel */
+         * convolution, then the epilogue kernel (with the bias) */
         d->fused_failed = true;
+        if (d->identity) {
+            cn->epi.bias = 1;
+            cn->epi_on = true;
+        }
         st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
                                         d->algo, ws, d->ws, &zero, d->y, y);
     } else {
@@ -2238,7 +2275,8 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             ep->inner = (int64_t)prod(od->shape, axis + 1, od->rank);
         }
         if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
-            ep->bias = cn->bias != 0; /* cuDNN's convolution has no bias */
+            /* cuDNN's convolution has no bias (the fused call has) */
+            ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
         }
         cn->epi_on = ep->bias || ep->add || ep->act >= 0;
     }
