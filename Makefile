@@ -184,7 +184,7 @@ bench-gpu: build
 # headers): the GPU tests, the operator tests and the WPT vectors.
 test-cuda-emu: build
 	lib=$$($(PY) kernels_cuda/emu/build_emu.py) && \
-	WEBNN_CUDA_LIBRARY=$$lib WEBNN_TEST_DEVICE=gpu \
+	WEBNN_CUDA_LIBRARY=$$lib WEBNN_CUDNN_LIBRARY= WEBNN_TEST_DEVICE=gpu \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/backends tests/ops tests/wpt
 
 clean:

@@ -20,7 +20,15 @@
  *              the first compile() with a product): float32 with cublasSgemm* in
  *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
  *              in float32), float16 with cublasGemmEx on tensor cores
- *              accumulating in float32 (CUBLAS_COMPUTE_32F).
+ *              accumulating in float32 (CUBLAS_COMPUTE_32F);
+ *   convs      conv2d / convTranspose2d on cuDNN 9 (dlopen'd, cudnn_dl.c;
+ *              descriptors, algorithm and workspace made at compile;
+ *              float32 with FMA math only, float16 on tensor cores with
+ *              float32 compute), else the direct kernels of conv.cu;
+ *   fusion     chains found by compiler/fuse.c (producer -> add -> activation)
+ *              run at their last node as the producer plus one epilogue
+ *              kernel (or one cudnnConvolutionBiasActivationForward), with
+ *              plan.c's wnn_plan_make_fused() keeping their inputs alive.
  *
  * The library also holds its own copy of the operator registry
  * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with
@@ -36,9 +44,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "../csrc/compiler/fuse.h"
 #include "../csrc/core/internal.h"
 #include "../csrc/ops/ops_internal.h"
 #include "cuda_kernels.h"
+#include "cudnn_dl.h"
 
 _Static_assert((int)CK_F32 == (int)WNN_FLOAT32 && (int)CK_F16 == (int)WNN_FLOAT16 &&
                    (int)CK_I32 == (int)WNN_INT32 && (int)CK_U32 == (int)WNN_UINT32 &&
@@ -59,7 +69,13 @@ typedef struct cu_backend {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;    /* made by the first compile() that needs it */
-    pthread_mutex_t blas_mu;
+    pthread_mutex_t blas_mu; /* also guards the cuDNN handle */
+    bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
+    bool dnn_tried;         /* need_dnn() ran */
+    const wdnn_api *dnn;    /* cuDNN, loaded by the first convolution */
+    wdnn_handle dnn_h;      /* on `stream` */
+    pthread_mutex_t dnn_mu; /* one cuDNN call at a time on the handle (a
+                             * compile() may query while a dispatch runs) */
     pthread_mutex_t stage_mu; /* the staging buffers, for any thread */
     void *stage[2];
     cudaEvent_t stage_ev[2];
@@ -397,8 +413,42 @@ typedef struct rnn_plan {
     uint64_t x32, w32, r32, xw, bsum, rbn, h[2], c[2], rh, hr;
 } rnn_plan;
 
+/* A convolution on cuDNN, prepared at compile: descriptors, algorithm,
+ * workspace, the filter in cuDNN's layout (KCRS for nchw, KRSC for nhwc). */
+typedef struct cu_dnn {
+    bool bwd;               /* convTranspose2d: cudnnConvolutionBackwardData */
+    bool fused;             /* cudnnConvolutionBiasActivationForward */
+    bool identity;          /* ... with IDENTITY: only the conv's bias (float16:
+                             * one rounding, as the CPU); the chain's add and
+                             * activation in the epilogue kernel */
+    bool fused_failed;      /* it returned an error once: conv + epilogue */
+    wdnn_tdesc x, y, bias;  /* our input, our output, [1, O, 1, 1] */
+    wdnn_fdesc w;
+    wdnn_cdesc conv;
+    wdnn_adesc act;
+    int algo;
+    size_t ws;              /* workspace bytes, at scratch + ws_off */
+    uint64_t ws_off;
+    int frelayout;          /* 0: filter as is; 1: constant, prepared once
+                             * at const_off (consts block); 2: per dispatch
+                             * into scratch at 0 */
+    cu_view fview;          /* the relayout (node input 1 -> prepared) */
+    uint64_t fprep_off, fbytes;
+    uint32_t bias_src;      /* fused: node input + 1 of the conv bias, or 0
+                             * (the chain's per-channel addend) */
+} cu_dnn;
+
 typedef struct cu_node {
     const wnn_node *node;
+    /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
+     * chain's last node, writing `result`; the chain's other nodes skip. */
+    bool skip;             /* runs elsewhere or not at all */
+    uint32_t run_head;     /* on a chain's last node: producer's index + 1 */
+    uint32_t result;       /* operand the producer (+ epilogue) writes */
+    uint32_t addend;       /* operand of the fused add, or UINT32_MAX */
+    bool epi_on;
+    ck_epi_p epi;
+    cu_dnn *dnn;           /* K_CONV on cuDNN, or NULL (direct kernel) */
     int kind;
     uint64_t scratch;      /* bytes of scratch the node needs */
     uint32_t scale, bias;  /* normalization: node input + 1, 0 absent */
@@ -432,6 +482,8 @@ typedef struct cu_node {
 } cu_node;
 
 typedef struct cu_compiled {
+    wnn_plan plan;         /* plan.c's, with the fused chains' lifetimes */
+    wnn_fusion fusion;
     void *arena;           /* the plan's intermediates */
     void *consts;          /* every constant, at const_off[operand] */
     uint64_t *const_off;
@@ -1697,6 +1749,362 @@ need_blas(cu_backend *b, wnn_error *err)
     return st;
 }
 
+/* ---- cuDNN (loaded at run time, cudnn_dl.c) ------------------------------------- */
+/* The cuDNN handle, made on first use on the backend's stream; false when
+ * cuDNN is off (WEBNN_CUDNN=0), missing, or fails to initialise: the
+ * direct kernels then run every convolution. */
+static bool
+need_dnn(cu_backend *b)
+{
+    pthread_mutex_lock(&b->blas_mu);
+    if (!b->dnn_tried) {
+        b->dnn_tried = true;
+        const wdnn_api *d = b->dnn_off ? NULL : wdnn_load(NULL);
+        if (d && d->cudnnCreate(&b->dnn_h) == WDNN_STATUS_SUCCESS) {
+            if (d->cudnnSetStream(b->dnn_h, b->stream) == WDNN_STATUS_SUCCESS) {
+                b->dnn = d;
+            } else {
+                d->cudnnDestroy(b->dnn_h);
+                b->dnn_h = NULL;
+            }
+        }
+    }
+    bool ok = b->dnn != NULL;
+    pthread_mutex_unlock(&b->blas_mu);
+    return ok;
+}
+
+/* held: the caller holds dnn_mu */
+static void
+dnn_free(cu_backend *b, cu_dnn *d, bool held)
+{
+    if (!d) {
+        return;
+    }
+    const wdnn_api *a = b->dnn;
+    if (a) {
+        if (!held) {
+            pthread_mutex_lock(&b->dnn_mu);
+        }
+        if (d->x) a->cudnnDestroyTensorDescriptor(d->x);
+        if (d->y) a->cudnnDestroyTensorDescriptor(d->y);
+        if (d->bias) a->cudnnDestroyTensorDescriptor(d->bias);
+        if (d->w) a->cudnnDestroyFilterDescriptor(d->w);
+        if (d->conv) a->cudnnDestroyConvolutionDescriptor(d->conv);
+        if (d->act) a->cudnnDestroyActivationDescriptor(d->act);
+        if (!held) {
+            pthread_mutex_unlock(&b->dnn_mu);
+        }
+    }
+    free(d);
+}
+
+/* Position of each logical filter axis (K, C, R, S) in a layout: conv2d K =
+ * output channels, C = input channels per group; convTranspose2d (as the
+ * forward convolution of cudnnConvolutionBackwardData) K = input channels,
+ * C = output channels per group. */
+static const int *
+filter_axes(bool transpose, int layout)
+{
+    static const int kcrs[4] = { 0, 1, 2, 3 }, rsck[4] = { 2, 3, 1, 0 },
+                     krsc[4] = { 0, 2, 3, 1 }, crsk[4] = { 1, 2, 3, 0 };
+    if (transpose) {
+        return layout == WNN_CONVT_IOHW ? kcrs : layout == WNN_CONVT_HWOI ? rsck : crsk;
+    }
+    switch (layout) {
+    case WNN_CONV_OIHW: return kcrs;
+    case WNN_CONV_HWIO: return rsck;
+    case WNN_CONV_OHWI: return krsc;
+    default: return crsk;
+    }
+}
+
+#define DNN_WS_MAX ((size_t)512 << 20)
+
+static bool plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn,
+                            const wnn_epilogue *chain, const cu_node *act_cn);
+
+/* Prepares cn (K_CONV) for cuDNN; false: the direct kernel runs it
+ * (asymmetric padding, no cuDNN, a shape or layout cuDNN refuses).
+ * chain: the fused chain the convolution heads, or NULL. */
+static bool
+plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+         const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
+    }
+    if (pad[0] != pad[1] || pad[2] != pad[3] || !need_dnn(b)) {
+        return false;
+    }
+    pthread_mutex_lock(&b->dnn_mu);
+    bool planned = plan_dnn_locked(b, ir, cn, chain, act_cn);
+    pthread_mutex_unlock(&b->dnn_mu);
+    return planned;
+}
+
+static bool
+plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+                const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
+    }
+    const wdnn_api *a = b->dnn;
+    cu_dnn *d = calloc(1, sizeof(*d));
+    if (!d) {
+        return false;
+    }
+    d->bwd = p->transpose;
+    int dt = p->dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
+    int fmt = p->nhwc ? WDNN_TENSOR_NHWC : WDNN_TENSOR_NCHW;
+    /* forward-convolution view: K filters over C / groups channels */
+    int K = (int)(d->bwd ? p->C : p->O);
+    int Cg = (int)((d->bwd ? p->O : p->C) / p->groups);
+    bool ok =
+        a->cudnnCreateTensorDescriptor(&d->x) == 0 &&
+        a->cudnnCreateTensorDescriptor(&d->y) == 0 &&
+        a->cudnnCreateFilterDescriptor(&d->w) == 0 &&
+        a->cudnnCreateConvolutionDescriptor(&d->conv) == 0 &&
+        a->cudnnSetTensor4dDescriptor(d->x, fmt, dt, (int)p->N, (int)p->C,
+                                      (int)p->H, (int)p->W) == 0 &&
+        a->cudnnSetTensor4dDescriptor(d->y, fmt, dt, (int)p->N, (int)p->O,
+                                      (int)p->OH, (int)p->OW) == 0 &&
+        a->cudnnSetFilter4dDescriptor(d->w, dt, fmt, K, Cg, (int)p->KH,
+                                      (int)p->KW) == 0 &&
+        a->cudnnSetConvolution2dDescriptor(d->conv, (int)pad[0], (int)pad[2],
+                                           (int)p->sh, (int)p->sw, (int)p->dh,
+                                           (int)p->dw, WDNN_CROSS_CORRELATION,
+                                           WDNN_DATA_FLOAT) == 0 &&
+        a->cudnnSetConvolutionGroupCount(d->conv, (int)p->groups) == 0 &&
+        /* float32: FMA kernels only (no TF32); float16: tensor cores,
+         * float32 accumulation (the compute type above) */
+        a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+                                                    ? WDNN_TENSOR_OP_MATH
+                                                    : WDNN_FMA_MATH) == 0;
+    /* the forward convolution's output must be exactly the other side */
+    int n, c, h, w;
+    wdnn_tdesc fin = d->bwd ? d->y : d->x, fout = d->bwd ? d->x : d->y;
+    const ck_conv_p *q = p;
+    ok = ok && a->cudnnGetConvolution2dForwardOutputDim(d->conv, fin, d->w, &n, &c,
+                                                        &h, &w) == 0 &&
+         n == (int)q->N && c == K && h == (int)(d->bwd ? q->H : q->OH) &&
+         w == (int)(d->bwd ? q->W : q->OW);
+    (void)fout;
+    /* the algorithm: the heuristics' first that fits (FMA for float32) */
+    wdnn_algo_perf perf[16];
+    int got = 0;
+    d->algo = -1;
+    if (ok) {
+        wdnn_status st = d->bwd
+            ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
+                                                             d->y, 16, &got, perf)
+            : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
+                                                        d->y, 16, &got, perf);
+        for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
+            if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
+                (p->dt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
+                 perf[i].mathType != WDNN_DEFAULT_MATH)) {
+                continue;
+            }
+            size_t ws = 0;
+            st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
+                              b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
+                        : a->cudnnGetConvolutionForwardWorkspaceSize(
+                              b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
+            if (st == 0 && ws <= DNN_WS_MAX) {
+                d->algo = perf[i].algo;
+                d->ws = ws;
+            }
+            st = 0;
+        }
+        /* the algorithm's math type may differ from the request: set ours
+         * again (no TF32 for float32) */
+        ok = d->algo >= 0 &&
+             a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+                                                         ? WDNN_TENSOR_OP_MATH
+                                                         : WDNN_FMA_MATH) == 0;
+    }
+    if (!ok) {
+        dnn_free(b, d, true);
+        return false;
+    }
+    /* the filter in cuDNN's layout */
+    const int *src = filter_axes(d->bwd, p->flayout);
+    static const int kcrs[4] = { 0, 1, 2, 3 }, krsc[4] = { 0, 2, 3, 1 };
+    const int *dst = p->nhwc ? krsc : kcrs;
+    if (memcmp(src, dst, sizeof(kcrs)) != 0) {
+        const int64_t dims[4] = { K, Cg, p->KH, p->KW };
+        int64_t sstride[4], acc = 1;
+        for (int i = 3; i >= 0; i--) {
+            sstride[src[i]] = acc; /* logical axis src[i] at position i */
+            acc *= dims[src[i]];
+        }
+        ck_view_p *v = &d->fview.p;
+        memset(&d->fview, 0, sizeof(d->fview));
+        v->rank = 4;
+        acc = 1;
+        for (int i = 3; i >= 0; i--) {
+            v->shape[i] = (uint32_t)dims[dst[i]];
+            v->is[i] = sstride[dst[i]];
+            v->os[i] = acc;
+            acc *= dims[dst[i]];
+        }
+        d->fview.in = 1;
+        d->fview.out = 0;
+        view_finish(&d->fview, (int)wnn_dtype_size(p->dt));
+        d->fbytes = align_up((uint64_t)acc * wnn_dtype_size(p->dt));
+        d->frelayout = ir->operands[node->in[1]].kind == WNN_OPERAND_CONSTANT ? 1 : 2;
+    }
+    d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
+    cn->scratch = d->ws_off + align_up(d->ws);
+    /* float16 with a bias: cuDNN's convolution would round to float16 before
+     * the bias is added (the CPU rounds once, after it): the bias goes into
+     * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
+     * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
+    bool half_bias = p->dt == WNN_FLOAT16 && cn->bias;
+    if (half_bias && d->bwd) {
+        dnn_free(b, d, true);
+        return false;
+    }
+    /* bias + residual + relu / relu6 in one cuDNN call (forward only) */
+    if (!d->bwd && chain && act_cn) {
+        int act = act_cn->u.un.op;
+        float lo = act_cn->u.un.lo, hi = act_cn->u.un.hi;
+        bool relu = act == CK_U_RELU;
+        bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
+        bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
+        bool one_bias = (cn->bias != 0) != chan;
+        if ((relu || relu6) && one_bias &&
+            a->cudnnCreateTensorDescriptor(&d->bias) == 0 &&
+            a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                          (int)p->O, 1, 1) == 0 &&
+            a->cudnnCreateActivationDescriptor(&d->act) == 0 &&
+            a->cudnnSetActivationDescriptor(
+                d->act, relu ? WDNN_ACTIVATION_RELU : WDNN_ACTIVATION_CLIPPED_RELU,
+                WDNN_PROPAGATE_NAN, relu ? 0.0 : (double)hi) == 0) {
+            d->fused = true;
+            d->bias_src = cn->bias;
+        }
+    }
+    if (half_bias && !d->fused) {
+        size_t ws = 0;
+        int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
+                                                       algo, &ws) != 0 ||
+            ws > DNN_WS_MAX ||
+            (!d->bias && (a->cudnnCreateTensorDescriptor(&d->bias) != 0 ||
+                          a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                                        (int)p->O, 1, 1) != 0)) ||
+            (!d->act && a->cudnnCreateActivationDescriptor(&d->act) != 0) ||
+            a->cudnnSetActivationDescriptor(d->act, WDNN_ACTIVATION_IDENTITY,
+                                            WDNN_PROPAGATE_NAN, 0.0) != 0) {
+            dnn_free(b, d, true);
+            return false;
+        }
+        d->algo = algo;
+        d->ws = ws;
+        cn->scratch = d->ws_off + align_up(d->ws);
+        d->fused = d->identity = true;
+        d->bias_src = cn->bias;
+    }
+    cn->dnn = d;
+    return true;
+}
+
+/* The filter operand cuDNN reads: as given, prepared once among the
+ * constants, or relaid out now into the scratch. */
+static wnn_status
+dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
+           void *const *in, void *scratch, const void **wp, wnn_error *err)
+{
+    const cu_dnn *d = cn->dnn;
+    *wp = in[1];
+    if (d->frelayout == 1) {
+        *wp = (const char *)c->consts + d->fprep_off;
+    } else if (d->frelayout == 2) {
+        void *outs[1] = { scratch };
+        cudaError_t e = run_view(b, &d->fview, in, outs);
+        if (e != cudaSuccess) {
+            return cuda_error(err, WNN_OPERATION_ERROR,
+                              wnn_op_get(cn->node->op)->camel, cn->node->label,
+                              e, "kernel launch");
+        }
+        *wp = scratch;
+    }
+    return WNN_OK;
+}
+
+static wnn_status
+dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err)
+{
+    return wnn_failk(err, WNN_OPERATION_ERROR, wnn_op_get(cn->node->op)->camel,
+                     cn->node->label, NULL, "cuDNN failed: %s",
+                     b->dnn->cudnnGetErrorString(st));
+}
+
+/* A convolution on cuDNN (with its fused chain): writes y; *done is false
+ * when the epilogue kernel must still run. */
+static wnn_status
+run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
+        void *y, const void *addend, void *scratch, bool *done, wnn_error *err)
+{
+    cu_dnn *d = cn->dnn;
+    const wdnn_api *a = b->dnn;
+    const void *w;
+    *done = false;
+    if (dnn_filter(b, c, cn, in, scratch, &w, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    void *ws = d->ws ? (char *)scratch + d->ws_off : NULL;
+    float one = 1.0f, zero = 0.0f;
+    wdnn_status st;
+    pthread_mutex_lock(&b->dnn_mu);
+    if (d->bwd) {
+        st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
+                                             d->algo, ws, d->ws, &zero, d->y, y);
+    } else if (d->fused && !d->fused_failed) {
+        bool residual = !d->identity && cn->addend != UINT32_MAX && cn->epi.add == 1;
+        const void *bias = d->bias_src ? in[d->bias_src - 1] : addend;
+        float alpha2 = residual ? 1.0f : 0.0f;
+        st = a->cudnnConvolutionBiasActivationForward(
+            b->dnn_h, &one, d->x, in[0], d->w, w, d->conv, d->algo, ws, d->ws, &alpha2,
+            d->y, residual ? addend : y, d->bias, bias, d->act, d->y, y);
+        if (st == WDNN_STATUS_SUCCESS) {
+            pthread_mutex_unlock(&b->dnn_mu);
+            *done = !d->identity; /* IDENTITY: the chain's rest follows */
+            return WNN_OK;
+        }
+        /* not supported for these descriptors on this GPU: from now on the
+         * convolution, then the epilogue kernel (with the bias) */
+        d->fused_failed = true;
+        if (d->identity) {
+            cn->epi.bias = 1;
+            cn->epi_on = true;
+        }
+        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                        d->algo, ws, d->ws, &zero, d->y, y);
+    } else {
+        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                        d->algo, ws, d->ws, &zero, d->y, y);
+    }
+    pthread_mutex_unlock(&b->dnn_mu);
+    if (st != WDNN_STATUS_SUCCESS) {
+        return dnn_fail(b, cn, st, err);
+    }
+    return WNN_OK;
+}
+
 /* ---- the interface ---------------------------------------------------------------- */
 static bool
 cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
@@ -1727,7 +2135,10 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     cudaStreamSynchronize(b->stream);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         free(c->nodes[i].views);
+        dnn_free(b, c->nodes[i].dnn, false);
     }
+    wnn_plan_free(&c->plan);
+    wnn_fusion_free(&c->fusion);
     cudaFree(c->arena);
     cudaFree(c->consts);
     cudaFree(c->scratch);
@@ -1755,12 +2166,34 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     pthread_mutex_init(&c->mu, NULL);
     c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
     c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
-    if (!c->const_off || !c->nodes) {
+    uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
+    c->plan.order = malloc(sizeof(uint32_t) * (p->n_order + 1));
+    if (!c->const_off || !c->nodes || !idx || !c->plan.order) {
+        free(idx);
         goto oom;
     }
+    /* epilogue fusion (compiler/fuse.c; WEBNN_CUDA_FUSION=0 turns it off)
+     * and the memory plan that keeps each chain's inputs alive until the
+     * chain's last node, where it runs */
+    const char *fenv = getenv("WEBNN_CUDA_FUSION");
+    if (!(fenv && strcmp(fenv, "0") == 0) &&
+        wnn_fusion_find(g, &c->fusion, err) != WNN_OK) {
+        free(idx);
+        cu_compiled_free(be, c);
+        return WNN_ERR;
+    }
+    memcpy(c->plan.order, p->order, sizeof(uint32_t) * p->n_order);
+    c->plan.n_order = p->n_order;
+    if (wnn_plan_make_fused(g, &c->plan, &c->fusion, err) != WNN_OK) {
+        free(idx);
+        cu_compiled_free(be, c);
+        return WNN_ERR;
+    }
+    p = &c->plan;
     /* nodes: kernel parameters, scratch */
     uint64_t scratch = 0;
     for (uint32_t n = 0; n < p->n_order; n++) {
+        idx[p->order[n]] = n;
         const wnn_node *node = &ir->nodes[p->order[n]];
         cu_node *cn = &c->nodes[c->n_nodes++];
         wnn_desc in[node->n_in + 1], outd[node->n_out + 1];
@@ -1772,28 +2205,85 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         cn->node = node;
         cn->kind = kind_of(node->op);
+        cn->result = node->n_out ? node->out[0] : 0;
+        cn->addend = UINT32_MAX;
         if (cn->kind == K_NONE) {
+            free(idx);
             cu_compiled_free(be, c);
             return wnn_failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
                              "%s has no CUDA kernel",
                              wnn_op_get(node->op)->camel);
         }
         if (!prep_node(cn, in, outd)) {
+            free(idx);
             goto oom;
         }
         if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
             need_blas(b, err) != WNN_OK) {
+            free(idx);
             cu_compiled_free(be, c);
             return WNN_ERR;
-        }
-        if (cn->scratch > scratch) {
-            scratch = cn->scratch;
         }
         if (node->n_in > c->max_io) {
             c->max_io = node->n_in;
         }
         if (node->n_out > c->max_io) {
             c->max_io = node->n_out;
+        }
+    }
+    /* the producers: fused chains, convolutions on cuDNN */
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        cu_node *cn = &c->nodes[n];
+        if (cn->kind != K_CONV && cn->kind != K_MATMUL && cn->kind != K_GEMM) {
+            continue;
+        }
+        uint32_t id = p->order[n];
+        uint32_t k = c->fusion.n_chains ? c->fusion.chain_of[id] : 0;
+        const wnn_epilogue *chain = k ? &c->fusion.chains[k - 1] : NULL;
+        if (chain && chain->producer != id) {
+            chain = NULL;
+        }
+        const cu_node *act_cn = NULL;
+        const wnn_desc *od = &ir->operands[cn->node->out[0]].desc;
+        ck_epi_p *ep = &cn->epi;
+        memset(ep, 0, sizeof(*ep));
+        ep->dt = od->dtype;
+        ep->n = (int64_t)wnn_desc_elements(od);
+        ep->act = -1;
+        ep->C = ep->inner = 1;
+        uint32_t axis = cn->kind == K_CONV ? (cn->u.conv.nhwc ? 3 : 1)
+                                           : (od->rank ? od->rank - 1 : 0);
+        if (chain) {
+            axis = chain->channel_axis;
+            cn->skip = true; /* runs at the chain's last node */
+            c->nodes[idx[chain->last]].run_head = n + 1;
+            cn->result = chain->result;
+            if (chain->add != WNN_NO_NODE) {
+                c->nodes[idx[chain->add]].skip = true;
+                cn->addend = chain->addend;
+                ep->add = chain->add_kind == WNN_EPI_ADD_RESIDUAL ? 1 : 2;
+            }
+            if (chain->act != WNN_NO_NODE) {
+                act_cn = &c->nodes[idx[chain->act]];
+                c->nodes[idx[chain->act]].skip = true;
+                ep->act = act_cn->u.un.op;
+                ep->u = act_cn->u.un;
+            }
+        }
+        if (axis < od->rank) {
+            ep->C = od->shape[axis];
+            ep->inner = (int64_t)prod(od->shape, axis + 1, od->rank);
+        }
+        if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
+            /* cuDNN's convolution has no bias (the fused call has) */
+            ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
+        }
+        cn->epi_on = ep->bias || ep->add || ep->act >= 0;
+    }
+    free(idx);
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        if (c->nodes[n].scratch > scratch) {
+            scratch = c->nodes[n].scratch;
         }
     }
     c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
@@ -1807,6 +2297,13 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         if (p->slots[i].kind == WNN_SLOT_CONSTANT) {
             c->const_off[i] = const_bytes;
             const_bytes += align_up(wnn_desc_bytes(&ir->operands[i].desc));
+        }
+    }
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        cu_dnn *d = c->nodes[n].dnn;
+        if (d && d->frelayout == 1) { /* a constant filter, relaid out once */
+            d->fprep_off = const_bytes;
+            const_bytes += d->fbytes;
         }
     }
     if (const_bytes) {
@@ -1834,6 +2331,17 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         if (e != cudaSuccess) {
             goto cuda_fail;
+        }
+    }
+    what = "filter layout for cuDNN";
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        const cu_node *cn = &c->nodes[n];
+        if (cn->dnn && cn->dnn->frelayout == 1) {
+            void *fin[2] = { NULL, (char *)c->consts + c->const_off[cn->node->in[1]] };
+            void *fout[1] = { (char *)c->consts + cn->dnn->fprep_off };
+            if ((e = run_view(b, &cn->dnn->fview, fin, fout)) != cudaSuccess) {
+                goto cuda_fail;
+            }
         }
     }
     what = "cudaMalloc (intermediates)";
@@ -1868,7 +2376,8 @@ static void *
 resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
         void *const *out)
 {
-    const wnn_slot *s = &g->plan.slots[id];
+    const wnn_slot *s = &c->plan.slots[id];
+    (void)g;
     switch (s->kind) {
     case WNN_SLOT_INPUT: return in[s->index];
     case WNN_SLOT_OUTPUT: return out[s->index];
@@ -1876,6 +2385,39 @@ resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
     case WNN_SLOT_ARENA: return (char *)c->arena + s->offset;
     default: return NULL;
     }
+}
+
+/* A producer with its epilogue (bias, fused add, activation) or a
+ * convolution on cuDNN: writes cn->result. */
+static wnn_status
+run_fused(cu_backend *b, const wnn_graph *g, cu_compiled *c, cu_node *cn,
+          void *const *in, void *const *out, wnn_error *err)
+{
+    const wnn_node *node = cn->node;
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        c->ptr_in[j] = resolve(g, c, node->in[j], in, out);
+    }
+    void *y = resolve(g, c, cn->result, in, out);
+    const void *addend = cn->addend != UINT32_MAX
+                             ? resolve(g, c, cn->addend, in, out) : NULL;
+    c->ptr_out[0] = y;
+    bool done = false;
+    wnn_status st;
+    if (cn->dnn) {
+        st = run_dnn(b, c, cn, c->ptr_in, y, addend, c->scratch, &done, err);
+    } else {
+        st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
+    }
+    if (st != WNN_OK || done || !cn->epi_on) {
+        return st;
+    }
+    const void *b1 = cn->epi.bias ? c->ptr_in[cn->bias - 1] : NULL;
+    cudaError_t e = ck_epilogue(&cn->epi, b1, addend, y, b->stream);
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, wnn_op_get(node->op)->camel,
+                          node->label, e, "kernel launch");
+    }
+    return WNN_OK;
 }
 
 static wnn_status
@@ -1888,7 +2430,19 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     cu_enter(b);
     pthread_mutex_lock(&c->mu);
     for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
-        const cu_node *cn = &c->nodes[n];
+        cu_node *cn = &c->nodes[n];
+        if (cn->run_head) {
+            /* a fused chain's last node: its producer runs now */
+            st = run_fused(b, g, c, &c->nodes[cn->run_head - 1], in, out, err);
+            continue;
+        }
+        if (cn->skip) {
+            continue;
+        }
+        if (cn->dnn || cn->epi_on) {
+            st = run_fused(b, g, c, cn, in, out, err);
+            continue;
+        }
         const wnn_node *node = cn->node;
         for (uint32_t j = 0; j < node->n_in; j++) {
             c->ptr_in[j] = resolve(g, c, node->in[j], in, out);
@@ -1898,8 +2452,8 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         }
         st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
     }
-    for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
-        const wnn_output_copy *cp = &g->plan.copies[i];
+    for (uint32_t i = 0; i < c->plan.n_copies && st == WNN_OK; i++) {
+        const wnn_output_copy *cp = &c->plan.copies[i];
         cudaError_t e = cudaMemcpyAsync(
             out[cp->to_output], out[cp->from_output],
             wnn_desc_bytes(&g->outputs[cp->to_output].desc),
@@ -1998,6 +2552,9 @@ cu_destroy(wnn_backend *be)
     if (b->blas) {
         cublasDestroy(b->blas);
     }
+    if (b->dnn && b->dnn_h) {
+        b->dnn->cudnnDestroy(b->dnn_h);
+    }
     for (int k = 0; k < 2; k++) {
         if (b->stage_ev[k]) {
             cudaEventDestroy(b->stage_ev[k]);
@@ -2011,6 +2568,7 @@ cu_destroy(wnn_backend *be)
     }
     pthread_mutex_destroy(&b->stage_mu);
     pthread_mutex_destroy(&b->blas_mu);
+    pthread_mutex_destroy(&b->dnn_mu);
     free(b);
 }
 
@@ -2102,6 +2660,9 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     b->iface = cu_iface;
     pthread_mutex_init(&b->stage_mu, NULL);
     pthread_mutex_init(&b->blas_mu, NULL);
+    pthread_mutex_init(&b->dnn_mu, NULL);
+    const char *dnn_env = getenv("WEBNN_CUDNN");
+    b->dnn_off = dnn_env && strcmp(dnn_env, "0") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         cudaGetLastError();

@@ -1,6 +1,8 @@
 """Build the CUDA backend: kernels_cuda/*.cu (nvcc) and *.c, with the
-operator registry of csrc/ops and csrc/core/dtype.c (the core exports
-nothing, so the backend carries its own copy), into libwebnn_cuda.so.
+operator registry of csrc/ops, csrc/core/dtype.c and csrc/compiler/*.c (the
+fusion analysis and the memory plan; the core exports nothing, so the
+backend carries its own copy), into libwebnn_cuda.so.  cuDNN is not linked:
+kernels_cuda/cudnn_dl.c loads it at run time.
 setup.py's build_ext calls build() after the core; this file also runs on
 its own (no setuptools needed):
 
@@ -114,7 +116,8 @@ def build(target, obj_dir):
     # The C files: the backend and its own copy of the operator registry.
     c_srcs = (sorted(glob.glob(os.path.join(kdir, "*.c")))
               + sorted(glob.glob(os.path.join(HERE, "csrc", "ops", "*.c")))
-              + [os.path.join(HERE, "csrc", "core", "dtype.c")])
+              + [os.path.join(HERE, "csrc", "core", "dtype.c")]
+              + sorted(glob.glob(os.path.join(HERE, "csrc", "compiler", "*.c"))))
     cu_srcs = sorted(glob.glob(os.path.join(kdir, "*.cu")))
     k_headers = glob.glob(os.path.join(kdir, "*.h")) + glob.glob(os.path.join(kdir, "*.cuh"))
     stamp = os.path.join(obj_dir, "flags")
@@ -141,7 +144,7 @@ def build(target, obj_dir):
         f.write(flags_now)
     link = [cxx, "-shared", "-o", target] + objs
     link += ["-L" + d for d in libs] + ["-Wl,-rpath," + d for d in libs]
-    link += ["-lcublas", "-lcudart", "-lpthread", "-lm", "-Wl,--no-undefined"]
+    link += ["-lcublas", "-lcudart", "-ldl", "-lpthread", "-lm", "-Wl,--no-undefined"]
     if (force or jobs or not os.path.exists(target)
             or os.path.getmtime(target) < _newest(objs)):
         _run(link, "link " + os.path.relpath(target, HERE))

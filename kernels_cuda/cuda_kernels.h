@@ -241,6 +241,21 @@ typedef struct ck_pool_p {
 cudaError_t ck_pool2d(const ck_pool_p *p, const void *x, void *y,
                       cudaStream_t s);
 
+/* The fused epilogue of a product or convolution (elementwise.cu), in
+ * place on its float32 / float16 output y of n elements, with the rounding
+ * of the unfused nodes (float16: every step rounded as its own node would):
+ *   y = act(((y + b1[c]) + addend) )  (each part optional)
+ * b1: a per-channel bias (the convolution's own, when the convolution ran
+ * without it); addend: add 1 = same shape as y, 2 = per channel; the channel
+ * of element i is (i / inner) % C; act: CK_U_* (with u's parameters) or -1. */
+typedef struct ck_epi_p {
+    int dt, bias, add, act;
+    int64_t n, C, inner;
+    ck_unary_p u;
+} ck_epi_p;
+cudaError_t ck_epilogue(const ck_epi_p *p, const void *b1, const void *addend,
+                        void *y, cudaStream_t s);
+
 /* ---- convolutions (conv.cu) ------------------------------------------------ */
 /* conv2d (transpose 0; filter layouts WNN_CONV_*) and convTranspose2d
  * (transpose 1; WNN_CONVT_*): one thread per output element, float32 sums. */

@@ -448,6 +448,37 @@ ck_binary(const ck_binary_p *p, const void *a, const void *b, void *y,
     return cudaGetLastError();
 }
 
+/* ---- fused epilogue ------------------------------------------------------ */
+__device__ __forceinline__ float
+epi_round(int dt, float v)
+{
+    /* float16: the value a float16 node would have stored */
+    return dt == CK_F16 ? ck_h2f(ck_f2h(v)) : v;
+}
+
+__global__ void
+k_epilogue(ck_epi_p p, const void *__restrict__ b1, const void *__restrict__ z,
+           void *__restrict__ y)
+{
+    CK_LOOP(i, p.n)
+    {
+        float v = ck_ldf(y, p.dt, i);
+        int64_t c = (i / p.inner) % p.C;
+        if (p.bias) {
+            v = epi_round(p.dt, v + ck_ldf(b1, p.dt, c));
+        }
+        if (p.add == 1) {
+            v = epi_round(p.dt, v + ck_ldf(z, p.dt, i));
+        } else if (p.add == 2) {
+            v = epi_round(p.dt, v + ck_ldf(z, p.dt, c));
+        }
+        if (p.act >= 0) {
+            v = unary_f(p.act, v, p.u);
+        }
+        ck_stf(y, p.dt, i, v);
+    }
+}
+
 extern "C" cudaError_t
 ck_where(const ck_where_p *p, const void *cond, const void *t, const void *f,
          void *y, cudaStream_t s)
@@ -460,6 +491,17 @@ ck_where(const ck_where_p *p, const void *cond, const void *t, const void *f,
     case 4: CK_LAUNCH(k_where<uint32_t>, nb, CK_THREADS, s, *p, c, (const uint32_t *)t, (const uint32_t *)f, (uint32_t *)y); break;
     default: CK_LAUNCH(k_where<uint64_t>, nb, CK_THREADS, s, *p, c, (const uint64_t *)t, (const uint64_t *)f, (uint64_t *)y); break;
     }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_epilogue(const ck_epi_p *p, const void *b1, const void *addend, void *y,
+            cudaStream_t s)
+{
+    if (p->n == 0) {
+        return cudaSuccess;
+    }
+    CK_LAUNCH(k_epilogue, ck_blocks(p->n), CK_THREADS, s, *p, b1, addend, y);
     return cudaGetLastError();
 }
 

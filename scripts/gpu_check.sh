@@ -19,7 +19,10 @@
 #          bench      benchmarks/bench_gpu.py (against PyTorch)
 #          sanitize   compute-sanitizer on a selection of tests/backends
 #   default: all, in that order; every step after `build` needs its outputs.
-# environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick")
+# environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick"),
+#   WEBNN_CUDNN_LIBRARY (default: libcudnn.so.9 on the loader path, else the
+#   one of PyTorch's nvidia-cudnn wheel, found below), WEBNN_CUDNN=0 (run
+#   every convolution on the backend's direct kernels instead)
 #
 # Exit status: 0 when every step that ran passed; 1 otherwise (see
 # $OUT/summary.txt).  Every step has a time limit; `build test` and
@@ -39,6 +42,34 @@ export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 
 note() { echo "$*" | tee -a "$SUMMARY"; }
+
+# ---- cuDNN: the backend dlopens libcudnn.so.9 (kernels_cuda/cudnn_dl.c); on a
+# host without a system cuDNN, PyTorch's wheel (nvidia-cudnn-cu12 / -cu13) has
+# one under site-packages/nvidia/cudnn/lib.  Its sub-libraries are found
+# through LD_LIBRARY_PATH.
+find_cudnn() {
+    if [ -n "${WEBNN_CUDNN_LIBRARY:-}" ] || [ "${WEBNN_CUDNN:-}" = "0" ]; then
+        return
+    fi
+    if "$PY" -c 'import ctypes; ctypes.CDLL("libcudnn.so.9")' 2>/dev/null; then
+        return
+    fi
+    local lib
+    lib=$("$PY" -c '
+import os
+import nvidia.cudnn
+for d in list(getattr(nvidia.cudnn, "__path__", [])):
+    p = os.path.join(d, "lib", "libcudnn.so.9")
+    if os.path.exists(p):
+        print(p)
+        break
+' 2>/dev/null)
+    if [ -n "$lib" ]; then
+        export WEBNN_CUDNN_LIBRARY=$lib
+        export LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
+}
+find_cudnn
 result() { # name rc
     if [ "$2" -eq 0 ]; then note "PASS  $1"; else note "FAIL  $1 (exit $2)"; STATUS=1; fi
 }
@@ -120,7 +151,19 @@ print("GPU context:", ctx.device_type, ctx.accelerated)
 print("default context:", webnn.ml.create_context().device_type)
 ops = sorted(k for k, v in ctx.op_support_limits().items() if isinstance(v, dict) and "data_types" not in v)
 print(len(ops), "operators on the GPU:", " ".join(ops))
+# which convolution path this host gets: cuDNN (dlopen'd when a convolution
+# is compiled) or the direct kernels
+import numpy as np
+b = webnn.MLGraphBuilder(ctx)
+x = b.input("x", {"dataType": "float32", "shape": [1, 3, 8, 8]})
+w = b.constant({"dataType": "float32", "shape": [4, 3, 3, 3]}, np.ones((4, 3, 3, 3), np.float32))
+ctx.compute(b.build({"y": b.conv2d(x, w)}), {"x": np.ones((1, 3, 8, 8), np.float32)})
+libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l})
+print("convolutions on:", "cuDNN " + " ".join(libs) if libs else "the direct kernels (no cuDNN 9 found)")
 EOF
+    local rc=$?
+    note "cuDNN: ${WEBNN_CUDNN_LIBRARY:-libcudnn.so.9 from the loader path, if any} (see build.log)"
+    return $rc
 }
 
 run_pytest() { # log-name timeout args...

@@ -8,6 +8,7 @@
 
 #include "../core/internal.h"
 #include "../ops/ops_internal.h"
+#include "fuse.h"
 
 #define ALIGN 64u
 
@@ -36,20 +37,40 @@ wnn_plan_free(wnn_plan *p)
     memset(p, 0, sizeof(*p));
 }
 
-wnn_status
-wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err)
+/* f: the fused chains of a backend that runs each chain at its last node
+ * (fuse.h), or NULL (every node at its own position). */
+static wnn_status
+plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
+          wnn_error *err)
 {
     const wnn_ir *ir = g->ir;
     uint32_t n = ir->n_operands;
     p->slots = calloc(n + 1, sizeof(wnn_slot));
     p->copies = calloc(g->n_outputs + 1, sizeof(wnn_output_copy));
     uint32_t *first = malloc(sizeof(uint32_t) * (n + 1));
+    /* fused chains: the position of each chain's last node */
+    uint32_t *chain_end = NULL;
+    if (f && f->n_chains) {
+        chain_end = calloc(f->n_chains, sizeof(uint32_t));
+        if (!chain_end) {
+            free(first);
+            return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                             "out of memory");
+        }
+        for (uint32_t pos = 0; pos < p->n_order; pos++) {
+            uint32_t k = f->chain_of[p->order[pos]];
+            if (k && f->chains[k - 1].last == p->order[pos]) {
+                chain_end[k - 1] = pos;
+            }
+        }
+    }
     uint32_t *last = malloc(sizeof(uint32_t) * (n + 1));
     live *lv = malloc(sizeof(live) * (n + 1));
     if (!p->slots || !p->copies || !first || !last || !lv) {
         free(first);
         free(last);
         free(lv);
+        free(chain_end);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
     }
@@ -73,9 +94,13 @@ wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err)
     }
     for (uint32_t pos = 0; pos < p->n_order; pos++) {
         const wnn_node *node = &ir->nodes[p->order[pos]];
+        uint32_t k = chain_end ? f->chain_of[p->order[pos]] : 0;
+        uint32_t use = k && chain_end[k - 1] > pos ? chain_end[k - 1] : pos;
         for (uint32_t j = 0; j < node->n_in; j++) {
             uint32_t id = node->in[j];
-            last[id] = pos;
+            if (last[id] < use) {
+                last[id] = use;
+            }
             if (ir->operands[id].kind == WNN_OPERAND_CONSTANT) {
                 p->slots[id].kind = WNN_SLOT_CONSTANT;
             }
@@ -124,8 +149,22 @@ wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err)
             (wnn_slot){ .kind = WNN_SLOT_ARENA, .offset = off };
     }
     p->arena_bytes = total;
+    free(chain_end);
     free(first);
     free(last);
     free(lv);
     return WNN_OK;
+}
+
+wnn_status
+wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err)
+{
+    return plan_make(g, p, NULL, err);
+}
+
+wnn_status
+wnn_plan_make_fused(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
+                    wnn_error *err)
+{
+    return plan_make(g, p, f, err);
 }

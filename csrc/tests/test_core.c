@@ -9,8 +9,10 @@
  * tensors and the timeline (create, write, dispatch, read), the values of
  * add (broadcasting), relu, matmul, gemm (transposes, alpha, beta, c), cast
  * (float32 -> int32) and where, validation errors and their messages,
- * InvalidStateError after build, dispatch TypeErrors, and a destroyed
- * context. */
+ * InvalidStateError after build, dispatch TypeErrors, a destroyed
+ * context, and the epilogue fusion analysis (compiler/fuse.c: which chains
+ * it finds for given graphs, and that the fused memory plan keeps a chain's
+ * inputs apart from its result). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "webnn_core.h"
+#include "../compiler/fuse.h"
 #include "../ops/options.h"
 
 /* ---- reporting ---------------------------------------------------------- */
@@ -1229,6 +1232,224 @@ test_misc(void)
           "float16 conversion", NULL);
 }
 
+/* ---- epilogue fusion analysis (compiler/fuse.c) ----------------------------- */
+/* A tiny graph language for the fusion cases: operands by index (inputs
+ * first), nodes appended in order. */
+typedef struct fx {
+    wnn_builder *b;
+    uint32_t id[16];
+    uint32_t n;
+    bool ok;
+    wnn_error err;
+} fx;
+
+static uint32_t
+fx_input(fx *f, uint32_t rank, const uint32_t *shape)
+{
+    char name[8];
+    snprintf(name, sizeof(name), "i%u", f->n);
+    wnn_desc d = desc(WNN_FLOAT32, rank, shape);
+    f->ok = f->ok && wnn_builder_input(f->b, name, &d, &f->id[f->n], &f->err) == WNN_OK;
+    return f->n++;
+}
+
+static uint32_t
+fx_op(fx *f, wnn_op op, uint32_t a, uint32_t b2, int n_in, int nhwc)
+{
+    union {
+        wnn_conv2d_options conv;
+        wnn_no_options none;
+        wnn_gemm_options gemm;
+        wnn_clamp_options clamp;
+    } o;
+    wnn_options_default(op, &o);
+    if (op == WNN_OP_CONV2D) {
+        o.conv.input_layout = nhwc ? WNN_LAYOUT_NHWC : WNN_LAYOUT_NCHW;
+    }
+    uint32_t in[2] = { f->id[a], f->id[b2] };
+    f->ok = f->ok && add_op(f->b, op, in, (uint32_t)n_in, &o, NULL, &f->id[f->n],
+                            &f->err) == WNN_OK;
+    return f->n++;
+}
+
+/* builds with the operands `outs` as outputs and checks the chains found:
+ * want_chains, and for the first one the producer's op, the add kind, the
+ * channel axis, whether an activation is part of it, and the result */
+static void
+fx_check(wnn_context *c, fx *f, const char *what, uint32_t n_outs, const uint32_t *outs,
+         uint32_t want_chains, wnn_op prod, wnn_epilogue_add add, uint32_t axis,
+         bool act, uint32_t result)
+{
+    wnn_graph *g = NULL;
+    const char *names[4] = { "o0", "o1", "o2", "o3" };
+    uint32_t ids[4];
+    for (uint32_t i = 0; i < n_outs; i++) {
+        ids[i] = f->id[outs[i]];
+    }
+    if (!f->ok || wnn_builder_build(f->b, n_outs, names, ids, &g, &f->err) != WNN_OK) {
+        check_ok(WNN_ERR, &f->err, what);
+        wnn_builder_free(f->b);
+        return;
+    }
+    wnn_fusion fu;
+    wnn_error err;
+    if (check_ok(wnn_fusion_find(g, &fu, &err), &err, what)) {
+        bool ok = fu.n_chains == want_chains;
+        if (ok && want_chains) {
+            const wnn_epilogue *e = &fu.chains[0];
+            ok = g->ir->nodes[e->producer].op == prod && e->add_kind == add &&
+                 (add == WNN_EPI_ADD_NONE) == (e->add == WNN_NO_NODE) &&
+                 e->channel_axis == axis && (e->act != WNN_NO_NODE) == act &&
+                 e->result == f->id[result] && fu.chain_of[e->producer] == 1 &&
+                 fu.chain_of[e->last] == 1;
+        }
+        check(ok, what, "%u chains", fu.n_chains);
+        /* the fused plan keeps the chain's inputs apart from its result */
+        if (ok && want_chains) {
+            wnn_plan p;
+            memset(&p, 0, sizeof(p));
+            p.order = malloc(sizeof(uint32_t) * g->plan.n_order);
+            memcpy(p.order, g->plan.order, sizeof(uint32_t) * g->plan.n_order);
+            p.n_order = g->plan.n_order;
+            bool pok = wnn_plan_make_fused(g, &p, &fu, &err) == WNN_OK;
+            const wnn_epilogue *e = &fu.chains[0];
+            const wnn_node *pn = &g->ir->nodes[e->producer];
+            const wnn_slot *r = &p.slots[e->result];
+            for (uint32_t j = 0; pok && j < pn->n_in; j++) {
+                const wnn_slot *s = &p.slots[pn->in[j]];
+                if (r->kind == WNN_SLOT_ARENA && s->kind == WNN_SLOT_ARENA) {
+                    uint64_t rb = wnn_desc_bytes(&g->ir->operands[e->result].desc);
+                    uint64_t sb = wnn_desc_bytes(&g->ir->operands[pn->in[j]].desc);
+                    pok = r->offset + rb <= s->offset || s->offset + sb <= r->offset;
+                }
+            }
+            check(pok, what, "fused plan: the chain's result overlaps an input");
+            wnn_plan_free(&p);
+        }
+        wnn_fusion_free(&fu);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(f->b);
+}
+
+static bool
+fx_begin(wnn_context *c, fx *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->ok = wnn_builder_create(c, &f->b, &f->err) == WNN_OK;
+    return f->ok;
+}
+
+static void
+test_fusion(wnn_context *c)
+{
+    fx f;
+    const uint32_t sx[4] = { 1, 3, 6, 6 }, sw[4] = { 4, 3, 3, 3 }, sz[4] = { 1, 4, 4, 4 };
+    const uint32_t s4[1] = { 4 }, sa[2] = { 5, 8 }, sb[2] = { 8, 6 }, s6[1] = { 6 };
+    const uint32_t sxh[4] = { 1, 7, 6, 3 }, sxw[4] = { 1, 3, 7, 6 };
+    const uint32_t sc41[3] = { 4, 1, 1 };
+    uint32_t x, w, z, y, s, r, a, bm, m, t, outs[2];
+
+    /* conv -> add residual -> relu: one chain */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sx), w = fx_input(&f, 4, sw), z = fx_input(&f, 4, sz);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, y, z, 2, 0);
+        r = fx_op(&f, WNN_OP_RELU, s, 0, 1, 0);
+        outs[0] = r;
+        fx_check(c, &f, "fusion: conv + residual + relu", 1, outs, 1, WNN_OP_CONV2D,
+                 WNN_EPI_ADD_RESIDUAL, 1, true, r);
+    }
+    /* the same with the conv's output also a graph output: nothing */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sx), w = fx_input(&f, 4, sw), z = fx_input(&f, 4, sz);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, y, z, 2, 0);
+        r = fx_op(&f, WNN_OP_RELU, s, 0, 1, 0);
+        outs[0] = r, outs[1] = y;
+        fx_check(c, &f, "fusion: an intermediate that is an output", 2, outs, 0, 0, 0, 0,
+                 false, 0);
+    }
+    /* the add's result is an output: conv + add only */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sx), w = fx_input(&f, 4, sw), z = fx_input(&f, 4, sz);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, z, y, 2, 0);
+        r = fx_op(&f, WNN_OP_SIGMOID, s, 0, 1, 0);
+        outs[0] = r, outs[1] = s;
+        fx_check(c, &f, "fusion: the add's result is an output", 2, outs, 1, WNN_OP_CONV2D,
+                 WNN_EPI_ADD_RESIDUAL, 1, false, s);
+    }
+    /* per-channel bias [4, 1, 1] on nchw, then clamp */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sx), w = fx_input(&f, 4, sw), z = fx_input(&f, 3, sc41);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, z, y, 2, 0);
+        r = fx_op(&f, WNN_OP_CLAMP, s, 0, 1, 0);
+        outs[0] = r;
+        fx_check(c, &f, "fusion: conv + channel bias + clamp", 1, outs, 1, WNN_OP_CONV2D,
+                 WNN_EPI_ADD_CHANNEL, 1, true, r);
+    }
+    /* nhwc: the channel axis is 3 ([4] broadcasts along it) */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sxh), w = fx_input(&f, 4, sw), z = fx_input(&f, 1, s4);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 1);
+        s = fx_op(&f, WNN_OP_ADD, y, z, 2, 0);
+        outs[0] = s;
+        fx_check(c, &f, "fusion: nhwc conv + channel bias", 1, outs, 1, WNN_OP_CONV2D,
+                 WNN_EPI_ADD_CHANNEL, 3, false, s);
+    }
+    /* nchw with [4] broadcasting along the width, not the channels: the add
+     * stays, and the relu after it is not next to the conv */
+    if (fx_begin(c, &f)) {
+        x = fx_input(&f, 4, sxw), w = fx_input(&f, 4, sw), z = fx_input(&f, 1, s4);
+        y = fx_op(&f, WNN_OP_CONV2D, x, w, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, y, z, 2, 0);
+        r = fx_op(&f, WNN_OP_RELU, s, 0, 1, 0);
+        outs[0] = r;
+        fx_check(c, &f, "fusion: a bias along the width is no channel bias", 1, outs, 0, 0,
+                 0, 0, false, 0);
+    }
+    /* matmul + bias [6] (first operand of the add) + sigmoid */
+    if (fx_begin(c, &f)) {
+        a = fx_input(&f, 2, sa), bm = fx_input(&f, 2, sb), z = fx_input(&f, 1, s6);
+        m = fx_op(&f, WNN_OP_MATMUL, a, bm, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, z, m, 2, 0);
+        t = fx_op(&f, WNN_OP_SIGMOID, s, 0, 1, 0);
+        outs[0] = t;
+        fx_check(c, &f, "fusion: matmul + bias + sigmoid", 1, outs, 1, WNN_OP_MATMUL,
+                 WNN_EPI_ADD_CHANNEL, 1, true, t);
+    }
+    /* add(m, m): the product is used twice */
+    if (fx_begin(c, &f)) {
+        a = fx_input(&f, 2, sa), bm = fx_input(&f, 2, sb);
+        m = fx_op(&f, WNN_OP_MATMUL, a, bm, 2, 0);
+        s = fx_op(&f, WNN_OP_ADD, m, m, 2, 0);
+        t = fx_op(&f, WNN_OP_RELU, s, 0, 1, 0);
+        outs[0] = t;
+        fx_check(c, &f, "fusion: add(m, m) is not fused", 1, outs, 0, 0, 0, 0, false, 0);
+    }
+    /* two consumers of the product */
+    if (fx_begin(c, &f)) {
+        a = fx_input(&f, 2, sa), bm = fx_input(&f, 2, sb);
+        m = fx_op(&f, WNN_OP_GEMM, a, bm, 2, 0);
+        t = fx_op(&f, WNN_OP_TANH, m, 0, 1, 0);
+        s = fx_op(&f, WNN_OP_EXP, m, 0, 1, 0);
+        outs[0] = t, outs[1] = s;
+        fx_check(c, &f, "fusion: a product with two consumers", 2, outs, 0, 0, 0, 0, false,
+                 0);
+    }
+    /* gemm + tanh */
+    if (fx_begin(c, &f)) {
+        a = fx_input(&f, 2, sa), bm = fx_input(&f, 2, sb);
+        m = fx_op(&f, WNN_OP_GEMM, a, bm, 2, 0);
+        t = fx_op(&f, WNN_OP_TANH, m, 0, 1, 0);
+        outs[0] = t;
+        fx_check(c, &f, "fusion: gemm + tanh", 1, outs, 1, WNN_OP_GEMM, WNN_EPI_ADD_NONE, 1,
+                 true, t);
+    }
+}
+
 int
 main(void)
 {
@@ -1248,6 +1469,7 @@ main(void)
         test_validation(c);
         test_invalid_state_after_build(c);
         test_dispatch_errors(c);
+        test_fusion(c);
         wnn_context_release(c);
     }
     test_destroyed_context();

@@ -30,6 +30,11 @@ KDIR = os.path.join(ROOT, "kernels_cuda")
 SANITIZE = os.environ.get("WEBNN_EMU_SANITIZE", "") not in ("", "0")
 OUT_DIR = os.path.join(ROOT, "build", "cuda-emu-asan" if SANITIZE else "cuda-emu")
 LIB = os.path.join(OUT_DIR, "libwebnn_cuda_emu_asan.so" if SANITIZE else "libwebnn_cuda_emu.so")
+# The emulated cuDNN (emu/cudnn_emu.c): its own shared object, which the
+# emulated backend dlopens by default (WNN_CUDNN_EMU_PATH) as the real one
+# loads libcudnn.so.9; WEBNN_CUDNN_LIBRARY still overrides it.  Built only
+# where cuDNN's headers are (the emulation is compiled against cudnn.h).
+DNN_LIB = os.path.join(OUT_DIR, "libcudnn_emu.so")
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-DCK_EMU_EXACT_MALLOC"]
 
 
@@ -70,6 +75,7 @@ def build():
     cc = os.environ.get("CC") or "gcc"
     cxx = os.environ.get("CXX") or "g++"
     incs = ["-I" + os.path.join(ROOT, "csrc", "include"), "-I" + KDIR, "-I" + inc]
+    have_dnn = os.path.isfile(os.path.join(inc, "cudnn.h"))
     cflags = [cc, "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE",
               "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"] + incs
     cxxflags = [cxx, "-x", "c++", "-std=c++17", "-O1", "-g", "-fPIC", "-fvisibility=hidden",
@@ -77,6 +83,10 @@ def build():
     if SANITIZE:
         cflags += SAN_FLAGS
         cxxflags += SAN_FLAGS
+    # the emulated cuDNN exports its functions (no -fvisibility=hidden)
+    dnn_flags = [f for f in cflags if f != "-fvisibility=hidden"] + ["-Wno-deprecated-declarations"]
+    if have_dnn:
+        cflags += ['-DWNN_CUDNN_EMU_PATH="%s"' % DNN_LIB]
     headers = (glob.glob(os.path.join(ROOT, "csrc", "**", "*.h"), recursive=True)
                + glob.glob(os.path.join(ROOT, "csrc", "**", "*.def"), recursive=True)
                + glob.glob(os.path.join(KDIR, "*.h")) + glob.glob(os.path.join(KDIR, "*.cuh"))
@@ -84,6 +94,7 @@ def build():
     srcs = (sorted(glob.glob(os.path.join(KDIR, "*.c")))
             + sorted(glob.glob(os.path.join(ROOT, "csrc", "ops", "*.c")))
             + [os.path.join(ROOT, "csrc", "core", "dtype.c"), os.path.join(HERE, "cuda_emu.c")]
+            + sorted(glob.glob(os.path.join(ROOT, "csrc", "compiler", "*.c")))
             + sorted(glob.glob(os.path.join(KDIR, "*.cu"))))
     stamp = newest(headers + [os.path.abspath(__file__)])
     jobs, objs = [], []
@@ -99,7 +110,16 @@ def build():
                 f.result()
     if jobs or not os.path.exists(LIB) or os.path.getmtime(LIB) < newest(objs):
         run([cxx, "-shared", "-o", LIB] + objs + (SAN_FLAGS[:1] if SANITIZE else [])
-            + ["-lm", "-lpthread", "-Wl,--no-undefined"])
+            + ["-lm", "-lpthread", "-ldl", "-Wl,--no-undefined"])
+    if have_dnn:
+        src = os.path.join(HERE, "cudnn_emu.c")
+        chk = os.path.join(HERE, "cudnn_abi_check.c")
+        deps = [src, chk, os.path.join(KDIR, "cudnn_dl.h"), os.path.abspath(__file__)]
+        if not os.path.exists(DNN_LIB) or os.path.getmtime(DNN_LIB) < newest(deps):
+            # cudnn_dl.h's declarations against the real headers
+            run(dnn_flags + ["-fsyntax-only", chk])
+            run(dnn_flags + ["-shared", "-o", DNN_LIB, src, "-lm", "-Wl,--no-undefined"]
+                + (SAN_FLAGS[:1] if SANITIZE else []))
     return LIB
 
 

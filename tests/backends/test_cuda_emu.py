@@ -1,6 +1,7 @@
 """The CUDA backend on the CPU emulation (kernels_cuda/emu): the backend's
 host code and the kernels' sources, compiled for the CPU and linked with a
-fake CUDA runtime and cuBLAS, run test_gpu.py's cross-backend tests in a
+fake CUDA runtime and cuBLAS (and the emulated cuDNN subset, dlopen'd by the
+backend as the real one is), run test_gpu.py's cross-backend tests in a
 subprocess (WEBNN_CUDA_LIBRARY=the emulated library).  This checks the
 backend's graph compilation, the kernels' index arithmetic and semantics and
 the row-major / column-major mapping of the cuBLAS calls on any machine with
@@ -32,7 +33,9 @@ def test_cuda_backend_on_the_cpu_emulation():
         pytest.skip(r.stderr.strip())
     assert r.returncode == 0, r.stderr
     lib = r.stdout.strip().splitlines()[-1]
-    env = dict(os.environ, WEBNN_CUDA_LIBRARY=lib)
+    # the emulated backend loads the emulated cuDNN by default (never a real
+    # libcudnn: scripts/gpu_check.sh may point WEBNN_CUDNN_LIBRARY at one)
+    env = dict(os.environ, WEBNN_CUDA_LIBRARY=lib, WEBNN_CUDNN_LIBRARY="")
     env["PYTHONPATH"] = str(PKG.parent) + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
                         str(ROOT / "tests" / "backends" / "test_gpu.py"), "-k", "not wpt"],

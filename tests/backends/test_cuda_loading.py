@@ -104,3 +104,16 @@ def test_library_exports_only_the_entry_point():
     names = {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
     names = {n for n in names if not n.startswith("_")}
     assert names == {"wnn_cuda_backend_create"}, names
+
+
+@pytest.mark.skipif(not CUDA_LIB.exists(), reason="libwebnn_cuda.so was not built")
+def test_library_does_not_need_cudnn():
+    """cuDNN is dlopen'd when a convolution is compiled (kernels_cuda/cudnn_dl.c),
+    never a load-time dependency: the backend works where cuDNN is absent."""
+    readelf = shutil.which("readelf")
+    if not readelf:
+        pytest.skip("no readelf")
+    r = subprocess.run([readelf, "-d", str(CUDA_LIB)], capture_output=True, text=True,
+                       check=True)
+    needed = [line for line in r.stdout.splitlines() if "(NEEDED)" in line]
+    assert needed and not any("cudnn" in line for line in needed), needed

@@ -22,7 +22,9 @@ The NumPy-reference operator tests run on the GPU with
 `WEBNN_TEST_DEVICE=gpu pytest tests/ops` (tests/ops/conftest.py).
 """
 import concurrent.futures
+import ctypes
 import importlib.util
+import os
 import pathlib
 
 import numpy as np
@@ -574,6 +576,368 @@ def test_conv2d(gctx, cctx, dt, transpose):
                 mags = {k: np.abs(v) for k, v in ins.items()}
                 m = run(cctx, build, mags).astype(np.float64)
                 _close(g, c, m, dt, f"{op} {dt} {il} {fl} {case}")
+
+
+# ---- cuDNN and epilogue fusion --------------------------------------------------------
+# On the emulation (WEBNN_CUDA_LIBRARY = build/cuda-emu/...), the emulated cuDNN
+# (kernels_cuda/emu/cudnn_emu.c) is loaded by the backend with dlopen as the
+# real one is on a GPU host; ctypes opens the same object to read its call
+# counters.  On a GPU only the results are checked (and that libcudnn is mapped).
+def _emu_cudnn():
+    lib = os.environ.get("WEBNN_CUDA_LIBRARY", "")
+    if "emu" not in os.path.basename(lib):
+        return None
+    path = os.environ.get("WEBNN_CUDNN_LIBRARY") or os.path.join(os.path.dirname(lib),
+                                                                "libcudnn_emu.so")
+    if not os.path.exists(path):
+        return None
+    d = ctypes.CDLL(path)
+    d.cudnn_emu_calls.restype = ctypes.c_size_t
+    d.cudnn_emu_calls.argtypes = [ctypes.c_char_p]
+    d.cudnn_emu_live.restype = ctypes.c_long
+    d.cudnn_emu_set.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    return d
+
+
+DNN = _emu_cudnn() if GPU else None
+DNN_FUNCS = ("cudnnConvolutionForward", "cudnnConvolutionBackwardData",
+             "cudnnConvolutionBiasActivationForward")
+
+
+def dnn_calls():
+    return {k: DNN.cudnn_emu_calls(k.encode()) for k in DNN_FUNCS} if DNN else {}
+
+
+def dnn_delta(before):
+    return {k: v - before[k] for k, v in dnn_calls().items()}
+
+
+def _chain_close(gctx, cctx, build, ins, consts, dt, what):
+    """GPU against CPU for a graph build(b, act=...) whose last step is an
+    activation: tolerance from the magnitudes of the linear part (the same
+    graph on |inputs| without the activation) plus a few roundings of the
+    result (the activations are at most 1-Lipschitz)."""
+    g = run(gctx, build, ins, consts)
+    c = run(cctx, build, ins, consts)
+    mags = run(cctx, lambda b, **o: build(b, act=False, **o),
+               {k: np.abs(v) for k, v in ins.items()},
+               {k: np.abs(v) for k, v in (consts or {}).items()}).astype(np.float64)
+    eps = 2.0 ** -23 if dt == "float32" else 2.0 ** -10
+    tol = 8 * eps * mags + 4 * eps * np.abs(c.astype(np.float64))
+    assert g.dtype == c.dtype and g.shape == c.shape, (g.shape, c.shape)
+    err = np.abs(g.astype(np.float64) - c.astype(np.float64))
+    bad = err > tol + 1e-30
+    assert not np.any(bad), f"{what}: {int(bad.sum())} of {g.size} differ, max {err.max()}"
+    return g
+
+
+_CONV_CASES = [  # symmetric padding: cuDNN (when loaded)
+    dict(C=3, O=4, k=(3, 3), groups=1, strides=[1, 1], dilations=[1, 1], padding=[1, 1, 1, 1]),
+    dict(C=4, O=6, k=(2, 3), groups=2, strides=[2, 1], dilations=[2, 1], padding=[2, 2, 1, 1]),
+    dict(C=6, O=6, k=(3, 3), groups=6, strides=[2, 2], dilations=[1, 1], padding=[1, 1, 0, 0]),
+]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("const_filter", [False, True])
+def test_conv_cudnn_layouts(gctx, cctx, dt, transpose, const_filter):
+    """Every input and filter layout with groups, depthwise, strides and
+    dilations, the filter an input (relaid out per dispatch) or a constant
+    (relaid out once at build), with bias; cuDNN where it is loaded."""
+    layouts = _CONVT_FILTER if transpose else _CONV_FILTER
+    op = "conv_transpose2d" if transpose else "conv2d"
+    before = dnn_calls()
+    n_graphs = 0
+    for case in _CONV_CASES:
+        C, O, (kh, kw), grp = case["C"], case["O"], case["k"], case["groups"]
+        x = rand((2, C, 6, 7), dt, -2, 2)
+        w = rand((C, O // grp, kh, kw) if transpose else (O, C // grp, kh, kw), dt, -2, 2)
+        bias = rand((O,), dt, -2, 2)
+        for il in ("nchw", "nhwc"):
+            xx = x if il == "nchw" else x.transpose(0, 2, 3, 1).copy()
+            for fl, perm in layouts.items():
+                opts = {"groups": grp, "strides": case["strides"],
+                        "dilations": case["dilations"], "padding": case["padding"],
+                        "inputLayout": il, "filterLayout": fl}
+                if transpose and case["strides"] != [1, 1]:
+                    opts["outputPadding"] = [s - 1 for s in case["strides"]]
+                ww = w.transpose(perm).copy()
+
+                def build(b, x, w, c, act=True, opts=opts):
+                    return getattr(b, op)(x, w, dict(opts, bias=c))
+                ins = {"x": xx, "c": bias}
+                consts = {"w": ww} if const_filter else None
+                if not const_filter:
+                    ins["w"] = ww
+                _chain_close(gctx, cctx, build, ins, consts, dt, f"{op} {dt} {il} {fl} {case}")
+                n_graphs += 1
+    if DNN:
+        # float16 with a bias: conv2d adds it inside cuDNN's bias-activation call
+        # (IDENTITY: one rounding, as the CPU); convTranspose2d (backward data
+        # has no bias) keeps the direct kernel
+        d = dnn_delta(before)
+        if transpose:
+            assert d["cudnnConvolutionBackwardData"] == (n_graphs if dt == "float32" else 0), d
+        else:
+            key = "cudnnConvolutionForward" if dt == "float32" else \
+                "cudnnConvolutionBiasActivationForward"
+            assert d[key] == n_graphs, d
+
+
+def test_conv_asymmetric_padding_uses_the_direct_kernel(gctx, cctx):
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+    before = dnn_calls()
+    for op, ww, extra in (("conv2d", w, {}),
+                          ("conv_transpose2d", w.transpose(1, 0, 2, 3).copy(), {})):
+        def build(b, x, w, act=True, op=op):
+            return getattr(b, op)(x, w, {"padding": [0, 1, 1, 0]})
+        _chain_close(gctx, cctx, build, {"x": x, "w": ww}, None, "float32", op)
+    if DNN:
+        assert not any(dnn_delta(before).values())
+
+
+@pytest.mark.parametrize("sizes", [None, [11, 13], [12, 14]])
+def test_conv_transpose_output_sizes(gctx, cctx, sizes):
+    x, w = rand((1, 3, 6, 7), "float32", -1, 1), rand((3, 2, 3, 3), "float32", -1, 1)
+    opts = {"strides": [2, 2], "padding": [1, 1, 1, 1]}
+    if sizes:
+        opts["outputSizes"] = sizes
+
+    def build(b, x, w, act=True):
+        return b.conv_transpose2d(x, w, opts)
+    g = _chain_close(gctx, cctx, build, {"x": x, "w": w}, None, "float32", str(sizes))
+    assert g.shape[2:] == tuple(sizes or (11, 13))
+
+
+def _relu6(b, y):
+    return b.clamp(y, {"minValue": 0, "maxValue": 6})
+
+
+_ACTS = {
+    "relu": lambda b, y: b.relu(y),
+    "relu6": _relu6,
+    "sigmoid": lambda b, y: b.sigmoid(y),
+    "tanh": lambda b, y: b.tanh(y),
+    "clamp": lambda b, y: b.clamp(y, {"minValue": -0.5, "maxValue": 0.75}),
+    "leakyRelu": lambda b, y: b.leaky_relu(y, {"alpha": 0.1}),
+}
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("chain", ["bias+relu", "bias+relu6", "relu6", "residual+relu",
+                                   "bias+residual+relu", "channel+sigmoid", "channel",
+                                   "residual", "bias+tanh", "channel+relu", "leakyRelu"])
+def test_conv_fused_chains(gctx, cctx, dt, layout, chain):
+    """conv2d followed by add (residual or per-channel bias) and an activation,
+    fused into one operation on the GPU, against the CPU's separate nodes."""
+    parts = chain.split("+")
+    act = next((p for p in parts if p in _ACTS), None)
+    x = rand((2, 4, 6, 5), dt, -2, 2)
+    if layout == "nhwc":
+        x = x.transpose(0, 2, 3, 1).copy()
+    w = rand((6, 4, 3, 3), dt, -1, 1)
+    ins = {"x": x}
+    if "bias" in parts:
+        ins["bias"] = rand((6,), dt, -1, 1)
+    if "residual" in parts:
+        ins["z"] = rand((2, 6, 6, 5) if layout == "nchw" else (2, 6, 5, 6), dt, -2, 2)
+    if "channel" in parts:
+        ins["cb"] = rand((6, 1, 1) if layout == "nchw" else (6,), dt, -2, 2)
+
+    def build(b, x, w, act=True, **o):
+        opts = {"padding": [1, 1, 1, 1], "inputLayout": layout}
+        if "bias" in parts:
+            opts["bias"] = o["bias"]
+        y = b.conv2d(x, w, opts)
+        if "residual" in parts:
+            y = b.add(o["z"], y)
+        if "channel" in parts:
+            y = b.add(y, o["cb"])
+        if act and chain_act:
+            y = _ACTS[chain_act](b, y)
+        return y
+    chain_act = act
+    before = dnn_calls()
+    _chain_close(gctx, cctx, build, ins, {"w": w}, dt, f"{chain} {layout} {dt}")
+    if DNN:
+        d = dnn_delta(before)
+        one_bias = ("bias" in parts) != ("channel" in parts)
+        fused = (act in ("relu", "relu6") and one_bias) or \
+            (dt == "float16" and "bias" in parts)  # IDENTITY for the bias
+        assert d["cudnnConvolutionBiasActivationForward"] == int(fused), d
+        assert d["cudnnConvolutionForward"] == int(not fused), d
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("act", ["relu", "relu6", "sigmoid"])
+def test_conv_transpose_fused(gctx, cctx, dt, act):
+    x, w = rand((1, 4, 5, 6), dt, -1, 1), rand((4, 3, 3, 3), dt, -1, 1)
+    ins = {"x": x, "bias": rand((3,), dt, -1, 1), "z": rand((1, 3, 11, 13), dt, -1, 1)}
+
+    def build(b, x, bias, z, w, act_=act, act=True):
+        y = b.conv_transpose2d(x, w, {"strides": [2, 2], "bias": bias})
+        y = b.add(y, z)
+        return _ACTS[act_](b, y) if act else y
+    _chain_close(gctx, cctx, build, ins, {"w": w}, dt, act)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("chain", ["matmul+bias+relu", "matmul+residual+tanh", "matmul+relu6",
+                                   "gemm+sigmoid", "gemm+c+bias+relu", "matmul+bias",
+                                   "matmul3d+bias+relu"])
+def test_matmul_gemm_fused_chains(gctx, cctx, dt, chain):
+    parts = chain.split("+")
+    act = next((p for p in parts if p in _ACTS), None)
+    M, K, N = 9, 16, 12
+    lead = (3,) if parts[0] == "matmul3d" else ()
+    ins = {"a": rand(lead + (M, K), dt, -1, 1)}
+    if "bias" in parts:
+        ins["bias"] = rand((N,), dt, -1, 1)
+    if "residual" in parts:
+        ins["z"] = rand(lead + (M, N), dt, -1, 1)
+    if "c" in parts:
+        ins["c"] = rand((1, N), dt, -1, 1)
+
+    def build(b, a, w, act=True, **o):
+        if parts[0] == "gemm":
+            y = b.gemm(a, w, {"c": o["c"], "alpha": 0.5, "beta": 2.0} if "c" in parts else {})
+        else:
+            y = b.matmul(a, w)
+        if "bias" in parts:
+            y = b.add(y, o["bias"])
+        if "residual" in parts:
+            y = b.add(y, o["z"])
+        if act and chain_act:
+            y = _ACTS[chain_act](b, y)
+        return y
+    chain_act = act
+    _chain_close(gctx, cctx, build, ins, {"w": rand((K, N), dt, -1, 1)}, dt, chain)
+
+
+def test_chains_that_must_not_fuse(gctx, cctx):
+    """An intermediate that is also a graph output, or has two consumers,
+    keeps the chain apart: every output must still be right."""
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+    bias, z = rand((4,), "float32", -1, 1), rand((1, 4, 6, 6), "float32", -1, 1)
+
+    def outs_conv(b, x, bias, w):
+        y = b.conv2d(x, w, {"padding": [1, 1, 1, 1], "bias": bias})
+        return {"y": y, "r": b.relu(y)}            # intermediate is an output
+
+    def two_uses(b, x, z, w):
+        y = b.conv2d(x, w, {"padding": [1, 1, 1, 1]})
+        s = b.add(y, z)
+        return {"r": b.relu(s), "m": b.mul(y, s)}  # y and s: two consumers
+
+    def add_output(b, x, z, w):
+        y = b.conv2d(x, w, {"padding": [1, 1, 1, 1]})
+        s = b.add(y, z)
+        return {"s": s, "r": b.sigmoid(s)}         # the add's result is an output
+
+    def mm_twice(b, x, w):
+        a = b.reshape(x, [6, 18])
+        m = b.matmul(a, b.reshape(w, [18, 6]))
+        return {"r": b.relu(b.add(m, m))}           # add(m, m): m used twice
+
+    def grows(b, x, z, w):                         # the add broadcasts y up
+        y = b.conv2d(x, w, {"padding": [1, 1, 1, 1]})
+        return {"r": b.relu(b.add(y, b.reshape(b.concat([z, z], 0), [2, 4, 6, 6])))}
+
+    import inspect
+    for f in (outs_conv, two_uses, add_output, mm_twice, grows):
+        names = inspect.signature(f).parameters
+        ins = {k: v for k, v in {"x": x, "bias": bias, "z": z}.items() if k in names}
+        g = run(gctx, f, ins, {"w": w})
+        c = run(cctx, f, ins, {"w": w})
+        for k in c:
+            assert np.allclose(g[k], c[k], rtol=1e-5, atol=1e-5), (f.__name__, k)
+
+
+def test_cudnn_off_and_fused_fallback(gctx, cctx, monkeypatch):
+    """WEBNN_CUDNN=0 (read when a context is created) runs the direct kernel;
+    a bias-activation call that cuDNN refuses falls back to the convolution
+    and the epilogue kernel, for that dispatch and the later ones."""
+    x, w, bias = (rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1),
+                  rand((4,), "float32", -1, 1))
+
+    def build(b, x, bias, w, act=True):
+        y = b.conv2d(x, w, {"padding": [1, 1, 1, 1], "bias": bias})
+        return b.relu(y) if act else y
+    monkeypatch.setenv("WEBNN_CUDNN", "0")
+    ctx = webnn.ml.create_context(device_type="gpu")
+    monkeypatch.delenv("WEBNN_CUDNN")
+    before = dnn_calls()
+    try:
+        _chain_close(ctx, cctx, build, {"x": x, "bias": bias}, {"w": w}, "float32", "off")
+    finally:
+        ctx.destroy()
+    if not DNN:
+        return
+    assert not any(dnn_delta(before).values())
+    DNN.cudnn_emu_set(b"reject_fused", 1)
+    try:
+        b = webnn.MLGraphBuilder(gctx)
+        xi = b.input("x", {"dataType": "float32", "shape": [1, 3, 6, 6]})
+        bi = b.input("bias", {"dataType": "float32", "shape": [4]})
+        wc = b.constant({"dataType": "float32", "shape": [4, 3, 3, 3]}, w)
+        g = b.build({"out": build(b, xi, bi, wc)})
+        ref = run(cctx, build, {"x": x, "bias": bias}, {"w": w})
+        before = dnn_calls()
+        for _ in range(2):
+            got = gctx.compute(g, {"x": x, "bias": bias})["out"]
+            assert np.allclose(got, ref, rtol=1e-5, atol=1e-5)
+        d = dnn_delta(before)
+        assert d["cudnnConvolutionBiasActivationForward"] == 1 and \
+            d["cudnnConvolutionForward"] == 2, d
+        g.destroy()
+    finally:
+        DNN.cudnn_emu_set(b"reject_fused", 0)
+
+
+def test_cudnn_without_an_algorithm_uses_the_direct_kernel(gctx, cctx):
+    if not DNN:
+        return  # needs the emulated cuDNN's knobs
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+
+    def build(b, x, w, act=True):
+        return b.relu(b.conv2d(x, w, {"padding": [1, 1, 1, 1]}))
+    DNN.cudnn_emu_set(b"no_algo", 1)
+    try:
+        before = dnn_calls()
+        _chain_close(gctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
+        assert not any(dnn_delta(before).values())
+    finally:
+        DNN.cudnn_emu_set(b"no_algo", 0)
+
+
+def test_cudnn_descriptors_are_freed(gctx):
+    if not DNN:
+        return  # needs the emulated cuDNN's counters
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+    import gc
+    run(gctx, lambda b, x, w: b.conv2d(x, w), {"x": x, "w": w})  # the handle exists
+    gc.collect()
+    live = DNN.cudnn_emu_live()
+    for _ in range(3):
+        run(gctx, lambda b, x, w: b.relu(b.conv2d(x, w, {"bias": b.constant(
+            {"dataType": "float32", "shape": [4]}, np.ones(4, np.float32))})),
+            {"x": x, "w": w})
+    gc.collect()
+    assert DNN.cudnn_emu_live() == live
+
+
+def test_cudnn_is_loaded_on_a_gpu(gctx):
+    """On a GPU host with cuDNN 9 (system or PyTorch's wheel, see
+    scripts/gpu_check.sh) the convolutions run on it: libcudnn is mapped."""
+    if DNN or os.environ.get("WEBNN_CUDNN") == "0":
+        return  # the emulation (checked by the counters), or cuDNN turned off
+    x, w = rand((1, 3, 6, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+    run(gctx, lambda b, x, w: b.conv2d(x, w), {"x": x, "w": w})
+    maps = pathlib.Path("/proc/self/maps").read_text()
+    if "libcudnn" not in maps:
+        pytest.skip("no cuDNN 9 found on this host (the direct kernels ran)")
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16", "int8", "uint8"])

@@ -1,0 +1,194 @@
+/* fuse.c -- epilogue fusion analysis (see fuse.h): producer -> [add] ->
+ * [activation] chains whose intermediates have exactly one use and are not
+ * graph outputs.  Backend-neutral: it only reads the IR and the graph's
+ * outputs; a backend decides which chains it runs fused. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+#include "../ops/ops_internal.h"
+#include "../ops/options.h"
+
+bool
+wnn_fusion_is_activation(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_RELU: case WNN_OP_CLAMP: case WNN_OP_SIGMOID:
+    case WNN_OP_TANH: case WNN_OP_ELU: case WNN_OP_GELU:
+    case WNN_OP_HARD_SIGMOID: case WNN_OP_HARD_SWISH: case WNN_OP_LEAKY_RELU:
+    case WNN_OP_LINEAR: case WNN_OP_SOFTPLUS: case WNN_OP_SOFTSIGN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void
+wnn_fusion_free(wnn_fusion *f)
+{
+    free(f->chains);
+    free(f->chain_of);
+    memset(f, 0, sizeof(*f));
+}
+
+static bool
+same_shape(const wnn_desc *a, const wnn_desc *b)
+{
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->shape[i] != b->shape[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* d broadcasts to `out` along `axis` only: right-aligned, 1 everywhere but
+ * at the axis, where it is out's size. */
+static bool
+channel_shape(const wnn_desc *d, const wnn_desc *out, uint32_t axis)
+{
+    if (d->rank > out->rank || d->rank == 0) {
+        return false;
+    }
+    uint32_t lead = out->rank - d->rank;
+    if (axis < lead) {
+        return false;
+    }
+    for (uint32_t i = 0; i < d->rank; i++) {
+        uint32_t want = lead + i == axis ? out->shape[axis] : 1;
+        if (d->shape[i] != want) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t
+channel_axis(const wnn_node *n, const wnn_desc *out)
+{
+    int layout = WNN_LAYOUT_NCHW;
+    if (n->op == WNN_OP_CONV2D) {
+        layout = ((const wnn_conv2d_options *)n->options)->input_layout;
+    } else if (n->op == WNN_OP_CONV_TRANSPOSE2D) {
+        layout = ((const wnn_conv_transpose2d_options *)n->options)->input_layout;
+    } else {
+        return out->rank - 1; /* matmul, gemm */
+    }
+    return layout == WNN_LAYOUT_NHWC ? 3 : 1;
+}
+
+wnn_status
+wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    memset(f, 0, sizeof(*f));
+    uint32_t no = ir->n_operands;
+    uint32_t *uses = calloc(no + 1, sizeof(uint32_t));
+    uint32_t *consumer = malloc((no + 1) * sizeof(uint32_t));
+    bool *is_out = calloc(no + 1, sizeof(bool));
+    f->chain_of = calloc(ir->n_nodes + 1, sizeof(uint32_t));
+    f->chains = calloc(ir->n_nodes + 1, sizeof(wnn_epilogue));
+    if (!uses || !consumer || !is_out || !f->chain_of || !f->chains) {
+        free(uses);
+        free(consumer);
+        free(is_out);
+        wnn_fusion_free(f);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        uint32_t id = p->order[pos];
+        const wnn_node *n = &ir->nodes[id];
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            uses[n->in[j]]++;
+            consumer[n->in[j]] = id;
+        }
+    }
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        is_out[g->outputs[i].operand] = true;
+    }
+    /* an intermediate that only the next node of a chain reads */
+    #define SOLE(op_id) (uses[op_id] == 1 && !is_out[op_id] && \
+                         ir->operands[op_id].kind == WNN_OPERAND_NODE)
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        uint32_t id = p->order[pos];
+        const wnn_node *n = &ir->nodes[id];
+        if (n->op != WNN_OP_CONV2D && n->op != WNN_OP_CONV_TRANSPOSE2D &&
+            n->op != WNN_OP_MATMUL && n->op != WNN_OP_GEMM) {
+            continue;
+        }
+        if (n->n_out != 1 || f->chain_of[id]) {
+            continue;
+        }
+        uint32_t t = n->out[0];
+        const wnn_desc *od = &ir->operands[t].desc;
+        if (od->dtype != WNN_FLOAT32 && od->dtype != WNN_FLOAT16) {
+            continue;
+        }
+        wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
+                           channel_axis(n, od), WNN_NO_NODE, id, t };
+        if (!SOLE(t)) {
+            continue;
+        }
+        uint32_t next = consumer[t];
+        const wnn_node *nn = &ir->nodes[next];
+        if (f->chain_of[next]) {
+            continue;
+        }
+        if (nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
+            same_shape(&ir->operands[nn->out[0]].desc, od)) {
+            uint32_t other = nn->in[0] == t ? nn->in[1] : nn->in[0];
+            const wnn_desc *ad = &ir->operands[other].desc;
+            if (other != t && ad->dtype == od->dtype) {
+                if (same_shape(ad, od)) {
+                    e.add_kind = WNN_EPI_ADD_RESIDUAL;
+                } else if (channel_shape(ad, od, e.channel_axis)) {
+                    e.add_kind = WNN_EPI_ADD_CHANNEL;
+                }
+            }
+            if (e.add_kind != WNN_EPI_ADD_NONE) {
+                e.add = next;
+                e.addend = other;
+                e.last = next;
+                e.result = nn->out[0];
+                t = e.result;
+                if (SOLE(t) && !f->chain_of[consumer[t]]) {
+                    next = consumer[t];
+                    nn = &ir->nodes[next];
+                } else {
+                    nn = NULL;
+                }
+            } else {
+                nn = NULL;
+            }
+        }
+        if (nn && wnn_fusion_is_activation(nn->op) && nn->n_in == 1 &&
+            nn->n_out == 1 && nn->in[0] == t &&
+            ir->operands[nn->out[0]].desc.dtype == od->dtype) {
+            e.act = next;
+            e.last = next;
+            e.result = nn->out[0];
+        }
+        if (e.last == id) {
+            continue;
+        }
+        uint32_t k = f->n_chains++;
+        f->chains[k] = e;
+        f->chain_of[id] = k + 1;
+        if (e.add != WNN_NO_NODE) {
+            f->chain_of[e.add] = k + 1;
+        }
+        if (e.act != WNN_NO_NODE) {
+            f->chain_of[e.act] = k + 1;
+        }
+    }
+    #undef SOLE
+    free(uses);
+    free(consumer);
+    free(is_out);
+    return WNN_OK;
+}

@@ -1,0 +1,63 @@
+/* fuse.h -- epilogue fusion analysis (compiler/fuse.c), backend-neutral.
+ *
+ * For a producer node (conv2d, convTranspose2d, matmul, gemm) it finds the
+ * chain that follows it and can run as one operation:
+ *
+ *     producer -> [add(., addend)] -> [activation]
+ *
+ * where every intermediate result (the producer's output, the add's output
+ * when an activation follows) is used by exactly one input of the next node
+ * of the chain and is not a graph output.  The add's other input (the
+ * addend) must either have the producer output's shape (a residual) or be a
+ * per-channel bias: after numpy broadcasting, 1 everywhere except the
+ * channel axis (nchw: 1, nhwc: 3 for the convolutions, the last axis for
+ * matmul / gemm), where it has the output's size.  The add's output must
+ * have the producer output's shape.  The activation is one of the float
+ * unary activations listed in wnn_fusion_is_activation().
+ *
+ * A backend that runs a chain computes it when it reaches the chain's last
+ * node (all the chain's inputs are computed by then) and writes the chain's
+ * result; the other nodes of the chain do nothing.  The memory plan of
+ * such a backend must keep the chain's inputs alive up to that node:
+ * wnn_plan_make_fused() (plan.c).  The CPU backend does not fuse. */
+#ifndef WNN_FUSE_H
+#define WNN_FUSE_H
+#include "../core/internal.h"
+
+#define WNN_NO_NODE UINT32_MAX
+
+typedef enum wnn_epilogue_add {
+    WNN_EPI_ADD_NONE = 0,
+    WNN_EPI_ADD_RESIDUAL,   /* addend has the output's shape            */
+    WNN_EPI_ADD_CHANNEL     /* addend broadcasts along the channel axis */
+} wnn_epilogue_add;
+
+typedef struct wnn_epilogue {
+    uint32_t producer;      /* node id                                  */
+    uint32_t add;           /* node id of the add, or WNN_NO_NODE       */
+    uint32_t addend;        /* operand id of the add's other input      */
+    wnn_epilogue_add add_kind;
+    uint32_t channel_axis;  /* of the producer's output                 */
+    uint32_t act;           /* node id of the activation, or WNN_NO_NODE */
+    uint32_t last;          /* the chain's last node                    */
+    uint32_t result;        /* operand id of the chain's result         */
+} wnn_epilogue;
+
+typedef struct wnn_fusion {
+    wnn_epilogue *chains;
+    uint32_t n_chains;
+    uint32_t *chain_of;     /* per node id: chain index + 1, 0 if none  */
+} wnn_fusion;
+
+/* Finds the chains of a built graph (g->plan.order must be set).  Only
+ * chains with at least one node after the producer are reported. */
+wnn_status wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err);
+void wnn_fusion_free(wnn_fusion *f);
+bool wnn_fusion_is_activation(wnn_op op);
+
+/* plan.c: the plan of wnn_plan_make() where the inputs of every node of a
+ * chain stay alive until the chain's last node (p->order must be set). */
+wnn_status wnn_plan_make_fused(const wnn_graph *g, wnn_plan *p,
+                               const wnn_fusion *f, wnn_error *err);
+
+#endif
