@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define cpu_relax() _mm_pause()
@@ -324,10 +325,22 @@ worker_main(void *arg)
     return NULL;
 }
 
+bool
+wnn_context_forked(const wnn_context *c)
+{
+    return c->pid != getpid();
+}
+
 /* Queue `t`; fails (and frees t) if the context is lost. */
 static wnn_status
 enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
 {
+    if (wnn_context_forked(c)) {
+        task_free(t);
+        return wnn_failk(err, WNN_INVALID_STATE, op, NULL, NULL,
+                         "the context was created in another process (this "
+                         "one was forked from it): create a new context here");
+    }
     pthread_mutex_lock(&c->mu);
     if (c->lost) {
         pthread_mutex_unlock(&c->mu);
@@ -419,6 +432,7 @@ wnn_context_create(wnn_device d, wnn_context **out, wnn_error *err)
                          "cannot start the timeline thread");
     }
     c->worker_started = true;
+    c->pid = getpid();
     *out = c;
     return WNN_OK;
 }
@@ -448,6 +462,9 @@ wnn_context_release(wnn_context *c)
     if (!c || atomic_fetch_sub(&c->refs, 1) != 1) {
         return;
     }
+    if (wnn_context_forked(c)) {
+        return; /* no thread to join here; the memory goes with the process */
+    }
     /* Nothing references the context: no task can be queued any more. */
     if (c->worker_started && pthread_equal(pthread_self(), c->worker)) {
         /* Released by a task finishing on the worker: it cannot join
@@ -470,6 +487,9 @@ wnn_context_release(wnn_context *c)
 void
 wnn_context_destroy(wnn_context *c, const char *message)
 {
+    if (wnn_context_forked(c)) {
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     if (c->lost) {
         pthread_mutex_unlock(&c->mu);
@@ -601,7 +621,7 @@ wnn_tensor_release(wnn_tensor *t)
         return;
     }
     /* The last reference: no queued task uses the storage any more. */
-    if (t->storage) {
+    if (t->storage && !wnn_context_forked(t->ctx)) {
         t->ctx->backend->iface->tensor_free(t->ctx->backend, t->storage);
     }
     pthread_mutex_destroy(&t->pmu);

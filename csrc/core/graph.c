@@ -10,7 +10,7 @@
 static void
 graph_free(wnn_graph *g)
 {
-    if (g->compiled) {
+    if (g->compiled && !wnn_context_forked(g->ctx)) {
         g->ctx->backend->iface->compiled_free(g->ctx->backend, g->compiled);
     }
     wnn_plan_free(&g->plan);

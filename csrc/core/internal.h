@@ -4,6 +4,7 @@
 #ifndef WNN_INTERNAL_H
 #define WNN_INTERNAL_H
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 
 #include "webnn_core.h"
@@ -135,9 +136,16 @@ struct wnn_context {
     bool lost;
     bool stopping;
     bool self_free;         /* last reference dropped on the worker */
+    pid_t pid;              /* the process that made it (see fork) */
     char lost_message[200];
 };
 
+
+/* A context copied into a child by fork() has no timeline thread there
+ * (and a GPU backend's state does not survive fork): in the child, its work
+ * fails with InvalidStateError and releasing it frees nothing of the
+ * backend's. */
+bool wnn_context_forked(const wnn_context *c);
 
 /* plan.c */
 wnn_status wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err);
