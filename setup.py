@@ -50,9 +50,9 @@ if blis_prefix:
         sys.exit(f"WEBNN_BLIS_PREFIX={blis_prefix}: no libblis.so under "
                  f"{p}/usr/lib/x86_64-linux-gnu/blis-*")
 
-extra_compile = ["-std=c11", "-O3", "-fopenmp", "-D_GNU_SOURCE", "-fvisibility=hidden",
+extra_compile = ["-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fvisibility=hidden",
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
-extra_link = ["-fopenmp"]
+extra_link = []
 if os.environ.get("WEBNN_SANITIZE"):
     extra_compile += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=address,undefined"]
