@@ -144,20 +144,6 @@ sgpar_body(void *p_, int64_t b_, int64_t e_, int tid_)
     bool split_m = j_->split_m;
     int64_t len = j_->len;
     int64_t step = j_->step;
-    (void)ta;
-    (void)tb;
-    (void)m;
-    (void)n;
-    (void)k;
-    (void)a;
-    (void)lda;
-    (void)b;
-    (void)ldb;
-    (void)c;
-    (void)ldc;
-    (void)split_m;
-    (void)len;
-    (void)step;
     for (int64_t i = (int64_t)b_; i < (int64_t)e_; i++) {
         int64_t lo = i * step, cnt = len - lo < step ? len - lo : step;
         if (split_m) {
@@ -191,7 +177,9 @@ sgemm_par(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
     step = step < 32 ? 32 : (step + 15) / 16 * 16;
     pieces = (len + step - 1) / step;
     {
-        sgpar_job j_ = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc, .split_m = split_m, .len = len, .step = step};
+        sgpar_job j_ = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = a,
+                        .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc,
+                        .split_m = split_m, .len = len, .step = step};
         cpu_parallel_for_dynamic((int64_t)(pieces), 1, nt, sgpar_body, &j_);
     }
 }
@@ -696,7 +684,6 @@ typedef struct dw_nchw_job {
 static void
 dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)tid_;
     const dw_nchw_job *j_ = p_;
     float *scratch = j_->scratch;
     int64_t per = j_->per;
@@ -708,19 +695,8 @@ dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t m = j_->m;
     dw_pad pd = j_->pd;
     float *zeros = j_->zeros;
-    (void)scratch;
-    (void)per;
-    (void)g;
-    (void)x;
-    (void)w;
-    (void)b;
-    (void)y;
-    (void)m;
-    (void)pd;
-    (void)zeros;
     for (int64_t p = (int64_t)b_; p < (int64_t)e_; p++) {
-    float *pad = scratch ? scratch + tid_ * per : NULL;
-
+        float *pad = scratch ? scratch + tid_ * per : NULL;
         int64_t n = p / g->O, o = p % g->O;
         const float *xp = x + (n * g->C + o / m) * g->H * g->W;
         const float *wk = w + o * g->KH * g->KW;
@@ -762,16 +738,6 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *zeros = j_->zeros;
     int64_t lo = j_->lo;
     int64_t hi = j_->hi;
-    (void)g;
-    (void)x;
-    (void)w;
-    (void)b;
-    (void)y;
-    (void)k3;
-    (void)mult;
-    (void)zeros;
-    (void)lo;
-    (void)hi;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         if (k3) {
             dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
@@ -823,7 +789,9 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             return cpu_fail(k, err, "out of memory");
         }
         {
-            dw_nchw_job j_ = {.scratch = scratch, .per = per, .g = g, .x = x, .w = w, .b = b, .y = y, .m = m, .pd = pd, .zeros = zeros};
+            dw_nchw_job j_ = {.scratch = scratch, .per = per, .g = g, .x = x,
+                              .w = w, .b = b, .y = y, .m = m, .pd = pd,
+                              .zeros = zeros};
             cpu_parallel_for_dynamic((int64_t)(planes), 4, nt, dw_nchw_body, &j_);
         }
         free(scratch);
@@ -850,7 +818,9 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             }
         }
         {
-            dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3, .mult = mult, .zeros = zeros, .lo = lo, .hi = hi};
+            dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
+                              .mult = mult, .zeros = zeros, .lo = lo,
+                              .hi = hi};
             cpu_parallel_for_dynamic((int64_t)(rows), 2, nt, dw_nhwc_body, &j_);
         }
         free(zeros);
@@ -1021,11 +991,6 @@ i2c_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t n = j_->n;
     int64_t gi = j_->gi;
     float *cols = j_->cols;
-    (void)g;
-    (void)x;
-    (void)n;
-    (void)gi;
-    (void)cols;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         im2col_nchw_row(g, x, n, gi, r, 0, g->OH,
                         cols + r * g->OH * g->OW);
@@ -1052,12 +1017,6 @@ i2c_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t gi = j_->gi;
     float *cols = j_->cols;
     int64_t K = j_->K;
-    (void)g;
-    (void)x;
-    (void)n;
-    (void)gi;
-    (void)cols;
-    (void)K;
     for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
         im2col_nhwc_row(g, x, n, gi, oh,
                         cols + oh * g->OW * K);
@@ -1082,7 +1041,6 @@ typedef struct bands_job {
 static void
 bands_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)tid_;
     const bands_job *j_ = p_;
     const geom *g = j_->g;
     const float *x = j_->x;
@@ -1096,21 +1054,8 @@ bands_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t rows_per = j_->rows_per;
     int64_t K = j_->K;
     bool w_ohwi = j_->w_ohwi;
-    (void)g;
-    (void)x;
-    (void)w;
-    (void)b;
-    (void)y;
-    (void)plain;
-    (void)cols;
-    (void)col_floats;
-    (void)bands;
-    (void)rows_per;
-    (void)K;
-    (void)w_ohwi;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
-    float *col = plain ? NULL : cols + tid_ * col_floats;
-
+        float *col = plain ? NULL : cols + tid_ * col_floats;
         int64_t img = tsk / bands, band = tsk % bands;
         int64_t n = img / g->G, gi = img % g->G;
         int64_t oh0 = band * rows_per;
@@ -1206,12 +1151,14 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             if (!plain) {
                 if (!g->nhwc) {
                     {
-                        i2c_nchw_job j_ = {.g = g, .x = x, .n = n, .gi = gi, .cols = cols};
+                        i2c_nchw_job j_ = {.g = g, .x = x, .n = n, .gi = gi,
+                                           .cols = cols};
                         cpu_parallel_for((int64_t)(K), nt, i2c_nchw_body, &j_);
                     }
                 } else {
                     {
-                        i2c_nhwc_job j_ = {.g = g, .x = x, .n = n, .gi = gi, .cols = cols, .K = K};
+                        i2c_nhwc_job j_ = {.g = g, .x = x, .n = n, .gi = gi,
+                                           .cols = cols, .K = K};
                         cpu_parallel_for((int64_t)(g->OH), nt, i2c_nhwc_body, &j_);
                     }
                 }
@@ -1220,7 +1167,10 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         }
     } else {
         {
-            bands_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .plain = plain, .cols = cols, .col_floats = col_floats, .bands = bands, .rows_per = rows_per, .K = K, .w_ohwi = w_ohwi};
+            bands_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y,
+                            .plain = plain, .cols = cols,
+                            .col_floats = col_floats, .bands = bands,
+                            .rows_per = rows_per, .K = K, .w_ohwi = w_ohwi};
             cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, bands_body, &j_);
         }
     }
@@ -1417,12 +1367,6 @@ timg_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *dst = j_->dst;
     int64_t tr = j_->tr;
     int64_t tc = j_->tc;
-    (void)src;
-    (void)rows;
-    (void)cols;
-    (void)dst;
-    (void)tr;
-    (void)tc;
     for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
         int64_t i = t / (tr * tc), rem = t % (tr * tc);
         transpose_tile(src + i * rows * cols, rows, cols,
@@ -1436,7 +1380,8 @@ transpose_images(const float *src, int64_t n, int64_t rows, int64_t cols,
 {
     int64_t tr = (rows + 63) / 64, tc = (cols + 63) / 64;
     {
-        timg_job j_ = {.src = src, .rows = rows, .cols = cols, .dst = dst, .tr = tr, .tc = tc};
+        timg_job j_ = {.src = src, .rows = rows, .cols = cols, .dst = dst,
+                       .tr = tr, .tc = tc};
         cpu_parallel_for_dynamic((int64_t)(n * tr * tc), 4, nt, timg_body, &j_);
     }
 }
@@ -1695,7 +1640,6 @@ typedef struct wino_job {
 static void
 wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)tid_;
     const wino_job *j_ = p_;
     float *buf = j_->buf;
     int64_t vsz = j_->vsz;
@@ -1711,23 +1655,8 @@ wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *zb = j_->zb;
     float *bp = j_->bp;
     float *y = j_->y;
-    (void)buf;
-    (void)vsz;
-    (void)msz;
-    (void)chunks;
-    (void)TT;
-    (void)TW;
-    (void)g;
-    (void)x;
-    (void)C;
-    (void)OP;
-    (void)u;
-    (void)zb;
-    (void)bp;
-    (void)y;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
-    float *v = buf + tid_ * (vsz + msz), *m = v + vsz;
-
+        float *v = buf + tid_ * (vsz + msz), *m = v + vsz;
         int64_t n = tsk / chunks, t0 = tsk % chunks * WINO_TILES;
         int64_t cnt = TT - t0 < WINO_TILES ? TT - t0 : WINO_TILES;
         wino_input(g, x, n, t0, cnt, TW, v);
@@ -1783,7 +1712,9 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         memcpy(bp, b, (size_t)O * sizeof(float));
     }
     {
-        wino_job j_ = {.buf = buf, .vsz = vsz, .msz = msz, .chunks = chunks, .TT = TT, .TW = TW, .g = g, .x = x, .C = C, .OP = OP, .u = u, .zb = zb, .bp = bp, .y = y};
+        wino_job j_ = {.buf = buf, .vsz = vsz, .msz = msz, .chunks = chunks,
+                       .TT = TT, .TW = TW, .g = g, .x = x, .C = C, .OP = OP,
+                       .u = u, .zb = zb, .bp = bp, .y = y};
         cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, wino_body, &j_);
     }
     free(u);
@@ -1821,16 +1752,6 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *wt = j_->wt;
     float *bp = j_->bp;
     float *y = j_->y;
-    (void)nob;
-    (void)chunk;
-    (void)P;
-    (void)OP;
-    (void)O;
-    (void)C;
-    (void)x;
-    (void)wt;
-    (void)bp;
-    (void)y;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
         int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
@@ -1870,15 +1791,6 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *y = j_->y;
     int64_t lo = j_->lo;
     int64_t hi = j_->hi;
-    (void)nob;
-    (void)OP;
-    (void)g;
-    (void)x;
-    (void)wt;
-    (void)bp;
-    (void)y;
-    (void)lo;
-    (void)hi;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         int64_t r = tsk / nob, ob = tsk % nob;
         int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
@@ -1932,7 +1844,8 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
         const int64_t nch = (P + chunk - 1) / chunk;
         {
-            d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP, .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y};
+            d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP,
+                           .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y};
             cpu_parallel_for_dynamic((int64_t)(nch * nob), 1, nt, d1x1_body, &j_);
         }
         free(wt);
@@ -1940,7 +1853,8 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         return WNN_OK;
     }
     {
-        drows_job j_ = {.nob = nob, .OP = OP, .g = g, .x = x, .wt = wt, .bp = bp, .y = y, .lo = lo, .hi = hi};
+        drows_job j_ = {.nob = nob, .OP = OP, .g = g, .x = x, .wt = wt,
+                        .bp = bp, .y = y, .lo = lo, .hi = hi};
         cpu_parallel_for_dynamic((int64_t)(rows * nob), 1, nt, drows_body, &j_);
     }
     free(wt);
@@ -1991,7 +1905,6 @@ typedef struct d1nchw_job {
 static void
 d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)tid_;
     const d1nchw_job *j_ = p_;
     float *scratch = j_->scratch;
     int64_t C = j_->C;
@@ -2002,18 +1915,8 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *w = j_->w;
     const float *bias = j_->bias;
     float *y = j_->y;
-    (void)scratch;
-    (void)C;
-    (void)nblk;
-    (void)P;
-    (void)x;
-    (void)O;
-    (void)w;
-    (void)bias;
-    (void)y;
     for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
-    float *sc = scratch + tid_ * C * 64;
-
+        float *sc = scratch + tid_ * C * 64;
         int64_t n = t / nblk, p0 = t % nblk * 64;
         int64_t valid = P - p0 < 64 ? P - p0 : 64;
         int nv = (int)((valid + 15) / 16);
@@ -2071,7 +1974,8 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     }
     const float *bias = b ? b : zb;
     {
-        d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P, .x = x, .O = O, .w = w, .bias = bias, .y = y};
+        d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P,
+                         .x = x, .O = O, .w = w, .bias = bias, .y = y};
         cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, d1nchw_body, &j_);
     }
     free(wc);
@@ -2250,13 +2154,6 @@ ct_scatter_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t n = j_->n;
     int64_t gi = j_->gi;
     int64_t HW = j_->HW;
-    (void)g;
-    (void)col;
-    (void)b;
-    (void)y;
-    (void)n;
-    (void)gi;
-    (void)HW;
     for (int64_t oc = (int64_t)b_; oc < (int64_t)e_; oc++) {
         scatter_plane(&g, col + oc * g.KH * g.KW * HW,
                       b ? b[gi * g.Og + oc] : 0.0f,
@@ -2284,12 +2181,6 @@ ct_gather_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *y = j_->y;
     int64_t n = j_->n;
     int64_t gi = j_->gi;
-    (void)g;
-    (void)col;
-    (void)b;
-    (void)y;
-    (void)n;
-    (void)gi;
     for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
         gather_row_nhwc(&g, col, b, y, n, gi, oh);
     }
@@ -2373,7 +2264,8 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                 sgemm_par(true, false, M, HW, g.Cg, a, M,
                           x + (n * g.C + gi * g.Cg) * HW, HW, col, HW, nt);
                 {
-                    ct_scatter_job j_ = {.g = g, .col = col, .b = b, .y = y, .n = n, .gi = gi, .HW = HW};
+                    ct_scatter_job j_ = {.g = g, .col = col, .b = b, .y = y,
+                                         .n = n, .gi = gi, .HW = HW};
                     cpu_parallel_for_dynamic((int64_t)(g.Og), 1, nt, ct_scatter_body, &j_);
                 }
             } else {
@@ -2381,7 +2273,8 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                 sgemm_par(false, false, HW, M, g.Cg,
                           x + n * HW * g.C + gi * g.Cg, g.C, a, M, col, M, nt);
                 {
-                    ct_gather_job j_ = {.g = g, .col = col, .b = b, .y = y, .n = n, .gi = gi};
+                    ct_gather_job j_ = {.g = g, .col = col, .b = b, .y = y,
+                                        .n = n, .gi = gi};
                     cpu_parallel_for((int64_t)(g.OH), nt, ct_gather_body, &j_);
                 }
             }

@@ -424,16 +424,6 @@ unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     uint64_t total = j_->total;
     wnn_dtype ti = j_->ti;
     wnn_dtype to = j_->to;
-    (void)op;
-    (void)dm;
-    (void)pr;
-    (void)si;
-    (void)so;
-    (void)x;
-    (void)y;
-    (void)total;
-    (void)ti;
-    (void)to;
     for (size_t c = (size_t)b_; c < (size_t)e_; c++) {
         uint64_t b = (uint64_t)c * CH;
         size_t n = total - b < CH ? (size_t)(total - b) : CH;
@@ -494,7 +484,8 @@ cpu_unary(const cpu_call *k, wnn_error *err)
     unsigned char *y = k->out[0];
     size_t nc = n_chunks(total);
     {
-        unary_job j_ = {.op = op, .dm = dm, .pr = pr, .si = si, .so = so, .x = x, .y = y, .total = total, .ti = ti, .to = to};
+        unary_job j_ = {.op = op, .dm = dm, .pr = pr, .si = si, .so = so,
+                        .x = x, .y = y, .total = total, .ti = ti, .to = to};
         cpu_parallel_for((int64_t)(nc), threads_for(total), unary_body, &j_);
     }
     return WNN_OK;
@@ -693,21 +684,6 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int ib = j_->ib;
     wnn_dtype ti = j_->ti;
     wnn_dtype to = j_->to;
-    (void)op;
-    (void)cmp;
-    (void)dm;
-    (void)it;
-    (void)inner;
-    (void)per_row;
-    (void)sa;
-    (void)so;
-    (void)A;
-    (void)B;
-    (void)Y;
-    (void)ia;
-    (void)ib;
-    (void)ti;
-    (void)to;
     for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
         uint64_t row = t / per_row, c0 = (t % per_row) * CH;
         size_t n = inner - c0 < CH ? (size_t)(inner - c0) : CH;
@@ -771,7 +747,10 @@ cpu_binary(const cpu_call *k, wnn_error *err)
     int ia = it.st[0][it.rank - 1] != 0, ib = it.st[1][it.rank - 1] != 0;
     uint64_t total = rows * inner;
     {
-        binary_job j_ = {.op = op, .cmp = cmp, .dm = dm, .it = it, .inner = inner, .per_row = per_row, .sa = sa, .so = so, .A = A, .B = B, .Y = Y, .ia = ia, .ib = ib, .ti = ti, .to = to};
+        binary_job j_ = {.op = op, .cmp = cmp, .dm = dm, .it = it,
+                         .inner = inner, .per_row = per_row, .sa = sa,
+                         .so = so, .A = A, .B = B, .Y = Y, .ia = ia, .ib = ib,
+                         .ti = ti, .to = to};
         cpu_parallel_for((int64_t)(tasks), threads_for(total), binary_body, &j_);
     }
     return WNN_OK;
@@ -805,16 +784,6 @@ where_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const unsigned char *T = j_->T;
     const unsigned char *F = j_->F;
     unsigned char *Y = j_->Y;
-    (void)es;
-    (void)it;
-    (void)inner;
-    (void)s0;
-    (void)s1;
-    (void)s2;
-    (void)C;
-    (void)T;
-    (void)F;
-    (void)Y;
     for (uint64_t row = (uint64_t)b_; row < (uint64_t)e_; row++) {
         int64_t off[MAXI];
         nd_row(&it, row, off);
@@ -846,7 +815,8 @@ cpu_where(const cpu_call *k, wnn_error *err)
     const unsigned char *T = k->in[1], *F = k->in[2];
     unsigned char *Y = k->out[0];
     {
-        where_job j_ = {.es = es, .it = it, .inner = inner, .s0 = s0, .s1 = s1, .s2 = s2, .C = C, .T = T, .F = F, .Y = Y};
+        where_job j_ = {.es = es, .it = it, .inner = inner, .s0 = s0, .s1 = s1,
+                        .s2 = s2, .C = C, .T = T, .F = F, .Y = Y};
         cpu_parallel_for((int64_t)(rows), threads_for(rows * inner), where_body, &j_);
     }
     return WNN_OK;
@@ -915,15 +885,6 @@ cast_body(void *p_, int64_t b_, int64_t e_, int tid_)
     domain dout = j_->dout;
     const unsigned char *x = j_->x;
     unsigned char *y = j_->y;
-    (void)ti;
-    (void)to;
-    (void)total;
-    (void)si;
-    (void)so;
-    (void)di;
-    (void)dout;
-    (void)x;
-    (void)y;
     for (size_t c = (size_t)b_; c < (size_t)e_; c++) {
         uint64_t b = (uint64_t)c * CH;
         size_t n = total - b < CH ? (size_t)(total - b) : CH;
@@ -975,7 +936,8 @@ cpu_cast(const cpu_call *k, wnn_error *err)
         return WNN_OK;
     }
     {
-        cast_job j_ = {.ti = ti, .to = to, .total = total, .si = si, .so = so, .di = di, .dout = dout, .x = x, .y = y};
+        cast_job j_ = {.ti = ti, .to = to, .total = total, .si = si, .so = so,
+                       .di = di, .dout = dout, .x = x, .y = y};
         cpu_parallel_for((int64_t)(nc), threads_for(total), cast_body, &j_);
     }
     return WNN_OK;

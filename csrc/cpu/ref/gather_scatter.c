@@ -92,10 +92,6 @@ copyb_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const void *src = j_->src;
     uint64_t bytes = j_->bytes;
     uint64_t chunk = j_->chunk;
-    (void)dst;
-    (void)src;
-    (void)bytes;
-    (void)chunk;
     for (uint64_t i = (uint64_t)b_; i < (uint64_t)e_; i++) {
         uint64_t b = i * chunk, len = bytes - b < chunk ? bytes - b : chunk;
         memcpy((unsigned char *)dst + b, (const unsigned char *)src + b, len);
@@ -146,8 +142,6 @@ typedef struct gather_job {
 static void
 gather_body(void *p_, int tid_, int nt_)
 {
-    (void)tid_;
-    (void)nt_;
     const gather_job *j_ = p_;
     uint64_t rows = j_->rows;
     uint64_t n_idx = j_->n_idx;
@@ -159,16 +153,6 @@ gather_body(void *p_, int tid_, int nt_)
     uint64_t dim = j_->dim;
     const unsigned char *x = j_->x;
     size_t es = j_->es;
-    (void)rows;
-    (void)n_idx;
-    (void)y;
-    (void)row;
-    (void)inner;
-    (void)idx;
-    (void)it;
-    (void)dim;
-    (void)x;
-    (void)es;
     {
         uint64_t lo, hi;
         part(rows, tid_, nt_, &lo, &hi);
@@ -236,7 +220,9 @@ cpu_gather(const cpu_call *k, wnn_error *err)
     unsigned char *y = k->out[0];
     int nt = threads_for_bytes(rows * row, rows);
     {
-        gather_job j_ = {.rows = rows, .n_idx = n_idx, .y = y, .row = row, .inner = inner, .idx = idx, .it = it, .dim = dim, .x = x, .es = es};
+        gather_job j_ = {.rows = rows, .n_idx = n_idx, .y = y, .row = row,
+                         .inner = inner, .idx = idx, .it = it, .dim = dim,
+                         .x = x, .es = es};
         cpu_parallel(nt, gather_body, &j_);
     }
     return WNN_OK;
@@ -257,8 +243,6 @@ typedef struct gather_el_job {
 static void
 gather_el_body(void *p_, int tid_, int nt_)
 {
-    (void)tid_;
-    (void)nt_;
     const gather_el_job *j_ = p_;
     uint64_t total = j_->total;
     uint64_t inner = j_->inner;
@@ -269,15 +253,6 @@ gather_el_body(void *p_, int tid_, int nt_)
     unsigned char *y = j_->y;
     const unsigned char *x = j_->x;
     size_t es = j_->es;
-    (void)total;
-    (void)inner;
-    (void)a_n;
-    (void)idx;
-    (void)it;
-    (void)dim;
-    (void)y;
-    (void)x;
-    (void)es;
     {
         uint64_t lo, hi;
         part(total, tid_, nt_, &lo, &hi);
@@ -317,7 +292,9 @@ cpu_gather_elements(const cpu_call *k, wnn_error *err)
     unsigned char *y = k->out[0];
     int nt = threads_for_bytes(total * es, total);
     {
-        gather_el_job j_ = {.total = total, .inner = inner, .a_n = a_n, .idx = idx, .it = it, .dim = dim, .y = y, .x = x, .es = es};
+        gather_el_job j_ = {.total = total, .inner = inner, .a_n = a_n,
+                            .idx = idx, .it = it, .dim = dim, .y = y, .x = x,
+                            .es = es};
         cpu_parallel(nt, gather_el_body, &j_);
     }
     return WNN_OK;
@@ -379,13 +356,6 @@ gather_nd_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const unsigned char *x = j_->x;
     size_t row = j_->row;
     size_t es = j_->es;
-    (void)m;
-    (void)idx;
-    (void)it;
-    (void)y;
-    (void)x;
-    (void)row;
-    (void)es;
     for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
         uint64_t s = nd_slice_of(&m, idx, it, t);
         if (m.slice == 1) {
@@ -413,7 +383,8 @@ cpu_gather_nd(const cpu_call *k, wnn_error *err)
     unsigned char *y = k->out[0];
     int nt = threads_for_bytes(m.tuples * row, m.tuples);
     {
-        gather_nd_job j_ = {.m = m, .idx = idx, .it = it, .y = y, .x = x, .row = row, .es = es};
+        gather_nd_job j_ = {.m = m, .idx = idx, .it = it, .y = y, .x = x,
+                            .row = row, .es = es};
         cpu_parallel_for((int64_t)(m.tuples), nt, gather_nd_body, &j_);
     }
     return WNN_OK;
@@ -434,8 +405,6 @@ typedef struct scatter_el_job {
 static void
 scatter_el_body(void *p_, int tid_, int nt_)
 {
-    (void)tid_;
-    (void)nt_;
     const scatter_el_job *j_ = p_;
     uint64_t pairs = j_->pairs;
     uint64_t inner = j_->inner;
@@ -446,15 +415,6 @@ scatter_el_body(void *p_, int tid_, int nt_)
     unsigned char *y = j_->y;
     const unsigned char *u = j_->u;
     size_t es = j_->es;
-    (void)pairs;
-    (void)inner;
-    (void)a_n;
-    (void)dim;
-    (void)idx;
-    (void)it;
-    (void)y;
-    (void)u;
-    (void)es;
     {
         uint64_t lo, hi;
         part(pairs, tid_, nt_, &lo, &hi);
@@ -495,7 +455,9 @@ cpu_scatter_elements(const cpu_call *k, wnn_error *err)
     uint64_t pairs = outer * inner;
     int nt = threads_for_bytes(pairs * a_n * es, pairs);
     {
-        scatter_el_job j_ = {.pairs = pairs, .inner = inner, .a_n = a_n, .dim = dim, .idx = idx, .it = it, .y = y, .u = u, .es = es};
+        scatter_el_job j_ = {.pairs = pairs, .inner = inner, .a_n = a_n,
+                             .dim = dim, .idx = idx, .it = it, .y = y, .u = u,
+                             .es = es};
         cpu_parallel(nt, scatter_el_body, &j_);
     }
     return WNN_OK;

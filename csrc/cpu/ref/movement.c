@@ -355,23 +355,6 @@ blocked_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const unsigned char *in = j_->in;
     unsigned char *out = j_->out;
     size_t es = j_->es;
-    (void)v;
-    (void)k;
-    (void)L;
-    (void)m;
-    (void)nk;
-    (void)nl;
-    (void)bk;
-    (void)bc;
-    (void)tk;
-    (void)tc;
-    (void)ncols;
-    (void)osk;
-    (void)isl;
-    (void)ism;
-    (void)in;
-    (void)out;
-    (void)es;
     for (int64_t u = (int64_t)b_; u < (int64_t)e_; u++) {
         int64_t q = u, cb = q % tc;
         q /= tc;
@@ -428,7 +411,10 @@ copy_blocked(const view *v, int k, const unsigned char *in,
     int64_t units = outer * tk * tc;
     int64_t osk = v->os[k], isl = v->is[L], ism = m >= 0 ? v->is[m] : 0;
     {
-        blocked_job j_ = {.v = v, .k = k, .L = L, .m = m, .nk = nk, .nl = nl, .bk = bk, .bc = bc, .tk = tk, .tc = tc, .ncols = ncols, .osk = osk, .isl = isl, .ism = ism, .in = in, .out = out, .es = es};
+        blocked_job j_ = {.v = v, .k = k, .L = L, .m = m, .nk = nk, .nl = nl,
+                          .bk = bk, .bc = bc, .tk = tk, .tc = tc,
+                          .ncols = ncols, .osk = osk, .isl = isl, .ism = ism,
+                          .in = in, .out = out, .es = es};
         cpu_parallel_for((int64_t)(units), nt, blocked_body, &j_);
     }
 }
@@ -445,8 +431,6 @@ typedef struct rows_job {
 static void
 rows_body(void *p_, int tid_, int nt_)
 {
-    (void)tid_;
-    (void)nt_;
     const rows_job *j_ = p_;
     view *v = j_->v;
     const unsigned char *in = j_->in;
@@ -454,12 +438,6 @@ rows_body(void *p_, int tid_, int nt_)
     size_t es = j_->es;
     int64_t cpr = j_->cpr;
     int64_t units = j_->units;
-    (void)v;
-    (void)in;
-    (void)out;
-    (void)es;
-    (void)cpr;
-    (void)units;
     {
         int t = tid_, p = nt_;
         int64_t u0 = units * t / p, u1 = units * (t + 1) / p;
@@ -497,7 +475,8 @@ copy_view(view *v, const unsigned char *in, unsigned char *out, size_t es)
         return;
     }
     {
-        rows_job j_ = {.v = v, .in = in, .out = out, .es = es, .cpr = cpr, .units = units};
+        rows_job j_ = {.v = v, .in = in, .out = out, .es = es, .cpr = cpr,
+                       .units = units};
         cpu_parallel(nt, rows_body, &j_);
     }
 }
@@ -696,13 +675,6 @@ tri_body(void *p_, int64_t b_, int64_t e_, int tid_)
     size_t es = j_->es;
     const unsigned char *x = j_->x;
     unsigned char *y = j_->y;
-    (void)h;
-    (void)w;
-    (void)upper;
-    (void)diag;
-    (void)es;
-    (void)x;
-    (void)y;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         int64_t i = r % h, lo, hi;
         /* upper keeps j - i >= diagonal, lower keeps j - i <= diagonal */
@@ -738,7 +710,8 @@ cpu_triangular(const cpu_call *k, wnn_error *err)
     int64_t diag = o->diagonal;
     bool upper = o->upper;
     {
-        tri_job j_ = {.h = h, .w = w, .upper = upper, .diag = diag, .es = es, .x = x, .y = y};
+        tri_job j_ = {.h = h, .w = w, .upper = upper, .diag = diag, .es = es,
+                      .x = x, .y = y};
         cpu_parallel_for((int64_t)(rows), threads_for(wnn_desc_elements(d)), tri_body, &j_);
     }
     return WNN_OK;
@@ -802,20 +775,6 @@ pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t wo = j_->wo;
     int64_t bl = j_->bl;
     int64_t el = j_->el;
-    (void)o;
-    (void)in;
-    (void)out;
-    (void)es;
-    (void)val;
-    (void)x;
-    (void)y;
-    (void)mode;
-    (void)L;
-    (void)ist;
-    (void)n;
-    (void)wo;
-    (void)bl;
-    (void)el;
     for (int64_t row = (int64_t)b_; row < (int64_t)e_; row++) {
         unsigned char *t = y + (size_t)(row * wo) * es;
         int64_t q = row, src = 0;
@@ -876,7 +835,9 @@ cpu_pad(const cpu_call *k, wnn_error *err)
     int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
     int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
     {
-        pad_job j_ = {.o = o, .in = in, .out = out, .es = es, .val = val, .x = x, .y = y, .mode = mode, .L = L, .ist = ist, .n = n, .wo = wo, .bl = bl, .el = el};
+        pad_job j_ = {.o = o, .in = in, .out = out, .es = es, .val = val,
+                      .x = x, .y = y, .mode = mode, .L = L, .ist = ist, .n = n,
+                      .wo = wo, .bl = bl, .el = el};
         cpu_parallel_for((int64_t)(rows), threads_for(wnn_desc_elements(out)), pad_body, &j_);
     }
     return WNN_OK;

@@ -210,13 +210,6 @@ nrows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *scale = j_->scale;
     const float *bias = j_->bias;
     int64_t per_group = j_->per_group;
-    (void)x;
-    (void)y;
-    (void)S;
-    (void)eps;
-    (void)scale;
-    (void)bias;
-    (void)per_group;
     for (int64_t g = (int64_t)b_; g < (int64_t)e_; g++) {
         const float *xg = x + g * S;
         float *yg = y + g * S;
@@ -243,7 +236,8 @@ norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
 {
     int64_t ch = chunk_of(S);
     {
-        nrows_job j_ = {.x = x, .y = y, .S = S, .eps = eps, .scale = scale, .bias = bias, .per_group = per_group};
+        nrows_job j_ = {.x = x, .y = y, .S = S, .eps = eps, .scale = scale,
+                        .bias = bias, .per_group = per_group};
         cpu_parallel_for_dynamic((int64_t)(G), ch, threads_for((uint64_t)(G * S)), nrows_body, &j_);
     }
 }
@@ -322,15 +316,6 @@ ncols_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *scale = j_->scale;
     const float *bias = j_->bias;
     bool per_col = j_->per_col;
-    (void)x;
-    (void)y;
-    (void)chunks;
-    (void)R;
-    (void)W;
-    (void)eps;
-    (void)scale;
-    (void)bias;
-    (void)per_col;
     for (int64_t it = (int64_t)b_; it < (int64_t)e_; it++) {
         int64_t g = it / chunks, w0 = (it % chunks) * CW;
         int64_t wc = W - w0 < CW ? W - w0 : CW;
@@ -348,7 +333,9 @@ norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
     int64_t items = G1 * chunks;
     int64_t ch = chunk_of(R * CW);
     {
-        ncols_job j_ = {.x = x, .y = y, .chunks = chunks, .R = R, .W = W, .eps = eps, .scale = scale, .bias = bias, .per_col = per_col};
+        ncols_job j_ = {.x = x, .y = y, .chunks = chunks, .R = R, .W = W,
+                        .eps = eps, .scale = scale, .bias = bias,
+                        .per_col = per_col};
         cpu_parallel_for_dynamic((int64_t)(items), ch, threads_for((uint64_t)(G1 * R * W)), ncols_body, &j_);
     }
 }
@@ -373,12 +360,6 @@ bn_rows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const double *m = j_->m;
     const double *a = j_->a;
     const double *b = j_->b;
-    (void)xp;
-    (void)y;
-    (void)C;
-    (void)m;
-    (void)a;
-    (void)b;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         const float *xr = xp + r * C;
         float *yr = y + r * C;
@@ -411,13 +392,6 @@ bn_inner_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const double *m = j_->m;
     const double *a = j_->a;
     const double *b = j_->b;
-    (void)xp;
-    (void)y;
-    (void)C;
-    (void)inner;
-    (void)m;
-    (void)a;
-    (void)b;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         int64_t c = r % C;
         row_apply_const(xp + r * inner, y + r * inner, inner, m[c], a[c],
@@ -472,7 +446,8 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
     } else {
         int64_t ch = chunk_of(inner);
         {
-            bn_inner_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner, .m = m, .a = a, .b = b};
+            bn_inner_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
+                               .m = m, .a = a, .b = b};
             cpu_parallel_for_dynamic((int64_t)(outer * C), ch, nt, bn_inner_body, &j_);
         }
     }
@@ -862,9 +837,6 @@ sm_rows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *xp = j_->xp;
     float *y = j_->y;
     int64_t C = j_->C;
-    (void)xp;
-    (void)y;
-    (void)C;
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         softmax_row(xp + r * C, y + r * C, C);
     }
@@ -888,11 +860,6 @@ sm_cols_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t C = j_->C;
     int64_t inner = j_->inner;
     int64_t chunks = j_->chunks;
-    (void)xp;
-    (void)y;
-    (void)C;
-    (void)inner;
-    (void)chunks;
     for (int64_t it = (int64_t)b_; it < (int64_t)e_; it++) {
         int64_t g = it / chunks, w0 = (it % chunks) * CW;
         int64_t wc = inner - w0 < CW ? inner - w0 : CW;
@@ -933,7 +900,8 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
         int64_t chunks = (inner + CW - 1) / CW;
         int64_t items = outer * chunks, ch = chunk_of(C * CW);
         {
-            sm_cols_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner, .chunks = chunks};
+            sm_cols_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
+                              .chunks = chunks};
             cpu_parallel_for_dynamic((int64_t)(items), ch, nt, sm_cols_body, &j_);
         }
     }

@@ -153,21 +153,6 @@ qblock_body(void *p_, int64_t b_, int64_t e_, int tid_)
     uint64_t cpb = j_->cpb;
     uint64_t bpc = j_->bpc;
     uint64_t per_row = j_->per_row;
-    (void)k;
-    (void)body;
-    (void)m;
-    (void)last;
-    (void)bl;
-    (void)nb;
-    (void)sstep;
-    (void)sp;
-    (void)zp;
-    (void)st;
-    (void)zt;
-    (void)split;
-    (void)cpb;
-    (void)bpc;
-    (void)per_row;
     for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
         uint64_t row = t / per_row, c = t % per_row;
         uint64_t s0 = qmap_row(&m, row), x0 = row * last;
@@ -208,7 +193,10 @@ for_each_block(const cpu_call *k, run_fn body)
         nt = (int)tasks;
     }
     {
-        qblock_job j_ = {.k = k, .body = body, .m = m, .last = last, .bl = bl, .nb = nb, .sstep = sstep, .sp = sp, .zp = zp, .st = st, .zt = zt, .split = split, .cpb = cpb, .bpc = bpc, .per_row = per_row};
+        qblock_job j_ = {.k = k, .body = body, .m = m, .last = last, .bl = bl,
+                         .nb = nb, .sstep = sstep, .sp = sp, .zp = zp,
+                         .st = st, .zt = zt, .split = split, .cpb = cpb,
+                         .bpc = bpc, .per_row = per_row};
         cpu_parallel_for((int64_t)(tasks), nt, qblock_body, &j_);
     }
 }

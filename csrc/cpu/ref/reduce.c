@@ -125,9 +125,6 @@ widen_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *f = j_->f;
     const uint16_t *h = j_->h;
     uint64_t n = j_->n;
-    (void)f;
-    (void)h;
-    (void)n;
     for (uint64_t c = (uint64_t)b_; c < (uint64_t)e_; c++) {
         uint64_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
         for (uint64_t i = c * CH; i < e; i++) {
@@ -899,14 +896,6 @@ split_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const double *shift = j_->shift;
     uint64_t R = j_->R;
     size_t len = j_->len;
-    (void)c;
-    (void)p;
-    (void)it;
-    (void)T;
-    (void)parts;
-    (void)shift;
-    (void)R;
-    (void)len;
     for (int t = (int)b_; t < (int)e_; t++) {
         uint64_t a = R * (uint64_t)t / (uint64_t)T;
         uint64_t b = R * (uint64_t)(t + 1) / (uint64_t)T;
@@ -926,7 +915,8 @@ split_pass(const rctx *c, pass p, uint64_t it, int T, cbuf *parts, cbuf *acc,
     item_range(c, it, &o0, &len);
     uint64_t R = c->g->R;
     {
-        split_job j_ = {.c = c, .p = p, .it = it, .T = T, .parts = parts, .shift = shift, .R = R, .len = len};
+        split_job j_ = {.c = c, .p = p, .it = it, .T = T, .parts = parts,
+                        .shift = shift, .R = R, .len = len};
         cpu_parallel_for((int64_t)(T), T, split_body, &j_);
     }
     acc_init(c, p, acc, len);
@@ -951,10 +941,6 @@ reduce_body(void *p_, int64_t b_, int64_t e_, int tid_)
     geom g = j_->g;
     pass p = j_->p;
     bool lse = j_->lse;
-    (void)c;
-    (void)g;
-    (void)p;
-    (void)lse;
     for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
         cbuf acc, m;
         double shift[CH];
@@ -1231,10 +1217,6 @@ argsplit_body(void *p_, int64_t b_, int64_t e_, int tid_)
     uint64_t it = j_->it;
     int T = j_->T;
     abest *parts = j_->parts;
-    (void)c;
-    (void)it;
-    (void)T;
-    (void)parts;
     for (int t = (int)b_; t < (int)e_; t++) {
         uint64_t a = c.n * (uint64_t)t / (uint64_t)T;
         uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)T;
@@ -1262,10 +1244,6 @@ argrow_body(void *p_, int64_t b_, int64_t e_, int tid_)
     uint64_t per = j_->per;
     wnn_dtype to = j_->to;
     void *y = j_->y;
-    (void)c;
-    (void)per;
-    (void)to;
-    (void)y;
     for (uint64_t bk = (uint64_t)b_; bk < (uint64_t)e_; bk++) {
         abest s;
         uint64_t r0 = bk * per;
@@ -1289,9 +1267,6 @@ argitem_body(void *p_, int64_t b_, int64_t e_, int tid_)
     actx c = j_->c;
     wnn_dtype to = j_->to;
     void *y = j_->y;
-    (void)c;
-    (void)to;
-    (void)y;
     for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
         abest s;
         uint64_t base, out;
@@ -1627,17 +1602,11 @@ typedef struct scansplit_job {
 static void
 scansplit_body(void *p_, int tid_, int nt_)
 {
-    (void)tid_;
-    (void)nt_;
     const scansplit_job *j_ = p_;
     sctx c = j_->c;
     uint64_t it = j_->it;
     size_t len = j_->len;
     cbuf *tot = j_->tot;
-    (void)c;
-    (void)it;
-    (void)len;
-    (void)tot;
     {
         int t = tid_, nt = nt_;
         uint64_t a = c.n * (uint64_t)t / (uint64_t)nt;
@@ -1672,7 +1641,6 @@ scan_body(void *p_, int64_t b_, int64_t e_, int tid_)
     (void)tid_;
     const scan_job *j_ = p_;
     sctx c = j_->c;
-    (void)c;
     for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
         cbuf acc;
         uint64_t base;
