@@ -74,10 +74,12 @@ cpu_exp_core(float x)
 int cpu_num_threads(void);
 
 /* cpu/pool.c: the backend's thread pool (see there).  cpu_parallel runs
- * fn(arg, tid, nt) on nt threads, tid 0 on the caller, and returns nt: up to
- * nthreads, 1 when the pool is busy or the call is made inside a region
- * (then fn runs on the caller alone).  cpu_barrier(nt) inside a region waits
- * for all nt threads of the region. */
+ * fn(arg, tid, nt) once for each tid in [0, nt), tid 0 on the caller, the
+ * others on helper threads (or on the caller, after tid 0, where a helper
+ * has not started its share by then), and returns nt: up to nthreads, 1
+ * when the pool is busy or the call is made inside a region (then fn runs
+ * on the caller alone).  cpu_barrier(nt) inside a region waits for all nt
+ * threads of the region. */
 typedef void (*cpu_par_fn)(void *arg, int tid, int nt);
 int cpu_parallel(int nthreads, cpu_par_fn fn, void *arg);
 void cpu_barrier(int nt);

@@ -13,6 +13,11 @@
  * sleeps on a futex; a region wakes only the helpers it uses, and only those
  * asleep pay a system call.  The caller waits for its helpers the same way.
  *
+ * Every share tid of a region runs exactly once: on helper tid, or, if that
+ * helper has not started it by the time the caller is done with share 0, on
+ * the caller (so a helper that lost its core to another process delays
+ * nothing).  Static splits stay the same whoever runs them.
+ *
  * One region at a time: a cpu_parallel() call that finds the pool busy
  * (another context's timeline thread is in a region) or that is made from
  * inside a region runs its function on the calling thread alone (nt = 1):
@@ -115,10 +120,14 @@ notify(waitword *w)
     }
 }
 
+/* Region g of a helper: the caller bumps go to g; whoever moves taken from
+ * g - 1 to g first runs the helper's share, the helper (woken) or the caller
+ * (done with its own share, the helper not started yet). */
 typedef struct helper {
-    waitword go; /* bumped for each region this helper takes part in */
+    waitword go;             /* regions assigned to this helper */
+    _Atomic uint32_t taken;  /* regions taken (or taken back)   */
+    uint32_t assigned;       /* the caller's copy of go         */
     int id;
-    char pad[64 - sizeof(waitword) - sizeof(int)];
 } __attribute__((aligned(64))) helper;
 
 static struct {
@@ -147,6 +156,10 @@ helper_main(void *p)
     for (;;) {
         wait_change(&me->go, seen);
         seen = atomic_load_explicit(&me->go.v, memory_order_acquire);
+        uint32_t prev = seen - 1;
+        if (!atomic_compare_exchange_strong(&me->taken, &prev, seen)) {
+            continue; /* the caller ran this share itself */
+        }
         pool.fn(pool.arg, me->id, pool.nt);
         atomic_fetch_add_explicit(&pool.done.v, 1, memory_order_release);
         notify(&pool.done);
@@ -194,6 +207,8 @@ create_helpers(void)
                 h[n].id = n + 1;
                 atomic_init(&h[n].go.v, 0);
                 atomic_init(&h[n].go.sleepers, 0);
+                atomic_init(&h[n].taken, 0);
+                h[n].assigned = 0;
                 pthread_t t;
                 if (pthread_create(&t, &at, helper_main, &h[n]) != 0) {
                     break;
@@ -231,13 +246,26 @@ cpu_parallel(int nthreads, cpu_par_fn fn, void *arg)
     atomic_store_explicit(&pool.barrier_count, 0, memory_order_relaxed);
     uint32_t done0 = atomic_load_explicit(&pool.done.v, memory_order_relaxed);
     for (int i = 0; i < nt - 1; i++) {
-        atomic_fetch_add(&pool.h[i].go.v, 1); /* seq_cst: before sleepers */
+        /* seq_cst: the bump before the look at sleepers */
+        pool.h[i].assigned = atomic_fetch_add(&pool.h[i].go.v, 1) + 1;
         notify(&pool.h[i].go);
     }
     in_region = 1;
     fn(arg, 0, nt);
+    /* the shares of helpers that have not started yet (descheduled on a
+     * busy machine, or still waking up): run here rather than wait.  A
+     * region with barriers never gets here before all its threads have
+     * started. */
+    int started = nt - 1;
+    for (int i = 0; i < nt - 1; i++) {
+        uint32_t g = pool.h[i].assigned, prev = g - 1;
+        if (atomic_compare_exchange_strong(&pool.h[i].taken, &prev, g)) {
+            fn(arg, i + 1, nt);
+            started--;
+        }
+    }
     in_region = 0;
-    uint32_t target = done0 + (uint32_t)(nt - 1), d;
+    uint32_t target = done0 + (uint32_t)started, d;
     while ((d = atomic_load_explicit(&pool.done.v, memory_order_acquire)) != target) {
         wait_change(&pool.done, d);
     }
