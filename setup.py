@@ -1,6 +1,7 @@
 """Builds webnn._core: the C core (csrc/) and the CPython layer
 (webnn/_webnn.c) in one extension, linked against BLIS (Debian's
-libblis-dev) and OpenMP.
+libblis-dev); the CPU kernels thread on their own pool (csrc/cpu/pool.c),
+OpenMP is only used for `#pragma omp simd` (-fopenmp-simd, no runtime).
 
 The CUDA backend (kernels_cuda/) is a separate shared object,
 webnn/libwebnn_cuda.so, loaded at run time (dlopen) only when a GPU is asked

@@ -8,16 +8,6 @@
     g = b.build({"y": b.relu(x)})
     ctx.compute(g, {"x": np.ones((2, 3), np.float32)})
 """
-import os as _os
-
-# OpenMP (our kernels and BLIS) spins for a long time between parallel regions
-# by default; with several contexts computing at once on few cores that spin
-# starves the threads doing work.  A short spin keeps back-to-back regions
-# fast and idle threads cheap.  Must be set before libgomp loads; a user's own
-# setting wins.
-if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
-    _os.environ["GOMP_SPINCOUNT"] = "20000"
-
 from ._api import (DATA_TYPES, ML, OPERATORS, MLContext, MLGraph,
                    MLGraphBuilder, MLOperand, MLTensor, ml)
 from ._errors import (AbortError, DataError, DOMException, InvalidStateError,

@@ -32,7 +32,7 @@
  *              without im2col.  When there are fewer bands than threads,
  *              the product is cut across the threads instead.
  *
- * Work is cut into tasks (rows, bands, planes) that the OpenMP threads take
+ * Work is cut into tasks (rows, bands, planes) that the pool's threads take
  * dynamically, so that a thread held up by another process does not keep
  * the others waiting; the bias is added in the kernels (no extra pass).  The
  * filter is used in place when its layout is the one a path wants and is
@@ -93,7 +93,7 @@ typedef int v16i __attribute__((vector_size(64)));
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Row-major C = op(A) * op(B) on one thread: called from inside OpenMP
+/* Row-major C = op(A) * op(B) on one thread: called from inside pool
  * regions, where BLIS must not start threads of its own. */
 static void
 sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,

@@ -20,8 +20,8 @@
  * size-1 dimensions, and then copies rows of the innermost dimension with
  * memcpy (contiguous), a fill (broadcast), a 2-D blocked transpose (when the
  * input is contiguous along another output dimension), or a strided gather.
- * Large copies are split across OpenMP threads by contiguous ranges of rows
- * (long rows are cut into chunks), each thread walking its range with an
+ * Large copies are split across the pool's threads by contiguous ranges of
+ * rows (long rows are cut into chunks), each thread walking its range with an
  * odometer, so no per-element index arithmetic is done.
  *
  * pad and triangular have kernels of their own, also row by row. */

@@ -28,7 +28,7 @@
  * gathered per group into a contiguous buffer in the order of `axes`, which
  * is also the order of the scale / bias elements.
  *
- * Work is split over groups (or column blocks) with OpenMP above
+ * Work is split over groups (or column blocks) on the thread pool above
  * CPU_PARALLEL_MIN elements, in dynamic chunks of about CHUNK_ELEMS elements.
  * The hot loops are compiled for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA)
  * and baseline x86-64, picked at load time by ISA level (so AMD CPUs get the

@@ -22,7 +22,7 @@
  * pooling (one window over the whole plane) is one contiguous reduction.
  * nhwc: per output pixel and block of channels, a vector reduction over
  * the valid taps.  Work is split over output rows (nchw; planes for global
- * pooling) or output rows x channel blocks (nhwc) with OpenMP, in
+ * pooling) or output rows x channel blocks (nhwc) on the thread pool, in
  * contiguous chunks scheduled dynamically.
  *
  * The kernels are written once below (after the #else) and instantiated

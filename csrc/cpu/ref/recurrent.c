@@ -38,8 +38,8 @@
  *   step products on R^T copied once per dispatch (or on R itself for a
  *   single step: gruCell, lstmCell).
  *
- * Threads.  One OpenMP team packs W and R, computes the projection by rows
- * and runs the steps: the hidden units of each direction are split in
+ * Threads.  One team of the pool packs W and R, computes the projection by
+ * rows and runs the steps: the hidden units of each direction are split in
  * slices (each thread owns a slice of units of every gate, with its own
  * packed copy of those rows of R), each thread computes its part of h R
  * and its gate math, and the team meets at a barrier after each step (two
