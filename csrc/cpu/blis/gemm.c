@@ -7,6 +7,7 @@
  * the user chose (BLIS_ARCH_TYPE set), we choose before BLIS initialises. */
 #include <blis.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,15 +59,24 @@ typedef struct sgemm_job {
     float alpha, beta;
     const float *a, *b;
     float *c;
+    _Atomic int64_t next;
 } sgemm_job;
 
-/* piece i of the split dimension: columns of op(B) and C, or rows of op(A)
- * and C; thread tid takes pieces tid, tid + nt, ... */
+/* pieces of the split dimension (columns of op(B) and C, or rows of op(A)
+ * and C), one per thread, taken from a counter (a thread that starts late
+ * finds its piece done).  More, smaller pieces measured slower: each piece
+ * packs the whole of the other operand again. */
 static void
 sgemm_body(void *p, int tid, int nt)
 {
-    const sgemm_job *j = p;
-    for (int64_t i = tid; i < j->pieces; i += nt) {
+    sgemm_job *j = p;
+    (void)tid;
+    (void)nt;
+    for (;;) {
+        int64_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (i >= j->pieces) {
+            break;
+        }
         int64_t lo = i * j->step;
         int64_t cnt = j->len - lo < j->step ? j->len - lo : j->step;
         if (j->split_n) {
@@ -102,8 +112,8 @@ cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
         int64_t pieces = (len + step - 1) / step;
         if (pieces > 1) {
             sgemm_job j = {trans_a, trans_b, split_n, m, n, k, lda, ldb, ldc,
-                           len, step, pieces, alpha, beta, a, b, c};
-            cpu_parallel((int)pieces, sgemm_body, &j);
+                           len, step, pieces, alpha, beta, a, b, c, 0};
+            cpu_parallel(pieces < nt ? (int)pieces : nt, sgemm_body, &j);
             return;
         }
     }
