@@ -83,6 +83,8 @@ int cpu_num_threads(void);
 typedef void (*cpu_par_fn)(void *arg, int tid, int nt);
 int cpu_parallel(int nthreads, cpu_par_fn fn, void *arg);
 void cpu_barrier(int nt);
+/* whether the calling thread runs a share of a pool region */
+bool cpu_in_region(void);
 /* for (i = 0; i < n; i++) on up to nthreads threads, fn(arg, begin, end,
  * tid) per block: _for splits [0, n) as OpenMP's schedule(static) does (nt
  * contiguous blocks, the first n % nt one longer); _dynamic hands out

@@ -273,6 +273,12 @@ cpu_parallel(int nthreads, cpu_par_fn fn, void *arg)
     return nt;
 }
 
+bool
+cpu_in_region(void)
+{
+    return in_region != 0;
+}
+
 /* All nt threads of the running region meet here. */
 void
 cpu_barrier(int nt)

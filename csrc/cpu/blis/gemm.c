@@ -1,6 +1,7 @@
 /* gemm.c -- matmul and gemm on BLIS (bli_sgemm; float16 is widened to
  * float32 and rounded back).  BLIS runs single-threaded; cpu_sgemm threads
- * large products itself, on the backend's pool (pool.c).
+ * large products itself, on the backend's pool (pool.c), and leaves only
+ * very large ones to BLIS's own (OpenMP) threads.
  *
  * Debian's BLIS 0.9 picks its AVX2 ('haswell') kernels on AVX-512 machines;
  * asking for 'skx' where the CPU has AVX-512 nearly doubles sgemm, so unless
@@ -91,12 +92,24 @@ sgemm_body(void *p, int tid, int nt)
     }
 }
 
+/* Products of this many flops and more are threaded by BLIS itself (its
+ * OpenMP threads): its threads share packed blocks of A and B, which the
+ * pool's pieces (separate BLIS calls) cannot; measured at n = 2048 on a
+ * 2-CPU VM, idle: BLIS's threads 0.95-0.98x of a direct bli_sgemm, the pool
+ * split 0.85-0.96x.  At this size a few OpenMP wake-ups (libgomp throttled
+ * by other libraries' threads) cost nothing measurable; but with another
+ * process on the cores BLIS's barriers suffer more than the pool split
+ * (bench_core with one of two cores busy, n = 2048: a direct multi-threaded
+ * bli_sgemm ~80 GFLOP/s, the pool split ~165-175). */
+#define BLIS_OWN_THREADS_FLOPS 2e9
+
 /* Row-major sgemm on BLIS.  Small products (< 8 MFLOP) run on one thread
  * (threading costs more than it saves there, and many contexts may compute
- * at once); larger ones are cut along N (wide products) or M into one block
- * per thread, a multiple of 32 wide, each block a single-threaded BLIS
- * product on the pool.  A call made inside a pool region (or while another
- * context holds the pool) runs on the calling thread. */
+ * at once); very large ones (BLIS_OWN_THREADS_FLOPS) on BLIS's threads; the
+ * others are cut along N (wide products) or M into one block per thread, a
+ * multiple of 32 wide, each block a single-threaded BLIS product on the
+ * pool.  A call made inside a pool region runs on the calling thread, and
+ * so do the pool's pieces while another context holds the pool. */
 void
 cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           float alpha, const float *a, int64_t lda, const float *b,
@@ -104,6 +117,15 @@ cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 {
     double flops = 2.0 * (double)m * (double)n * (double)k;
     int nt = flops < 8e6 ? 1 : cpu_num_threads();
+    if (nt > 1 && flops >= BLIS_OWN_THREADS_FLOPS && !cpu_in_region()) {
+        rntm_t rntm = BLIS_RNTM_INITIALIZER;
+        bli_rntm_set_num_threads(nt, &rntm);
+        bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                     trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k,
+                     &alpha, (float *)a, lda, 1, (float *)b, ldb, 1, &beta, c,
+                     ldc, 1, NULL, &rntm);
+        return;
+    }
     if (nt > 1) {
         bool split_n = n >= m;
         int64_t len = split_n ? n : m;
