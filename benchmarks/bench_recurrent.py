@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # the package is built in place
 
 import numpy as np  # noqa: E402
 
-import webnn  # noqa: E402
+import webnn  # noqa: E402  (before torch: it sets the OpenMP spin count)
 
 try:
     import torch  # noqa: E402
