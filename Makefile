@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 CC     ?= gcc
-CFLAGS_CORE := -std=c11 -O2 -g -fopenmp -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
                -Wno-format-truncation -Icsrc/include -I/usr/include/x86_64-linux-gnu
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
@@ -121,7 +121,7 @@ FUZZ_CC   ?= clang
 FUZZ_TIME ?= 60
 FUZZ_LONG_TIME ?= 3600
 FUZZ_JOBS ?= 1
-FUZZ_FLAGS := -std=c11 -g -O1 -fopenmp -D_GNU_SOURCE -Wall -Wno-unused-parameter \
+FUZZ_FLAGS := -std=c11 -g -O1 -fopenmp-simd -D_GNU_SOURCE -Wall -Wno-unused-parameter \
               -Icsrc/include -I/usr/include/x86_64-linux-gnu \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer -Wno-pass-failed

@@ -1,6 +1,7 @@
 """Builds webnn._core: the C core (csrc/) and the CPython layer
 (webnn/_webnn.c) in one extension, linked against BLIS (Debian's
-libblis-dev) and OpenMP.
+libblis-dev); the CPU kernels thread on their own pool (csrc/cpu/pool.c),
+OpenMP is only used for `#pragma omp simd` (-fopenmp-simd, no runtime).
 
 The CUDA backend (kernels_cuda/) is a separate shared object,
 webnn/libwebnn_cuda.so, loaded at run time (dlopen) only when a GPU is asked
@@ -50,9 +51,9 @@ if blis_prefix:
         sys.exit(f"WEBNN_BLIS_PREFIX={blis_prefix}: no libblis.so under "
                  f"{p}/usr/lib/x86_64-linux-gnu/blis-*")
 
-extra_compile = ["-std=c11", "-O3", "-fopenmp", "-D_GNU_SOURCE", "-fvisibility=hidden",
+extra_compile = ["-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fvisibility=hidden",
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
-extra_link = ["-fopenmp"]
+extra_link = []
 if os.environ.get("WEBNN_SANITIZE"):
     extra_compile += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=address,undefined"]

@@ -76,7 +76,7 @@ def main():
     run = webnn_runner(ctx, g, "input", lenet.load_digit(3), "p", (1, 10))
     rows.append(("LeNet batch 1", 0.0023 * 2, median_ms(run, repeats=50), None))
 
-    print(f"threads: webnn {threads} (OpenMP + BLIS), torch "
+    print(f"threads: webnn {threads} (webnn pool + BLIS), torch "
           f"{threads if torch else '-'}; torch {'%s' % torch.__version__ if torch else 'not installed'}")
     print(f"{'model':<22} {'webnn ms':>9} {'GFLOP/s':>8} {'torch ms':>9} {'torch/webnn':>12}")
     for name, gflop, tw, tt in rows:

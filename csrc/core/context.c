@@ -87,7 +87,7 @@ spin_until(const atomic_uint *flag)
         if (now_ns() >= deadline) {
             return false;
         }
-        /* Let a thread that waits for this core (an OpenMP worker of the
+        /* Let a thread that waits for this core (a pool helper of the
          * running task) go first: the spin must not slow the work down. */
         sched_yield();
     }

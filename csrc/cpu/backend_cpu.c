@@ -2,7 +2,6 @@
  * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */
-#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +229,24 @@ cpu_tensor_free(wnn_backend *be, void *storage)
     free(storage);
 }
 
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    uint64_t bytes, chunk;
+} copy_job;
+
+static void
+copy_body(void *p, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    copy_job *j = p;
+    for (int64_t i = b; i < e; i++) {
+        uint64_t off = (uint64_t)i * j->chunk;
+        memcpy((char *)j->dst + off, (const char *)j->src + off,
+               j->bytes - off < j->chunk ? j->bytes - off : j->chunk);
+    }
+}
+
 /* Large copies in and out of tensors use every core (one core does not
  * reach the memory bandwidth). */
 static void
@@ -241,12 +258,8 @@ copy_bytes(void *dst, const void *src, uint64_t bytes)
         return;
     }
     int64_t n = (int64_t)((bytes + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static) num_threads(cpu_num_threads())
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t off = (uint64_t)i * chunk;
-        memcpy((char *)dst + off, (const char *)src + off,
-               bytes - off < chunk ? bytes - off : chunk);
-    }
+    copy_job j = {dst, src, bytes, chunk};
+    cpu_parallel_for(n, cpu_num_threads(), copy_body, &j);
 }
 
 static wnn_status

@@ -73,6 +73,27 @@ cpu_exp_core(float x)
 #define CPU_PARALLEL_MIN 32768
 int cpu_num_threads(void);
 
+/* cpu/pool.c: the backend's thread pool (see there).  cpu_parallel runs
+ * fn(arg, tid, nt) once for each tid in [0, nt), tid 0 on the caller, the
+ * others on helper threads (or on the caller, after tid 0, where a helper
+ * has not started its share by then), and returns nt: up to nthreads, 1
+ * when the pool is busy or the call is made inside a region (then fn runs
+ * on the caller alone).  cpu_barrier(nt) inside a region waits for all nt
+ * threads of the region. */
+typedef void (*cpu_par_fn)(void *arg, int tid, int nt);
+int cpu_parallel(int nthreads, cpu_par_fn fn, void *arg);
+void cpu_barrier(int nt);
+/* whether the calling thread runs a share of a pool region */
+bool cpu_in_region(void);
+/* for (i = 0; i < n; i++) on up to nthreads threads, fn(arg, begin, end,
+ * tid) per block: _for splits [0, n) as OpenMP's schedule(static) does (nt
+ * contiguous blocks, the first n % nt one longer); _dynamic hands out
+ * blocks of `chunk` from a shared counter (schedule(dynamic, chunk)). */
+typedef void (*cpu_for_fn)(void *arg, int64_t begin, int64_t end, int tid);
+void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
+void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
+                              cpu_for_fn fn, void *arg);
+
 /* cpu/blis/gemm.c: row-major C = alpha * op(A) * op(B) + beta * C on BLIS
  * (beta == 0 never reads C), threaded for large products. */
 void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,

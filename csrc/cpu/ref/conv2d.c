@@ -32,7 +32,7 @@
  *              without im2col.  When there are fewer bands than threads,
  *              the product is cut across the threads instead.
  *
- * Work is cut into tasks (rows, bands, planes) that the OpenMP threads take
+ * Work is cut into tasks (rows, bands, planes) that the pool's threads take
  * dynamically, so that a thread held up by another process does not keep
  * the others waiting; the bias is added in the kernels (no extra pass).  The
  * filter is used in place when its layout is the one a path wants and is
@@ -48,7 +48,6 @@
  * range computed to stay inside it (padding reads zeros), whatever the
  * options; vector loads never run past a buffer. */
 #include <blis.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +93,7 @@ typedef int v16i __attribute__((vector_size(64)));
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Row-major C = op(A) * op(B) on one thread: called from inside OpenMP
+/* Row-major C = op(A) * op(B) on one thread: called from inside pool
  * regions, where BLIS must not start threads of its own. */
 static void
 sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
@@ -107,6 +106,56 @@ sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
                  tb ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &one,
                  (float *)a, lda, 1, (float *)b, ldb, 1, &zero, c, ldc, 1,
                  NULL, &rntm);
+}
+
+typedef struct sgpar_job {
+    bool ta;
+    bool tb;
+    int64_t m;
+    int64_t n;
+    int64_t k;
+    const float *a;
+    int64_t lda;
+    const float *b;
+    int64_t ldb;
+    float *c;
+    int64_t ldc;
+    bool split_m;
+    int64_t len;
+    int64_t step;
+} sgpar_job;
+
+static void
+sgpar_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const sgpar_job *j_ = p_;
+    bool ta = j_->ta;
+    bool tb = j_->tb;
+    int64_t m = j_->m;
+    int64_t n = j_->n;
+    int64_t k = j_->k;
+    const float *a = j_->a;
+    int64_t lda = j_->lda;
+    const float *b = j_->b;
+    int64_t ldb = j_->ldb;
+    float *c = j_->c;
+    int64_t ldc = j_->ldc;
+    bool split_m = j_->split_m;
+    int64_t len = j_->len;
+    int64_t step = j_->step;
+    for (int64_t i = (int64_t)b_; i < (int64_t)e_; i++) {
+        int64_t lo = i * step, cnt = len - lo < step ? len - lo : step;
+        if (split_m) {
+            /* rows lo.. of op(A) and of C */
+            sgemm_1t(ta, tb, cnt, n, k, a + (ta ? lo : lo * lda), lda, b, ldb,
+                     c + lo * ldc, ldc);
+        } else {
+            /* columns lo.. of op(B) and of C */
+            sgemm_1t(ta, tb, m, cnt, k, a, lda, b + (tb ? lo * ldb : lo), ldb,
+                     c + lo, ldc);
+        }
+    }
 }
 
 /* Row-major C = op(A) * op(B) on nt threads: the larger of m and n is cut
@@ -127,18 +176,11 @@ sgemm_par(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
     int64_t pieces = 4 * (int64_t)nt, step = (len + pieces - 1) / pieces;
     step = step < 32 ? 32 : (step + 15) / 16 * 16;
     pieces = (len + step - 1) / step;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int64_t i = 0; i < pieces; i++) {
-        int64_t lo = i * step, cnt = len - lo < step ? len - lo : step;
-        if (split_m) {
-            /* rows lo.. of op(A) and of C */
-            sgemm_1t(ta, tb, cnt, n, k, a + (ta ? lo : lo * lda), lda, b, ldb,
-                     c + lo * ldc, ldc);
-        } else {
-            /* columns lo.. of op(B) and of C */
-            sgemm_1t(ta, tb, m, cnt, k, a, lda, b + (tb ? lo * ldb : lo), ldb,
-                     c + lo, ldc);
-        }
+    {
+        sgpar_job j_ = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .a = a,
+                        .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc,
+                        .split_m = split_m, .len = len, .step = step};
+        cpu_parallel_for_dynamic((int64_t)(pieces), 1, nt, sgpar_body, &j_);
     }
 }
 
@@ -626,6 +668,87 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
     }
 }
 
+typedef struct dw_nchw_job {
+    float *scratch;
+    int64_t per;
+    const geom *g;
+    const float *x;
+    const float *w;
+    const float *b;
+    float *y;
+    int64_t m;
+    dw_pad pd;
+    float *zeros;
+} dw_nchw_job;
+
+static void
+dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const dw_nchw_job *j_ = p_;
+    float *scratch = j_->scratch;
+    int64_t per = j_->per;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    const float *w = j_->w;
+    const float *b = j_->b;
+    float *y = j_->y;
+    int64_t m = j_->m;
+    dw_pad pd = j_->pd;
+    float *zeros = j_->zeros;
+    for (int64_t p = (int64_t)b_; p < (int64_t)e_; p++) {
+        float *pad = scratch ? scratch + tid_ * per : NULL;
+        int64_t n = p / g->O, o = p % g->O;
+        const float *xp = x + (n * g->C + o / m) * g->H * g->W;
+        const float *wk = w + o * g->KH * g->KW;
+        float bv = b ? b[o] : 0.0f, *yp = y + p * g->OH * g->OW;
+        if (pad) {
+            dw_plane_nchw_padded(g, &pd, xp, wk, bv, yp, pad,
+                                 pad + pd.PH * pd.PW);
+        } else {
+            dw_plane_nchw(g, xp, wk, bv, yp, zeros);
+        }
+    }
+}
+
+typedef struct dw_nhwc_job {
+    const geom *g;
+    const float *x;
+    const float *w;
+    const float *b;
+    float *y;
+    bool k3;
+    bool mult;
+    float *zeros;
+    int64_t lo;
+    int64_t hi;
+} dw_nhwc_job;
+
+static void
+dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const dw_nhwc_job *j_ = p_;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    const float *w = j_->w;
+    const float *b = j_->b;
+    float *y = j_->y;
+    bool k3 = j_->k3;
+    bool mult = j_->mult;
+    float *zeros = j_->zeros;
+    int64_t lo = j_->lo;
+    int64_t hi = j_->hi;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        if (k3) {
+            dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
+        } else if (mult) {
+            dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
+        } else {
+            dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
+        }
+    }
+}
+
 static wnn_status
 conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                const float *x, const float *w, const float *b, float *y)
@@ -665,22 +788,11 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             free(wc);
             return cpu_fail(k, err, "out of memory");
         }
-#pragma omp parallel num_threads(nt)
         {
-            float *pad = scratch ? scratch + omp_get_thread_num() * per : NULL;
-#pragma omp for schedule(dynamic, 4)
-            for (int64_t p = 0; p < planes; p++) {
-                int64_t n = p / g->O, o = p % g->O;
-                const float *xp = x + (n * g->C + o / m) * g->H * g->W;
-                const float *wk = w + o * g->KH * g->KW;
-                float bv = b ? b[o] : 0.0f, *yp = y + p * g->OH * g->OW;
-                if (pad) {
-                    dw_plane_nchw_padded(g, &pd, xp, wk, bv, yp, pad,
-                                         pad + pd.PH * pd.PW);
-                } else {
-                    dw_plane_nchw(g, xp, wk, bv, yp, zeros);
-                }
-            }
+            dw_nchw_job j_ = {.scratch = scratch, .per = per, .g = g, .x = x,
+                              .w = w, .b = b, .y = y, .m = m, .pd = pd,
+                              .zeros = zeros};
+            cpu_parallel_for_dynamic((int64_t)(planes), 4, nt, dw_nchw_body, &j_);
         }
         free(scratch);
         free(zeros);
@@ -705,15 +817,11 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                 hi = lo;
             }
         }
-#pragma omp parallel for schedule(dynamic, 2) num_threads(nt)
-        for (int64_t r = 0; r < rows; r++) {
-            if (k3) {
-                dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
-            } else if (mult) {
-                dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
-            } else {
-                dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
-            }
+        {
+            dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
+                              .mult = mult, .zeros = zeros, .lo = lo,
+                              .hi = hi};
+            cpu_parallel_for_dynamic((int64_t)(rows), 2, nt, dw_nhwc_body, &j_);
         }
         free(zeros);
     }
@@ -865,6 +973,111 @@ band_gemm(const geom *g, const float *x, const float *w, bool w_ohwi,
     }
 }
 
+typedef struct i2c_nchw_job {
+    const geom *g;
+    const float *x;
+    int64_t n;
+    int64_t gi;
+    float *cols;
+} i2c_nchw_job;
+
+static void
+i2c_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const i2c_nchw_job *j_ = p_;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    int64_t n = j_->n;
+    int64_t gi = j_->gi;
+    float *cols = j_->cols;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        im2col_nchw_row(g, x, n, gi, r, 0, g->OH,
+                        cols + r * g->OH * g->OW);
+    }
+}
+
+typedef struct i2c_nhwc_job {
+    const geom *g;
+    const float *x;
+    int64_t n;
+    int64_t gi;
+    float *cols;
+    int64_t K;
+} i2c_nhwc_job;
+
+static void
+i2c_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const i2c_nhwc_job *j_ = p_;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    int64_t n = j_->n;
+    int64_t gi = j_->gi;
+    float *cols = j_->cols;
+    int64_t K = j_->K;
+    for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
+        im2col_nhwc_row(g, x, n, gi, oh,
+                        cols + oh * g->OW * K);
+    }
+}
+
+typedef struct bands_job {
+    const geom *g;
+    const float *x;
+    const float *w;
+    const float *b;
+    float *y;
+    bool plain;
+    float *cols;
+    int64_t col_floats;
+    int64_t bands;
+    int64_t rows_per;
+    int64_t K;
+    bool w_ohwi;
+} bands_job;
+
+static void
+bands_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const bands_job *j_ = p_;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    const float *w = j_->w;
+    const float *b = j_->b;
+    float *y = j_->y;
+    bool plain = j_->plain;
+    float *cols = j_->cols;
+    int64_t col_floats = j_->col_floats;
+    int64_t bands = j_->bands;
+    int64_t rows_per = j_->rows_per;
+    int64_t K = j_->K;
+    bool w_ohwi = j_->w_ohwi;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        float *col = plain ? NULL : cols + tid_ * col_floats;
+        int64_t img = tsk / bands, band = tsk % bands;
+        int64_t n = img / g->G, gi = img % g->G;
+        int64_t oh0 = band * rows_per;
+        int64_t oh1 = oh0 + rows_per < g->OH ? oh0 + rows_per : g->OH;
+        if (!plain) {
+            if (!g->nhwc) {
+                int64_t P = (oh1 - oh0) * g->OW;
+                for (int64_t r = 0; r < K; r++) {
+                    im2col_nchw_row(g, x, n, gi, r, oh0, oh1,
+                                    col + r * P);
+                }
+            } else {
+                for (int64_t oh = oh0; oh < oh1; oh++) {
+                    im2col_nhwc_row(g, x, n, gi, oh,
+                                    col + (oh - oh0) * g->OW * K);
+                }
+            }
+        }
+        band_gemm(g, x, w, w_ohwi, b, y, n, gi, oh0, oh1, col, false);
+    }
+}
+
 static wnn_status
 conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
           const float *x, const float *w, const float *b, float *y)
@@ -937,47 +1150,28 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             int64_t n = tsk / g->G, gi = tsk % g->G;
             if (!plain) {
                 if (!g->nhwc) {
-#pragma omp parallel for schedule(static) num_threads(nt)
-                    for (int64_t r = 0; r < K; r++) {
-                        im2col_nchw_row(g, x, n, gi, r, 0, g->OH,
-                                        cols + r * g->OH * g->OW);
+                    {
+                        i2c_nchw_job j_ = {.g = g, .x = x, .n = n, .gi = gi,
+                                           .cols = cols};
+                        cpu_parallel_for((int64_t)(K), nt, i2c_nchw_body, &j_);
                     }
                 } else {
-#pragma omp parallel for schedule(static) num_threads(nt)
-                    for (int64_t oh = 0; oh < g->OH; oh++) {
-                        im2col_nhwc_row(g, x, n, gi, oh,
-                                        cols + oh * g->OW * K);
+                    {
+                        i2c_nhwc_job j_ = {.g = g, .x = x, .n = n, .gi = gi,
+                                           .cols = cols, .K = K};
+                        cpu_parallel_for((int64_t)(g->OH), nt, i2c_nhwc_body, &j_);
                     }
                 }
             }
             band_gemm(g, x, w, w_ohwi, b, y, n, gi, 0, g->OH, cols, true);
         }
     } else {
-#pragma omp parallel num_threads(nt)
         {
-            float *col = plain ? NULL : cols + omp_get_thread_num() * col_floats;
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t tsk = 0; tsk < tasks; tsk++) {
-                int64_t img = tsk / bands, band = tsk % bands;
-                int64_t n = img / g->G, gi = img % g->G;
-                int64_t oh0 = band * rows_per;
-                int64_t oh1 = oh0 + rows_per < g->OH ? oh0 + rows_per : g->OH;
-                if (!plain) {
-                    if (!g->nhwc) {
-                        int64_t P = (oh1 - oh0) * g->OW;
-                        for (int64_t r = 0; r < K; r++) {
-                            im2col_nchw_row(g, x, n, gi, r, oh0, oh1,
-                                            col + r * P);
-                        }
-                    } else {
-                        for (int64_t oh = oh0; oh < oh1; oh++) {
-                            im2col_nhwc_row(g, x, n, gi, oh,
-                                            col + (oh - oh0) * g->OW * K);
-                        }
-                    }
-                }
-                band_gemm(g, x, w, w_ohwi, b, y, n, gi, oh0, oh1, col, false);
-            }
+            bands_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y,
+                            .plain = plain, .cols = cols,
+                            .col_floats = col_floats, .bands = bands,
+                            .rows_per = rows_per, .K = K, .w_ohwi = w_ohwi};
+            cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, bands_body, &j_);
         }
     }
     free(cols);
@@ -1153,16 +1347,42 @@ transpose_tile(const float *src, int64_t rows, int64_t cols, float *dst,
     }
 }
 
+typedef struct timg_job {
+    const float *src;
+    int64_t rows;
+    int64_t cols;
+    float *dst;
+    int64_t tr;
+    int64_t tc;
+} timg_job;
+
+static void
+timg_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const timg_job *j_ = p_;
+    const float *src = j_->src;
+    int64_t rows = j_->rows;
+    int64_t cols = j_->cols;
+    float *dst = j_->dst;
+    int64_t tr = j_->tr;
+    int64_t tc = j_->tc;
+    for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
+        int64_t i = t / (tr * tc), rem = t % (tr * tc);
+        transpose_tile(src + i * rows * cols, rows, cols,
+                       dst + i * rows * cols, rem / tc * 64, rem % tc * 64);
+    }
+}
+
 static void
 transpose_images(const float *src, int64_t n, int64_t rows, int64_t cols,
                  float *dst, int nt)
 {
     int64_t tr = (rows + 63) / 64, tc = (cols + 63) / 64;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
-    for (int64_t t = 0; t < n * tr * tc; t++) {
-        int64_t i = t / (tr * tc), rem = t % (tr * tc);
-        transpose_tile(src + i * rows * cols, rows, cols,
-                       dst + i * rows * cols, rem / tc * 64, rem % tc * 64);
+    {
+        timg_job j_ = {.src = src, .rows = rows, .cols = cols, .dst = dst,
+                       .tr = tr, .tc = tc};
+        cpu_parallel_for_dynamic((int64_t)(n * tr * tc), 4, nt, timg_body, &j_);
     }
 }
 
@@ -1400,6 +1620,63 @@ wino_output(const geom *g, const float *m, int64_t OP, const float *bp,
     }
 }
 
+typedef struct wino_job {
+    float *buf;
+    int64_t vsz;
+    int64_t msz;
+    int64_t chunks;
+    int64_t TT;
+    int64_t TW;
+    const geom *g;
+    const float *x;
+    int64_t C;
+    int64_t OP;
+    float *u;
+    float *zb;
+    float *bp;
+    float *y;
+} wino_job;
+
+static void
+wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const wino_job *j_ = p_;
+    float *buf = j_->buf;
+    int64_t vsz = j_->vsz;
+    int64_t msz = j_->msz;
+    int64_t chunks = j_->chunks;
+    int64_t TT = j_->TT;
+    int64_t TW = j_->TW;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    int64_t C = j_->C;
+    int64_t OP = j_->OP;
+    float *u = j_->u;
+    float *zb = j_->zb;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        float *v = buf + tid_ * (vsz + msz), *m = v + vsz;
+        int64_t n = tsk / chunks, t0 = tsk % chunks * WINO_TILES;
+        int64_t cnt = TT - t0 < WINO_TILES ? TT - t0 : WINO_TILES;
+        wino_input(g, x, n, t0, cnt, TW, v);
+        for (int xi = 0; xi < 16; xi++) {
+            for (int64_t o0 = 0; o0 < OP; o0 += 64) {
+                int nv = (OP - o0) / 16 < 4 ? (int)((OP - o0) / 16) : 4;
+                for (int64_t t = 0; t < cnt; t += DIRECT_PB) {
+                    int64_t pb = cnt - t < DIRECT_PB ? cnt - t : DIRECT_PB;
+                    direct_fns[nv][pb](v + (xi * cnt + t) * C, C, 0, 0, 1,
+                                       1, 1, C, u + xi * C * OP + o0, OP,
+                                       zb, NULL,
+                                       m + (xi * cnt + t) * OP + o0, OP,
+                                       16 * nv);
+                }
+            }
+        }
+        wino_output(g, m, OP, bp, y, n, t0, cnt, TW);
+    }
+}
+
 static wnn_status
 conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                    int layout, const float *x, const float *w, const float *b,
@@ -1434,35 +1711,92 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     if (b) {
         memcpy(bp, b, (size_t)O * sizeof(float));
     }
-#pragma omp parallel num_threads(nt)
     {
-        float *v = buf + omp_get_thread_num() * (vsz + msz), *m = v + vsz;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t tsk = 0; tsk < tasks; tsk++) {
-            int64_t n = tsk / chunks, t0 = tsk % chunks * WINO_TILES;
-            int64_t cnt = TT - t0 < WINO_TILES ? TT - t0 : WINO_TILES;
-            wino_input(g, x, n, t0, cnt, TW, v);
-            for (int xi = 0; xi < 16; xi++) {
-                for (int64_t o0 = 0; o0 < OP; o0 += 64) {
-                    int nv = (OP - o0) / 16 < 4 ? (int)((OP - o0) / 16) : 4;
-                    for (int64_t t = 0; t < cnt; t += DIRECT_PB) {
-                        int64_t pb = cnt - t < DIRECT_PB ? cnt - t : DIRECT_PB;
-                        direct_fns[nv][pb](v + (xi * cnt + t) * C, C, 0, 0, 1,
-                                           1, 1, C, u + xi * C * OP + o0, OP,
-                                           zb, NULL,
-                                           m + (xi * cnt + t) * OP + o0, OP,
-                                           16 * nv);
-                    }
-                }
-            }
-            wino_output(g, m, OP, bp, y, n, t0, cnt, TW);
-        }
+        wino_job j_ = {.buf = buf, .vsz = vsz, .msz = msz, .chunks = chunks,
+                       .TT = TT, .TW = TW, .g = g, .x = x, .C = C, .OP = OP,
+                       .u = u, .zb = zb, .bp = bp, .y = y};
+        cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, wino_body, &j_);
     }
     free(u);
     free(bp);
     free(zb);
     free(buf);
     return WNN_OK;
+}
+
+typedef struct d1x1_job {
+    int64_t nob;
+    int64_t chunk;
+    int64_t P;
+    int64_t OP;
+    int64_t O;
+    int64_t C;
+    const float *x;
+    float *wt;
+    float *bp;
+    float *y;
+} d1x1_job;
+
+static void
+d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const d1x1_job *j_ = p_;
+    int64_t nob = j_->nob;
+    int64_t chunk = j_->chunk;
+    int64_t P = j_->P;
+    int64_t OP = j_->OP;
+    int64_t O = j_->O;
+    int64_t C = j_->C;
+    const float *x = j_->x;
+    float *wt = j_->wt;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
+        int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
+        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+        for (int64_t p = p0; p < p1; p += DIRECT_PB) {
+            int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
+            direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
+                               bp + o0, NULL, y + p * O + o0, O, nvalid);
+        }
+    }
+}
+
+typedef struct drows_job {
+    int64_t nob;
+    int64_t OP;
+    const geom *g;
+    const float *x;
+    float *wt;
+    float *bp;
+    float *y;
+    int64_t lo;
+    int64_t hi;
+} drows_job;
+
+static void
+drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const drows_job *j_ = p_;
+    int64_t nob = j_->nob;
+    int64_t OP = j_->OP;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    float *wt = j_->wt;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    int64_t lo = j_->lo;
+    int64_t hi = j_->hi;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        int64_t r = tsk / nob, ob = tsk % nob;
+        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        direct_row(g, x, wt, OP, bp, y, r / g->OH, r % g->OH, o0, (int)nv, lo,
+                   hi);
+    }
 }
 
 static wnn_status
@@ -1509,28 +1843,19 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         /* 1x1 without strides or padding: one long row of N H W pixels */
         const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
         const int64_t nch = (P + chunk - 1) / chunk;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-        for (int64_t tsk = 0; tsk < nch * nob; tsk++) {
-            int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
-            int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
-            int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-            int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
-            for (int64_t p = p0; p < p1; p += DIRECT_PB) {
-                int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
-                direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
-                                   bp + o0, NULL, y + p * O + o0, O, nvalid);
-            }
+        {
+            d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP,
+                           .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y};
+            cpu_parallel_for_dynamic((int64_t)(nch * nob), 1, nt, d1x1_body, &j_);
         }
         free(wt);
         free(bp);
         return WNN_OK;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int64_t tsk = 0; tsk < rows * nob; tsk++) {
-        int64_t r = tsk / nob, ob = tsk % nob;
-        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-        direct_row(g, x, wt, OP, bp, y, r / g->OH, r % g->OH, o0, (int)nv, lo,
-                   hi);
+    {
+        drows_job j_ = {.nob = nob, .OP = OP, .g = g, .x = x, .wt = wt,
+                        .bp = bp, .y = y, .lo = lo, .hi = hi};
+        cpu_parallel_for_dynamic((int64_t)(rows * nob), 1, nt, drows_body, &j_);
     }
     free(wt);
     free(bp);
@@ -1563,6 +1888,56 @@ conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     free(xt);
     free(yt);
     return st;
+}
+
+typedef struct d1nchw_job {
+    float *scratch;
+    int64_t C;
+    int64_t nblk;
+    int64_t P;
+    const float *x;
+    int64_t O;
+    const float *w;
+    const float *bias;
+    float *y;
+} d1nchw_job;
+
+static void
+d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const d1nchw_job *j_ = p_;
+    float *scratch = j_->scratch;
+    int64_t C = j_->C;
+    int64_t nblk = j_->nblk;
+    int64_t P = j_->P;
+    const float *x = j_->x;
+    int64_t O = j_->O;
+    const float *w = j_->w;
+    const float *bias = j_->bias;
+    float *y = j_->y;
+    for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
+        float *sc = scratch + tid_ * C * 64;
+        int64_t n = t / nblk, p0 = t % nblk * 64;
+        int64_t valid = P - p0 < 64 ? P - p0 : 64;
+        int nv = (int)((valid + 15) / 16);
+        const float *xb = x + n * C * P + p0;
+        int64_t ldx = P;
+        if (p0 + 16 * nv > P) {
+            for (int64_t c = 0; c < C; c++) {
+                for (int64_t i = 0; i < 16 * nv; i++) {
+                    sc[c * 64 + i] = i < valid ? xb[c * P + i] : 0.0f;
+                }
+            }
+            xb = sc;
+            ldx = 64;
+        }
+        float *yb = y + n * O * P + p0;
+        for (int64_t o = 0; o < O; o += DIRECT_PB) {
+            int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
+            direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
+                               NULL, bias + o, yb + o * P, P, valid);
+        }
+    }
 }
 
 /* nchw 1x1 convolution, strides 1, no padding, groups 1: per image the
@@ -1598,32 +1973,10 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
         w = wc;
     }
     const float *bias = b ? b : zb;
-#pragma omp parallel num_threads(nt)
     {
-        float *sc = scratch + omp_get_thread_num() * C * 64;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < tasks; t++) {
-            int64_t n = t / nblk, p0 = t % nblk * 64;
-            int64_t valid = P - p0 < 64 ? P - p0 : 64;
-            int nv = (int)((valid + 15) / 16);
-            const float *xb = x + n * C * P + p0;
-            int64_t ldx = P;
-            if (p0 + 16 * nv > P) {
-                for (int64_t c = 0; c < C; c++) {
-                    for (int64_t i = 0; i < 16 * nv; i++) {
-                        sc[c * 64 + i] = i < valid ? xb[c * P + i] : 0.0f;
-                    }
-                }
-                xb = sc;
-                ldx = 64;
-            }
-            float *yb = y + n * O * P + p0;
-            for (int64_t o = 0; o < O; o += DIRECT_PB) {
-                int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
-                direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
-                                   NULL, bias + o, yb + o * P, P, valid);
-            }
-        }
+        d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P,
+                         .x = x, .O = O, .w = w, .bias = bias, .y = y};
+        cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, d1nchw_body, &j_);
     }
     free(wc);
     free(zb);
@@ -1779,6 +2132,60 @@ scatter_plane(const geom *g, const float *cp, float bias, float *yp)
     }
 }
 
+typedef struct ct_scatter_job {
+    geom g;
+    float *col;
+    const float *b;
+    float *y;
+    int64_t n;
+    int64_t gi;
+    int64_t HW;
+} ct_scatter_job;
+
+static void
+ct_scatter_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const ct_scatter_job *j_ = p_;
+    geom g = j_->g;
+    float *col = j_->col;
+    const float *b = j_->b;
+    float *y = j_->y;
+    int64_t n = j_->n;
+    int64_t gi = j_->gi;
+    int64_t HW = j_->HW;
+    for (int64_t oc = (int64_t)b_; oc < (int64_t)e_; oc++) {
+        scatter_plane(&g, col + oc * g.KH * g.KW * HW,
+                      b ? b[gi * g.Og + oc] : 0.0f,
+                      y + ((n * g.O) + gi * g.Og + oc) * g.OH * g.OW);
+    }
+}
+
+typedef struct ct_gather_job {
+    geom g;
+    float *col;
+    const float *b;
+    float *y;
+    int64_t n;
+    int64_t gi;
+} ct_gather_job;
+
+static void
+ct_gather_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const ct_gather_job *j_ = p_;
+    geom g = j_->g;
+    float *col = j_->col;
+    const float *b = j_->b;
+    float *y = j_->y;
+    int64_t n = j_->n;
+    int64_t gi = j_->gi;
+    for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
+        gather_row_nhwc(&g, col, b, y, n, gi, oh);
+    }
+}
+
 wnn_status
 cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
 {
@@ -1856,19 +2263,19 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                 /* col (M x HW) = a^T (M x Cg) * x_g (Cg x HW) */
                 sgemm_par(true, false, M, HW, g.Cg, a, M,
                           x + (n * g.C + gi * g.Cg) * HW, HW, col, HW, nt);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-                for (int64_t oc = 0; oc < g.Og; oc++) {
-                    scatter_plane(&g, col + oc * g.KH * g.KW * HW,
-                                  b ? b[gi * g.Og + oc] : 0.0f,
-                                  y + ((n * g.O) + gi * g.Og + oc) * g.OH * g.OW);
+                {
+                    ct_scatter_job j_ = {.g = g, .col = col, .b = b, .y = y,
+                                         .n = n, .gi = gi, .HW = HW};
+                    cpu_parallel_for_dynamic((int64_t)(g.Og), 1, nt, ct_scatter_body, &j_);
                 }
             } else {
                 /* col (HW x M) = x_g (HW x Cg) * a (Cg x M) */
                 sgemm_par(false, false, HW, M, g.Cg,
                           x + n * HW * g.C + gi * g.Cg, g.C, a, M, col, M, nt);
-#pragma omp parallel for schedule(static) num_threads(nt)
-                for (int64_t oh = 0; oh < g.OH; oh++) {
-                    gather_row_nhwc(&g, col, b, y, n, gi, oh);
+                {
+                    ct_gather_job j_ = {.g = g, .col = col, .b = b, .y = y,
+                                        .n = n, .gi = gi};
+                    cpu_parallel_for((int64_t)(g.OH), nt, ct_gather_body, &j_);
                 }
             }
         }

@@ -17,7 +17,6 @@
  *         integer -> integer wraps (keeps the low bits), as NumPy's astype.
  *   max / min propagate NaN (as numpy.maximum / numpy.minimum). */
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "../cpu.h"
@@ -397,23 +396,35 @@ threads_for(uint64_t total)
     return total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
 }
 
-/* ---- unary (and logicalNot / isNaN / isInfinite) ---------------------- */
-wnn_status
-cpu_unary(const cpu_call *k, wnn_error *err)
-{
-    (void)err;
-    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
-    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
-    uop op = uop_of(k->node->op);
-    domain dm = domain_of(ti);
+typedef struct unary_job {
+    uop op;
+    domain dm;
     uparams pr;
-    wnn_scalar_params_of(k->node->op, k->options, ti, &pr);
-    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
-    const unsigned char *x = k->in[0];
-    unsigned char *y = k->out[0];
-    size_t nc = n_chunks(total);
-#pragma omp parallel for schedule(static) num_threads(threads_for(total))
-    for (size_t c = 0; c < nc; c++) {
+    size_t si;
+    size_t so;
+    const unsigned char *x;
+    unsigned char *y;
+    uint64_t total;
+    wnn_dtype ti;
+    wnn_dtype to;
+} unary_job;
+
+static void
+unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const unary_job *j_ = p_;
+    uop op = j_->op;
+    domain dm = j_->dm;
+    uparams pr = j_->pr;
+    size_t si = j_->si;
+    size_t so = j_->so;
+    const unsigned char *x = j_->x;
+    unsigned char *y = j_->y;
+    uint64_t total = j_->total;
+    wnn_dtype ti = j_->ti;
+    wnn_dtype to = j_->to;
+    for (size_t c = (size_t)b_; c < (size_t)e_; c++) {
         uint64_t b = (uint64_t)c * CH;
         size_t n = total - b < CH ? (size_t)(total - b) : CH;
         const void *xp = x + b * si;
@@ -454,6 +465,28 @@ cpu_unary(const cpu_call *k, wnn_error *err)
             }
             store_i64(to, yp, n, yb);
         }
+    }
+}
+
+/* ---- unary (and logicalNot / isNaN / isInfinite) ---------------------- */
+wnn_status
+cpu_unary(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
+    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
+    uop op = uop_of(k->node->op);
+    domain dm = domain_of(ti);
+    uparams pr;
+    wnn_scalar_params_of(k->node->op, k->options, ti, &pr);
+    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    size_t nc = n_chunks(total);
+    {
+        unary_job j_ = {.op = op, .dm = dm, .pr = pr, .si = si, .so = so,
+                        .x = x, .y = y, .total = total, .ti = ti, .to = to};
+        cpu_parallel_for((int64_t)(nc), threads_for(total), unary_body, &j_);
     }
     return WNN_OK;
 }
@@ -613,28 +646,45 @@ binary_u64(bop op, size_t n, const uint64_t *a, const uint64_t *b, uint64_t *y)
     }
 }
 
-wnn_status
-cpu_binary(const cpu_call *k, wnn_error *err)
-{
-    (void)err;
-    const wnn_desc *ins[2] = { &k->in_desc[0], &k->in_desc[1] };
-    wnn_dtype ti = ins[0]->dtype, to = k->out_desc[0].dtype;
-    bop op = bop_of(k->node->op);
-    bool cmp = op >= B_EQ;
-    domain dm = domain_of(ti);
+typedef struct binary_job {
+    bop op;
+    bool cmp;
+    domain dm;
     nd it;
-    nd_make(&it, &k->out_desc[0], ins, 2);
-    uint64_t inner = it.shape[it.rank - 1];
-    uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
-    uint64_t per_row = (inner + CH - 1) / CH;
-    uint64_t tasks = rows * per_row;
-    size_t sa = wnn_dtype_size(ti), so = wnn_dtype_size(to);
-    const unsigned char *A = k->in[0], *B = k->in[1];
-    unsigned char *Y = k->out[0];
-    int ia = it.st[0][it.rank - 1] != 0, ib = it.st[1][it.rank - 1] != 0;
-    uint64_t total = rows * inner;
-#pragma omp parallel for schedule(static) num_threads(threads_for(total))
-    for (uint64_t t = 0; t < tasks; t++) {
+    uint64_t inner;
+    uint64_t per_row;
+    size_t sa;
+    size_t so;
+    const unsigned char *A;
+    const unsigned char *B;
+    unsigned char *Y;
+    int ia;
+    int ib;
+    wnn_dtype ti;
+    wnn_dtype to;
+} binary_job;
+
+static void
+binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const binary_job *j_ = p_;
+    bop op = j_->op;
+    bool cmp = j_->cmp;
+    domain dm = j_->dm;
+    nd it = j_->it;
+    uint64_t inner = j_->inner;
+    uint64_t per_row = j_->per_row;
+    size_t sa = j_->sa;
+    size_t so = j_->so;
+    const unsigned char *A = j_->A;
+    const unsigned char *B = j_->B;
+    unsigned char *Y = j_->Y;
+    int ia = j_->ia;
+    int ib = j_->ib;
+    wnn_dtype ti = j_->ti;
+    wnn_dtype to = j_->to;
+    for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
         uint64_t row = t / per_row, c0 = (t % per_row) * CH;
         size_t n = inner - c0 < CH ? (size_t)(inner - c0) : CH;
         int64_t off[MAXI];
@@ -674,7 +724,78 @@ cpu_binary(const cpu_call *k, wnn_error *err)
             store_i64(to, yp, n, yb);
         }
     }
+}
+
+wnn_status
+cpu_binary(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_desc *ins[2] = { &k->in_desc[0], &k->in_desc[1] };
+    wnn_dtype ti = ins[0]->dtype, to = k->out_desc[0].dtype;
+    bop op = bop_of(k->node->op);
+    bool cmp = op >= B_EQ;
+    domain dm = domain_of(ti);
+    nd it;
+    nd_make(&it, &k->out_desc[0], ins, 2);
+    uint64_t inner = it.shape[it.rank - 1];
+    uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
+    uint64_t per_row = (inner + CH - 1) / CH;
+    uint64_t tasks = rows * per_row;
+    size_t sa = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    const unsigned char *A = k->in[0], *B = k->in[1];
+    unsigned char *Y = k->out[0];
+    int ia = it.st[0][it.rank - 1] != 0, ib = it.st[1][it.rank - 1] != 0;
+    uint64_t total = rows * inner;
+    {
+        binary_job j_ = {.op = op, .cmp = cmp, .dm = dm, .it = it,
+                         .inner = inner, .per_row = per_row, .sa = sa,
+                         .so = so, .A = A, .B = B, .Y = Y, .ia = ia, .ib = ib,
+                         .ti = ti, .to = to};
+        cpu_parallel_for((int64_t)(tasks), threads_for(total), binary_body, &j_);
+    }
     return WNN_OK;
+}
+
+typedef struct where_job {
+    size_t es;
+    nd it;
+    uint64_t inner;
+    int64_t s0;
+    int64_t s1;
+    int64_t s2;
+    const uint8_t *C;
+    const unsigned char *T;
+    const unsigned char *F;
+    unsigned char *Y;
+} where_job;
+
+static void
+where_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const where_job *j_ = p_;
+    size_t es = j_->es;
+    nd it = j_->it;
+    uint64_t inner = j_->inner;
+    int64_t s0 = j_->s0;
+    int64_t s1 = j_->s1;
+    int64_t s2 = j_->s2;
+    const uint8_t *C = j_->C;
+    const unsigned char *T = j_->T;
+    const unsigned char *F = j_->F;
+    unsigned char *Y = j_->Y;
+    for (uint64_t row = (uint64_t)b_; row < (uint64_t)e_; row++) {
+        int64_t off[MAXI];
+        nd_row(&it, row, off);
+        unsigned char *yp = Y + row * inner * es;
+        for (uint64_t i = 0; i < inner; i++) {
+            const unsigned char *src =
+                C[off[0] + (int64_t)i * s0]
+                    ? T + (off[1] + (int64_t)i * s1) * (int64_t)es
+                    : F + (off[2] + (int64_t)i * s2) * (int64_t)es;
+            memcpy(yp + i * es, src, es);
+        }
+    }
 }
 
 /* ---- where ------------------------------------------------------------ */
@@ -693,18 +814,10 @@ cpu_where(const cpu_call *k, wnn_error *err)
     const uint8_t *C = k->in[0];
     const unsigned char *T = k->in[1], *F = k->in[2];
     unsigned char *Y = k->out[0];
-#pragma omp parallel for schedule(static) num_threads(threads_for(rows * inner))
-    for (uint64_t row = 0; row < rows; row++) {
-        int64_t off[MAXI];
-        nd_row(&it, row, off);
-        unsigned char *yp = Y + row * inner * es;
-        for (uint64_t i = 0; i < inner; i++) {
-            const unsigned char *src =
-                C[off[0] + (int64_t)i * s0]
-                    ? T + (off[1] + (int64_t)i * s1) * (int64_t)es
-                    : F + (off[2] + (int64_t)i * s2) * (int64_t)es;
-            memcpy(yp + i * es, src, es);
-        }
+    {
+        where_job j_ = {.es = es, .it = it, .inner = inner, .s0 = s0, .s1 = s1,
+                        .s2 = s2, .C = C, .T = T, .F = F, .Y = Y};
+        cpu_parallel_for((int64_t)(rows), threads_for(rows * inner), where_body, &j_);
     }
     return WNN_OK;
 }
@@ -746,23 +859,33 @@ f2u64(float v)
     return (uint64_t)v;
 }
 
-wnn_status
-cpu_cast(const cpu_call *k, wnn_error *err)
+typedef struct cast_job {
+    wnn_dtype ti;
+    wnn_dtype to;
+    uint64_t total;
+    size_t si;
+    size_t so;
+    domain di;
+    domain dout;
+    const unsigned char *x;
+    unsigned char *y;
+} cast_job;
+
+static void
+cast_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)err;
-    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
-    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
-    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
-    domain di = domain_of(ti), dout = domain_of(to);
-    const unsigned char *x = k->in[0];
-    unsigned char *y = k->out[0];
-    size_t nc = n_chunks(total);
-    if (ti == to) {
-        memcpy(y, x, total * si);
-        return WNN_OK;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads_for(total))
-    for (size_t c = 0; c < nc; c++) {
+    (void)tid_;
+    const cast_job *j_ = p_;
+    wnn_dtype ti = j_->ti;
+    wnn_dtype to = j_->to;
+    uint64_t total = j_->total;
+    size_t si = j_->si;
+    size_t so = j_->so;
+    domain di = j_->di;
+    domain dout = j_->dout;
+    const unsigned char *x = j_->x;
+    unsigned char *y = j_->y;
+    for (size_t c = (size_t)b_; c < (size_t)e_; c++) {
         uint64_t b = (uint64_t)c * CH;
         size_t n = total - b < CH ? (size_t)(total - b) : CH;
         const void *xp = x + b * si;
@@ -794,6 +917,28 @@ cpu_cast(const cpu_call *k, wnn_error *err)
                 store_i64(to, yp, n, ib);
             }
         }
+    }
+}
+
+wnn_status
+cpu_cast(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    wnn_dtype ti = k->in_desc[0].dtype, to = k->out_desc[0].dtype;
+    uint64_t total = wnn_desc_elements(&k->out_desc[0]);
+    size_t si = wnn_dtype_size(ti), so = wnn_dtype_size(to);
+    domain di = domain_of(ti), dout = domain_of(to);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    size_t nc = n_chunks(total);
+    if (ti == to) {
+        memcpy(y, x, total * si);
+        return WNN_OK;
+    }
+    {
+        cast_job j_ = {.ti = ti, .to = to, .total = total, .si = si, .so = so,
+                       .di = di, .dout = dout, .x = x, .y = y};
+        cpu_parallel_for((int64_t)(nc), threads_for(total), cast_body, &j_);
     }
     return WNN_OK;
 }

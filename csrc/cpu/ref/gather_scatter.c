@@ -18,7 +18,6 @@
  * (1, 2, 4 or 8 bytes), values are copied bit for bit.  Shapes are valid
  * (every element count <= 2^31 - 1, checked by the builder), so element
  * offsets fit in int64 and byte offsets in size_t. */
-#include <omp.h>
 #include <string.h>
 
 #include "../cpu.h"
@@ -77,6 +76,28 @@ copy_elem(unsigned char *dst, const unsigned char *src, size_t es)
     }
 }
 
+typedef struct copyb_job {
+    void *dst;
+    const void *src;
+    uint64_t bytes;
+    uint64_t chunk;
+} copyb_job;
+
+static void
+copyb_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const copyb_job *j_ = p_;
+    void *dst = j_->dst;
+    const void *src = j_->src;
+    uint64_t bytes = j_->bytes;
+    uint64_t chunk = j_->chunk;
+    for (uint64_t i = (uint64_t)b_; i < (uint64_t)e_; i++) {
+        uint64_t b = i * chunk, len = bytes - b < chunk ? bytes - b : chunk;
+        memcpy((unsigned char *)dst + b, (const unsigned char *)src + b, len);
+    }
+}
+
 /* Copy `bytes` from src to dst, threaded when large. */
 static void
 copy_bytes(void *dst, const void *src, uint64_t bytes)
@@ -88,10 +109,9 @@ copy_bytes(void *dst, const void *src, uint64_t bytes)
         memcpy(dst, src, bytes);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t b = i * chunk, len = bytes - b < chunk ? bytes - b : chunk;
-        memcpy((unsigned char *)dst + b, (const unsigned char *)src + b, len);
+    {
+        copyb_job j_ = {.dst = dst, .src = src, .bytes = bytes, .chunk = chunk};
+        cpu_parallel_for((int64_t)(n), nt, copyb_body, &j_);
     }
 }
 
@@ -106,33 +126,36 @@ prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
     return p;
 }
 
-/* ---- gather -------------------------------------------------------------- */
-/* output[o, j, r] = input[o, index(j), r] for the outer dimensions o (before
- * axis), the flattened indices j and the inner dimensions r (after axis):
- * one copy of `inner` elements per (o, j) row.  An embedding lookup (axis 0
- * of a [rows, width] table) is a memcpy of one table row per index. */
-wnn_status
-cpu_gather(const cpu_call *k, wnn_error *err)
+typedef struct gather_job {
+    uint64_t rows;
+    uint64_t n_idx;
+    unsigned char *y;
+    size_t row;
+    uint64_t inner;
+    const void *idx;
+    wnn_dtype it;
+    uint64_t dim;
+    const unsigned char *x;
+    size_t es;
+} gather_job;
+
+static void
+gather_body(void *p_, int tid_, int nt_)
 {
-    (void)err;
-    const wnn_gather_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
-    uint32_t axis = o->axis;
-    size_t es = wnn_dtype_size(in->dtype);
-    uint64_t outer = prod(in->shape, 0, axis), dim = in->shape[axis];
-    uint64_t inner = prod(in->shape, axis + 1, in->rank);
-    uint64_t n_idx = wnn_desc_elements(ix);
-    uint64_t rows = outer * n_idx;
-    size_t row = (size_t)(inner * es);
-    const unsigned char *x = k->in[0];
-    const void *idx = k->in[1];
-    wnn_dtype it = ix->dtype;
-    unsigned char *y = k->out[0];
-    int nt = threads_for_bytes(rows * row, rows);
-#pragma omp parallel num_threads(nt)
+    const gather_job *j_ = p_;
+    uint64_t rows = j_->rows;
+    uint64_t n_idx = j_->n_idx;
+    unsigned char *y = j_->y;
+    size_t row = j_->row;
+    uint64_t inner = j_->inner;
+    const void *idx = j_->idx;
+    wnn_dtype it = j_->it;
+    uint64_t dim = j_->dim;
+    const unsigned char *x = j_->x;
+    size_t es = j_->es;
     {
         uint64_t lo, hi;
-        part(rows, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        part(rows, tid_, nt_, &lo, &hi);
         uint64_t oi = lo / n_idx, j = lo % n_idx;
         unsigned char *dst = y + lo * row;
         if (inner == 1) {
@@ -171,7 +194,82 @@ cpu_gather(const cpu_call *k, wnn_error *err)
             }
         }
     }
+}
+
+/* ---- gather -------------------------------------------------------------- */
+/* output[o, j, r] = input[o, index(j), r] for the outer dimensions o (before
+ * axis), the flattened indices j and the inner dimensions r (after axis):
+ * one copy of `inner` elements per (o, j) row.  An embedding lookup (axis 0
+ * of a [rows, width] table) is a memcpy of one table row per index. */
+wnn_status
+cpu_gather(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_gather_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
+    uint32_t axis = o->axis;
+    size_t es = wnn_dtype_size(in->dtype);
+    uint64_t outer = prod(in->shape, 0, axis), dim = in->shape[axis];
+    uint64_t inner = prod(in->shape, axis + 1, in->rank);
+    uint64_t n_idx = wnn_desc_elements(ix);
+    uint64_t rows = outer * n_idx;
+    size_t row = (size_t)(inner * es);
+    const unsigned char *x = k->in[0];
+    const void *idx = k->in[1];
+    wnn_dtype it = ix->dtype;
+    unsigned char *y = k->out[0];
+    int nt = threads_for_bytes(rows * row, rows);
+    {
+        gather_job j_ = {.rows = rows, .n_idx = n_idx, .y = y, .row = row,
+                         .inner = inner, .idx = idx, .it = it, .dim = dim,
+                         .x = x, .es = es};
+        cpu_parallel(nt, gather_body, &j_);
+    }
     return WNN_OK;
+}
+
+typedef struct gather_el_job {
+    uint64_t total;
+    uint64_t inner;
+    uint64_t a_n;
+    const void *idx;
+    wnn_dtype it;
+    uint64_t dim;
+    unsigned char *y;
+    const unsigned char *x;
+    size_t es;
+} gather_el_job;
+
+static void
+gather_el_body(void *p_, int tid_, int nt_)
+{
+    const gather_el_job *j_ = p_;
+    uint64_t total = j_->total;
+    uint64_t inner = j_->inner;
+    uint64_t a_n = j_->a_n;
+    const void *idx = j_->idx;
+    wnn_dtype it = j_->it;
+    uint64_t dim = j_->dim;
+    unsigned char *y = j_->y;
+    const unsigned char *x = j_->x;
+    size_t es = j_->es;
+    {
+        uint64_t lo, hi;
+        part(total, tid_, nt_, &lo, &hi);
+        uint64_t r = lo % inner, oa = lo / inner;
+        uint64_t a = oa % a_n, oi = oa / a_n;
+        for (uint64_t p = lo; p < hi; p++) {
+            uint64_t s = index_at(idx, it, p, dim);
+            copy_elem(y + p * es, x + ((oi * dim + s) * inner + r) * es, es);
+            if (++r == inner) {
+                r = 0;
+                if (++a == a_n) {
+                    a = 0;
+                    oi++;
+                }
+            }
+        }
+    }
 }
 
 /* ---- gatherElements ------------------------------------------------------- */
@@ -193,23 +291,11 @@ cpu_gather_elements(const cpu_call *k, wnn_error *err)
     wnn_dtype it = ix->dtype;
     unsigned char *y = k->out[0];
     int nt = threads_for_bytes(total * es, total);
-#pragma omp parallel num_threads(nt)
     {
-        uint64_t lo, hi;
-        part(total, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        uint64_t r = lo % inner, oa = lo / inner;
-        uint64_t a = oa % a_n, oi = oa / a_n;
-        for (uint64_t p = lo; p < hi; p++) {
-            uint64_t s = index_at(idx, it, p, dim);
-            copy_elem(y + p * es, x + ((oi * dim + s) * inner + r) * es, es);
-            if (++r == inner) {
-                r = 0;
-                if (++a == a_n) {
-                    a = 0;
-                    oi++;
-                }
-            }
-        }
+        gather_el_job j_ = {.total = total, .inner = inner, .a_n = a_n,
+                            .idx = idx, .it = it, .dim = dim, .y = y, .x = x,
+                            .es = es};
+        cpu_parallel(nt, gather_el_body, &j_);
     }
     return WNN_OK;
 }
@@ -248,6 +334,38 @@ nd_slice_of(const nd_map *m, const void *idx, wnn_dtype it, uint64_t t)
     return off;
 }
 
+typedef struct gather_nd_job {
+    nd_map m;
+    const void *idx;
+    wnn_dtype it;
+    unsigned char *y;
+    const unsigned char *x;
+    size_t row;
+    size_t es;
+} gather_nd_job;
+
+static void
+gather_nd_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const gather_nd_job *j_ = p_;
+    nd_map m = j_->m;
+    const void *idx = j_->idx;
+    wnn_dtype it = j_->it;
+    unsigned char *y = j_->y;
+    const unsigned char *x = j_->x;
+    size_t row = j_->row;
+    size_t es = j_->es;
+    for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
+        uint64_t s = nd_slice_of(&m, idx, it, t);
+        if (m.slice == 1) {
+            copy_elem(y + t * row, x + s * row, es);
+        } else {
+            memcpy(y + t * row, x + s * row, row);
+        }
+    }
+}
+
 /* ---- gatherND ------------------------------------------------------------ */
 /* output[t, r] = input[index tuple t, r]: one slice copy per tuple. */
 wnn_status
@@ -264,16 +382,53 @@ cpu_gather_nd(const cpu_call *k, wnn_error *err)
     wnn_dtype it = ix->dtype;
     unsigned char *y = k->out[0];
     int nt = threads_for_bytes(m.tuples * row, m.tuples);
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (uint64_t t = 0; t < m.tuples; t++) {
-        uint64_t s = nd_slice_of(&m, idx, it, t);
-        if (m.slice == 1) {
-            copy_elem(y + t * row, x + s * row, es);
-        } else {
-            memcpy(y + t * row, x + s * row, row);
-        }
+    {
+        gather_nd_job j_ = {.m = m, .idx = idx, .it = it, .y = y, .x = x,
+                            .row = row, .es = es};
+        cpu_parallel_for((int64_t)(m.tuples), nt, gather_nd_body, &j_);
     }
     return WNN_OK;
+}
+
+typedef struct scatter_el_job {
+    uint64_t pairs;
+    uint64_t inner;
+    uint64_t a_n;
+    uint64_t dim;
+    const void *idx;
+    wnn_dtype it;
+    unsigned char *y;
+    const unsigned char *u;
+    size_t es;
+} scatter_el_job;
+
+static void
+scatter_el_body(void *p_, int tid_, int nt_)
+{
+    const scatter_el_job *j_ = p_;
+    uint64_t pairs = j_->pairs;
+    uint64_t inner = j_->inner;
+    uint64_t a_n = j_->a_n;
+    uint64_t dim = j_->dim;
+    const void *idx = j_->idx;
+    wnn_dtype it = j_->it;
+    unsigned char *y = j_->y;
+    const unsigned char *u = j_->u;
+    size_t es = j_->es;
+    {
+        uint64_t lo, hi;
+        part(pairs, tid_, nt_, &lo, &hi);
+        for (uint64_t p = lo; p < hi; p++) {
+            uint64_t oi = p / inner, r = p % inner;
+            uint64_t ubase = oi * a_n * inner + r;
+            uint64_t ybase = oi * dim * inner + r;
+            for (uint64_t a = 0; a < a_n; a++) {
+                uint64_t q = ubase + a * inner;
+                uint64_t s = index_at(idx, it, q, dim);
+                copy_elem(y + (ybase + s * inner) * es, u + q * es, es);
+            }
+        }
+    }
 }
 
 /* ---- scatterElements ----------------------------------------------------- */
@@ -299,20 +454,11 @@ cpu_scatter_elements(const cpu_call *k, wnn_error *err)
     copy_bytes(y, k->in[0], wnn_desc_bytes(in));
     uint64_t pairs = outer * inner;
     int nt = threads_for_bytes(pairs * a_n * es, pairs);
-#pragma omp parallel num_threads(nt)
     {
-        uint64_t lo, hi;
-        part(pairs, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (uint64_t p = lo; p < hi; p++) {
-            uint64_t oi = p / inner, r = p % inner;
-            uint64_t ubase = oi * a_n * inner + r;
-            uint64_t ybase = oi * dim * inner + r;
-            for (uint64_t a = 0; a < a_n; a++) {
-                uint64_t q = ubase + a * inner;
-                uint64_t s = index_at(idx, it, q, dim);
-                copy_elem(y + (ybase + s * inner) * es, u + q * es, es);
-            }
-        }
+        scatter_el_job j_ = {.pairs = pairs, .inner = inner, .a_n = a_n,
+                             .dim = dim, .idx = idx, .it = it, .y = y, .u = u,
+                             .es = es};
+        cpu_parallel(nt, scatter_el_body, &j_);
     }
     return WNN_OK;
 }

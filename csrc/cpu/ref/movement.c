@@ -20,12 +20,11 @@
  * size-1 dimensions, and then copies rows of the innermost dimension with
  * memcpy (contiguous), a fill (broadcast), a 2-D blocked transpose (when the
  * input is contiguous along another output dimension), or a strided gather.
- * Large copies are split across OpenMP threads by contiguous ranges of rows
- * (long rows are cut into chunks), each thread walking its range with an
+ * Large copies are split across the pool's threads by contiguous ranges of
+ * rows (long rows are cut into chunks), each thread walking its range with an
  * odometer, so no per-element index arithmetic is done.
  *
  * pad and triangular have kernels of their own, also row by row. */
-#include <omp.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -314,6 +313,76 @@ copy_rows(const view *v, const unsigned char *in, unsigned char *out,
     }
 }
 
+typedef struct blocked_job {
+    const view *v;
+    int k;
+    int L;
+    int m;
+    int64_t nk;
+    int64_t nl;
+    int64_t bk;
+    int64_t bc;
+    int64_t tk;
+    int64_t tc;
+    int64_t ncols;
+    int64_t osk;
+    int64_t isl;
+    int64_t ism;
+    const unsigned char *in;
+    unsigned char *out;
+    size_t es;
+} blocked_job;
+
+static void
+blocked_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const blocked_job *j_ = p_;
+    const view *v = j_->v;
+    int k = j_->k;
+    int L = j_->L;
+    int m = j_->m;
+    int64_t nk = j_->nk;
+    int64_t nl = j_->nl;
+    int64_t bk = j_->bk;
+    int64_t bc = j_->bc;
+    int64_t tk = j_->tk;
+    int64_t tc = j_->tc;
+    int64_t ncols = j_->ncols;
+    int64_t osk = j_->osk;
+    int64_t isl = j_->isl;
+    int64_t ism = j_->ism;
+    const unsigned char *in = j_->in;
+    unsigned char *out = j_->out;
+    size_t es = j_->es;
+    for (int64_t u = (int64_t)b_; u < (int64_t)e_; u++) {
+        int64_t q = u, cb = q % tc;
+        q /= tc;
+        int64_t ib = q % tk, o = q / tk;
+        int64_t io = 0, oo = 0;
+        for (int d = L - 1; d >= 0; d--) {
+            if (d == k || d == m) {
+                continue;
+            }
+            int64_t i = o % v->shape[d];
+            o /= v->shape[d];
+            io += i * v->is[d];
+            oo += i * v->os[d];
+        }
+        int64_t i0 = ib * bk, c0 = cb * bc;
+        int64_t ni = nk - i0 < bk ? nk - i0 : bk;
+        int64_t nc = ncols - c0 < bc ? ncols - c0 : bc;
+        int64_t co[TB + TB];
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t cc = c0 + c;
+            co[c] = m >= 0 ? (cc / nl) * ism + (cc % nl) * isl : cc * isl;
+        }
+        /* column c0 starts at output offset c0 (os[L] = 1, os[m] = nl) */
+        block_transpose(out + (oo + i0 * osk + c0) * (int64_t)es, osk,
+                        in + (io + i0) * (int64_t)es, co, ni, nc, es);
+    }
+}
+
 /* Output contiguous along the last dimension L, input contiguous along
  * dimension k: TB x TB blocks of (k, columns), the other dimensions outside.
  * The columns are dimension L, or, when L is shorter than TB and the output
@@ -341,32 +410,40 @@ copy_blocked(const view *v, int k, const unsigned char *in,
     int64_t outer = view_elements(v) / (nk * ncols);
     int64_t units = outer * tk * tc;
     int64_t osk = v->os[k], isl = v->is[L], ism = m >= 0 ? v->is[m] : 0;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int64_t u = 0; u < units; u++) {
-        int64_t q = u, cb = q % tc;
-        q /= tc;
-        int64_t ib = q % tk, o = q / tk;
-        int64_t io = 0, oo = 0;
-        for (int d = L - 1; d >= 0; d--) {
-            if (d == k || d == m) {
-                continue;
-            }
-            int64_t i = o % v->shape[d];
-            o /= v->shape[d];
-            io += i * v->is[d];
-            oo += i * v->os[d];
+    {
+        blocked_job j_ = {.v = v, .k = k, .L = L, .m = m, .nk = nk, .nl = nl,
+                          .bk = bk, .bc = bc, .tk = tk, .tc = tc,
+                          .ncols = ncols, .osk = osk, .isl = isl, .ism = ism,
+                          .in = in, .out = out, .es = es};
+        cpu_parallel_for((int64_t)(units), nt, blocked_body, &j_);
+    }
+}
+
+typedef struct rows_job {
+    view *v;
+    const unsigned char *in;
+    unsigned char *out;
+    size_t es;
+    int64_t cpr;
+    int64_t units;
+} rows_job;
+
+static void
+rows_body(void *p_, int tid_, int nt_)
+{
+    const rows_job *j_ = p_;
+    view *v = j_->v;
+    const unsigned char *in = j_->in;
+    unsigned char *out = j_->out;
+    size_t es = j_->es;
+    int64_t cpr = j_->cpr;
+    int64_t units = j_->units;
+    {
+        int t = tid_, p = nt_;
+        int64_t u0 = units * t / p, u1 = units * (t + 1) / p;
+        if (u0 < u1) {
+            copy_rows(v, in, out, es, cpr, u0, u1);
         }
-        int64_t i0 = ib * bk, c0 = cb * bc;
-        int64_t ni = nk - i0 < bk ? nk - i0 : bk;
-        int64_t nc = ncols - c0 < bc ? ncols - c0 : bc;
-        int64_t co[TB + TB];
-        for (int64_t c = 0; c < nc; c++) {
-            int64_t cc = c0 + c;
-            co[c] = m >= 0 ? (cc / nl) * ism + (cc % nl) * isl : cc * isl;
-        }
-        /* column c0 starts at output offset c0 (os[L] = 1, os[m] = nl) */
-        block_transpose(out + (oo + i0 * osk + c0) * (int64_t)es, osk,
-                        in + (io + i0) * (int64_t)es, co, ni, nc, es);
     }
 }
 
@@ -397,13 +474,10 @@ copy_view(view *v, const unsigned char *in, unsigned char *out, size_t es)
         copy_rows(v, in, out, es, cpr, 0, units);
         return;
     }
-#pragma omp parallel num_threads(nt)
     {
-        int t = omp_get_thread_num(), p = omp_get_num_threads();
-        int64_t u0 = units * t / p, u1 = units * (t + 1) / p;
-        if (u0 < u1) {
-            copy_rows(v, in, out, es, cpr, u0, u1);
-        }
+        rows_job j_ = {.v = v, .in = in, .out = out, .es = es, .cpr = cpr,
+                       .units = units};
+        cpu_parallel(nt, rows_body, &j_);
     }
 }
 
@@ -579,23 +653,29 @@ cpu_tile(const cpu_call *k, wnn_error *err)
     return WNN_OK;
 }
 
-/* ---- triangular -- #api-mlgraphbuilder-triangular ------------------------- */
-wnn_status
-cpu_triangular(const cpu_call *k, wnn_error *err)
+typedef struct tri_job {
+    int64_t h;
+    int64_t w;
+    bool upper;
+    int64_t diag;
+    size_t es;
+    const unsigned char *x;
+    unsigned char *y;
+} tri_job;
+
+static void
+tri_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)err;
-    const wnn_triangular_options *o = k->options;
-    const wnn_desc *d = &k->in_desc[0];
-    size_t es = wnn_dtype_size(d->dtype);
-    int64_t h = d->shape[d->rank - 2], w = d->shape[d->rank - 1];
-    int64_t rows = (int64_t)wnn_desc_elements(d) / w;
-    const unsigned char *x = k->in[0];
-    unsigned char *y = k->out[0];
-    int64_t diag = o->diagonal;
-    bool upper = o->upper;
-#pragma omp parallel for schedule(static) \
-    num_threads(threads_for(wnn_desc_elements(d)))
-    for (int64_t r = 0; r < rows; r++) {
+    (void)tid_;
+    const tri_job *j_ = p_;
+    int64_t h = j_->h;
+    int64_t w = j_->w;
+    bool upper = j_->upper;
+    int64_t diag = j_->diag;
+    size_t es = j_->es;
+    const unsigned char *x = j_->x;
+    unsigned char *y = j_->y;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         int64_t i = r % h, lo, hi;
         /* upper keeps j - i >= diagonal, lower keeps j - i <= diagonal */
         if (upper) {
@@ -612,6 +692,27 @@ cpu_triangular(const cpu_call *k, wnn_error *err)
         memcpy(y + off + (size_t)lo * es, x + off + (size_t)lo * es,
                (size_t)(hi - lo) * es);
         memset(y + off + (size_t)hi * es, 0, (size_t)(w - hi) * es);
+    }
+}
+
+/* ---- triangular -- #api-mlgraphbuilder-triangular ------------------------- */
+wnn_status
+cpu_triangular(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_triangular_options *o = k->options;
+    const wnn_desc *d = &k->in_desc[0];
+    size_t es = wnn_dtype_size(d->dtype);
+    int64_t h = d->shape[d->rank - 2], w = d->shape[d->rank - 1];
+    int64_t rows = (int64_t)wnn_desc_elements(d) / w;
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    int64_t diag = o->diagonal;
+    bool upper = o->upper;
+    {
+        tri_job j_ = {.h = h, .w = w, .upper = upper, .diag = diag, .es = es,
+                      .x = x, .y = y};
+        cpu_parallel_for((int64_t)(rows), threads_for(wnn_desc_elements(d)), tri_body, &j_);
     }
     return WNN_OK;
 }
@@ -638,31 +739,43 @@ pad_source(int mode, int64_t x, int64_t n)
     }
 }
 
-wnn_status
-cpu_pad(const cpu_call *k, wnn_error *err)
+typedef struct pad_job {
+    const wnn_pad_options *o;
+    const wnn_desc *in;
+    const wnn_desc *out;
+    size_t es;
+    const unsigned char *val;
+    const unsigned char *x;
+    unsigned char *y;
+    int mode;
+    int L;
+    const int64_t *ist;
+    int64_t n;
+    int64_t wo;
+    int64_t bl;
+    int64_t el;
+} pad_job;
+
+static void
+pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    (void)err;
-    const wnn_pad_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
-    size_t es = wnn_dtype_size(in->dtype);
-    unsigned char val[8] = { 0 };
-    wnn_number_store(&o->value, in->dtype, val);
-    const unsigned char *x = k->in[0];
-    unsigned char *y = k->out[0];
-    int mode = o->mode;
-    if (in->rank == 0) {
-        memcpy(y, x, es);
-        return WNN_OK;
-    }
-    int r = (int)in->rank, L = r - 1;
-    int64_t ist[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
-    int64_t n = in->shape[L], wo = out->shape[L];
-    int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
-    int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
-#pragma omp parallel for schedule(static) \
-    num_threads(threads_for(wnn_desc_elements(out)))
-    for (int64_t row = 0; row < rows; row++) {
+    (void)tid_;
+    const pad_job *j_ = p_;
+    const wnn_pad_options *o = j_->o;
+    const wnn_desc *in = j_->in;
+    const wnn_desc *out = j_->out;
+    size_t es = j_->es;
+    const unsigned char *val = j_->val;
+    const unsigned char *x = j_->x;
+    unsigned char *y = j_->y;
+    int mode = j_->mode;
+    int L = j_->L;
+    const int64_t *ist = j_->ist;
+    int64_t n = j_->n;
+    int64_t wo = j_->wo;
+    int64_t bl = j_->bl;
+    int64_t el = j_->el;
+    for (int64_t row = (int64_t)b_; row < (int64_t)e_; row++) {
         unsigned char *t = y + (size_t)(row * wo) * es;
         int64_t q = row, src = 0;
         bool outside = false;
@@ -696,6 +809,36 @@ cpu_pad(const cpu_call *k, wnn_error *err)
             }
         }
         memcpy(t + (size_t)bl * es, s, (size_t)n * es);
+    }
+}
+
+wnn_status
+cpu_pad(const cpu_call *k, wnn_error *err)
+{
+    (void)err;
+    const wnn_pad_options *o = k->options;
+    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
+    size_t es = wnn_dtype_size(in->dtype);
+    unsigned char val[8] = { 0 };
+    wnn_number_store(&o->value, in->dtype, val);
+    const unsigned char *x = k->in[0];
+    unsigned char *y = k->out[0];
+    int mode = o->mode;
+    if (in->rank == 0) {
+        memcpy(y, x, es);
+        return WNN_OK;
+    }
+    int r = (int)in->rank, L = r - 1;
+    int64_t ist[WNN_MAX_RANK];
+    contiguous_strides(in, ist);
+    int64_t n = in->shape[L], wo = out->shape[L];
+    int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
+    int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
+    {
+        pad_job j_ = {.o = o, .in = in, .out = out, .es = es, .val = val,
+                      .x = x, .y = y, .mode = mode, .L = L, .ist = ist, .n = n,
+                      .wo = wo, .bl = bl, .el = el};
+        cpu_parallel_for((int64_t)(rows), threads_for(wnn_desc_elements(out)), pad_body, &j_);
     }
     return WNN_OK;
 }

@@ -28,7 +28,7 @@
  * gathered per group into a contiguous buffer in the order of `axes`, which
  * is also the order of the scale / bias elements.
  *
- * Work is split over groups (or column blocks) with OpenMP above
+ * Work is split over groups (or column blocks) on the thread pool above
  * CPU_PARALLEL_MIN elements, in dynamic chunks of about CHUNK_ELEMS elements.
  * The hot loops are compiled for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA)
  * and baseline x86-64, picked at load time by ISA level (so AMD CPUs get the
@@ -39,7 +39,7 @@
  * a negative batchNormalization variance below -epsilon gives NaN; softmax
  * of a group holding NaN or +Inf, or only -Inf, is NaN. */
 #include <math.h>
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,16 +188,29 @@ rstd_of(double var, double eps)
     return 1.0 / sqrt(var + eps);
 }
 
-/* Rows layout: G groups of S contiguous elements.  Scale / bias either per
- * element of the group (per_group == 0: layer normalization) or one value per
- * group, indexed by g % C (per_group == C: instance normalization nchw). */
+typedef struct nrows_job {
+    const float *x;
+    float *y;
+    int64_t S;
+    double eps;
+    const float *scale;
+    const float *bias;
+    int64_t per_group;
+} nrows_job;
+
 static void
-norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
-          const float *scale, const float *bias, int64_t per_group)
+nrows_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
-    int64_t ch = chunk_of(S);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G * S)))
-    for (int64_t g = 0; g < G; g++) {
+    (void)tid_;
+    const nrows_job *j_ = p_;
+    const float *x = j_->x;
+    float *y = j_->y;
+    int64_t S = j_->S;
+    double eps = j_->eps;
+    const float *scale = j_->scale;
+    const float *bias = j_->bias;
+    int64_t per_group = j_->per_group;
+    for (int64_t g = (int64_t)b_; g < (int64_t)e_; g++) {
         const float *xg = x + g * S;
         float *yg = y + g * S;
         double mean, var;
@@ -211,6 +224,21 @@ norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
         } else {
             row_apply_vec(xg, yg, S, mean, rstd, scale, bias);
         }
+    }
+}
+
+/* Rows layout: G groups of S contiguous elements.  Scale / bias either per
+ * element of the group (per_group == 0: layer normalization) or one value per
+ * group, indexed by g % C (per_group == C: instance normalization nchw). */
+static void
+norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
+          const float *scale, const float *bias, int64_t per_group)
+{
+    int64_t ch = chunk_of(S);
+    {
+        nrows_job j_ = {.x = x, .y = y, .S = S, .eps = eps, .scale = scale,
+                        .bias = bias, .per_group = per_group};
+        cpu_parallel_for_dynamic((int64_t)(G), ch, threads_for((uint64_t)(G * S)), nrows_body, &j_);
     }
 }
 
@@ -262,6 +290,40 @@ col_block(const float *x, float *y, int64_t R, int64_t W, int64_t w0,
     }
 }
 
+typedef struct ncols_job {
+    const float *x;
+    float *y;
+    int64_t chunks;
+    int64_t R;
+    int64_t W;
+    double eps;
+    const float *scale;
+    const float *bias;
+    bool per_col;
+} ncols_job;
+
+static void
+ncols_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const ncols_job *j_ = p_;
+    const float *x = j_->x;
+    float *y = j_->y;
+    int64_t chunks = j_->chunks;
+    int64_t R = j_->R;
+    int64_t W = j_->W;
+    double eps = j_->eps;
+    const float *scale = j_->scale;
+    const float *bias = j_->bias;
+    bool per_col = j_->per_col;
+    for (int64_t it = (int64_t)b_; it < (int64_t)e_; it++) {
+        int64_t g = it / chunks, w0 = (it % chunks) * CW;
+        int64_t wc = W - w0 < CW ? W - w0 : CW;
+        col_block(x + g * R * W, y + g * R * W, R, W, w0, wc, eps, scale,
+                  bias, per_col);
+    }
+}
+
 /* Columns layout: G1 blocks of [R, W]. */
 static void
 norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
@@ -270,12 +332,70 @@ norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
     int64_t chunks = (W + CW - 1) / CW;
     int64_t items = G1 * chunks;
     int64_t ch = chunk_of(R * CW);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(threads_for((uint64_t)(G1 * R * W)))
-    for (int64_t it = 0; it < items; it++) {
-        int64_t g = it / chunks, w0 = (it % chunks) * CW;
-        int64_t wc = W - w0 < CW ? W - w0 : CW;
-        col_block(x + g * R * W, y + g * R * W, R, W, w0, wc, eps, scale,
-                  bias, per_col);
+    {
+        ncols_job j_ = {.x = x, .y = y, .chunks = chunks, .R = R, .W = W,
+                        .eps = eps, .scale = scale, .bias = bias,
+                        .per_col = per_col};
+        cpu_parallel_for_dynamic((int64_t)(items), ch, threads_for((uint64_t)(G1 * R * W)), ncols_body, &j_);
+    }
+}
+
+typedef struct bn_rows_job {
+    const float *xp;
+    float *y;
+    int64_t C;
+    const double *m;
+    const double *a;
+    const double *b;
+} bn_rows_job;
+
+static void
+bn_rows_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const bn_rows_job *j_ = p_;
+    const float *xp = j_->xp;
+    float *y = j_->y;
+    int64_t C = j_->C;
+    const double *m = j_->m;
+    const double *a = j_->a;
+    const double *b = j_->b;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        const float *xr = xp + r * C;
+        float *yr = y + r * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) {
+            yr[c] = (float)(((double)xr[c] - m[c]) * a[c] + b[c]);
+        }
+    }
+}
+
+typedef struct bn_inner_job {
+    const float *xp;
+    float *y;
+    int64_t C;
+    int64_t inner;
+    const double *m;
+    const double *a;
+    const double *b;
+} bn_inner_job;
+
+static void
+bn_inner_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const bn_inner_job *j_ = p_;
+    const float *xp = j_->xp;
+    float *y = j_->y;
+    int64_t C = j_->C;
+    int64_t inner = j_->inner;
+    const double *m = j_->m;
+    const double *a = j_->a;
+    const double *b = j_->b;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        int64_t c = r % C;
+        row_apply_const(xp + r * inner, y + r * inner, inner, m[c], a[c],
+                        b[c]);
     }
 }
 
@@ -319,22 +439,16 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
     int nt = threads_for((uint64_t)(outer * C * inner));
     if (inner == 1) {
         int64_t ch = chunk_of(C);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
-        for (int64_t r = 0; r < outer; r++) {
-            const float *xr = xp + r * C;
-            float *yr = y + r * C;
-#pragma omp simd
-            for (int64_t c = 0; c < C; c++) {
-                yr[c] = (float)(((double)xr[c] - m[c]) * a[c] + b[c]);
-            }
+        {
+            bn_rows_job j_ = {.xp = xp, .y = y, .C = C, .m = m, .a = a, .b = b};
+            cpu_parallel_for_dynamic((int64_t)(outer), ch, nt, bn_rows_body, &j_);
         }
     } else {
         int64_t ch = chunk_of(inner);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
-        for (int64_t r = 0; r < outer * C; r++) {
-            int64_t c = r % C;
-            row_apply_const(xp + r * inner, y + r * inner, inner, m[c], a[c],
-                            b[c]);
+        {
+            bn_inner_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
+                               .m = m, .a = a, .b = b};
+            cpu_parallel_for_dynamic((int64_t)(outer * C), ch, nt, bn_inner_body, &j_);
         }
     }
     output_done(k, yo);
@@ -428,37 +542,61 @@ ln_walk(const ln_general *p, const float *x, float *y, float *buf,
     }
 }
 
-static wnn_status
-ln_general_run(const cpu_call *k, wnn_error *err, const ln_general *p,
-               const float *x, float *y, double eps, const float *scale,
-               const float *bias)
+typedef struct ln_job {
+    const ln_general *p;
+    const float *x;
+    float *y;
+    double eps;
+    const float *scale, *bias;
+    int64_t ch;
+    _Atomic int64_t next;
+    _Atomic bool failed;
+} ln_job;
+
+/* each thread a buffer of its own, groups handed out by chunks of ch */
+static void
+ln_body(void *pv, int tid, int nt)
 {
-    bool failed = false;
-#pragma omp parallel num_threads(threads_for((uint64_t)(p->G * p->S)))
-    {
-        float *buf = malloc(sizeof(float) * (size_t)p->S);
-        if (!buf) {
-#pragma omp atomic write
-            failed = true;
+    (void)tid;
+    (void)nt;
+    ln_job *j = pv;
+    const ln_general *p = j->p;
+    float *buf = malloc(sizeof(float) * (size_t)p->S);
+    if (!buf) {
+        atomic_store(&j->failed, true);
+        return;
+    }
+    for (;;) {
+        int64_t g0 = atomic_fetch_add_explicit(&j->next, j->ch, memory_order_relaxed);
+        if (g0 >= p->G) {
+            break;
         }
-#pragma omp for schedule(dynamic, chunk_of(p->S))
-        for (int64_t g = 0; g < p->G; g++) {
-            if (!buf) {
-                continue;
-            }
+        int64_t g1 = p->G - g0 < j->ch ? p->G : g0 + j->ch;
+        for (int64_t g = g0; g < g1; g++) {
             int64_t base = 0, rem = g;
             for (int d = (int)p->nk - 1; d >= 0; d--) {
                 base += (rem % p->kext[d]) * p->kst[d];
                 rem /= p->kext[d];
             }
-            ln_walk(p, x, y, buf, base, 0);
+            ln_walk(p, j->x, j->y, buf, base, 0);
             double mean, var;
             row_stats(buf, p->S, &mean, &var);
-            row_apply_vec(buf, buf, p->S, mean, rstd_of(var, eps), scale, bias);
-            ln_walk(p, x, y, buf, base, 1);
+            row_apply_vec(buf, buf, p->S, mean, rstd_of(var, j->eps), j->scale,
+                          j->bias);
+            ln_walk(p, j->x, j->y, buf, base, 1);
         }
-        free(buf);
     }
+    free(buf);
+}
+
+static wnn_status
+ln_general_run(const cpu_call *k, wnn_error *err, const ln_general *p,
+               const float *x, float *y, double eps, const float *scale,
+               const float *bias)
+{
+    ln_job j = {p, x, y, eps, scale, bias, chunk_of(p->S), 0, false};
+    cpu_parallel(threads_for((uint64_t)(p->G * p->S)), ln_body, &j);
+    bool failed = atomic_load(&j.failed);
     return failed ? oom(k, err) : WNN_OK;
 }
 
@@ -685,6 +823,51 @@ softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
     }
 }
 
+typedef struct sm_rows_job {
+    const float *xp;
+    float *y;
+    int64_t C;
+} sm_rows_job;
+
+static void
+sm_rows_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const sm_rows_job *j_ = p_;
+    const float *xp = j_->xp;
+    float *y = j_->y;
+    int64_t C = j_->C;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        softmax_row(xp + r * C, y + r * C, C);
+    }
+}
+
+typedef struct sm_cols_job {
+    const float *xp;
+    float *y;
+    int64_t C;
+    int64_t inner;
+    int64_t chunks;
+} sm_cols_job;
+
+static void
+sm_cols_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const sm_cols_job *j_ = p_;
+    const float *xp = j_->xp;
+    float *y = j_->y;
+    int64_t C = j_->C;
+    int64_t inner = j_->inner;
+    int64_t chunks = j_->chunks;
+    for (int64_t it = (int64_t)b_; it < (int64_t)e_; it++) {
+        int64_t g = it / chunks, w0 = (it % chunks) * CW;
+        int64_t wc = inner - w0 < CW ? inner - w0 : CW;
+        softmax_cols(xp + g * C * inner, y + g * C * inner, C, inner, w0,
+                     wc);
+    }
+}
+
 wnn_status
 cpu_softmax(const cpu_call *k, wnn_error *err)
 {
@@ -709,19 +892,17 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
     int nt = threads_for((uint64_t)(outer * C * inner));
     if (inner == 1) {
         int64_t ch = chunk_of(C);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
-        for (int64_t r = 0; r < outer; r++) {
-            softmax_row(xp + r * C, y + r * C, C);
+        {
+            sm_rows_job j_ = {.xp = xp, .y = y, .C = C};
+            cpu_parallel_for_dynamic((int64_t)(outer), ch, nt, sm_rows_body, &j_);
         }
     } else {
         int64_t chunks = (inner + CW - 1) / CW;
         int64_t items = outer * chunks, ch = chunk_of(C * CW);
-#pragma omp parallel for schedule(dynamic, ch) num_threads(nt)
-        for (int64_t it = 0; it < items; it++) {
-            int64_t g = it / chunks, w0 = (it % chunks) * CW;
-            int64_t wc = inner - w0 < CW ? inner - w0 : CW;
-            softmax_cols(xp + g * C * inner, y + g * C * inner, C, inner, w0,
-                         wc);
+        {
+            sm_cols_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
+                              .chunks = chunks};
+            cpu_parallel_for_dynamic((int64_t)(items), ch, nt, sm_cols_body, &j_);
         }
     }
     output_done(k, yo);

@@ -22,14 +22,13 @@
  * pooling (one window over the whole plane) is one contiguous reduction.
  * nhwc: per output pixel and block of channels, a vector reduction over
  * the valid taps.  Work is split over output rows (nchw; planes for global
- * pooling) or output rows x channel blocks (nhwc) with OpenMP, in
+ * pooling) or output rows x channel blocks (nhwc) on the thread pool, in
  * contiguous chunks scheduled dynamically.
  *
  * The kernels are written once below (after the #else) and instantiated
  * for each (element type, reduction) by including this file again. */
 #ifndef POOL_NAME
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +427,33 @@ PF(nhwc_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
     }
 }
 
+typedef struct PF(job) {
+    const pgeom *g;
+    bool nhwc;
+    const POOL_T *x;
+    POOL_T *y;
+    int64_t items, chunks;
+    POOL_ACC *scratch;
+    size_t per;
+} PF(job);
+
+static void
+PF(body)(void *p, int64_t b, int64_t e, int tid)
+{
+    const PF(job) *j = p;
+    const pgeom *g = j->g;
+    POOL_ACC *tmp = j->scratch + j->per * (size_t)tid;
+    for (int64_t k = b; k < e; k++) {
+        const int64_t i0 = j->items * k / j->chunks;
+        const int64_t i1 = j->items * (k + 1) / j->chunks;
+        if (j->nhwc) {
+            PF(nhwc_rows)(g, j->x, j->y, i0, i1, tmp);
+        } else {
+            PF(nchw_rows)(g, j->x, j->y, i0, i1, tmp, tmp + g->w + 8);
+        }
+    }
+}
+
 /* 0, or -1 when out of memory.  The items (nchw: output rows, or planes
  * when global; nhwc: output rows x channel blocks) are cut into CHUNKS
  * contiguous chunks per thread, handed out dynamically: on a loaded
@@ -453,20 +479,8 @@ PF(run)(const pgeom *g, bool nhwc, const void *xv, void *yv)
     if (!scratch) {
         return -1;
     }
-#pragma omp parallel num_threads(nt)
-    {
-        POOL_ACC *tmp = scratch + per * (size_t)omp_get_thread_num();
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t k = 0; k < chunks; k++) {
-            const int64_t i0 = items * k / chunks;
-            const int64_t i1 = items * (k + 1) / chunks;
-            if (nhwc) {
-                PF(nhwc_rows)(g, x, y, i0, i1, tmp);
-            } else {
-                PF(nchw_rows)(g, x, y, i0, i1, tmp, tmp + g->w + 8);
-            }
-        }
-    }
+    PF(job) j = {g, nhwc, x, y, items, chunks, scratch, per};
+    cpu_parallel_for_dynamic(chunks, 1, nt, PF(body), &j);
     free(scratch);
     return 0;
 }

@@ -23,7 +23,6 @@
  * scale should be positive (the spec leaves other values to the
  * implementation): 0 gives +-Inf / NaN in the division, saturated as above. */
 #include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "../cpu.h"
@@ -116,6 +115,64 @@ load_num(const void *p, wnn_dtype t, uint64_t i)
 typedef void (*run_fn)(const cpu_call *k, uint64_t off, uint64_t n, double s,
                        double z);
 
+typedef struct qblock_job {
+    const cpu_call *k;
+    run_fn body;
+    qmap m;
+    uint64_t last;
+    uint64_t bl;
+    uint64_t nb;
+    uint64_t sstep;
+    const void *sp;
+    const void *zp;
+    wnn_dtype st;
+    wnn_dtype zt;
+    bool split;
+    uint64_t cpb;
+    uint64_t bpc;
+    uint64_t per_row;
+} qblock_job;
+
+static void
+qblock_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const qblock_job *j_ = p_;
+    const cpu_call *k = j_->k;
+    run_fn body = j_->body;
+    qmap m = j_->m;
+    uint64_t last = j_->last;
+    uint64_t bl = j_->bl;
+    uint64_t nb = j_->nb;
+    uint64_t sstep = j_->sstep;
+    const void *sp = j_->sp;
+    const void *zp = j_->zp;
+    wnn_dtype st = j_->st;
+    wnn_dtype zt = j_->zt;
+    bool split = j_->split;
+    uint64_t cpb = j_->cpb;
+    uint64_t bpc = j_->bpc;
+    uint64_t per_row = j_->per_row;
+    for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
+        uint64_t row = t / per_row, c = t % per_row;
+        uint64_t s0 = qmap_row(&m, row), x0 = row * last;
+        if (split) {
+            uint64_t b = c / cpb, e = (c % cpb) * QCH;
+            uint64_t n = bl - e < QCH ? bl - e : QCH;
+            uint64_t so = s0 + b * sstep;
+            body(k, x0 + b * bl + e, n, load_num(sp, st, so),
+                 load_num(zp, zt, so));
+        } else {
+            uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
+            for (uint64_t b = c * bpc; b < b1; b++) {
+                uint64_t so = s0 + b * sstep;
+                body(k, x0 + b * bl, bl, load_num(sp, st, so),
+                     load_num(zp, zt, so));
+            }
+        }
+    }
+}
+
 static void
 for_each_block(const cpu_call *k, run_fn body)
 {
@@ -135,24 +192,12 @@ for_each_block(const cpu_call *k, run_fn body)
     if ((uint64_t)nt > tasks) {
         nt = (int)tasks;
     }
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (uint64_t t = 0; t < tasks; t++) {
-        uint64_t row = t / per_row, c = t % per_row;
-        uint64_t s0 = qmap_row(&m, row), x0 = row * last;
-        if (split) {
-            uint64_t b = c / cpb, e = (c % cpb) * QCH;
-            uint64_t n = bl - e < QCH ? bl - e : QCH;
-            uint64_t so = s0 + b * sstep;
-            body(k, x0 + b * bl + e, n, load_num(sp, st, so),
-                 load_num(zp, zt, so));
-        } else {
-            uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
-            for (uint64_t b = c * bpc; b < b1; b++) {
-                uint64_t so = s0 + b * sstep;
-                body(k, x0 + b * bl, bl, load_num(sp, st, so),
-                     load_num(zp, zt, so));
-            }
-        }
+    {
+        qblock_job j_ = {.k = k, .body = body, .m = m, .last = last, .bl = bl,
+                         .nb = nb, .sstep = sstep, .sp = sp, .zp = zp,
+                         .st = st, .zt = zt, .split = split, .cpb = cpb,
+                         .bpc = bpc, .per_row = per_row};
+        cpu_parallel_for((int64_t)(tasks), nt, qblock_body, &j_);
     }
 }
 

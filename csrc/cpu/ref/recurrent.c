@@ -38,8 +38,8 @@
  *   step products on R^T copied once per dispatch (or on R itself for a
  *   single step: gruCell, lstmCell).
  *
- * Threads.  One OpenMP team packs W and R, computes the projection by rows
- * and runs the steps: the hidden units of each direction are split in
+ * Threads.  One team of the pool packs W and R, computes the projection by
+ * rows and runs the steps: the hidden units of each direction are split in
  * slices (each thread owns a slice of units of every gate, with its own
  * packed copy of those rows of R), each thread computes its part of h R
  * and its gate math, and the team meets at a barrier after each step (two
@@ -50,7 +50,6 @@
  * batch.  WEBNN_RNN_ISA=avx2|baseline in the environment caps the code
  * path chosen (to test the others). */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,6 +440,27 @@ PHASE_VARIANTS(gru_phase1)
 PHASE_VARIANTS(gru_phase2)
 PHASE_VARIANTS(lstm_phase)
 
+typedef struct phase_job {
+    const rnn *n;
+    const step *st;
+    phase_fn f;
+    int64_t per;
+} phase_job;
+
+static void
+phase_body(void *p, int64_t k0, int64_t k1, int tid)
+{
+    (void)tid;
+    const phase_job *j = p;
+    const rnn *n = j->n;
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t b0 = k * j->per, b1 = b0 + j->per < n->B ? b0 + j->per : n->B;
+        if (b0 < b1) {
+            j->f(n, j->st, b0, b1);
+        }
+    }
+}
+
 /* Gate math over all batch rows, threaded over the batch if asked. */
 static void
 phase(const rnn *n, const step *st, phase_fn f)
@@ -450,14 +470,8 @@ phase(const rnn *n, const step *st, phase_fn f)
         f(n, st, 0, n->B);
         return;
     }
-    int64_t per = (n->B + nt - 1) / nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int k = 0; k < nt; k++) {
-        int64_t b0 = k * per, b1 = b0 + per < n->B ? b0 + per : n->B;
-        if (b0 < b1) {
-            f(n, st, b0, b1);
-        }
-    }
+    phase_job j = {n, st, f, (n->B + nt - 1) / nt};
+    cpu_parallel_for(nt, nt, phase_body, &j);
 }
 
 /* hr[:, g * hs + (0 .. hs)] = h R for the gate blocks g0 .. g0 + ng - 1 of
@@ -530,7 +544,7 @@ run_slice(const rnn *n, int64_t d, int64_t s, int tid, bool idle)
                 phase(n, &st, gru1);
             }
             if (sync) {
-#pragma omp barrier
+                cpu_barrier(n->team);
             }
             if (hs > 0) {
                 recurrent_product(n, &st, n->rh + d * B * H, 2, 1);
@@ -548,7 +562,7 @@ run_slice(const rnn *n, int64_t d, int64_t s, int tid, bool idle)
             }
         }
         if (sync) {
-#pragma omp barrier
+            cpu_barrier(n->team);
         }
     }
 }
@@ -640,7 +654,7 @@ worker(const rnn *n, int tid, int nth)
                         I, n->nr, n->wp + c0 * I);
         }
         if (nth > 1) {
-#pragma omp barrier
+            cpu_barrier(nth);
         }
         int64_t blocks = (n->T * n->B + n->mr - 1) / n->mr;
         int64_t b0 = blocks * tid / nth, b1 = blocks * (tid + 1) / nth;
@@ -653,7 +667,7 @@ worker(const rnn *n, int tid, int nth)
         }
         return;
     }
-#pragma omp barrier
+    cpu_barrier(nth);
     if (tid < n->S * n->D) {
         run_slice(n, tid / n->S, tid % n->S, tid, false);
     } else if (n->S > 1) {
@@ -712,21 +726,22 @@ slice_floats(const rnn *n)
     return n->T > 1 ? n->H * n->G * n->chunk : 0;
 }
 
+/* every thread of the team must reach the barriers: the team runs only if
+ * the pool gave it all its threads */
+static void
+team_body(void *p, int tid, int nt)
+{
+    rnn *n = p;
+    if (nt == n->team) {
+        worker(n, tid, nt);
+    }
+}
+
 static void
 run(rnn *n)
 {
     if (n->team > 1) {
-        bool done = false;
-#pragma omp parallel num_threads(n->team)
-        {
-            /* every thread of the team must reach the barriers */
-            if (omp_get_num_threads() == n->team) {
-                worker(n, omp_get_thread_num(), n->team);
-#pragma omp master
-                done = true;
-            }
-        }
-        if (done) {
+        if (cpu_parallel(n->team, team_body, n) == n->team) {
             return;
         }
         /* a team smaller than asked for: one thread, one slice */

@@ -39,7 +39,6 @@
  *   cumulativeSum         float sums are running sums in double; integers
  *                         wrap around. */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +111,28 @@ d2h(double d)
     return wnn_f32_to_f16(f);
 }
 
+typedef struct widen_job {
+    float *f;
+    const uint16_t *h;
+    uint64_t n;
+} widen_job;
+
+static void
+widen_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const widen_job *j_ = p_;
+    float *f = j_->f;
+    const uint16_t *h = j_->h;
+    uint64_t n = j_->n;
+    for (uint64_t c = (uint64_t)b_; c < (uint64_t)e_; c++) {
+        uint64_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
+        for (uint64_t i = c * CH; i < e; i++) {
+            f[i] = h2f(h[i]);
+        }
+    }
+}
+
 /* float16 tensor -> malloc'd float32 copy (exact), converted in parallel */
 static float *
 widen_f16(const uint16_t *h, uint64_t n)
@@ -121,12 +142,9 @@ widen_f16(const uint16_t *h, uint64_t n)
         return NULL;
     }
     uint64_t nc = (n + CH - 1) / CH;
-#pragma omp parallel for schedule(static) num_threads(threads_for(n))
-    for (uint64_t c = 0; c < nc; c++) {
-        uint64_t e = (c + 1) * CH < n ? (c + 1) * CH : n;
-        for (uint64_t i = c * CH; i < e; i++) {
-            f[i] = h2f(h[i]);
-        }
+    {
+        widen_job j_ = {.f = f, .h = h, .n = n};
+        cpu_parallel_for((int64_t)(nc), threads_for(n), widen_body, &j_);
     }
     return f;
 }
@@ -854,6 +872,38 @@ rop_of(wnn_op op)
     }
 }
 
+typedef struct split_job {
+    const rctx *c;
+    pass p;
+    uint64_t it;
+    int T;
+    cbuf *parts;
+    const double *shift;
+    uint64_t R;
+    size_t len;
+} split_job;
+
+static void
+split_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const split_job *j_ = p_;
+    const rctx *c = j_->c;
+    pass p = j_->p;
+    uint64_t it = j_->it;
+    int T = j_->T;
+    cbuf *parts = j_->parts;
+    const double *shift = j_->shift;
+    uint64_t R = j_->R;
+    size_t len = j_->len;
+    for (int t = (int)b_; t < (int)e_; t++) {
+        uint64_t a = R * (uint64_t)t / (uint64_t)T;
+        uint64_t b = R * (uint64_t)(t + 1) / (uint64_t)T;
+        acc_init(c, p, &parts[t], len);
+        accumulate(c, p, it, a, b, &parts[t], shift);
+    }
+}
+
 /* One pass of item `it` with the reduced range split over T threads;
  * partial results are combined in thread order into acc. */
 static void
@@ -864,16 +914,51 @@ split_pass(const rctx *c, pass p, uint64_t it, int T, cbuf *parts, cbuf *acc,
     size_t len;
     item_range(c, it, &o0, &len);
     uint64_t R = c->g->R;
-#pragma omp parallel for schedule(static) num_threads(T)
-    for (int t = 0; t < T; t++) {
-        uint64_t a = R * (uint64_t)t / (uint64_t)T;
-        uint64_t b = R * (uint64_t)(t + 1) / (uint64_t)T;
-        acc_init(c, p, &parts[t], len);
-        accumulate(c, p, it, a, b, &parts[t], shift);
+    {
+        split_job j_ = {.c = c, .p = p, .it = it, .T = T, .parts = parts,
+                        .shift = shift, .R = R, .len = len};
+        cpu_parallel_for((int64_t)(T), T, split_body, &j_);
     }
     acc_init(c, p, acc, len);
     for (int t = 0; t < T; t++) {
         acc_combine(c, p, acc, &parts[t], len);
+    }
+}
+
+typedef struct reduce_job {
+    rctx c;
+    geom g;
+    pass p;
+    bool lse;
+} reduce_job;
+
+static void
+reduce_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const reduce_job *j_ = p_;
+    rctx c = j_->c;
+    geom g = j_->g;
+    pass p = j_->p;
+    bool lse = j_->lse;
+    for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
+        cbuf acc, m;
+        double shift[CH];
+        uint64_t o0;
+        size_t len;
+        item_range(&c, it, &o0, &len);
+        if (lse) {
+            acc_init(&c, P_MAX, &m, len);
+            accumulate(&c, P_MAX, it, 0, g.R, &m, NULL);
+            lse_shift(&m, len, shift);
+            acc_init(&c, P_EXP, &acc, len);
+            accumulate(&c, P_EXP, it, 0, g.R, &acc, shift);
+            finish(&c, it, &acc, &m);
+        } else {
+            acc_init(&c, p, &acc, len);
+            accumulate(&c, p, it, 0, g.R, &acc, NULL);
+            finish(&c, it, &acc, NULL);
+        }
     }
 }
 
@@ -941,25 +1026,9 @@ cpu_reduce(const cpu_call *k, wnn_error *err)
         return WNN_OK;
     }
 
-#pragma omp parallel for schedule(static) num_threads(T)
-    for (uint64_t it = 0; it < c.items; it++) {
-        cbuf acc, m;
-        double shift[CH];
-        uint64_t o0;
-        size_t len;
-        item_range(&c, it, &o0, &len);
-        if (lse) {
-            acc_init(&c, P_MAX, &m, len);
-            accumulate(&c, P_MAX, it, 0, g.R, &m, NULL);
-            lse_shift(&m, len, shift);
-            acc_init(&c, P_EXP, &acc, len);
-            accumulate(&c, P_EXP, it, 0, g.R, &acc, shift);
-            finish(&c, it, &acc, &m);
-        } else {
-            acc_init(&c, p, &acc, len);
-            accumulate(&c, p, it, 0, g.R, &acc, NULL);
-            finish(&c, it, &acc, NULL);
-        }
+    {
+        reduce_job j_ = {.c = c, .g = g, .p = p, .lse = lse};
+        cpu_parallel_for((int64_t)(c.items), T, reduce_body, &j_);
     }
     free(wide);
     return WNN_OK;
@@ -1132,6 +1201,82 @@ arg_store(wnn_dtype to, void *y, uint64_t out, size_t len, const int64_t *idx)
     }
 }
 
+typedef struct argsplit_job {
+    actx c;
+    uint64_t it;
+    int T;
+    abest *parts;
+} argsplit_job;
+
+static void
+argsplit_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const argsplit_job *j_ = p_;
+    actx c = j_->c;
+    uint64_t it = j_->it;
+    int T = j_->T;
+    abest *parts = j_->parts;
+    for (int t = (int)b_; t < (int)e_; t++) {
+        uint64_t a = c.n * (uint64_t)t / (uint64_t)T;
+        uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)T;
+        if (c.inner == 1) {
+            arg_runs(&c, it, 1, a, b, &parts[t]);
+        } else {
+            arg_rows(&c, it, a, b, &parts[t]);
+        }
+    }
+}
+
+typedef struct argrow_job {
+    actx c;
+    uint64_t per;
+    wnn_dtype to;
+    void *y;
+} argrow_job;
+
+static void
+argrow_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const argrow_job *j_ = p_;
+    actx c = j_->c;
+    uint64_t per = j_->per;
+    wnn_dtype to = j_->to;
+    void *y = j_->y;
+    for (uint64_t bk = (uint64_t)b_; bk < (uint64_t)e_; bk++) {
+        abest s;
+        uint64_t r0 = bk * per;
+        size_t len = (size_t)(c.outer - r0 < per ? c.outer - r0 : per);
+        arg_runs(&c, r0, len, 0, c.n, &s);
+        arg_store(to, y, r0, len, s.idx);
+    }
+}
+
+typedef struct argitem_job {
+    actx c;
+    wnn_dtype to;
+    void *y;
+} argitem_job;
+
+static void
+argitem_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const argitem_job *j_ = p_;
+    actx c = j_->c;
+    wnn_dtype to = j_->to;
+    void *y = j_->y;
+    for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
+        abest s;
+        uint64_t base, out;
+        size_t len;
+        arg_item(&c, it, &base, &out, &len);
+        arg_rows(&c, it, 0, c.n, &s);
+        arg_store(to, y, out, len, s.idx);
+    }
+}
+
 wnn_status
 cpu_arg_min_max(const cpu_call *k, wnn_error *err)
 {
@@ -1176,15 +1321,9 @@ cpu_arg_min_max(const cpu_call *k, wnn_error *err)
             if (c.inner > 1) {
                 arg_item(&c, it, &base, &out, &len);
             }
-#pragma omp parallel for schedule(static) num_threads(T)
-            for (int t = 0; t < T; t++) {
-                uint64_t a = c.n * (uint64_t)t / (uint64_t)T;
-                uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)T;
-                if (c.inner == 1) {
-                    arg_runs(&c, it, 1, a, b, &parts[t]);
-                } else {
-                    arg_rows(&c, it, a, b, &parts[t]);
-                }
+            {
+                argsplit_job j_ = {.c = c, .it = it, .T = T, .parts = parts};
+                cpu_parallel_for((int64_t)(T), T, argsplit_body, &j_);
             }
             /* in thread order, so the first of equal values wins */
             for (int t = 1; t < T; t++) {
@@ -1202,23 +1341,14 @@ cpu_arg_min_max(const cpu_call *k, wnn_error *err)
         uint64_t per = c.outer / ((uint64_t)T * 4);
         per = per < 1 ? 1 : per > CH ? CH : per;
         uint64_t blocks = (c.outer + per - 1) / per;
-#pragma omp parallel for schedule(static) num_threads(T)
-        for (uint64_t bk = 0; bk < blocks; bk++) {
-            abest s;
-            uint64_t r0 = bk * per;
-            size_t len = (size_t)(c.outer - r0 < per ? c.outer - r0 : per);
-            arg_runs(&c, r0, len, 0, c.n, &s);
-            arg_store(to, y, r0, len, s.idx);
+        {
+            argrow_job j_ = {.c = c, .per = per, .to = to, .y = y};
+            cpu_parallel_for((int64_t)(blocks), T, argrow_body, &j_);
         }
     } else {
-#pragma omp parallel for schedule(static) num_threads(T)
-        for (uint64_t it = 0; it < items; it++) {
-            abest s;
-            uint64_t base, out;
-            size_t len;
-            arg_item(&c, it, &base, &out, &len);
-            arg_rows(&c, it, 0, c.n, &s);
-            arg_store(to, y, out, len, s.idx);
+        {
+            argitem_job j_ = {.c = c, .to = to, .y = y};
+            cpu_parallel_for((int64_t)(items), T, argitem_body, &j_);
         }
     }
     free(wide);
@@ -1462,6 +1592,65 @@ zero_acc(const sctx *c, cbuf *acc, size_t len)
     }
 }
 
+typedef struct scansplit_job {
+    sctx c;
+    uint64_t it;
+    size_t len;
+    cbuf *tot;
+} scansplit_job;
+
+static void
+scansplit_body(void *p_, int tid_, int nt_)
+{
+    const scansplit_job *j_ = p_;
+    sctx c = j_->c;
+    uint64_t it = j_->it;
+    size_t len = j_->len;
+    cbuf *tot = j_->tot;
+    {
+        int t = tid_, nt = nt_;
+        uint64_t a = c.n * (uint64_t)t / (uint64_t)nt;
+        uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)nt;
+        cbuf acc;
+        zero_acc(&c, &tot[t], len);
+        sctx c1 = c;
+        c1.exclusive = false;
+        scan_range(&c1, it, a, b, &tot[t], false);
+        cpu_barrier(nt);
+        zero_acc(&c, &acc, len);
+        for (int u = 0; u < t; u++) {
+            for (size_t i = 0; i < len; i++) {
+                if (c.fl) {
+                    acc.d[i] += tot[u].d[i];
+                } else {
+                    acc.u[i] += tot[u].u[i];
+                }
+            }
+        }
+        scan_range(&c, it, a, b, &acc, true);
+    }
+}
+
+typedef struct scan_job {
+    sctx c;
+} scan_job;
+
+static void
+scan_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const scan_job *j_ = p_;
+    sctx c = j_->c;
+    for (uint64_t it = (uint64_t)b_; it < (uint64_t)e_; it++) {
+        cbuf acc;
+        uint64_t base;
+        size_t len;
+        scan_item(&c, it, &base, &len);
+        zero_acc(&c, &acc, len);
+        scan_range(&c, it, 0, c.n, &acc, true);
+    }
+}
+
 wnn_status
 cpu_cumulative_sum(const cpu_call *k, wnn_error *err)
 {
@@ -1493,42 +1682,18 @@ cpu_cumulative_sum(const cpu_call *k, wnn_error *err)
             uint64_t base;
             size_t len;
             scan_item(&c, it, &base, &len);
-#pragma omp parallel num_threads(T)
             {
-                int t = omp_get_thread_num(), nt = omp_get_num_threads();
-                uint64_t a = c.n * (uint64_t)t / (uint64_t)nt;
-                uint64_t b = c.n * (uint64_t)(t + 1) / (uint64_t)nt;
-                cbuf acc;
-                zero_acc(&c, &tot[t], len);
-                sctx c1 = c;
-                c1.exclusive = false;
-                scan_range(&c1, it, a, b, &tot[t], false);
-#pragma omp barrier
-                zero_acc(&c, &acc, len);
-                for (int u = 0; u < t; u++) {
-                    for (size_t i = 0; i < len; i++) {
-                        if (c.fl) {
-                            acc.d[i] += tot[u].d[i];
-                        } else {
-                            acc.u[i] += tot[u].u[i];
-                        }
-                    }
-                }
-                scan_range(&c, it, a, b, &acc, true);
+                scansplit_job j_ = {.c = c, .it = it, .len = len, .tot = tot};
+                cpu_parallel(T, scansplit_body, &j_);
             }
         }
         free(tot);
         return WNN_OK;
     }
 
-#pragma omp parallel for schedule(static) num_threads(T)
-    for (uint64_t it = 0; it < items; it++) {
-        cbuf acc;
-        uint64_t base;
-        size_t len;
-        scan_item(&c, it, &base, &len);
-        zero_acc(&c, &acc, len);
-        scan_range(&c, it, 0, c.n, &acc, true);
+    {
+        scan_job j_ = {.c = c};
+        cpu_parallel_for((int64_t)(items), T, scan_body, &j_);
     }
     return WNN_OK;
 }

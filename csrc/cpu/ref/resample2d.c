@@ -30,7 +30,6 @@
  * contiguous chunks of rows, scheduled dynamically. */
 #ifndef RS_NAME
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,6 +379,24 @@ RF(rows)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
     }
 }
 
+typedef struct RF(job) {
+    const rs_geom *g;
+    const RS_T *x;
+    RS_T *y;
+    int64_t rows, chunks;
+} RF(job);
+
+static void
+RF(body)(void *p, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    const RF(job) *j = p;
+    for (int64_t k = b; k < e; k++) {
+        RF(rows)(j->g, j->x, j->y, j->rows * k / j->chunks,
+                 j->rows * (k + 1) / j->chunks);
+    }
+}
+
 static void
 RF(run)(const rs_geom *g, const void *xv, void *yv)
 {
@@ -390,10 +407,8 @@ RF(run)(const rs_geom *g, const void *xv, void *yv)
     /* contiguous chunks handed out dynamically (a thread that loses its
      * core on a loaded machine leaves its work to the others) */
     const int64_t chunks = nt == 1 ? 1 : (rows < 16 * nt ? rows : 16 * nt);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int64_t k = 0; k < chunks; k++) {
-        RF(rows)(g, x, y, rows * k / chunks, rows * (k + 1) / chunks);
-    }
+    RF(job) j = {g, x, y, rows, chunks};
+    cpu_parallel_for_dynamic(chunks, 1, nt, RF(body), &j);
 }
 
 #undef RF
