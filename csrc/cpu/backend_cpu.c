@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <unistd.h>
 
 #include "../ops/ops_internal.h"
@@ -229,10 +232,70 @@ cpu_tensor_free(wnn_backend *be, void *storage)
     free(storage);
 }
 
+uint64_t
+cpu_nt_bytes(void)
+{
+    static _Atomic uint64_t v = UINT64_MAX;
+    uint64_t x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x == UINT64_MAX) {
+        const char *e = getenv("WEBNN_NT_BYTES");
+        x = (uint64_t)16 << 20;
+        if (e && *e) {
+            char *end;
+            unsigned long long u = strtoull(e, &end, 10);
+            if (*end == '\0') {
+                x = u == 0 ? UINT64_MAX - 1 : u;
+            }
+        }
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x;
+}
+
+void
+cpu_copy_nt(void *dst, const void *src, size_t n)
+{
+#if defined(__SSE2__)
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n) {
+        head = n;
+    }
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + i, s + i, n - i);
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
+void
+cpu_nt_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 typedef struct copy_job {
     void *dst;
     const void *src;
     uint64_t bytes, chunk;
+    bool nt;
 } copy_job;
 
 static void
@@ -242,8 +305,15 @@ copy_body(void *p, int64_t b, int64_t e, int tid)
     copy_job *j = p;
     for (int64_t i = b; i < e; i++) {
         uint64_t off = (uint64_t)i * j->chunk;
-        memcpy((char *)j->dst + off, (const char *)j->src + off,
-               j->bytes - off < j->chunk ? j->bytes - off : j->chunk);
+        size_t len = j->bytes - off < j->chunk ? j->bytes - off : j->chunk;
+        if (j->nt) {
+            cpu_copy_nt((char *)j->dst + off, (const char *)j->src + off, len);
+        } else {
+            memcpy((char *)j->dst + off, (const char *)j->src + off, len);
+        }
+    }
+    if (j->nt) {
+        cpu_nt_fence();
     }
 }
 
@@ -258,7 +328,7 @@ copy_bytes(void *dst, const void *src, uint64_t bytes)
         return;
     }
     int64_t n = (int64_t)((bytes + chunk - 1) / chunk);
-    copy_job j = {dst, src, bytes, chunk};
+    copy_job j = {dst, src, bytes, chunk, bytes >= cpu_nt_bytes()};
     cpu_parallel_for(n, cpu_num_threads(), copy_body, &j);
 }
 

@@ -91,6 +91,16 @@ bool cpu_in_region(void);
  * blocks of `chunk` from a shared counter (schedule(dynamic, chunk)). */
 typedef void (*cpu_for_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
+
+/* Outputs at least this large are written with non-temporal (streaming)
+ * stores: they do not fit in the caches anyway, and streaming stores skip
+ * reading each destination line before it is overwritten (a third of the
+ * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never). */
+uint64_t cpu_nt_bytes(void);
+/* memcpy with streaming stores; callers issue cpu_nt_fence() before the
+ * data is read by another thread (the pool's join is not enough). */
+void cpu_copy_nt(void *dst, const void *src, size_t n);
+void cpu_nt_fence(void);
 void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
                               cpu_for_fn fn, void *arg);
 

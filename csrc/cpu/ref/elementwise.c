@@ -19,6 +19,11 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
+
 #include "../cpu.h"
 
 #define CH 1024 /* elements per chunk */
@@ -407,6 +412,7 @@ typedef struct unary_job {
     uint64_t total;
     wnn_dtype ti;
     wnn_dtype to;
+    bool nt; /* float32 to float32, a large output: streaming stores */
 } unary_job;
 
 static void
@@ -449,7 +455,10 @@ unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 }
                 continue;
             }
-            if (ti == WNN_FLOAT32) {
+            if (ti == WNN_FLOAT32 && j_->nt) { /* a large output */
+                unary_f32(op, &pr, n, xf, yb);
+                cpu_copy_nt(yp, yb, n * sizeof(float));
+            } else if (ti == WNN_FLOAT32) {
                 unary_f32(op, &pr, n, xf, yp);
             } else {
                 unary_f32(op, &pr, n, xf, yb);
@@ -465,6 +474,9 @@ unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
             }
             store_i64(to, yp, n, yb);
         }
+    }
+    if (j_->nt) {
+        cpu_nt_fence();
     }
 }
 
@@ -485,7 +497,10 @@ cpu_unary(const cpu_call *k, wnn_error *err)
     size_t nc = n_chunks(total);
     {
         unary_job j_ = {.op = op, .dm = dm, .pr = pr, .si = si, .so = so,
-                        .x = x, .y = y, .total = total, .ti = ti, .to = to};
+                        .x = x, .y = y, .total = total, .ti = ti, .to = to,
+                        .nt = dm == D_F32 && ti == WNN_FLOAT32 &&
+                              to == WNN_FLOAT32 &&
+                              total * so >= cpu_nt_bytes()};
         cpu_parallel_for((int64_t)(nc), threads_for(total), unary_body, &j_);
     }
     return WNN_OK;
@@ -662,7 +677,36 @@ typedef struct binary_job {
     int ib;
     wnn_dtype ti;
     wnn_dtype to;
+    bool nt; /* streaming stores (float32 add sub mul div, a large output) */
 } binary_job;
+
+/* add sub mul div of float32 with streaming stores (see cpu_nt_bytes);
+ * the same operations, so the same results. */
+static void
+binary_f32_nt(bop op, size_t n, const float *a, const float *b, float *y)
+{
+#if defined(__SSE2__)
+    size_t i = 0;
+    for (; i < n && ((uintptr_t)(y + i) & 15); i++) {
+        binary_f32(op, 1, a + i, b + i, y + i);
+    }
+    for (; i + 4 <= n; i += 4) {
+        __m128 x = _mm_loadu_ps(a + i), z = _mm_loadu_ps(b + i), r;
+        switch (op) {
+        case B_ADD: r = _mm_add_ps(x, z); break;
+        case B_SUB: r = _mm_sub_ps(x, z); break;
+        case B_MUL: r = _mm_mul_ps(x, z); break;
+        default: r = _mm_div_ps(x, z); break;
+        }
+        _mm_stream_ps(y + i, r);
+    }
+    if (i < n) {
+        binary_f32(op, n - i, a + i, b + i, y + i);
+    }
+#else
+    binary_f32(op, n, a, b, y);
+#endif
+}
 
 static void
 binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
@@ -705,6 +749,8 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
             }
             if (cmp) {
                 compare_f32(op, n, af, bf, yp);
+            } else if (to == WNN_FLOAT32 && j_->nt) {
+                binary_f32_nt(op, n, af, bf, (float *)yp);
             } else if (to == WNN_FLOAT32) {
                 binary_f32(op, n, af, bf, (float *)yp);
             } else {
@@ -723,6 +769,9 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
             }
             store_i64(to, yp, n, yb);
         }
+    }
+    if (j_->nt) {
+        cpu_nt_fence();
     }
 }
 
@@ -750,7 +799,11 @@ cpu_binary(const cpu_call *k, wnn_error *err)
         binary_job j_ = {.op = op, .cmp = cmp, .dm = dm, .it = it,
                          .inner = inner, .per_row = per_row, .sa = sa,
                          .so = so, .A = A, .B = B, .Y = Y, .ia = ia, .ib = ib,
-                         .ti = ti, .to = to};
+                         .ti = ti, .to = to,
+                         .nt = dm == D_F32 && to == WNN_FLOAT32 && !cmp &&
+                               (op == B_ADD || op == B_SUB || op == B_MUL ||
+                                op == B_DIV) &&
+                               total * so >= cpu_nt_bytes()};
         cpu_parallel_for((int64_t)(tasks), threads_for(total), binary_body, &j_);
     }
     return WNN_OK;

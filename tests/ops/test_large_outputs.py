@@ -1,0 +1,68 @@
+"""Outputs of 16 MiB and more take the CPU backend's streaming-store paths
+(element-wise add sub mul div, float32 unary operators, tensor reads and
+writes; see cpu_nt_bytes in csrc/cpu/backend_cpu.c).  The results must be
+the same bits as the cached path gives: compared with NumPy float32 (one
+IEEE operation per element) and against a small-tensor run of the same
+values.  Unaligned lengths exercise the heads and tails."""
+import numpy as np
+import pytest
+
+import webnn
+
+N = 4 * 1024 * 1024 + 7  # > 16 MiB of float32
+
+
+def _f32(shape, **kw):
+    return dict(dataType="float32", shape=list(shape), **kw)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(N).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    b[::97] = 0.0  # division by zero -> inf / nan as IEEE says
+    return a, b
+
+
+@pytest.mark.parametrize("op,ref", [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)])
+def test_binary_large(op, ref, data):
+    a, b = data
+    ctx = webnn.ml.create_context(device_type="cpu")
+    bl = webnn.MLGraphBuilder(ctx)
+    g = bl.build({"y": getattr(bl, op)(bl.input("a", _f32([N])), bl.input("b", _f32([N])))})
+    with np.errstate(all="ignore"):
+        want = ref(a, b)
+    got = ctx.compute(g, {"a": a, "b": b})["y"]
+    np.testing.assert_array_equal(got, want)
+    # the spec's path: tensors, dispatch, read (streaming copies in and out)
+    ta = ctx.create_tensor(_f32([N], writable=True))
+    tb = ctx.create_tensor(_f32([N], writable=True))
+    ty = ctx.create_tensor(_f32([N], readable=True))
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
+    out = np.empty(N + 1, np.float32)[1:]  # an unaligned destination
+    ctx.read_tensor(ty, out)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("op", ["relu", "neg", "abs", "sigmoid", "exp", "tanh"])
+def test_unary_large_equals_small(op, data):
+    a, _ = data
+    ctx = webnn.ml.create_context(device_type="cpu")
+
+    def run(x):
+        bl = webnn.MLGraphBuilder(ctx)
+        g = bl.build({"y": getattr(bl, op)(bl.input("x", _f32(x.shape)))})
+        return ctx.compute(g, {"x": x})["y"]
+
+    big = run(a)
+    # the same values in pieces below the threshold take the cached path
+    piece = 1 << 20
+    small = np.concatenate([run(a[i:i + piece]) for i in range(0, N, piece)])
+    np.testing.assert_array_equal(big, small)
+    if op in ("relu", "neg", "abs"):
+        ref = {"relu": np.maximum(a, 0), "neg": -a, "abs": np.abs(a)}[op]
+        np.testing.assert_array_equal(big, ref)
