@@ -2,6 +2,7 @@
  * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +22,39 @@ static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
 #undef WNN_OP
 };
 
+/* Threads of the CPU backend (its pool, BLIS): WEBNN_NUM_THREADS when set
+ * (1 to 1024), else the CPUs this process may run on (its affinity mask,
+ * which taskset and containers narrow), else the CPUs online. */
 int
 cpu_num_threads(void)
 {
-    static int n = 0;
-    if (n == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        n = c > 0 ? (int)c : 1;
+    static atomic_int n = 0;
+    int v = atomic_load_explicit(&n, memory_order_relaxed);
+    if (v == 0) {
+        long c = 0;
+        const char *e = getenv("WEBNN_NUM_THREADS");
+        if (e && *e) {
+            char *end;
+            long x = strtol(e, &end, 10);
+            if (*end == '\0' && x >= 1 && x <= 1024) {
+                c = x;
+            }
+        }
+#ifdef CPU_COUNT
+        if (c == 0) {
+            cpu_set_t set;
+            if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+                c = CPU_COUNT(&set);
+            }
+        }
+#endif
+        if (c <= 0) {
+            c = sysconf(_SC_NPROCESSORS_ONLN);
+        }
+        v = c > 0 ? (int)c : 1;
+        atomic_store_explicit(&n, v, memory_order_relaxed);
     }
-    return n;
+    return v;
 }
 
 wnn_status
