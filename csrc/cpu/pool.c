@@ -161,7 +161,7 @@ helper_main(void *p)
             continue; /* the caller ran this share itself */
         }
         pool.fn(pool.arg, me->id, pool.nt);
-        atomic_fetch_add_explicit(&pool.done.v, 1, memory_order_release);
+        atomic_fetch_add(&pool.done.v, 1); /* seq_cst: ordered before notify()'s load of sleepers */
         notify(&pool.done);
     }
     return NULL;
