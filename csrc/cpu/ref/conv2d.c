@@ -1985,6 +1985,21 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
 }
 #endif
 
+/* The batch, channel and spatial sizes of input and output (both layouts),
+ * shared by conv2d and convTranspose2d. */
+static void
+geom_sizes(geom *g, bool nhwc, const wnn_desc *xd, const wnn_desc *yd)
+{
+    g->nhwc = nhwc;
+    g->N = xd->shape[0];
+    g->C = xd->shape[nhwc ? 3 : 1];
+    g->H = xd->shape[nhwc ? 1 : 2];
+    g->W = xd->shape[nhwc ? 2 : 3];
+    g->O = yd->shape[nhwc ? 3 : 1];
+    g->OH = yd->shape[nhwc ? 1 : 2];
+    g->OW = yd->shape[nhwc ? 2 : 3];
+}
+
 /* ---- conv2d --------------------------------------------------------------- */
 wnn_status
 cpu_conv2d(const cpu_call *k, wnn_error *err)
@@ -1994,14 +2009,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
                    *yd = &k->out_desc[0];
     wnn_dtype t = yd->dtype;
     geom g;
-    g.nhwc = o->input_layout == WNN_LAYOUT_NHWC;
-    g.N = xd->shape[0];
-    g.C = xd->shape[g.nhwc ? 3 : 1];
-    g.H = xd->shape[g.nhwc ? 1 : 2];
-    g.W = xd->shape[g.nhwc ? 2 : 3];
-    g.O = yd->shape[g.nhwc ? 3 : 1];
-    g.OH = yd->shape[g.nhwc ? 1 : 2];
-    g.OW = yd->shape[g.nhwc ? 2 : 3];
+    geom_sizes(&g, o->input_layout == WNN_LAYOUT_NHWC, xd, yd);
     const uint32_t *fs = wd->shape;
     switch (o->filter_layout) {
     case WNN_CONV_HWIO: g.KH = fs[0], g.KW = fs[1]; break;
@@ -2194,14 +2202,7 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                    *yd = &k->out_desc[0];
     wnn_dtype t = yd->dtype;
     geom g;
-    g.nhwc = o->input_layout == WNN_LAYOUT_NHWC;
-    g.N = xd->shape[0];
-    g.C = xd->shape[g.nhwc ? 3 : 1];
-    g.H = xd->shape[g.nhwc ? 1 : 2];
-    g.W = xd->shape[g.nhwc ? 2 : 3];
-    g.O = yd->shape[g.nhwc ? 3 : 1];
-    g.OH = yd->shape[g.nhwc ? 1 : 2];
-    g.OW = yd->shape[g.nhwc ? 2 : 3];
+    geom_sizes(&g, o->input_layout == WNN_LAYOUT_NHWC, xd, yd);
     const uint32_t *fs = wd->shape;
     int64_t s[4]; /* filter strides in (i, o, h, w) order */
     g.G = o->groups;
