@@ -1,0 +1,1509 @@
+"""ONNX import: an onnx.ModelProto -> an MLGraph on a context.
+
+Values flow through the converter as either
+  * a NumPy array: known at import (initializers, Constant nodes, anything
+    folded: Shape of a static shape, ConstantOfShape, Range, any node whose
+    inputs are all known, evaluated with onnx.reference);
+  * a _Fill: a large ConstantOfShape result, made at run time by expand();
+  * an MLOperand: computed by the graph.
+ONNX bool travels as uint8 inside the graph (WebNN's logical operators do
+the same); the model's own inputs and outputs of a type WebNN lacks (double,
+bool, string, ...) raise NotSupportedError."""
+import asyncio
+import math
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import webnn
+from webnn import NotSupportedError
+
+_ELEM = {
+    TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
+    TensorProto.INT32: "int32", TensorProto.UINT32: "uint32",
+    TensorProto.INT64: "int64", TensorProto.UINT64: "uint64",
+    TensorProto.INT8: "int8", TensorProto.UINT8: "uint8",
+}
+
+
+def _elem_name(t):
+    try:
+        return TensorProto.DataType.Name(t)
+    except ValueError:
+        return str(t)
+
+
+class _NeedStatic(NotSupportedError):
+    """An operand that WebNN needs at build time (a shape, axes, pads...) is
+    a runtime input of the model.  The backend binds such inputs at run time."""
+
+    def __init__(self, msg, name):
+        super().__init__(msg)
+        self.input_name = name
+
+
+class _Fill:
+    def __init__(self, shape, value):
+        self.shape, self.value = tuple(int(d) for d in shape), value  # value: 0-d array
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+
+_FILL_MATERIALIZE = 1 << 16     # ConstantOfShape results up to this size are folded
+
+
+class OnnxModel:
+    """An imported ONNX model: .graph (the MLGraph), .inputs / .outputs
+    (ONNX name -> (WebNN data type, shape)), .run(feeds), .run_async(feeds)."""
+
+    def __init__(self, context, graph, inputs, outputs, graph_outputs, const_outputs, proto):
+        self.context = context
+        self.graph = graph
+        self.inputs = inputs
+        self.outputs = outputs
+        self._graph_outputs = graph_outputs   # ONNX name -> graph output name
+        self._const = const_outputs           # ONNX name -> ndarray
+        self.model_proto = proto
+
+    def run(self, feeds):
+        """feeds: {input name: array} -> {output name: ndarray}, in the model's output order."""
+        if not isinstance(feeds, dict):
+            raise TypeError("run: feeds must be a dict of input name -> array")
+        extra = set(feeds) - set(self.inputs)
+        missing = set(self.inputs) - set(feeds)
+        if extra or missing:
+            raise TypeError(f"run: inputs {sorted(missing)} missing, {sorted(extra)} not "
+                            f"inputs of the model")
+        results = {}
+        if self.graph is not None:
+            gin = {}
+            for name, (dt, shape) in self.inputs.items():
+                if name not in self.graph._inputs:
+                    continue  # an input the outputs do not depend on
+                a = np.asarray(feeds[name])
+                want = webnn.DATA_TYPES[dt]
+                if a.dtype != want:
+                    if not np.can_cast(a.dtype, want, "same_kind"):
+                        raise TypeError(f"run: input {name!r} must be {dt}, got {a.dtype}")
+                    a = a.astype(want)
+                if tuple(a.shape) != tuple(shape):
+                    raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
+                                    f"got {list(a.shape)}")
+                gin[name] = np.ascontiguousarray(a)
+            results = self.context.compute(self.graph, gin)
+        out = {}
+        for name in self.outputs:
+            if name in self._const:
+                out[name] = self._const[name].copy()
+            else:
+                out[name] = results[self._graph_outputs[name]]
+        return out
+
+    async def run_async(self, feeds):
+        return await asyncio.get_running_loop().run_in_executor(None, self.run, feeds)
+
+    def __repr__(self):
+        return f"OnnxModel(inputs={self.inputs}, outputs={self.outputs})"
+
+
+def _as_proto(model):
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return onnx.load_from_string(bytes(model))
+    if isinstance(model, (str, os.PathLike)):
+        return onnx.load(os.fspath(model))   # loads external data beside the file
+    raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
+                    f"got {type(model).__name__}")
+
+
+def load(model, context=None, input_shapes=None, *, _bound=None):
+    """Import an ONNX model (a path, bytes or an onnx.ModelProto) into `context`
+    (default: a new default context).  `input_shapes` fixes dynamic dimensions:
+    {input name: shape} and/or {dim_param name: size}."""
+    proto = _as_proto(model)
+    if context is None:
+        context = webnn.ml.create_context()
+    return _Converter(proto, context, input_shapes or {}, _bound or {}).convert()
+
+
+# ---------------------------------------------------------------------------
+def _attrs(node):
+    out = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8")
+        elif isinstance(v, list) and v and isinstance(v[0], bytes):
+            v = [x.decode("utf-8") for x in v]
+        out[a.name] = v
+    return out
+
+
+def _np_dt(dt):
+    return webnn.DATA_TYPES[dt]
+
+
+def _dt_of_np(dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "uint8"
+    for k, v in webnn.DATA_TYPES.items():
+        if v == dtype:
+            return k
+    return None
+
+
+class _Converter:
+    def __init__(self, proto, ctx, input_shapes, bound):
+        self.proto, self.ctx = proto, ctx
+        self.input_shapes, self.bound = input_shapes, bound
+        self.opset = 1
+        for imp in proto.opset_import:
+            if imp.domain in ("", "ai.onnx"):
+                self.opset = imp.version
+        self.b = webnn.MLGraphBuilder(ctx)
+        self.vals = {}          # name -> ndarray | _Fill | MLOperand
+        self.bools = set()      # names whose values are bool carried as uint8
+        self._consts = {}       # id(ndarray) -> operand (cache)
+        self.node = None
+
+    # ---- errors ----------------------------------------------------------
+    def fail(self, why):
+        raise NotSupportedError(why)
+
+    # ---- values -----------------------------------------------------------
+    def has(self, node, i):
+        return i < len(node.input) and node.input[i] != ""
+
+    def is_static(self, name):
+        v = self.vals[name]
+        return isinstance(v, np.ndarray)
+
+    def static(self, name, what="this input"):
+        v = self.vals[name]
+        if isinstance(v, np.ndarray):
+            return v
+        if isinstance(v, _Fill):
+            return np.full(v.shape, v.value, v.dtype)
+        if name in self.graph_input_names:
+            raise _NeedStatic(f"{what} ({name!r}) must be known when the graph is built, "
+                              f"but it is an input of the model", name)
+        self.fail(f"{what} ({name!r}) must be known when the graph is built, but it is "
+                  f"computed by the graph")
+
+    def shape(self, name):
+        v = self.vals[name]
+        return tuple(int(d) for d in v.shape)
+
+    def dtype(self, name):
+        """The WebNN data type of a value (bool -> 'uint8')."""
+        v = self.vals[name]
+        if isinstance(v, (np.ndarray, _Fill)):
+            dt = _dt_of_np(v.dtype)
+            if dt is None:
+                self.fail(f"value {name!r} has data type {v.dtype}, which WebNN lacks")
+            return dt
+        return v.data_type
+
+    def const(self, array):
+        """An operand for a NumPy array (bool -> uint8)."""
+        a = np.asarray(array)
+        if a.dtype == np.bool_:
+            a = a.astype(np.uint8)
+        if _dt_of_np(a.dtype) is None:
+            self.fail(f"a constant of data type {a.dtype}, which WebNN lacks")
+        return self.b.constant(np.ascontiguousarray(a))
+
+    def scalar(self, value, dt):
+        return self.b.constant(np.array(value, dtype=_np_dt(dt)))
+
+    def opnd(self, name):
+        v = self.vals[name]
+        if isinstance(v, np.ndarray):
+            key = id(v)
+            if key not in self._consts:
+                self._consts[key] = (v, self.const(v))
+            return self._consts[key][1]
+        if isinstance(v, _Fill):
+            dt = _dt_of_np(v.dtype)
+            if dt is None:
+                self.fail(f"a constant of data type {v.dtype}, which WebNN lacks")
+            c = self.b.constant(np.full([1] * len(v.shape), v.value, _np_dt(dt)))
+            op = self.b.expand(c, list(v.shape)) if v.shape else self.b.reshape(c, [])
+            self.vals[name] = op
+            return op
+        return v
+
+    def ints(self, name, what):
+        return [int(x) for x in np.asarray(self.static(name, what)).reshape(-1)]
+
+    # ---- model ------------------------------------------------------------
+    def convert(self):
+        g = self.proto.graph
+        for imp in self.proto.opset_import:
+            if imp.domain not in ("", "ai.onnx") and any(n.domain == imp.domain for n in g.node):
+                self.fail(f"operator set domain {imp.domain!r} is not supported (only the "
+                          f"standard ONNX domain)")
+        inits = {}
+        for t in g.initializer:
+            inits[t.name] = numpy_helper.to_array(t)
+        for t in g.sparse_initializer:
+            self.fail(f"sparse initializer {t.values.name!r} is not supported")
+        self.graph_input_names = set()
+        inputs = {}
+        dim_params = {k: v for k, v in self.input_shapes.items() if not isinstance(v, (list, tuple))}
+        for vi in g.input:
+            if vi.name in inits:
+                continue
+            if vi.name in self.bound:
+                self.vals[vi.name] = np.asarray(self.bound[vi.name])
+                continue
+            tt = vi.type.tensor_type
+            if not vi.type.HasField("tensor_type"):
+                self.fail(f"input {vi.name!r}: only tensor inputs are supported "
+                          f"(got {vi.type.WhichOneof('value')})")
+            if tt.elem_type not in _ELEM:
+                self.fail(f"input {vi.name!r} has data type {_elem_name(tt.elem_type)}, "
+                          f"which WebNN lacks")
+            dt = _ELEM[tt.elem_type]
+            if vi.name in self.input_shapes and isinstance(self.input_shapes[vi.name], (list, tuple)):
+                shape = [int(d) for d in self.input_shapes[vi.name]]
+            else:
+                if not tt.HasField("shape"):
+                    self.fail(f"input {vi.name!r} has no shape: give it in input_shapes")
+                shape = []
+                for i, d in enumerate(tt.shape.dim):
+                    if d.HasField("dim_value"):
+                        shape.append(int(d.dim_value))
+                    elif d.dim_param and d.dim_param in dim_params:
+                        shape.append(int(dim_params[d.dim_param]))
+                    else:
+                        self.fail(f"input {vi.name!r}: dimension {i} "
+                                  f"({d.dim_param or 'unnamed'!r}) is dynamic: give it in "
+                                  f"input_shapes")
+            inputs[vi.name] = (dt, tuple(shape))
+            self.graph_input_names.add(vi.name)
+            self.vals[vi.name] = self.b.input(vi.name, {"dataType": dt, "shape": shape})
+        for name, arr in inits.items():
+            self.vals[name] = arr
+        for i, node in enumerate(g.node):
+            self.node = node
+            self.convert_node(node, i)
+        # outputs
+        outputs, gout, const_out, build = {}, {}, {}, {}
+        used = []
+        for vo in g.output:
+            name = vo.name
+            if name not in self.vals:
+                self.fail(f"output {name!r} is not produced by any node")
+            v = self.vals[name]
+            is_bool = name in self.bools or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
+            tt = vo.type.tensor_type
+            if is_bool or (tt.elem_type and tt.elem_type not in _ELEM):
+                et = TensorProto.BOOL if is_bool else tt.elem_type
+                self.fail(f"output {name!r} has data type {_elem_name(et)}, which WebNN lacks")
+            if isinstance(v, np.ndarray):
+                if _dt_of_np(v.dtype) is None:
+                    self.fail(f"output {name!r} has data type {v.dtype}, which WebNN lacks")
+                const_out[name] = v
+                outputs[name] = (_dt_of_np(v.dtype), tuple(v.shape))
+                continue
+            op = self.opnd(name)
+            if name in self.graph_input_names or any(op is u for u in used):
+                op = self.b.identity(op)
+            used.append(op)
+            gname = name
+            build[gname] = op
+            gout[name] = gname
+            outputs[name] = (op.data_type, tuple(op.shape))
+        graph = self.b.build(build) if build else None
+        return OnnxModel(self.ctx, graph, inputs, outputs, gout, const_out, self.proto)
+
+    # ---- nodes ------------------------------------------------------------
+    def convert_node(self, node, index):
+        op = node.op_type
+        where = f"node {node.name or '#' + str(index)!r} ({op})"
+        if node.domain not in ("", "ai.onnx"):
+            raise NotSupportedError(f"{where}: domain {node.domain!r} is not supported")
+        for n in node.input:
+            if n and n not in self.vals:
+                raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
+        try:
+            statics = all(self.is_static(n) for n in node.input if n)
+            if statics and op not in _NO_FOLD and not any(
+                    a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                    for a in node.attribute):
+                outs = self.fold(node)
+            else:
+                fn = _OPS.get(op)
+                if fn is None:
+                    if op in _NO_FOLD or op in _WHY:
+                        raise NotSupportedError(_WHY.get(op, "no WebNN mapping"))
+                    raise NotSupportedError("no WebNN mapping for this operator")
+                outs = fn(self, node, _attrs(node))
+        except _NeedStatic as e:
+            raise _NeedStatic(f"{where}: {e}", e.input_name) from None
+        except NotSupportedError as e:
+            raise NotSupportedError(f"{where}: {e}") from None
+        except (TypeError, ValueError, webnn.DataError, webnn.OperationError) as e:
+            raise NotSupportedError(f"{where}: {type(e).__name__}: {e}") from None
+        if not isinstance(outs, (list, tuple)):
+            outs = [outs]
+        for i, name in enumerate(node.output):
+            if not name:
+                continue
+            if i >= len(outs) or outs[i] is None:
+                raise NotSupportedError(f"{where}: output {i} ({name!r}) is not supported")
+            self.vals[name] = outs[i]
+
+    def fold(self, node):
+        from onnx.reference import ReferenceEvaluator
+        ins = [n for n in node.input if n]
+        vi = [helper.make_tensor_value_info(n, 0, None) for n in ins]
+        vo = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
+        g = helper.make_graph([node], "fold", vi, vo)
+        m = helper.make_model(g, opset_imports=list(self.proto.opset_import),
+                              ir_version=self.proto.ir_version or onnx.IR_VERSION)
+        feeds = {n: self.static(n) for n in ins}
+        try:
+            res = ReferenceEvaluator(m).run(None, feeds)
+        except Exception as e:  # the reference implementation's own refusal
+            raise NotSupportedError(f"folding at import failed: {type(e).__name__}: {e}")
+        it = iter(res)
+        return [np.asarray(next(it)) if o else None for o in node.output]
+
+
+# ---------------------------------------------------------------------------
+# Operator conversions: fn(conv, node, attrs) -> output value(s)
+
+_OPS = {}
+_NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+            "Multinomial", "Bernoulli"}
+_WHY = {
+    "RandomNormal": "random operators are not expressible in WebNN",
+    "RandomUniform": "random operators are not expressible in WebNN",
+    "RandomNormalLike": "random operators are not expressible in WebNN",
+    "RandomUniformLike": "random operators are not expressible in WebNN",
+    "Multinomial": "random operators are not expressible in WebNN",
+    "Bernoulli": "random operators are not expressible in WebNN",
+    "NonZero": "the output shape depends on the data (WebNN shapes are static)",
+    "Unique": "the output shape depends on the data (WebNN shapes are static)",
+    "NonMaxSuppression": "the output shape depends on the data (WebNN shapes are static)",
+    "Loop": "control flow is not expressible in WebNN",
+    "If": "control flow is not expressible in WebNN (unless the condition is static)",
+    "Scan": "control flow is not expressible in WebNN",
+    "StringNormalizer": "strings are not a WebNN data type",
+    "RegexFullMatch": "strings are not a WebNN data type",
+    "StringConcat": "strings are not a WebNN data type",
+    "StringSplit": "strings are not a WebNN data type",
+    "TopK": "WebNN has no top-k / sort operator",
+    "Einsum": "no WebNN mapping for general Einsum",
+}
+
+
+def _reg(*names):
+    def deco(fn):
+        for n in names:
+            _OPS[n] = fn
+        return fn
+    return deco
+
+
+def _norm_axis(axis, rank):
+    axis = int(axis)
+    if axis < 0:
+        axis += rank
+    if not 0 <= axis < max(rank, 1):
+        raise NotSupportedError(f"axis {axis} is out of range for rank {rank}")
+    return axis
+
+
+def _bcast(a, b):
+    return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+
+
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
+_COMPARE = {"Equal": "equal", "Greater": "greater", "Less": "lesser",
+            "GreaterOrEqual": "greaterOrEqual", "LessOrEqual": "lesserOrEqual"}
+_LOGIC = {"And": "logicalAnd", "Or": "logicalOr", "Xor": "logicalXor"}
+
+
+def _legacy_bcast(c, node, at, b_op, a_shape):
+    """Opset < 7 'broadcast' with 'axis': align b's shape at axis of a."""
+    if at.get("broadcast") and "axis" in at:
+        bs = list(b_op.shape)
+        axis = _norm_axis(at["axis"], len(a_shape))
+        shape = [1] * axis + bs + [1] * (len(a_shape) - axis - len(bs))
+        return c.b.reshape(b_op, shape)
+    return b_op
+
+
+@_reg(*_BINARY)
+def _binary(c, node, at):
+    a, b = c.opnd(node.input[0]), c.opnd(node.input[1])
+    b = _legacy_bcast(c, node, at, b, a.shape)
+    if node.op_type == "Pow" and a.data_type != b.data_type:
+        b = c.b.cast(b, a.data_type)
+    if node.op_type == "Div" and a.data_type not in ("float32", "float16"):
+        raise NotSupportedError("integer division (ONNX truncates; WebNN's rounding is not "
+                                "specified for integers)")
+    return getattr(c.b, _BINARY[node.op_type])(a, b)
+
+
+@_reg(*_COMPARE)
+def _compare(c, node, at):
+    c.bools.add(node.output[0])
+    return getattr(c.b, _COMPARE[node.op_type])(c.opnd(node.input[0]), c.opnd(node.input[1]))
+
+
+@_reg(*_LOGIC)
+def _logic(c, node, at):
+    c.bools.add(node.output[0])
+    return getattr(c.b, _LOGIC[node.op_type])(c.opnd(node.input[0]), c.opnd(node.input[1]))
+
+
+@_reg("Not")
+def _not(c, node, at):
+    c.bools.add(node.output[0])
+    return c.b.logical_not(c.opnd(node.input[0]))
+
+
+@_reg("Max", "Min", "Sum", "Mean")
+def _variadic(c, node, at):
+    ops = [c.opnd(n) for n in node.input if n]
+    fn = {"Max": c.b.max, "Min": c.b.min, "Sum": c.b.add, "Mean": c.b.add}[node.op_type]
+    r = ops[0]
+    for o in ops[1:]:
+        r = fn(r, o)
+    if len(ops) == 1:
+        r = c.b.identity(r)
+    if node.op_type == "Mean":
+        r = c.b.div(r, c.scalar(len(ops), r.data_type))
+    return r
+
+
+_UNARY = {"Abs": "abs", "Ceil": "ceil", "Cos": "cos", "Erf": "erf", "Exp": "exp",
+          "Floor": "floor", "Identity": "identity", "Log": "log", "Neg": "neg",
+          "Reciprocal": "reciprocal", "Round": "roundEven", "Sin": "sin", "Sign": "sign",
+          "Sqrt": "sqrt", "Tan": "tan", "Relu": "relu", "Sigmoid": "sigmoid",
+          "Softplus": "softplus", "Softsign": "softsign", "Tanh": "tanh",
+          "HardSwish": "hardSwish"}
+
+
+@_reg(*_UNARY)
+def _unary(c, node, at):
+    return getattr(c.b, _UNARY[node.op_type])(c.opnd(node.input[0]))
+
+
+@_reg("IsNaN")
+def _isnan(c, node, at):
+    c.bools.add(node.output[0])
+    return c.b.is_nan(c.opnd(node.input[0]))
+
+
+@_reg("IsInf")
+def _isinf(c, node, at):
+    c.bools.add(node.output[0])
+    x = c.opnd(node.input[0])
+    r = c.b.is_infinite(x)
+    pos, neg = at.get("detect_positive", 1), at.get("detect_negative", 1)
+    zero = c.scalar(0, x.data_type)
+    if pos and not neg:
+        r = c.b.logical_and(r, c.b.greater(x, zero))
+    elif neg and not pos:
+        r = c.b.logical_and(r, c.b.lesser(x, zero))
+    elif not pos and not neg:
+        r = c.b.logical_and(r, c.b.logical_not(r))
+    return r
+
+
+@_reg("Elu")
+def _elu(c, node, at):
+    return c.b.elu(c.opnd(node.input[0]), alpha=float(at.get("alpha", 1.0)))
+
+
+@_reg("LeakyRelu")
+def _leaky(c, node, at):
+    return c.b.leaky_relu(c.opnd(node.input[0]), alpha=float(at.get("alpha", 0.01)))
+
+
+@_reg("HardSigmoid")
+def _hsig(c, node, at):
+    return c.b.hard_sigmoid(c.opnd(node.input[0]), alpha=float(at.get("alpha", 0.2)),
+                            beta=float(at.get("beta", 0.5)))
+
+
+@_reg("Selu")
+def _selu(c, node, at):
+    x = c.opnd(node.input[0])
+    alpha = float(at.get("alpha", 1.67326319217681884765625))
+    gamma = float(at.get("gamma", 1.05070102214813232421875))
+    return c.b.mul(c.b.elu(x, alpha=alpha), c.scalar(gamma, x.data_type))
+
+
+@_reg("Celu")
+def _celu(c, node, at):
+    x = c.opnd(node.input[0])
+    alpha = float(at.get("alpha", 1.0))
+    a = c.scalar(alpha, x.data_type)
+    return c.b.mul(c.b.elu(c.b.div(x, a), alpha=1.0), a)
+
+
+@_reg("Gelu")
+def _gelu(c, node, at):
+    x = c.opnd(node.input[0])
+    if at.get("approximate", "none") == "none":
+        return c.b.gelu(x)
+    dt = x.data_type
+    inner = c.b.mul(c.scalar(math.sqrt(2 / math.pi), dt),
+                    c.b.add(x, c.b.mul(c.scalar(0.044715, dt), c.b.mul(x, c.b.mul(x, x)))))
+    return c.b.mul(c.b.mul(c.scalar(0.5, dt), x), c.b.add(c.scalar(1, dt), c.b.tanh(inner)))
+
+
+@_reg("Mish")
+def _mish(c, node, at):
+    x = c.opnd(node.input[0])
+    return c.b.mul(x, c.b.tanh(c.b.softplus(x)))
+
+
+@_reg("ThresholdedRelu")
+def _trelu(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    return c.b.where(c.b.greater(x, c.scalar(float(at.get("alpha", 1.0)), dt)), x,
+                     c.scalar(0, dt))
+
+
+@_reg("Shrink")
+def _shrink(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    lam, bias = float(at.get("lambd", 0.5)), float(at.get("bias", 0.0))
+    if dt not in ("float32", "float16"):
+        raise NotSupportedError(f"data type {dt}")
+    lo = c.b.add(x, c.scalar(bias, dt))
+    hi = c.b.sub(x, c.scalar(bias, dt))
+    return c.b.where(c.b.lesser(x, c.scalar(-lam, dt)), lo,
+                     c.b.where(c.b.greater(x, c.scalar(lam, dt)), hi, c.scalar(0, dt)))
+
+
+@_reg("Sinh", "Cosh")
+def _sinh(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    e, em = c.b.exp(x), c.b.exp(c.b.neg(x))
+    s = c.b.sub(e, em) if node.op_type == "Sinh" else c.b.add(e, em)
+    return c.b.mul(s, c.scalar(0.5, dt))
+
+
+@_reg("Asinh", "Acosh")
+def _asinh(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    sign = 1 if node.op_type == "Asinh" else -1
+    return c.b.log(c.b.add(x, c.b.sqrt(c.b.add(c.b.mul(x, x), c.scalar(sign, dt)))))
+
+
+@_reg("Atanh")
+def _atanh(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    one = c.scalar(1, dt)
+    return c.b.mul(c.scalar(0.5, dt), c.b.log(c.b.div(c.b.add(one, x), c.b.sub(one, x))))
+
+
+@_reg("PRelu")
+def _prelu(c, node, at):
+    x, s = c.opnd(node.input[0]), c.opnd(node.input[1])
+    if tuple(s.shape) != tuple(x.shape):
+        try:
+            np.broadcast_to(np.empty(s.shape, np.uint8), x.shape)
+        except ValueError:
+            # opset < 7: slope [C] against NCHW
+            if len(s.shape) == 1 and len(x.shape) > 2 and s.shape[0] == x.shape[1]:
+                s = c.b.reshape(s, [s.shape[0]] + [1] * (len(x.shape) - 2))
+    return c.b.prelu(x, s)
+
+
+@_reg("Clip")
+def _clip(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    if c.opset < 11:
+        lo, hi = at.get("min"), at.get("max")
+        opts = {}
+        if lo is not None:
+            opts["min_value"] = float(lo)
+        if hi is not None:
+            opts["max_value"] = float(hi)
+        return c.b.clamp(x, **opts)
+    r = x
+    opts = {}
+    for i, key, fn in ((1, "min_value", c.b.max), (2, "max_value", c.b.min)):
+        if c.has(node, i):
+            if c.is_static(node.input[i]):
+                v = c.static(node.input[i]).reshape(-1)[0]
+                opts[key] = v.item() if dt in ("int64", "uint64") else float(v)
+            else:
+                r = fn(r, c.opnd(node.input[i]))
+    if opts:
+        if dt in ("int64", "uint64"):
+            # exact: the bounds as constants
+            if "min_value" in opts:
+                r = c.b.max(r, c.scalar(opts["min_value"], dt))
+            if "max_value" in opts:
+                r = c.b.min(r, c.scalar(opts["max_value"], dt))
+            return r
+        return c.b.clamp(r, **opts)
+    return r if r is not x else c.b.identity(x)
+
+
+@_reg("Cast", "CastLike")
+def _cast(c, node, at):
+    x = c.opnd(node.input[0])
+    if node.op_type == "CastLike":
+        to = c.dtype(node.input[1])
+        to_bool = node.input[1] in c.bools
+    else:
+        t = at["to"]
+        to_bool = t == TensorProto.BOOL
+        if not to_bool and t not in _ELEM:
+            raise NotSupportedError(f"cast to {_elem_name(t)}, which WebNN lacks")
+        to = "uint8" if to_bool else _ELEM[t]
+    if to_bool:
+        c.bools.add(node.output[0])
+        if node.input[0] in c.bools:
+            return c.b.identity(x)
+        return c.b.not_equal(x, c.scalar(0, x.data_type))
+    if x.data_type == to:
+        return c.b.identity(x)
+    return c.b.cast(x, to)
+
+
+@_reg("MatMul")
+def _matmul(c, node, at):
+    a, b = c.opnd(node.input[0]), c.opnd(node.input[1])
+    ra, rb = len(a.shape), len(b.shape)
+    if ra == 1:
+        a = c.b.reshape(a, [1, a.shape[0]])
+    if rb == 1:
+        b = c.b.reshape(b, [b.shape[0], 1])
+    y = c.b.matmul(a, b)
+    if ra == 1 or rb == 1:
+        shape = list(y.shape)
+        if rb == 1:
+            shape.pop(-1)
+        if ra == 1:
+            shape.pop(-2 if rb != 1 else -1)
+        y = c.b.reshape(y, shape)
+    return y
+
+
+@_reg("Gemm")
+def _gemm(c, node, at):
+    a, b = c.opnd(node.input[0]), c.opnd(node.input[1])
+    opts = {"alpha": float(at.get("alpha", 1.0)), "beta": float(at.get("beta", 1.0)),
+            "a_transpose": bool(at.get("transA", 0)), "b_transpose": bool(at.get("transB", 0))}
+    if c.has(node, 2):
+        opts["c"] = c.opnd(node.input[2])
+    return c.b.gemm(a, b, **opts)
+
+
+def _same_pads(auto_pad, in_sizes, kernel, strides, dilations):
+    pads_b, pads_e = [], []
+    for n, k, s, d in zip(in_sizes, kernel, strides, dilations):
+        out = -(-n // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - n)
+        if auto_pad == "SAME_UPPER":
+            pads_b.append(total // 2)
+            pads_e.append(total - total // 2)
+        else:
+            pads_b.append(total - total // 2)
+            pads_e.append(total // 2)
+    return pads_b, pads_e
+
+
+def _spatial_pads(at, in_sizes, kernel, strides, dilations):
+    auto_pad = at.get("auto_pad", "NOTSET")
+    nd = len(in_sizes)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return _same_pads(auto_pad, in_sizes, kernel, strides, dilations)
+    if auto_pad == "VALID":
+        return [0] * nd, [0] * nd
+    pads = list(at.get("pads", [0] * (2 * nd)))
+    return pads[:nd], pads[nd:]
+
+
+def _webnn_padding(pb, pe):
+    # WebNN: [beginH, endH, beginW, endW]
+    return [pb[0], pe[0], pb[1], pe[1]]
+
+
+def _to_2d(c, x, extra_dims):
+    """A rank-3 NC(W) operand as NC1W for the 2-D operators."""
+    if extra_dims:
+        return c.b.reshape(x, list(x.shape[:2]) + [1] + list(x.shape[2:]))
+    return x
+
+
+@_reg("Conv")
+def _conv(c, node, at):
+    x, w = c.opnd(node.input[0]), c.opnd(node.input[1])
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise NotSupportedError(f"{rank - 2}-D convolution (WebNN has conv2d only)")
+    one_d = rank == 3
+    nd = 2
+    kernel = list(w.shape[2:])
+    strides = list(at.get("strides", [1] * (rank - 2)))
+    dil = list(at.get("dilations", [1] * (rank - 2)))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    if one_d:
+        x, w = _to_2d(c, x, True), _to_2d(c, w, True)
+        kernel, strides, dil, pb, pe = [1] + kernel, [1] + strides, [1] + dil, [0] + pb, [0] + pe
+    opts = {"padding": _webnn_padding(pb, pe), "strides": strides[:nd], "dilations": dil[:nd],
+            "groups": int(at.get("group", 1))}
+    if c.has(node, 2):
+        opts["bias"] = c.opnd(node.input[2])
+    y = c.b.conv2d(x, w, **opts)
+    if one_d:
+        y = c.b.reshape(y, [y.shape[0], y.shape[1], y.shape[3]])
+    return y
+
+
+@_reg("ConvTranspose")
+def _convt(c, node, at):
+    x, w = c.opnd(node.input[0]), c.opnd(node.input[1])
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise NotSupportedError(f"{rank - 2}-D transposed convolution (WebNN has "
+                                f"convTranspose2d only)")
+    nd = rank - 2
+    groups = int(at.get("group", 1))
+    kernel = list(w.shape[2:])
+    strides = list(at.get("strides", [1] * nd))
+    dil = list(at.get("dilations", [1] * nd))
+    outpad = list(at.get("output_padding", [0] * nd))
+    in_sizes = list(x.shape[2:])
+    out_shape = at.get("output_shape")
+    auto_pad = at.get("auto_pad", "NOTSET")
+    if out_shape is not None:
+        out_shape = list(out_shape)[-nd:]
+    if out_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if out_shape is None:
+            out_shape = [n * s for n, s in zip(in_sizes, strides)]
+        pb, pe = [], []
+        for i in range(nd):
+            total = strides[i] * (in_sizes[i] - 1) + outpad[i] + (kernel[i] - 1) * dil[i] + 1 \
+                - out_shape[i]
+            if auto_pad == "SAME_UPPER":
+                pb.append(total // 2)
+                pe.append(total - total // 2)
+            else:
+                pb.append(total - total // 2)
+                pe.append(total // 2)
+    elif auto_pad == "VALID":
+        pb, pe = [0] * nd, [0] * nd
+    else:
+        pads = list(at.get("pads", [0] * (2 * nd)))
+        pb, pe = pads[:nd], pads[nd:]
+    if any(p < 0 for p in pb + pe):
+        raise NotSupportedError("negative padding")
+    if nd == 1:
+        x, w = _to_2d(c, x, True), _to_2d(c, w, True)
+        kernel, strides, dil, outpad = [1] + kernel, [1] + strides, [1] + dil, [0] + outpad
+        pb, pe = [0] + pb, [0] + pe
+        if out_shape is not None:
+            out_shape = [1] + out_shape
+    opts = {"padding": _webnn_padding(pb, pe), "strides": strides, "dilations": dil,
+            "groups": groups, "output_padding": outpad, "filter_layout": "iohw"}
+    if out_shape is not None:
+        opts["output_sizes"] = list(out_shape)
+        opts.pop("output_padding")
+    if c.has(node, 2):
+        opts["bias"] = c.opnd(node.input[2])
+    y = c.b.conv_transpose2d(x, w, **opts)
+    if nd == 1:
+        y = c.b.reshape(y, [y.shape[0], y.shape[1], y.shape[3]])
+    return y
+
+
+def _pool(c, node, at, kind):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    if rank not in (3, 4):
+        raise NotSupportedError(f"{rank - 2}-D pooling (WebNN pools in 2-D only)")
+    if len([o for o in node.output if o]) > 1:
+        raise NotSupportedError("the Indices output (WebNN's maxPool2d has none)")
+    if at.get("storage_order", 0):
+        raise NotSupportedError("storage_order 1")
+    nd = rank - 2
+    kernel = list(at["kernel_shape"])
+    strides = list(at.get("strides", [1] * nd))
+    dil = list(at.get("dilations", [1] * nd))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    ceil_mode = bool(at.get("ceil_mode", 0))
+    if nd == 1:
+        x = _to_2d(c, x, True)
+        kernel, strides, dil, pb, pe = [1] + kernel, [1] + strides, [1] + dil, [0] + pb, [0] + pe
+    if kind == "average" and at.get("count_include_pad", 0) and any(pb + pe):
+        # padding counts: pad with zeros first, pool without padding
+        x = c.b.pad(x, [0, 0] + pb, [0, 0] + pe, mode="constant", value=0.0)
+        if ceil_mode:
+            raise NotSupportedError("count_include_pad with ceil_mode")
+        pb, pe = [0, 0], [0, 0]
+    opts = {"window_dimensions": kernel, "padding": _webnn_padding(pb, pe),
+            "strides": strides, "dilations": dil}
+    if ceil_mode:
+        opts["output_shape_rounding"] = "ceil"
+        # ONNX drops a last window that would start in the end padding
+        sizes = []
+        for i in range(2):
+            n = x.shape[2 + i] + pb[i] + pe[i]
+            ek = (kernel[i] - 1) * dil[i] + 1
+            o = -(-(n - ek) // strides[i]) + 1
+            if (o - 1) * strides[i] >= x.shape[2 + i] + pb[i]:
+                o -= 1
+            sizes.append(o)
+        opts["output_sizes"] = sizes
+        del opts["output_shape_rounding"]
+    fn = {"max": c.b.max_pool2d, "average": c.b.average_pool2d, "l2": c.b.l2_pool2d}[kind]
+    y = fn(x, **opts)
+    if nd == 1:
+        y = c.b.reshape(y, [y.shape[0], y.shape[1], y.shape[3]])
+    return y
+
+
+@_reg("MaxPool")
+def _maxpool(c, node, at):
+    return _pool(c, node, at, "max")
+
+
+@_reg("AveragePool")
+def _avgpool(c, node, at):
+    return _pool(c, node, at, "average")
+
+
+@_reg("LpPool")
+def _lppool(c, node, at):
+    if int(at.get("p", 2)) != 2:
+        raise NotSupportedError("p other than 2 (WebNN has l2Pool2d)")
+    return _pool(c, node, at, "l2")
+
+
+@_reg("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
+def _gpool(c, node, at):
+    x = c.opnd(node.input[0])
+    axes = list(range(2, len(x.shape)))
+    if node.op_type == "GlobalAveragePool":
+        return c.b.reduce_mean(x, axes=axes, keep_dimensions=True)
+    if node.op_type == "GlobalMaxPool":
+        return c.b.reduce_max(x, axes=axes, keep_dimensions=True)
+    p = int(at.get("p", 2))
+    if p == 2:
+        return c.b.reduce_l2(x, axes=axes, keep_dimensions=True)
+    if p == 1:
+        return c.b.reduce_l1(x, axes=axes, keep_dimensions=True)
+    raise NotSupportedError(f"p = {p}")
+
+
+@_reg("BatchNormalization")
+def _bn(c, node, at):
+    if at.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
+        raise NotSupportedError("training mode (WebNN normalizes with given statistics)")
+    x = c.opnd(node.input[0])
+    opts = {"scale": c.opnd(node.input[1]), "bias": c.opnd(node.input[2]),
+            "epsilon": float(at.get("epsilon", 1e-5)), "axis": 1}
+    return c.b.batch_normalization(x, c.opnd(node.input[3]), c.opnd(node.input[4]), **opts)
+
+
+@_reg("InstanceNormalization")
+def _inorm(c, node, at):
+    x = c.opnd(node.input[0])
+    shape = list(x.shape)
+    if len(shape) == 3:
+        x = c.b.reshape(x, shape + [1])
+    elif len(shape) != 4:
+        raise NotSupportedError(f"rank {len(shape)} input (WebNN's instanceNormalization is 4-D)")
+    y = c.b.instance_normalization(x, scale=c.opnd(node.input[1]), bias=c.opnd(node.input[2]),
+                                   epsilon=float(at.get("epsilon", 1e-5)))
+    return c.b.reshape(y, shape) if len(shape) == 3 else y
+
+
+@_reg("LayerNormalization")
+def _lnorm(c, node, at):
+    if len([o for o in node.output if o]) > 1:
+        raise NotSupportedError("the Mean and InvStdDev outputs")
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    axis = _norm_axis(at.get("axis", -1), rank)
+    axes = list(range(axis, rank))
+    scale = c.opnd(node.input[1])
+    bias = c.opnd(node.input[2]) if c.has(node, 2) else None
+    want = list(x.shape[axis:])
+    if list(scale.shape) != want:
+        scale = c.b.expand(scale, want) if len(scale.shape) <= len(want) else scale
+    opts = {"scale": scale, "axes": axes, "epsilon": float(at.get("epsilon", 1e-5))}
+    if bias is not None:
+        if list(bias.shape) != want:
+            bias = c.b.expand(bias, want)
+        opts["bias"] = bias
+    return c.b.layer_normalization(x, **opts)
+
+
+@_reg("LRN")
+def _lrn(c, node, at):
+    x = c.opnd(node.input[0])
+    if len(x.shape) != 4:
+        raise NotSupportedError("LRN on a rank other than 4")
+    dt = x.data_type
+    size = int(at["size"])
+    alpha, beta, bias = float(at.get("alpha", 1e-4)), float(at.get("beta", 0.75)), \
+        float(at.get("bias", 1.0))
+    n, ch, h, w = x.shape
+    sq = c.b.mul(x, x)
+    sq = c.b.reshape(sq, [n, 1, ch, h * w])
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    sq = c.b.pad(sq, [0, 0, lo, 0], [0, 0, hi, 0], mode="constant", value=0.0)
+    s = c.b.average_pool2d(sq, window_dimensions=[size, 1])
+    s = c.b.reshape(s, [n, ch, h, w])  # the mean over the window
+    d = c.b.pow(c.b.add(c.scalar(bias, dt), c.b.mul(c.scalar(alpha, dt), s)),
+                c.scalar(beta, dt))
+    return c.b.div(x, d)
+
+
+@_reg("MeanVarianceNormalization")
+def _mvn(c, node, at):
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    axes = [_norm_axis(a, len(x.shape)) for a in at.get("axes", [0, 2, 3])]
+    mean = c.b.reduce_mean(x, axes=axes, keep_dimensions=True)
+    d = c.b.sub(x, mean)
+    var = c.b.reduce_mean(c.b.mul(d, d), axes=axes, keep_dimensions=True)
+    return c.b.div(d, c.b.add(c.b.sqrt(var), c.scalar(1e-9, dt)))
+
+
+def _softmax_frame(c, node, at, x):
+    """(x as the operand to normalize, axis, a function restoring the shape)."""
+    rank = len(x.shape)
+    if c.opset < 13:
+        axis = _norm_axis(at.get("axis", 1), rank) if rank else 0
+        shape = list(x.shape)
+        outer = int(np.prod(shape[:axis], dtype=np.int64))
+        inner = int(np.prod(shape[axis:], dtype=np.int64))
+        x2 = c.b.reshape(x, [outer, inner])
+        return x2, 1, lambda y: c.b.reshape(y, shape)
+    return x, _norm_axis(at.get("axis", -1), rank), lambda y: y
+
+
+@_reg("Softmax")
+def _softmax(c, node, at):
+    x = c.opnd(node.input[0])
+    x2, axis, back = _softmax_frame(c, node, at, x)
+    return back(c.b.softmax(x2, axis))
+
+
+@_reg("LogSoftmax")
+def _logsoftmax(c, node, at):
+    x = c.opnd(node.input[0])
+    x2, axis, back = _softmax_frame(c, node, at, x)
+    m = c.b.reduce_max(x2, axes=[axis], keep_dimensions=True)
+    d = c.b.sub(x2, m)
+    lse = c.b.log(c.b.reduce_sum(c.b.exp(d), axes=[axis], keep_dimensions=True))
+    return back(c.b.sub(d, lse))
+
+
+@_reg("Hardmax")
+def _hardmax(c, node, at):
+    x = c.opnd(node.input[0])
+    x2, axis, back = _softmax_frame(c, node, at, x)
+    n = x2.shape[axis]
+    idx = c.b.arg_max(x2, axis, keep_dimensions=True, output_data_type="int32")
+    shape = [1] * len(x2.shape)
+    shape[axis] = n
+    iota = c.const(np.arange(n, dtype=np.int32).reshape(shape))
+    return back(c.b.cast(c.b.equal(idx, iota), x2.data_type))
+
+
+_REDUCE = {"ReduceSum": "reduceSum", "ReduceMean": "reduceMean", "ReduceMax": "reduceMax",
+           "ReduceMin": "reduceMin", "ReduceProd": "reduceProduct", "ReduceL1": "reduceL1",
+           "ReduceL2": "reduceL2", "ReduceLogSum": "reduceLogSum",
+           "ReduceLogSumExp": "reduceLogSumExp", "ReduceSumSquare": "reduceSumSquare"}
+
+
+@_reg(*_REDUCE)
+def _reduce(c, node, at):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    keep = bool(at.get("keepdims", 1))
+    axes = at.get("axes")
+    axes_input = (node.op_type == "ReduceSum" and c.opset >= 13) or c.opset >= 18
+    if axes_input:
+        axes = c.ints(node.input[1], "axes") if c.has(node, 1) else None
+        if not axes:
+            if at.get("noop_with_empty_axes", 0):
+                return c.b.identity(x)
+            axes = None
+    if axes is not None:
+        axes = sorted({_norm_axis(a, rank) for a in axes})
+    else:
+        axes = list(range(rank))
+    return getattr(c.b, _REDUCE[node.op_type])(x, axes=axes, keep_dimensions=keep)
+
+
+@_reg("ArgMax", "ArgMin")
+def _arg(c, node, at):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    axis = _norm_axis(at.get("axis", 0), rank)
+    keep = bool(at.get("keepdims", 1))
+    fn = c.b.arg_max if node.op_type == "ArgMax" else c.b.arg_min
+    if at.get("select_last_index", 0):
+        r = c.b.reverse(x, axes=[axis])
+        i = fn(r, axis, keep_dimensions=keep, output_data_type="int64")
+        return c.b.sub(c.scalar(x.shape[axis] - 1, "int64"), i)
+    return fn(x, axis, keep_dimensions=keep, output_data_type="int64")
+
+
+@_reg("Shape")
+def _shape(c, node, at):
+    s = np.array(c.shape(node.input[0]), np.int64)
+    start, end = at.get("start", 0), at.get("end")
+    return s[start:end]
+
+
+@_reg("Size")
+def _size(c, node, at):
+    return np.array(int(np.prod(c.shape(node.input[0]), dtype=np.int64)), np.int64)
+
+
+@_reg("ConstantOfShape")
+def _const_of_shape(c, node, at):
+    shape = c.ints(node.input[0], "shape")
+    value = at.get("value")
+    value = numpy_helper.to_array(value).reshape(-1)[0] if value is not None \
+        else np.float32(0)
+    value = np.asarray(value)
+    if int(np.prod(shape, dtype=np.int64)) <= _FILL_MATERIALIZE:
+        return np.full(shape, value, value.dtype)
+    return _Fill(shape, value)
+
+
+@_reg("Constant")
+def _constant(c, node, at):
+    return c.fold(node)[0]
+
+
+@_reg("Concat")
+def _concat(c, node, at):
+    ins = [n for n in node.input if n]
+    rank = len(c.shape(ins[0]))
+    axis = _norm_axis(at.get("axis", 0 if c.opset < 4 else None), rank)
+    ops = [c.opnd(n) for n in ins if 0 not in c.shape(n) or len(ins) == 1]
+    return c.b.concat(ops, axis)
+
+
+def _reshape_to(c, name, shape):
+    x = c.opnd(name)
+    if list(x.shape) == list(shape):
+        return c.b.identity(x)
+    return c.b.reshape(x, [int(d) for d in shape])
+
+
+@_reg("Reshape")
+def _reshape(c, node, at):
+    in_shape = c.shape(node.input[0])
+    if c.opset < 5:
+        shape = list(at["shape"])
+    else:
+        shape = c.ints(node.input[1], "shape")
+    allowzero = at.get("allowzero", 0)
+    out = []
+    for i, d in enumerate(shape):
+        if d == 0 and not allowzero:
+            d = in_shape[i]
+        out.append(d)
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        total = int(np.prod(in_shape, dtype=np.int64))
+        out[out.index(-1)] = total // known if known else 0
+    return _reshape_to(c, node.input[0], out)
+
+
+@_reg("Flatten")
+def _flatten(c, node, at):
+    s = c.shape(node.input[0])
+    axis = int(at.get("axis", 1))
+    if axis < 0:
+        axis += len(s)
+    return _reshape_to(c, node.input[0], [int(np.prod(s[:axis], dtype=np.int64)),
+                                          int(np.prod(s[axis:], dtype=np.int64))])
+
+
+@_reg("Squeeze")
+def _squeeze(c, node, at):
+    s = c.shape(node.input[0])
+    if c.opset >= 13:
+        axes = c.ints(node.input[1], "axes") if c.has(node, 1) else None
+    else:
+        axes = at.get("axes")
+    if axes is None:
+        axes = [i for i, d in enumerate(s) if d == 1]
+    axes = {_norm_axis(a, len(s)) for a in axes}
+    return _reshape_to(c, node.input[0], [d for i, d in enumerate(s) if i not in axes])
+
+
+@_reg("Unsqueeze")
+def _unsqueeze(c, node, at):
+    s = list(c.shape(node.input[0]))
+    axes = c.ints(node.input[1], "axes") if c.opset >= 13 else list(at["axes"])
+    r = len(s) + len(axes)
+    axes = sorted(_norm_axis(a, r) for a in axes)
+    for a in axes:
+        s.insert(a, 1)
+    return _reshape_to(c, node.input[0], s)
+
+
+@_reg("Transpose")
+def _transpose(c, node, at):
+    x = c.opnd(node.input[0])
+    perm = at.get("perm")
+    if perm is None:
+        perm = list(range(len(x.shape)))[::-1]
+    return c.b.transpose(x, permutation=[int(p) for p in perm])
+
+
+@_reg("Expand")
+def _expand(c, node, at):
+    x = c.opnd(node.input[0])
+    shape = _bcast(x.shape, c.ints(node.input[1], "shape"))
+    return c.b.expand(x, list(shape))
+
+
+@_reg("Slice")
+def _slice(c, node, at):
+    x = c.opnd(node.input[0])
+    shape = list(x.shape)
+    rank = len(shape)
+    if c.opset < 10:
+        starts, ends = list(at["starts"]), list(at["ends"])
+        axes = list(at.get("axes", range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = c.ints(node.input[1], "starts")
+        ends = c.ints(node.input[2], "ends")
+        axes = c.ints(node.input[3], "axes") if c.has(node, 3) else list(range(len(starts)))
+        steps = c.ints(node.input[4], "steps") if c.has(node, 4) else [1] * len(starts)
+    b_starts, b_sizes, b_strides = [0] * rank, list(shape), [1] * rank
+    rev = []
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        ax = _norm_axis(ax, rank)
+        n = shape[ax]
+        if sp == 0:
+            raise NotSupportedError("step 0")
+        s0, e0, _ = slice(st, en, sp).indices(n)
+        if sp > 0:
+            size = max(0, -(-(e0 - s0) // sp))
+            b_starts[ax], b_sizes[ax], b_strides[ax] = s0, size, sp
+        else:
+            size = max(0, -(-(s0 - e0) // -sp))
+            rev.append(ax)
+            b_starts[ax], b_sizes[ax], b_strides[ax] = n - 1 - s0, size, -sp
+    if 0 in b_sizes:
+        raise NotSupportedError("an empty result (WebNN has no zero-sized tensors)")
+    if rev:
+        x = c.b.reverse(x, axes=sorted(rev))
+    return c.b.slice(x, b_starts, b_sizes, strides=b_strides)
+
+
+@_reg("Split")
+def _split(c, node, at):
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(at.get("axis", 0), len(x.shape))
+    n_out = len(node.output)
+    if c.opset >= 13 and c.has(node, 1):
+        splits = c.ints(node.input[1], "split")
+    elif "split" in at:
+        splits = list(at["split"])
+    elif c.opset < 13 and c.has(node, 1):
+        splits = c.ints(node.input[1], "split")
+    else:
+        dim = x.shape[axis]
+        n = int(at.get("num_outputs", n_out))
+        chunk = -(-dim // n)
+        splits = [chunk] * (dim // chunk) + ([dim % chunk] if dim % chunk else [])
+    return c.b.split(x, [int(s) for s in splits], axis=axis)
+
+
+@_reg("Tile")
+def _tile(c, node, at):
+    return c.b.tile(c.opnd(node.input[0]), c.ints(node.input[1], "repeats"))
+
+
+_PAD_MODE = {"constant": "constant", "reflect": "reflection", "edge": "edge"}
+
+
+@_reg("Pad")
+def _pad(c, node, at):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    mode = at.get("mode", "constant")
+    if mode not in _PAD_MODE:
+        raise NotSupportedError(f"mode {mode!r}")
+    if c.opset < 11:
+        pads = list(at.get("pads", at.get("paddings", [])))
+        value = float(at.get("value", 0.0))
+        axes = list(range(rank))
+    else:
+        pads = c.ints(node.input[1], "pads")
+        value = 0
+        if c.has(node, 2):
+            value = c.static(node.input[2], "constant_value").reshape(-1)[0].item()
+        axes = c.ints(node.input[3], "axes") if c.has(node, 3) else list(range(rank))
+    k = len(axes)
+    begin, end = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        a = _norm_axis(a, rank)
+        begin[a], end[a] = pads[i], pads[i + k]
+    if any(p < 0 for p in begin + end):
+        raise NotSupportedError("negative pads (cropping)")
+    opts = {"mode": _PAD_MODE[mode]}
+    if mode == "constant":
+        opts["value"] = value
+    return c.b.pad(x, begin, end, **opts)
+
+
+def _indices(c, name, dim, out_dt="int64"):
+    """Indices with ONNX's negative values made positive."""
+    if c.is_static(name):
+        i = c.static(name).astype(np.int64)
+        i = np.where(i < 0, i + dim, i)
+        return c.const(i.astype(np.int32 if dim < 2 ** 31 else np.int64))
+    i = c.opnd(name)
+    dt = i.data_type
+    return c.b.where(c.b.lesser(i, c.scalar(0, dt)), c.b.add(i, c.scalar(dim, dt)), i)
+
+
+@_reg("Gather")
+def _gather(c, node, at):
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(at.get("axis", 0), len(x.shape))
+    return c.b.gather(x, _indices(c, node.input[1], x.shape[axis]), axis=axis)
+
+
+@_reg("GatherElements")
+def _gather_el(c, node, at):
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(at.get("axis", 0), len(x.shape))
+    return c.b.gather_elements(x, _indices(c, node.input[1], x.shape[axis]), axis=axis)
+
+
+@_reg("GatherND")
+def _gather_nd(c, node, at):
+    if at.get("batch_dims", 0):
+        raise NotSupportedError("batch_dims other than 0")
+    x = c.opnd(node.input[0])
+    idx = node.input[1]
+    if c.is_static(idx):
+        i = c.static(idx).astype(np.int64)
+        dims = np.array(x.shape[:i.shape[-1]], np.int64)
+        i = np.where(i < 0, i + dims, i)
+        return c.b.gather_nd(x, c.const(i))
+    return c.b.gather_nd(x, c.opnd(idx))
+
+
+@_reg("ScatterElements", "Scatter")
+def _scatter_el(c, node, at):
+    if at.get("reduction", "none") != "none":
+        raise NotSupportedError(f"reduction {at['reduction']!r}")
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(at.get("axis", 0), len(x.shape))
+    return c.b.scatter_elements(x, _indices(c, node.input[1], x.shape[axis]),
+                                c.opnd(node.input[2]), axis=axis)
+
+
+@_reg("ScatterND")
+def _scatter_nd(c, node, at):
+    if at.get("reduction", "none") != "none":
+        raise NotSupportedError(f"reduction {at['reduction']!r}")
+    return c.b.scatter_nd(c.opnd(node.input[0]), c.opnd(node.input[1]),
+                          c.opnd(node.input[2]))
+
+
+@_reg("Where")
+def _where(c, node, at):
+    cond = c.opnd(node.input[0])
+    if node.input[1] in c.bools and node.input[2] in c.bools:
+        c.bools.add(node.output[0])
+    return c.b.where(cond, c.opnd(node.input[1]), c.opnd(node.input[2]))
+
+
+@_reg("Resize", "Upsample")
+def _resize(c, node, at):
+    x = c.opnd(node.input[0])
+    shape = list(x.shape)
+    rank = len(shape)
+    mode = at.get("mode", "nearest")
+    if node.op_type == "Upsample" or c.opset < 11:
+        ctm = "asymmetric"
+        nearest_mode = "floor"
+        if "scales" in at:
+            scales = list(at["scales"])
+        else:
+            scales = [float(s) for s in c.static(node.input[1], "scales").reshape(-1)]
+        sizes = [int(math.floor(n * s)) for n, s in zip(shape, scales)]
+    else:
+        ctm = at.get("coordinate_transformation_mode", "half_pixel")
+        nearest_mode = at.get("nearest_mode", "round_prefer_floor")
+        if at.get("antialias", 0):
+            raise NotSupportedError("antialias")
+        axes = at.get("axes")
+        axes = [_norm_axis(a, rank) for a in axes] if axes is not None else list(range(rank))
+        scales = sizes = None
+        if c.has(node, 3):
+            sz = c.ints(node.input[3], "sizes")
+            if at.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+                raise NotSupportedError("keep_aspect_ratio_policy other than 'stretch'")
+            sizes = list(shape)
+            for a, s in zip(axes, sz):
+                sizes[a] = s
+            scales = [s / n for s, n in zip(sizes, shape)]
+        elif c.has(node, 2):
+            sc = [float(s) for s in c.static(node.input[2], "scales").reshape(-1)]
+            scales = [1.0] * rank
+            for a, s in zip(axes, sc):
+                scales[a] = s
+            sizes = [int(math.floor(n * s)) for n, s in zip(shape, scales)]
+        else:
+            raise NotSupportedError("neither scales nor sizes")
+    changed = [i for i in range(rank) if sizes[i] != shape[i] or scales[i] != 1.0]
+    if len(changed) > 2:
+        raise NotSupportedError("resizing more than two axes (WebNN's resample2d)")
+    if not changed:
+        return c.b.identity(x)
+    if len(changed) == 1:
+        a = changed[0]
+        changed = [a - 1, a] if a > 0 and (a - 1) not in changed else [a, a + 1]
+    if changed[1] != changed[0] + 1:
+        raise NotSupportedError("resizing two axes that are not consecutive")
+    if mode == "nearest":
+        ok = (ctm in ("half_pixel", "pytorch_half_pixel") and nearest_mode == "round_prefer_floor"
+              and all(sizes[i] > 1 for i in changed)) or \
+             (ctm == "asymmetric" and nearest_mode == "floor" and
+              all(float(scales[i]).is_integer() and scales[i] >= 1 for i in changed))
+        wmode = "nearest-neighbor"
+    elif mode == "linear":
+        ok = ctm in ("half_pixel", "pytorch_half_pixel") and all(sizes[i] > 1 for i in changed)
+        wmode = "linear"
+    else:
+        ok = False
+    if not ok:
+        raise NotSupportedError(f"mode {mode!r} with coordinate_transformation_mode {ctm!r}"
+                                f"{' and nearest_mode ' + repr(nearest_mode) if mode == 'nearest' else ''}"
+                                f" (WebNN's resample2d samples at half pixels, nearest rounds "
+                                f"half down)")
+    # WebNN's scale is outputSize / inputSize: give sizes (the same where the
+    # ONNX scale is exact)
+    if any(abs(scales[i] - sizes[i] / shape[i]) > 1e-6 for i in changed):
+        raise NotSupportedError("a scale that is not output size / input size")
+    return c.b.resample2d(x, mode=wmode, sizes=[sizes[i] for i in changed], axes=changed)
+
+
+@_reg("DepthToSpace")
+def _d2s(c, node, at):
+    x = c.opnd(node.input[0])
+    n, ch, h, w = x.shape
+    bs = int(at["blocksize"])
+    if at.get("mode", "DCR") == "DCR":
+        t = c.b.reshape(x, [n, bs, bs, ch // (bs * bs), h, w])
+        t = c.b.transpose(t, permutation=[0, 3, 4, 1, 5, 2])
+    else:
+        t = c.b.reshape(x, [n, ch // (bs * bs), bs, bs, h, w])
+        t = c.b.transpose(t, permutation=[0, 1, 4, 2, 5, 3])
+    return c.b.reshape(t, [n, ch // (bs * bs), h * bs, w * bs])
+
+
+@_reg("SpaceToDepth")
+def _s2d(c, node, at):
+    x = c.opnd(node.input[0])
+    n, ch, h, w = x.shape
+    bs = int(at["blocksize"])
+    t = c.b.reshape(x, [n, ch, h // bs, bs, w // bs, bs])
+    t = c.b.transpose(t, permutation=[0, 3, 5, 1, 2, 4])
+    return c.b.reshape(t, [n, ch * bs * bs, h // bs, w // bs])
+
+
+@_reg("Trilu")
+def _trilu(c, node, at):
+    k = c.ints(node.input[1], "k")[0] if c.has(node, 1) else 0
+    return c.b.triangular(c.opnd(node.input[0]), upper=bool(at.get("upper", 1)), diagonal=k)
+
+
+@_reg("CumSum")
+def _cumsum(c, node, at):
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(c.ints(node.input[1], "axis")[0], len(x.shape))
+    return c.b.cumulative_sum(x, axis, exclusive=bool(at.get("exclusive", 0)),
+                              reversed=bool(at.get("reverse", 0)))
+
+
+@_reg("Dropout")
+def _dropout(c, node, at):
+    if c.has(node, 2):
+        training = c.static(node.input[2], "training_mode")
+        if bool(np.asarray(training).reshape(-1)[0]):
+            raise NotSupportedError("training mode (random)")
+    if at.get("is_test", 1) == 0 and c.opset < 7:
+        raise NotSupportedError("training mode (random)")
+    x = c.opnd(node.input[0])
+    if len(node.output) > 1 and node.output[1]:
+        # inference: nothing is dropped, the mask is all true
+        c.bools.add(node.output[1])
+        return [c.b.identity(x), _Fill(x.shape, np.array(True))]
+    return c.b.identity(x)
+
+
+@_reg("DequantizeLinear")
+def _dq(c, node, at):
+    if at.get("block_size", 0):
+        raise NotSupportedError("blocked quantization")
+    x = c.opnd(node.input[0])
+    scale = c.opnd(node.input[1])
+    rank = len(x.shape)
+    if c.has(node, 2):
+        zp = c.opnd(node.input[2])
+    else:
+        zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[x.data_type]))
+    if len(scale.shape) == 1 and rank > 1 and scale.shape[0] != 1:
+        axis = _norm_axis(at.get("axis", 1), rank)
+        s = [1] * rank
+        s[axis] = scale.shape[0]
+        scale, zp = c.b.reshape(scale, s), c.b.reshape(zp, s)
+    return c.b.dequantize_linear(x, scale, zp)
+
+
+@_reg("QuantizeLinear")
+def _q(c, node, at):
+    if at.get("block_size", 0):
+        raise NotSupportedError("blocked quantization")
+    x = c.opnd(node.input[0])
+    scale = c.opnd(node.input[1])
+    rank = len(x.shape)
+    if c.has(node, 2):
+        zp = c.opnd(node.input[2])
+    else:
+        odt = at.get("output_dtype", 0) or TensorProto.UINT8
+        if odt not in _ELEM:
+            raise NotSupportedError(f"output type {_elem_name(odt)}")
+        zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[_ELEM[odt]]))
+    if len(scale.shape) == 1 and rank > 1 and scale.shape[0] != 1:
+        axis = _norm_axis(at.get("axis", 1), rank)
+        s = [1] * rank
+        s[axis] = scale.shape[0]
+        scale, zp = c.b.reshape(scale, s), c.b.reshape(zp, s)
+    return c.b.quantize_linear(x, scale, zp)
