@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-asan bench clean \
+.PHONY: all deps venv build demo test test-c test-py test-onnx test-asan bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu
 
 all: build
@@ -61,6 +61,12 @@ test-c: build/test_core build/fuzz_replay
 test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
+# ONNX alone (also part of test-py): import and ONNX's backend test suite
+# (tests/onnx/excluded.txt lists what is excluded and why), export round trips
+# through ONNX Runtime, the runner, the Dask example.
+test-onnx: build
+	$(PY) -m pytest -q -p no:cacheprovider tests/onnx
+
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
 # bounded fuzzing run, everything under ASan + UBSan, then the Python suite
 # (whose summary line ends the output).
@@ -82,7 +88,7 @@ test-asan: build/test_core_asan build
 	cp webnn/*.py build/asan/webnn/
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
+	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
 
 .PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay
 

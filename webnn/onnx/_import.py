@@ -286,6 +286,9 @@ class _Converter:
                         self.fail(f"input {vi.name!r}: dimension {i} "
                                   f"({d.dim_param or 'unnamed'!r}) is dynamic: give it in "
                                   f"input_shapes")
+            if 0 in shape:
+                raise _NeedStatic(f"input {vi.name!r} has shape {shape}: WebNN has no "
+                                  f"zero-sized tensors", vi.name)
             inputs[vi.name] = (dt, tuple(shape))
             self.graph_input_names.add(vi.name)
             self.vals[vi.name] = self.b.input(vi.name, {"dataType": dt, "shape": shape})
@@ -937,12 +940,12 @@ def _inorm(c, node, at):
 
 @_reg("LayerNormalization")
 def _lnorm(c, node, at):
-    if len([o for o in node.output if o]) > 1:
-        raise NotSupportedError("the Mean and InvStdDev outputs")
     x = c.opnd(node.input[0])
     rank = len(x.shape)
     axis = _norm_axis(at.get("axis", -1), rank)
     axes = list(range(axis, rank))
+    if len([o for o in node.output if o]) > 1:
+        return _lnorm_full(c, node, at, x, axes)
     scale = c.opnd(node.input[1])
     bias = c.opnd(node.input[2]) if c.has(node, 2) else None
     want = list(x.shape[axis:])
@@ -1216,6 +1219,8 @@ def _slice(c, node, at):
             b_starts[ax], b_sizes[ax], b_strides[ax] = n - 1 - s0, size, -sp
     if 0 in b_sizes:
         raise NotSupportedError("an empty result (WebNN has no zero-sized tensors)")
+    # WebNN's sizes are the extent of the window in the input
+    b_sizes = [(k - 1) * st + 1 for k, st in zip(b_sizes, b_strides)]
     if rev:
         x = c.b.reverse(x, axes=sorted(rev))
     return c.b.slice(x, b_starts, b_sizes, strides=b_strides)
@@ -1434,7 +1439,8 @@ def _s2d(c, node, at):
     n, ch, h, w = x.shape
     bs = int(at["blocksize"])
     t = c.b.reshape(x, [n, ch, h // bs, bs, w // bs, bs])
-    t = c.b.transpose(t, permutation=[0, 3, 5, 1, 2, 4])
+    perm = [0, 1, 3, 5, 2, 4] if at.get("mode", "DCR") == "CRD" else [0, 3, 5, 1, 2, 4]
+    t = c.b.transpose(t, permutation=perm)
     return c.b.reshape(t, [n, ch * bs * bs, h // bs, w // bs])
 
 
@@ -1479,11 +1485,7 @@ def _dq(c, node, at):
         zp = c.opnd(node.input[2])
     else:
         zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[x.data_type]))
-    if len(scale.shape) == 1 and rank > 1 and scale.shape[0] != 1:
-        axis = _norm_axis(at.get("axis", 1), rank)
-        s = [1] * rank
-        s[axis] = scale.shape[0]
-        scale, zp = c.b.reshape(scale, s), c.b.reshape(zp, s)
+    scale, zp = _q_params(c, at, rank, scale, zp)
     return c.b.dequantize_linear(x, scale, zp)
 
 
@@ -1501,9 +1503,129 @@ def _q(c, node, at):
         if odt not in _ELEM:
             raise NotSupportedError(f"output type {_elem_name(odt)}")
         zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[_ELEM[odt]]))
-    if len(scale.shape) == 1 and rank > 1 and scale.shape[0] != 1:
-        axis = _norm_axis(at.get("axis", 1), rank)
-        s = [1] * rank
-        s[axis] = scale.shape[0]
-        scale, zp = c.b.reshape(scale, s), c.b.reshape(zp, s)
+    scale, zp = _q_params(c, at, rank, scale, zp)
     return c.b.quantize_linear(x, scale, zp)
+
+
+def _q_params(c, at, rank, scale, zp):
+    """ONNX's per-tensor (scalar) or per-axis (1-D) scale and zero point as
+    operands of the input's rank (WebNN broadcasts them, at equal rank)."""
+    if len(scale.shape) == rank and list(zp.shape) == list(scale.shape):
+        return scale, zp
+    shape = [1] * rank
+    if len(scale.shape) == 1 and scale.shape[0] != 1 and rank:
+        shape[_norm_axis(at.get("axis", 1), rank)] = scale.shape[0]
+    if len(scale.shape) > 1:
+        raise NotSupportedError("blocked quantization")
+    return c.b.reshape(scale, shape), c.b.reshape(zp, shape)
+
+
+@_reg("Range")
+def _range(c, node, at):
+    for i in range(3):
+        c.static(node.input[i], ("start", "limit", "delta")[i])
+    return c.fold(node)[0]
+
+
+@_reg("EyeLike")
+def _eyelike(c, node, at):
+    shape = c.shape(node.input[0])
+    dt = at.get("dtype")
+    np_dt = webnn.DATA_TYPES[_ELEM[dt]] if dt in _ELEM else \
+        (np.dtype(bool) if dt == TensorProto.BOOL else None)
+    if dt is None:
+        np_dt = webnn.DATA_TYPES[c.dtype(node.input[0])]
+    if np_dt is None:
+        raise NotSupportedError(f"data type {_elem_name(dt)}, which WebNN lacks")
+    return np.eye(shape[0], shape[1], k=int(at.get("k", 0)), dtype=np_dt)
+
+
+@_reg("Swish")
+def _swish(c, node, at):
+    x = c.opnd(node.input[0])
+    alpha = float(at.get("alpha", 1.0))
+    return c.b.mul(x, c.b.sigmoid(c.b.mul(x, c.scalar(alpha, x.data_type)) if alpha != 1 else x))
+
+
+@_reg("LpNormalization")
+def _lpnorm(c, node, at):
+    x = c.opnd(node.input[0])
+    axis = _norm_axis(at.get("axis", -1), len(x.shape))
+    p = int(at.get("p", 2))
+    if p not in (1, 2):
+        raise NotSupportedError(f"p = {p}")
+    fn = c.b.reduce_l2 if p == 2 else c.b.reduce_l1
+    n = fn(x, axes=[axis], keep_dimensions=True)
+    zero = c.scalar(0, x.data_type)
+    # ONNX: 0 where the norm is 0
+    safe = c.b.where(c.b.equal(n, zero), c.scalar(1, x.data_type), n)
+    return c.b.where(c.b.equal(n, zero), zero, c.b.div(x, safe))
+
+
+@_reg("RMSNormalization")
+def _rmsnorm(c, node, at):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    axis = _norm_axis(at.get("axis", -1), rank)
+    axes = list(range(axis, rank))
+    dt = x.data_type
+    eps = float(at.get("epsilon", 1e-5))
+    xs = x
+    if at.get("stash_type", 1) == 1 and dt == "float16":
+        xs = c.b.cast(x, "float32")
+    ms = c.b.reduce_mean(c.b.mul(xs, xs), axes=axes, keep_dimensions=True)
+    y = c.b.div(xs, c.b.sqrt(c.b.add(ms, c.scalar(eps, xs.data_type))))
+    if xs is not x:
+        y = c.b.cast(y, dt)
+    return c.b.mul(y, c.opnd(node.input[1]))
+
+
+@_reg("Mod")
+def _mod(c, node, at):
+    a, b = c.opnd(node.input[0]), c.opnd(node.input[1])
+    dt = a.data_type
+    if dt not in ("float32", "float16"):
+        raise NotSupportedError("integer Mod (WebNN has no integer division with a "
+                                "specified rounding)")
+    q = c.b.div(a, b)
+    if at.get("fmod", 0):
+        t = c.b.mul(c.b.sign(q), c.b.floor(c.b.abs(q)))
+    else:
+        t = c.b.floor(q)
+    return c.b.sub(a, c.b.mul(t, b))
+
+
+@_reg("GroupNormalization")
+def _groupnorm(c, node, at):
+    x = c.opnd(node.input[0])
+    shape = list(x.shape)
+    g = int(at["num_groups"])
+    n, ch = shape[0], shape[1]
+    eps = float(at.get("epsilon", 1e-5))
+    if c.opset < 21:
+        raise NotSupportedError("GroupNormalization before opset 21 (scale and bias per group)")
+    t = c.b.reshape(x, [n, g, -1] if False else [n, g, int(np.prod(shape[1:]) // g)])
+    t = c.b.layer_normalization(t, axes=[2], epsilon=eps)
+    t = c.b.reshape(t, shape)
+    bshape = [1, ch] + [1] * (len(shape) - 2)
+    return c.b.add(c.b.mul(t, c.b.reshape(c.opnd(node.input[1]), bshape)),
+                   c.b.reshape(c.opnd(node.input[2]), bshape))
+
+
+def _lnorm_full(c, node, at, x, axes):
+    """LayerNormalization with its Mean and InvStdDev outputs, decomposed."""
+    dt = x.data_type
+    eps = float(at.get("epsilon", 1e-5))
+    xs = c.b.cast(x, "float32") if dt == "float16" and at.get("stash_type", 1) == 1 else x
+    sdt = xs.data_type
+    mean = c.b.reduce_mean(xs, axes=axes, keep_dimensions=True)
+    d = c.b.sub(xs, mean)
+    var = c.b.reduce_mean(c.b.mul(d, d), axes=axes, keep_dimensions=True)
+    inv = c.b.reciprocal(c.b.sqrt(c.b.add(var, c.scalar(eps, sdt))))
+    y = c.b.mul(d, inv)
+    if sdt != dt:
+        y = c.b.cast(y, dt)
+    y = c.b.mul(y, c.opnd(node.input[1]))
+    if c.has(node, 2):
+        y = c.b.add(y, c.opnd(node.input[2]))
+    return [y, mean, inv]
