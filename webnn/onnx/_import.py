@@ -93,7 +93,7 @@ class OnnxModel:
                 if tuple(a.shape) != tuple(shape):
                     raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
                                     f"got {list(a.shape)}")
-                gin[name] = np.ascontiguousarray(a)
+                gin[name] = np.require(a, requirements="C")
             results = self.context.compute(self.graph, gin)
         out = {}
         for name in self.outputs:
@@ -217,7 +217,7 @@ class _Converter:
             a = a.astype(np.uint8)
         if _dt_of_np(a.dtype) is None:
             self.fail(f"a constant of data type {a.dtype}, which WebNN lacks")
-        return self.b.constant(np.ascontiguousarray(a))
+        return self.b.constant(np.require(a, requirements="C"))
 
     def scalar(self, value, dt):
         return self.b.constant(np.array(value, dtype=_np_dt(dt)))
