@@ -716,3 +716,157 @@ def _blockwise(w, name, op, x):
             shp[axis] *= r
             name = w.node("Reshape", [name, w.const(np.array(shp, np.int64))])
     return name
+
+
+# ---- recurrent networks: unrolled into their cells' arithmetic ---------------
+_ACT = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
+
+
+def _sl(w, x, axis, start, size):
+    return w.node("Slice", [x, w.const(np.array([start], np.int64)),
+                            w.const(np.array([start + size], np.int64)),
+                            w.const(np.array([axis], np.int64))])
+
+
+def _squeeze0(w, x):
+    return w.node("Squeeze", [x, w.const(np.array([0], np.int64))])
+
+
+def _unsq0(w, x):
+    return w.node("Unsqueeze", [x, w.const(np.array([0], np.int64))])
+
+
+def _gates(w, x, wt, h, rt, b, rb, n_gates, hid):
+    """x W^T (+ b) and h R^T (+ rb), each [batch, n_gates * hid]."""
+    xw = w.node("MatMul", [x, w.node("Transpose", [wt], perm=[1, 0])])
+    if b is not None:
+        xw = w.node("Add", [xw, b])
+    hr = w.node("MatMul", [h, w.node("Transpose", [rt], perm=[1, 0])])
+    if rb is not None:
+        hr = w.node("Add", [hr, rb])
+    return xw, hr
+
+
+def _lstm_cell(w, x, wt, rt, h, c, hid, b, rb, peep, layout, acts):
+    xw, hr = _gates(w, x, wt, h, rt, b, rb, 4, hid)
+    s = w.node("Add", [xw, hr])
+    pos = {"iofg": {"i": 0, "o": 1, "f": 2, "g": 3},
+           "ifgo": {"i": 0, "f": 1, "g": 2, "o": 3}}[layout]
+    gate = {k: _sl(w, s, 1, v * hid, hid) for k, v in pos.items()}
+    if peep is not None:
+        for k, at in (("i", 0), ("o", 1), ("f", 2)):
+            gate[k] = w.node("Add", [gate[k], w.node("Mul", [c, _sl(w, peep, 0, at * hid, hid)])])
+    f_act, g_act, h_act = (_ACT[a] for a in acts)
+    i = w.node(f_act, [gate["i"]])
+    f = w.node(f_act, [gate["f"]])
+    o = w.node(f_act, [gate["o"]])
+    g = w.node(g_act, [gate["g"]])
+    c2 = w.node("Add", [w.node("Mul", [f, c]), w.node("Mul", [i, g])])
+    h2 = w.node("Mul", [o, w.node(h_act, [c2])])
+    return h2, c2
+
+
+def _gru_cell(w, x, wt, rt, h, hid, b, rb, reset_after, layout, acts):
+    pos = {"zrn": {"z": 0, "r": 1, "n": 2}, "rzn": {"r": 0, "z": 1, "n": 2}}[layout]
+    f_act, n_act = (_ACT[a] for a in acts)
+    xw, hr = _gates(w, x, wt, h, rt, b, rb if reset_after else None, 3, hid)
+    xg = {k: _sl(w, xw, 1, v * hid, hid) for k, v in pos.items()}
+    hg = {k: _sl(w, hr, 1, v * hid, hid) for k, v in pos.items()}
+    if not reset_after and rb is not None:
+        for k in ("z", "r"):
+            hg[k] = w.node("Add", [hg[k], _sl(w, rb, 0, pos[k] * hid, hid)])
+    z = w.node(f_act, [w.node("Add", [xg["z"], hg["z"]])])
+    r = w.node(f_act, [w.node("Add", [xg["r"], hg["r"]])])
+    if reset_after:
+        n = w.node(n_act, [w.node("Add", [xg["n"], w.node("Mul", [r, hg["n"]])])])
+    else:
+        rn = _sl(w, rt, 0, pos["n"] * hid, hid)
+        hn = w.node("MatMul", [w.node("Mul", [r, h]), w.node("Transpose", [rn], perm=[1, 0])])
+        if rb is not None:
+            hn = w.node("Add", [hn, _sl(w, rb, 0, pos["n"] * hid, hid)])
+        n = w.node(n_act, [w.node("Add", [xg["n"], hn])])
+    # h' = (1 - z) * n + z * h = n + z * (h - n)
+    return w.node("Add", [n, w.node("Mul", [z, w.node("Sub", [h, n])])])
+
+
+def _opt_name(w, o, key):
+    v = _opt(o, key)
+    return None if v is None else w.name(v)
+
+
+@_reg("lstmCell")
+def _lstm_cell_op(w, row, ins, o, outs):
+    x, wt, rt, h, c = (w.name(i) for i in ins)
+    hid = int(_opt(o, "hidden_size"))
+    acts = _opt(o, "activations") or ["sigmoid", "tanh", "tanh"]
+    return list(_lstm_cell(w, x, wt, rt, h, c, hid, _opt_name(w, o, "bias"),
+                           _opt_name(w, o, "recurrent_bias"), _opt_name(w, o, "peephole_weight"),
+                           _opt(o, "layout", "iofg"), acts))
+
+
+@_reg("gruCell")
+def _gru_cell_op(w, row, ins, o, outs):
+    x, wt, rt, h = (w.name(i) for i in ins)
+    hid = int(_opt(o, "hidden_size"))
+    acts = _opt(o, "activations") or ["sigmoid", "tanh"]
+    return _gru_cell(w, x, wt, rt, h, hid, _opt_name(w, o, "bias"),
+                     _opt_name(w, o, "recurrent_bias"), bool(_opt(o, "reset_after", True)),
+                     _opt(o, "layout", "zrn"), acts)
+
+
+def _rnn(w, ins, o, outs, kind):
+    x = w.name(ins[0])
+    steps, batch, _ = ins[0].shape
+    hid = int(_opt(o, "hidden_size"))
+    direction = _opt(o, "direction", "forward")
+    ndir = 2 if direction == "both" else 1
+    dt = ins[0].data_type
+    zeros = w.const(np.zeros([ndir, batch, hid], _np(dt)))
+    h0 = _opt_name(w, o, "initial_hidden_state") or zeros
+    c0 = (_opt_name(w, o, "initial_cell_state") or zeros) if kind == "lstm" else None
+    hs, cs, seqs = [], [], []
+    for d in range(ndir):
+        pick = lambda v: None if v is None else _squeeze0(w, _sl(w, v, 0, d, 1))  # noqa: E731
+        wt, rt = pick(w.name(ins[1])), pick(w.name(ins[2]))
+        b, rb = pick(_opt_name(w, o, "bias")), pick(_opt_name(w, o, "recurrent_bias"))
+        h = pick(h0)
+        c = pick(c0)
+        backward = d == 1 or direction == "backward"
+        seq = [None] * steps
+        for step in range(steps):
+            t = steps - 1 - step if backward else step
+            xt = _squeeze0(w, _sl(w, x, 0, t, 1))
+            if kind == "lstm":
+                h, c = _lstm_cell(w, xt, wt, rt, h, c, hid, b, rb,
+                                  pick(_opt_name(w, o, "peephole_weight")),
+                                  _opt(o, "layout", "iofg"),
+                                  _opt(o, "activations") or ["sigmoid", "tanh", "tanh"])
+            else:
+                h = _gru_cell(w, xt, wt, rt, h, hid, b, rb, bool(_opt(o, "reset_after", True)),
+                              _opt(o, "layout", "zrn"), _opt(o, "activations") or
+                              ["sigmoid", "tanh"])
+            seq[t] = h
+        hs.append(_unsq0(w, h))
+        if kind == "lstm":
+            cs.append(_unsq0(w, c))
+        seqs.append(seq)
+    cat = lambda parts: parts[0] if len(parts) == 1 else w.node("Concat", parts, axis=0)  # noqa
+    results = [cat(hs)]
+    if kind == "lstm":
+        results.append(cat(cs))
+    if _opt(o, "return_sequence", False):
+        per_step = []
+        for t in range(steps):
+            per_step.append(_unsq0(w, cat([_unsq0(w, seqs[d][t]) for d in range(ndir)])))
+        results.append(cat(per_step))
+    return results
+
+
+@_reg("lstm")
+def _lstm_op(w, row, ins, o, outs):
+    return _rnn(w, ins, o, outs, "lstm")
+
+
+@_reg("gru")
+def _gru_op(w, row, ins, o, outs):
+    return _rnn(w, ins, o, outs, "gru")
