@@ -6,6 +6,9 @@ backend.
 2. MobileNetV2 backbone (../data/mobilenetv2): extracts the 1280-wide feature
    vector of the red-panda photo, printing a summary and the latency, and
    checks it against a float64 NumPy run of the same network.
+3. ONNX (examples/onnx_models.py): MobileNetV2 exported to an .onnx file and
+   imported back with webnn.onnx (checked against ONNX Runtime), and the
+   ResNet-50 ONNX file shipped in the onnx package.
 
 Exits non-zero if a digit is misclassified or the features disagree."""
 import os
@@ -79,6 +82,9 @@ def main():
     ok = run_lenet(ctx)
     print()
     ok = run_mobilenet(ctx) and ok
+    print()
+    import onnx_models
+    ok = onnx_models.main() and ok
     if not ok:
         raise SystemExit("FAILED")
     print("\nOK")
