@@ -1,0 +1,168 @@
+"""webnn.onnx.load: the API (path, bytes, ModelProto, input_shapes by name and
+by dim_param, run, run_async, inputs/outputs/graph), external data, folding,
+and NotSupportedError for what WebNN cannot express (naming node, op type
+and why)."""
+import asyncio
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import webnn  # noqa: E402
+import webnn.onnx  # noqa: E402
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "t", inputs, outputs, list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _vi(name, t, shape):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+F = TensorProto.FLOAT
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return webnn.ml.create_context()
+
+
+def _gemm_model():
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+    b = numpy_helper.from_array(np.ones(4, np.float32), "b")
+    return _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1, alpha=0.5)],
+                  [_vi("x", F, ["batch", 3])], [_vi("y", F, None)], [w, b])
+
+
+def test_load_path_bytes_proto(ctx, tmp_path):
+    m = _gemm_model()
+    path = tmp_path / "gemm.onnx"
+    onnx.save(m, path)
+    x = np.random.default_rng(0).random((5, 3), dtype=np.float32)
+    want = 0.5 * x @ np.arange(12, dtype=np.float32).reshape(4, 3).T + 1
+    for source in (m, m.SerializeToString(), str(path), path):
+        model = webnn.onnx.load(source, context=ctx, input_shapes={"batch": 5})
+        assert model.inputs == {"x": ("float32", (5, 3))}
+        assert model.outputs == {"y": ("float32", (5, 4))}
+        assert isinstance(model.graph, webnn.MLGraph)
+        out = model.run({"x": x})
+        assert list(out) == ["y"]
+        np.testing.assert_allclose(out["y"], want, rtol=1e-6)
+    by_name = webnn.onnx.load(m, context=ctx, input_shapes={"x": [2, 3]})
+    assert by_name.inputs["x"] == ("float32", (2, 3))
+    out = asyncio.run(by_name.run_async({"x": x[:2]}))
+    np.testing.assert_allclose(out["y"], want[:2], rtol=1e-6)
+
+
+def test_default_context():
+    m = webnn.onnx.load(_gemm_model(), input_shapes={"batch": 1})
+    assert m.context.device_type in ("cpu", "gpu")
+
+
+def test_dynamic_dim_needs_a_shape(ctx):
+    with pytest.raises(webnn.NotSupportedError, match="'batch'.*input_shapes"):
+        webnn.onnx.load(_gemm_model(), context=ctx)
+
+
+def test_external_data(ctx, tmp_path):
+    m = _gemm_model()
+    onnx.save(m, tmp_path / "ext.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.bin", size_threshold=0)
+    assert (tmp_path / "ext.bin").exists()
+    model = webnn.onnx.load(tmp_path / "ext.onnx", context=ctx, input_shapes={"batch": 1})
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(model.run({"x": x})["y"],
+                               webnn.onnx.load(_gemm_model(), ctx, {"batch": 1}).run({"x": x})["y"])
+
+
+def test_shape_ops_fold(ctx):
+    # y = Reshape(x, Concat(Shape(x)[0], -1)) + ConstantOfShape(Shape(x)) + Range
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "zero1"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["r"]),
+        helper.make_node("Shape", ["r"], ["rs"]),
+        helper.make_node("ConstantOfShape", ["rs"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Add", ["r", "ones"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero1"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus1")]
+    m = webnn.onnx.load(_model(nodes, [_vi("x", F, [2, 3, 4])], [_vi("y", F, None)], inits),
+                        context=ctx)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(m.run({"x": x})["y"], x.reshape(2, 12) + 1)
+
+
+def test_old_softmax_axis_semantics(ctx):
+    # opset < 13: the input is coerced to 2-D at `axis`
+    m = _model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], [_vi("x", F, [2, 3, 4])],
+               [_vi("y", F, None)], opset=11)
+    x = np.random.default_rng(1).random((2, 3, 4), dtype=np.float32)
+    e = np.exp(x.reshape(2, 12) - x.reshape(2, 12).max(1, keepdims=True))
+    want = (e / e.sum(1, keepdims=True)).reshape(2, 3, 4)
+    np.testing.assert_allclose(webnn.onnx.load(m, ctx).run({"x": x})["y"], want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("elem, word", [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.BOOL, "BOOL"),
+                                        (TensorProto.STRING, "STRING")])
+def test_types_webnn_lacks(ctx, elem, word):
+    m = _model([helper.make_node("Identity", ["x"], ["y"])], [_vi("x", elem, [2])],
+               [_vi("y", elem, None)])
+    with pytest.raises(webnn.NotSupportedError, match=f"'x'.*{word}.*WebNN lacks"):
+        webnn.onnx.load(m, ctx)
+
+
+def test_bool_output_is_not_supported_but_internal_bool_is(ctx):
+    nodes = [helper.make_node("Greater", ["x", "y"], ["g"]),
+             helper.make_node("Where", ["g", "x", "y"], ["m"])]
+    ins = [_vi("x", F, [4]), _vi("y", F, [4])]
+    m = webnn.onnx.load(_model(nodes, ins, [_vi("m", F, None)]), ctx)
+    x, y = np.array([1, 5, 2, 8], np.float32), np.array([3, 1, 2, 9], np.float32)
+    np.testing.assert_array_equal(m.run({"x": x, "y": y})["m"], np.maximum(x, y))
+    with pytest.raises(webnn.NotSupportedError, match="output 'g'.*BOOL"):
+        webnn.onnx.load(_model(nodes, ins, [_vi("g", TensorProto.BOOL, None)]), ctx)
+
+
+def test_unmappable_operator_names_node_and_op(ctx):
+    m = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
+               [_vi("x", F, [5])], [_vi("v", F, None), _vi("i", TensorProto.INT64, None)],
+               [numpy_helper.from_array(np.array([2], np.int64), "k")])
+    with pytest.raises(webnn.NotSupportedError, match=r"node 'top' \(TopK\): .*top-k"):
+        webnn.onnx.load(m, ctx)
+    m = _model([helper.make_node("Det", ["x"], ["y"])], [_vi("x", F, [3, 3])], [_vi("y", F, None)])
+    with pytest.raises(webnn.NotSupportedError, match=r"\(Det\): no WebNN mapping"):
+        webnn.onnx.load(m, ctx)
+
+
+def test_runtime_shape_input_is_not_supported_by_load(ctx):
+    m = _model([helper.make_node("Reshape", ["x", "s"], ["y"])],
+               [_vi("x", F, [2, 3]), _vi("s", TensorProto.INT64, [2])], [_vi("y", F, None)])
+    with pytest.raises(webnn.NotSupportedError, match=r"\(Reshape\): shape \('s'\) must be known"):
+        webnn.onnx.load(m, ctx)
+
+
+def test_conv_auto_pad_and_gemm_transposes_against_onnxruntime(ctx):
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(2)
+    w = numpy_helper.from_array(rng.random((4, 3, 3, 3), dtype=np.float32), "w")
+    g = numpy_helper.from_array(rng.random((16, 5), dtype=np.float32), "g")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], auto_pad="SAME_UPPER", strides=[2, 2]),
+             helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], auto_pad="SAME_LOWER",
+                              strides=[2, 2]),
+             helper.make_node("LRN", ["p"], ["l"], size=3),
+             helper.make_node("Flatten", ["l"], ["f"]),
+             helper.make_node("Gemm", ["g", "f"], ["y"], transA=1, transB=1)]
+    m = _model(nodes, [_vi("x", F, [2, 3, 7, 7])], [_vi("y", F, None)], [w, g])
+    # g^T [5, 16] times f^T [16, 2]: y [5, 2]
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = rng.random((2, 3, 7, 7), dtype=np.float32)
+    ours = webnn.onnx.load(m, ctx).run({"x": x})["y"]
+    np.testing.assert_allclose(ours, sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)
