@@ -16,6 +16,10 @@ MANUAL = {
     "test_dynamicquantizelinear_expanded": "numeric: at an exact float32 tie x/scale = 25.5 "
     "the reference divides in float32 (26); WebNN's CPU quantizeLinear divides in double "
     "(25.4999..., 25): 1 unit apart",
+    "test_attention_4d_causal_fp16": "numeric: as test_attention_4d_causal_fp16_expanded "
+    "(Attention runs as its ONNX function body)",
+    "test_dynamicquantizelinear": "numeric: as test_dynamicquantizelinear_expanded "
+    "(DynamicQuantizeLinear runs as its ONNX function body)",
     "test_dynamicquantizelinear_max_adjusted_expanded": "numeric: as "
     "test_dynamicquantizelinear_expanded (quantizeLinear divides in double)",
     "test_dynamicquantizelinear_min_adjusted_expanded": "numeric: as "

@@ -39,9 +39,9 @@ class _NeedStatic(NotSupportedError):
     """An operand that WebNN needs at build time (a shape, axes, pads...) is
     a runtime input of the model.  The backend binds such inputs at run time."""
 
-    def __init__(self, msg, name):
+    def __init__(self, msg, names):
         super().__init__(msg)
-        self.input_name = name
+        self.input_names = (names,) if isinstance(names, str) else tuple(names)
 
 
 class _Fill:
@@ -170,6 +170,8 @@ class _Converter:
         self.vals = {}          # name -> ndarray | _Fill | MLOperand
         self.bools = set()      # names whose values are bool carried as uint8
         self._consts = {}       # id(ndarray) -> operand (cache)
+        self.deps = {}          # name -> the model inputs a computed value depends on
+        self.shape_like = set() # int64 inputs of rank <= 1: shapes, axes, pads ...
         self.node = None
 
     # ---- errors ----------------------------------------------------------
@@ -193,6 +195,11 @@ class _Converter:
         if name in self.graph_input_names:
             raise _NeedStatic(f"{what} ({name!r}) must be known when the graph is built, "
                               f"but it is an input of the model", name)
+        shape_like = sorted(n for n in self.deps.get(name, ()) if n in self.shape_like)
+        if shape_like:
+            raise _NeedStatic(f"{what} ({name!r}) must be known when the graph is built, "
+                              f"but it is computed from the model's input(s) "
+                              f"{', '.join(map(repr, shape_like))}", shape_like)
         self.fail(f"{what} ({name!r}) must be known when the graph is built, but it is "
                   f"computed by the graph")
 
@@ -291,6 +298,9 @@ class _Converter:
                                   f"zero-sized tensors", vi.name)
             inputs[vi.name] = (dt, tuple(shape))
             self.graph_input_names.add(vi.name)
+            self.deps[vi.name] = frozenset([vi.name])
+            if dt == "int64" and len(shape) <= 1:
+                self.shape_like.add(vi.name)
             self.vals[vi.name] = self.b.input(vi.name, {"dataType": dt, "shape": shape})
         for name, arr in inits.items():
             self.vals[name] = arr
@@ -347,22 +357,111 @@ class _Converter:
                 if fn is None:
                     if op in _NO_FOLD or op in _WHY:
                         raise NotSupportedError(_WHY.get(op, "no WebNN mapping"))
-                    raise NotSupportedError("no WebNN mapping for this operator")
+                    if self.expand(node, index, where):
+                        return
+                    raise NotSupportedError("no WebNN mapping for this operator (and no "
+                                            "ONNX function body to expand)")
                 outs = fn(self, node, _attrs(node))
         except _NeedStatic as e:
-            raise _NeedStatic(f"{where}: {e}", e.input_name) from None
+            raise _NeedStatic(f"{where}: {e}", e.input_names) from None
         except NotSupportedError as e:
             raise NotSupportedError(f"{where}: {e}") from None
         except (TypeError, ValueError, webnn.DataError, webnn.OperationError) as e:
             raise NotSupportedError(f"{where}: {type(e).__name__}: {e}") from None
         if not isinstance(outs, (list, tuple)):
             outs = [outs]
+        dep = frozenset().union(*(self.deps.get(n, ()) for n in node.input if n))
         for i, name in enumerate(node.output):
             if not name:
                 continue
+            if dep:
+                self.deps[name] = dep
             if i >= len(outs) or outs[i] is None:
                 raise NotSupportedError(f"{where}: output {i} ({name!r}) is not supported")
             self.vals[name] = outs[i]
+
+    def _type_proto(self, name):
+        v = self.vals[name]
+        if name in self.bools or (isinstance(v, np.ndarray) and v.dtype == np.bool_):
+            elem = TensorProto.BOOL
+        elif isinstance(v, (np.ndarray, _Fill)):
+            elem = helper.np_dtype_to_tensor_dtype(np.dtype(v.dtype))
+        else:
+            elem = {d: e for e, d in _ELEM.items()}[v.data_type]
+        return helper.make_tensor_type_proto(elem, list(self.shape(name)))
+
+    def expand(self, node, index, where):
+        """Convert a node through its ONNX function body (the schema's
+        definition in terms of other operators), if it has one."""
+        try:
+            schema = onnx.defs.get_schema(node.op_type, self.opset, node.domain or "")
+        except Exception:
+            return False
+        fn = None
+        if schema.has_function:
+            versions = [v for v in schema.function_opset_versions if v <= self.opset]
+            fn = schema.get_function_with_opset_version(max(versions)) if versions \
+                else schema.function_body
+            if isinstance(fn, bytes):
+                parsed = onnx.FunctionProto()
+                parsed.ParseFromString(fn)
+                fn = parsed
+        elif schema.has_context_dependent_function:
+            versions = [v for v in schema.context_dependent_function_opset_versions
+                        if v <= self.opset]
+            types = [self._type_proto(n).SerializeToString() if n else
+                     onnx.TypeProto().SerializeToString() for n in node.input]
+            try:
+                raw = schema.get_context_dependent_function_with_opset_version(
+                    max(versions), node.SerializeToString(), types) if versions else \
+                    schema.get_context_dependent_function(node.SerializeToString(), types)
+            except Exception as e:
+                raise NotSupportedError(f"its ONNX function body could not be built: {e}")
+            fn = onnx.FunctionProto()
+            fn.ParseFromString(raw)
+        if fn is None or not fn.node:
+            return False
+        prefix = f"__{node.op_type}{index}_"
+        rename = {}
+        for formal, actual in zip(fn.input, list(node.input) + [""] * len(fn.input)):
+            rename[formal] = actual
+        for formal, actual in zip(fn.output, node.output):
+            rename[formal] = actual if actual else prefix + formal
+        attrs = {a.name: a for a in node.attribute}
+        defaults = {a.name: a for a in fn.attribute_proto}
+        saved = self.opset
+        for imp in fn.opset_import:
+            if imp.domain in ("", "ai.onnx"):
+                self.opset = imp.version
+        try:
+            for k, inner in enumerate(fn.node):
+                n = onnx.NodeProto()
+                n.CopyFrom(inner)
+                del n.input[:]
+                n.input.extend(rename.get(i, prefix + i) if i else "" for i in inner.input)
+                del n.output[:]
+                n.output.extend(rename.get(o, prefix + o) if o else "" for o in inner.output)
+                del n.attribute[:]
+                for a in inner.attribute:
+                    if a.ref_attr_name:
+                        src = attrs.get(a.ref_attr_name) or defaults.get(a.ref_attr_name)
+                        if src is None:
+                            continue
+                        b = onnx.AttributeProto()
+                        b.CopyFrom(src)
+                        b.name = a.name
+                        n.attribute.append(b)
+                    else:
+                        n.attribute.append(a)
+                n.name = f"{node.name or node.op_type}/{inner.op_type}{k}"
+                self.convert_node(n, f"{index}.{k}")
+        except _NeedStatic as e:
+            raise _NeedStatic(f"expanded into its ONNX function: {e}", e.input_names) from None
+        except NotSupportedError as e:
+            raise NotSupportedError(f"expanded into its ONNX function: {e}") from None
+        finally:
+            self.opset = saved
+        return True
 
     def fold(self, node):
         from onnx.reference import ReferenceEvaluator
@@ -452,9 +551,6 @@ def _binary(c, node, at):
     b = _legacy_bcast(c, node, at, b, a.shape)
     if node.op_type == "Pow" and a.data_type != b.data_type:
         b = c.b.cast(b, a.data_type)
-    if node.op_type == "Div" and a.data_type not in ("float32", "float16"):
-        raise NotSupportedError("integer division (ONNX truncates; WebNN's rounding is not "
-                                "specified for integers)")
     return getattr(c.b, _BINARY[node.op_type])(a, b)
 
 
@@ -1585,8 +1681,15 @@ def _mod(c, node, at):
     a, b = c.opnd(node.input[0]), c.opnd(node.input[1])
     dt = a.data_type
     if dt not in ("float32", "float16"):
-        raise NotSupportedError("integer Mod (WebNN has no integer division with a "
-                                "specified rounding)")
+        # WebNN's integer div truncates toward zero: a - trunc(a / b) * b is C's fmod
+        r = c.b.sub(a, c.b.mul(c.b.div(a, b), b))
+        if at.get("fmod", 0) or dt.startswith("uint"):
+            return r
+        # Python's mod: the sign of the divisor
+        zero = c.scalar(0, dt)
+        fix = c.b.logical_and(c.b.not_equal(r, zero),
+                              c.b.not_equal(c.b.lesser(r, zero), c.b.lesser(b, zero)))
+        return c.b.where(fix, c.b.add(r, b), r)
     q = c.b.div(a, b)
     if at.get("fmod", 0):
         t = c.b.mul(c.b.sign(q), c.b.floor(c.b.abs(q)))

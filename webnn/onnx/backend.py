@@ -36,7 +36,7 @@ class WebNNRep(BackendRep):
         try:
             self.model = load(model, context=context)
         except _NeedStatic as e:
-            self._static.add(e.input_name)
+            self._static.update(e.input_names)
 
     def _compiled(self, feeds):
         if self.model is not None:
@@ -50,9 +50,9 @@ class WebNNRep(BackendRep):
             try:
                 m = load(self.model_proto, context=self.context, _bound=bound)
             except _NeedStatic as e:
-                if e.input_name in self._static:
+                if set(e.input_names) <= self._static:
                     raise
-                self._static.add(e.input_name)
+                self._static.update(e.input_names)
                 continue
             self._cache[key] = m
             break
