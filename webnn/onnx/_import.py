@@ -854,6 +854,8 @@ def _to_2d(c, x, extra_dims):
 def _conv(c, node, at):
     x, w = c.opnd(node.input[0]), c.opnd(node.input[1])
     rank = len(x.shape)
+    if rank == 5:
+        return _conv3d(c, node, at, x, w)
     if rank not in (3, 4):
         raise NotSupportedError(f"{rank - 2}-D convolution (WebNN has conv2d only)")
     one_d = rank == 3
@@ -932,9 +934,11 @@ def _convt(c, node, at):
     return y
 
 
-def _pool(c, node, at, kind):
-    x = c.opnd(node.input[0])
+def _pool(c, node, at, kind, x=None):
+    x = c.opnd(node.input[0]) if x is None else x
     rank = len(x.shape)
+    if rank == 5 and kind in ("max", "average"):
+        return _pool3d(c, node, at, x, kind)
     if rank not in (3, 4):
         raise NotSupportedError(f"{rank - 2}-D pooling (WebNN pools in 2-D only)")
     if len([o for o in node.output if o]) > 1:
@@ -990,9 +994,19 @@ def _avgpool(c, node, at):
 
 @_reg("LpPool")
 def _lppool(c, node, at):
-    if int(at.get("p", 2)) != 2:
-        raise NotSupportedError("p other than 2 (WebNN has l2Pool2d)")
-    return _pool(c, node, at, "l2")
+    p = int(at.get("p", 2))
+    x = c.opnd(node.input[0])
+    if p == 2 and len(x.shape) != 5:
+        return _pool(c, node, at, "l2")
+    # (sum over the window of |x|^p)^(1/p): an average pool that counts the
+    # padding, times the window size
+    dt = x.data_type
+    xp = c.b.pow(c.b.abs(x), c.scalar(p, dt)) if p != 1 else c.b.abs(x)
+    at2 = dict(at, count_include_pad=1)
+    y = _pool(c, node, at2, "average", xp)
+    k = int(np.prod(at["kernel_shape"]))
+    y = c.b.mul(y, c.scalar(k, dt))
+    return y if p == 1 else c.b.pow(y, c.scalar(1.0 / p, dt))
 
 
 @_reg("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
@@ -1450,6 +1464,8 @@ def _resize(c, node, at):
     shape = list(x.shape)
     rank = len(shape)
     mode = at.get("mode", "nearest")
+    roi = None
+    given_sizes = False
     if node.op_type == "Upsample" or c.opset < 11:
         ctm = "asymmetric"
         nearest_mode = "floor"
@@ -1461,11 +1477,13 @@ def _resize(c, node, at):
     else:
         ctm = at.get("coordinate_transformation_mode", "half_pixel")
         nearest_mode = at.get("nearest_mode", "round_prefer_floor")
-        if at.get("antialias", 0):
-            raise NotSupportedError("antialias")
         axes = at.get("axes")
         axes = [_norm_axis(a, rank) for a in axes] if axes is not None else list(range(rank))
         scales = sizes = None
+        if ctm == "tf_crop_and_resize" and c.has(node, 1):
+            r = [float(v) for v in c.static(node.input[1], "roi").reshape(-1)]
+            k = len(r) // 2
+            roi = {a: (r[i], r[i + k]) for i, a in enumerate(axes)}
         if c.has(node, 3):
             sz = c.ints(node.input[3], "sizes")
             if at.get("keep_aspect_ratio_policy", "stretch") != "stretch":
@@ -1474,6 +1492,7 @@ def _resize(c, node, at):
             for a, s in zip(axes, sz):
                 sizes[a] = s
             scales = [s / n for s, n in zip(sizes, shape)]
+            given_sizes = True
         elif c.has(node, 2):
             sc = [float(s) for s in c.static(node.input[2], "scales").reshape(-1)]
             scales = [1.0] * rank
@@ -1482,37 +1501,110 @@ def _resize(c, node, at):
             sizes = [int(math.floor(n * s)) for n, s in zip(shape, scales)]
         else:
             raise NotSupportedError("neither scales nor sizes")
-    changed = [i for i in range(rank) if sizes[i] != shape[i] or scales[i] != 1.0]
-    if len(changed) > 2:
-        raise NotSupportedError("resizing more than two axes (WebNN's resample2d)")
+    changed = [i for i in range(rank) if sizes[i] != shape[i] or scales[i] != 1.0 or
+               (roi and i in roi and roi[i] != (0.0, 1.0))]
     if not changed:
         return c.b.identity(x)
-    if len(changed) == 1:
-        a = changed[0]
-        changed = [a - 1, a] if a > 0 and (a - 1) not in changed else [a, a + 1]
-    if changed[1] != changed[0] + 1:
-        raise NotSupportedError("resizing two axes that are not consecutive")
-    if mode == "nearest":
-        ok = (ctm in ("half_pixel", "pytorch_half_pixel") and nearest_mode == "round_prefer_floor"
-              and all(sizes[i] > 1 for i in changed)) or \
-             (ctm == "asymmetric" and nearest_mode == "floor" and
-              all(float(scales[i]).is_integer() and scales[i] >= 1 for i in changed))
+    # WebNN's resample2d where its sampling is ONNX's
+    pair = list(changed)
+    if len(pair) == 1:
+        a = pair[0]
+        pair = [a - 1, a] if a > 0 else [a, a + 1]
+    native = len(pair) == 2 and pair[1] == pair[0] + 1 and pair[1] < rank and \
+        not at.get("antialias", 0) and roi is None and \
+        not any(abs(scales[i] - sizes[i] / shape[i]) > 1e-6 for i in changed)
+    if native and mode == "nearest":
+        native = (ctm in ("half_pixel", "pytorch_half_pixel") and
+                  nearest_mode == "round_prefer_floor" and all(sizes[i] > 1 for i in changed)) \
+            or (ctm == "asymmetric" and nearest_mode == "floor" and
+                all(float(scales[i]).is_integer() and scales[i] >= 1 for i in changed))
         wmode = "nearest-neighbor"
-    elif mode == "linear":
-        ok = ctm in ("half_pixel", "pytorch_half_pixel") and all(sizes[i] > 1 for i in changed)
+    elif native and mode == "linear":
+        native = ctm in ("half_pixel", "pytorch_half_pixel") and all(sizes[i] > 1 for i in changed)
         wmode = "linear"
     else:
-        ok = False
-    if not ok:
-        raise NotSupportedError(f"mode {mode!r} with coordinate_transformation_mode {ctm!r}"
-                                f"{' and nearest_mode ' + repr(nearest_mode) if mode == 'nearest' else ''}"
-                                f" (WebNN's resample2d samples at half pixels, nearest rounds "
-                                f"half down)")
-    # WebNN's scale is outputSize / inputSize: give sizes (the same where the
-    # ONNX scale is exact)
-    if any(abs(scales[i] - sizes[i] / shape[i]) > 1e-6 for i in changed):
-        raise NotSupportedError("a scale that is not output size / input size")
-    return c.b.resample2d(x, mode=wmode, sizes=[sizes[i] for i in changed], axes=changed)
+        native = False
+    if native:
+        return c.b.resample2d(x, mode=wmode, sizes=[sizes[i] for i in pair], axes=pair)
+    # otherwise: separable, one axis at a time, with the 1-D sampling that
+    # ONNX's reference Resize gives (nearest: a gather of static indices;
+    # linear and cubic: a product with a static interpolation matrix)
+    y = x
+    for a in changed:
+        m = _resize_matrix(node, at, shape[a], sizes[a], scales[a], given_sizes,
+                           roi.get(a) if roi else None, ctm, c.opset)
+        y = _apply_axis(c, y, a, m, mode == "nearest")
+    return y
+
+
+def _resize_matrix(node, at, n_in, n_out, scale, given_sizes, roi, ctm, opset):
+    """[n_in, n_out]: column j holds the weights of the inputs in output j."""
+    from onnx.reference import ReferenceEvaluator
+    keep = ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+            "exclude_outside", "antialias", "extrapolation_value")
+    attrs = {k: v for k, v in at.items() if k in keep}
+    if node.op_type == "Upsample" or opset < 11:
+        attrs = {"mode": at.get("mode", "nearest"),
+                 "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+    ins = [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [n_in, n_in]),
+           helper.make_tensor_value_info("roi", TensorProto.FLOAT, None),
+           helper.make_tensor_value_info("scales", TensorProto.FLOAT, None),
+           helper.make_tensor_value_info("sizes", TensorProto.INT64, None)]
+    feeds = {"x": np.eye(n_in, dtype=np.float64),
+             "roi": np.array([0, roi[0], 1, roi[1]] if roi else [], np.float32)}
+    if given_sizes:
+        feeds["scales"] = np.array([], np.float32)
+        feeds["sizes"] = np.array([n_in, n_out], np.int64)
+    else:
+        feeds["scales"] = np.array([1.0, scale], np.float32)
+        feeds["sizes"] = np.array([], np.int64)
+    outs = []
+    for ev in (0.0, 1.0):
+        if ctm == "tf_crop_and_resize":
+            attrs["extrapolation_value"] = ev
+        n = helper.make_node("Resize", ["x", "roi", "scales", "sizes"] if given_sizes
+                             else ["x", "roi", "scales"], ["y"], **attrs)
+        g = helper.make_graph([n], "r", ins if given_sizes else ins[:3],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)])
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+        f = {k: v for k, v in feeds.items() if given_sizes or k != "sizes"}
+        outs.append(ReferenceEvaluator(model).run(None, f)[0])
+        if ctm != "tf_crop_and_resize":
+            break
+    if len(outs) == 2 and not np.array_equal(outs[0], outs[1]):
+        raise NotSupportedError("tf_crop_and_resize with outputs outside the region of interest")
+    m = outs[0]
+    if m.shape != (n_in, n_out):
+        raise NotSupportedError(f"unexpected resize of {n_in} to {m.shape[1]}, not {n_out}")
+    return m
+
+
+def _apply_axis(c, y, axis, m, nearest):
+    rank = len(y.shape)
+    if nearest:
+        if not np.all((m == 0) | (m == 1)) or not np.all(m.sum(0) == 1):
+            raise NotSupportedError("nearest sampling that is not a selection")
+        idx = np.argmax(m, axis=0).astype(np.int32)
+        return c.b.gather(y, c.const(idx), axis=axis)
+    dt = y.data_type
+    if dt not in ("float32", "float16"):
+        raise NotSupportedError(f"interpolating {dt} data")
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    t = c.b.transpose(y, permutation=perm) if axis != rank - 1 else y
+    if dt == "float16":
+        t = c.b.cast(t, "float32")
+    shape = list(t.shape)
+    flat = c.b.reshape(t, [int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]])
+    r = c.b.matmul(flat, c.const(m.astype(np.float32)))
+    r = c.b.reshape(r, shape[:-1] + [m.shape[1]])
+    if dt == "float16":
+        r = c.b.cast(r, "float16")
+    if axis != rank - 1:
+        inv = [0] * rank
+        for i, p in enumerate(perm):
+            inv[p] = i
+        r = c.b.transpose(r, permutation=inv)
+    return r
 
 
 @_reg("DepthToSpace")
@@ -1732,3 +1824,83 @@ def _lnorm_full(c, node, at, x, axes):
     if c.has(node, 2):
         y = c.b.add(y, c.opnd(node.input[2]))
     return [y, mean, inv]
+
+
+def _depth_slices(c, x, k, d, s, n_out):
+    """For each kernel depth index: x[:, :, kd*d :: s][:n_out] ([N, C, n_out, H, W])."""
+    n, ch, _, h, w = x.shape
+    out = []
+    for kd in range(k):
+        out.append(c.b.slice(x, [0, 0, kd * d, 0, 0], [n, ch, (n_out - 1) * s + 1, h, w],
+                             strides=[1, 1, s, 1, 1]))
+    return out
+
+
+def _as_2d_batch(c, t):
+    """[N, C, D, H, W] -> [N*D, C, H, W]."""
+    n, ch, dd, h, w = t.shape
+    t = c.b.transpose(t, permutation=[0, 2, 1, 3, 4])
+    return c.b.reshape(t, [n * dd, ch, h, w])
+
+
+def _from_2d_batch(c, t, n, dd):
+    """[N*D, C, H, W] -> [N, C, D, H, W]."""
+    _, ch, h, w = t.shape
+    t = c.b.reshape(t, [n, dd, ch, h, w])
+    return c.b.transpose(t, permutation=[0, 2, 1, 3, 4])
+
+
+def _conv3d(c, node, at, x, w):
+    """3-D convolution as a sum over the kernel's depth of 2-D convolutions,
+    the output depth folded into the batch."""
+    kernel = list(w.shape[2:])
+    strides = list(at.get("strides", [1, 1, 1]))
+    dil = list(at.get("dilations", [1, 1, 1]))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    if pb[0] or pe[0]:
+        x = c.b.pad(x, [0, 0, pb[0], 0, 0], [0, 0, pe[0], 0, 0], mode="constant", value=0.0)
+    n = x.shape[0]
+    od = (x.shape[2] - ((kernel[0] - 1) * dil[0] + 1)) // strides[0] + 1
+    y = None
+    for kd, xs in enumerate(_depth_slices(c, x, kernel[0], dil[0], strides[0], od)):
+        wk = c.b.reshape(c.b.slice(w, [0, 0, kd, 0, 0], [w.shape[0], w.shape[1], 1] +
+                                   kernel[1:]), [w.shape[0], w.shape[1]] + kernel[1:])
+        yk = c.b.conv2d(_as_2d_batch(c, xs), wk, padding=[pb[1], pe[1], pb[2], pe[2]],
+                        strides=strides[1:], dilations=dil[1:], groups=int(at.get("group", 1)))
+        y = yk if y is None else c.b.add(y, yk)
+    y = _from_2d_batch(c, y, n, od)
+    if c.has(node, 2):
+        b = c.opnd(node.input[2])
+        y = c.b.add(y, c.b.reshape(b, [1, b.shape[0], 1, 1, 1]))
+    return y
+
+
+def _pool3d(c, node, at, x, kind):
+    if len([o for o in node.output if o]) > 1:
+        raise NotSupportedError("the Indices output (WebNN's maxPool2d has none)")
+    if at.get("ceil_mode", 0):
+        raise NotSupportedError("ceil_mode in 3-D pooling")
+    kernel = list(at["kernel_shape"])
+    strides = list(at.get("strides", [1, 1, 1]))
+    dil = list(at.get("dilations", [1, 1, 1]))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    padded = any(pb + pe)
+    if kind == "average" and padded and not at.get("count_include_pad", 0):
+        raise NotSupportedError("3-D average pooling with padding that does not count")
+    if padded:
+        value = 0.0 if kind == "average" else -math.inf
+        if x.data_type not in ("float32", "float16") and kind == "max":
+            value = float(np.iinfo(webnn.DATA_TYPES[x.data_type]).min)
+        x = c.b.pad(x, [0, 0] + pb, [0, 0] + pe, mode="constant", value=value)
+    n, ch, dd = x.shape[:3]
+    fn = c.b.max_pool2d if kind == "max" else c.b.average_pool2d
+    t = fn(_as_2d_batch(c, x), window_dimensions=kernel[1:], strides=strides[1:],
+           dilations=dil[1:])
+    t = _from_2d_batch(c, t, n, dd)
+    od = (dd - ((kernel[0] - 1) * dil[0] + 1)) // strides[0] + 1
+    y = None
+    for s in _depth_slices(c, t, kernel[0], dil[0], strides[0], od):
+        y = s if y is None else (c.b.max(y, s) if kind == "max" else c.b.add(y, s))
+    if kind == "average":
+        y = c.b.div(y, c.scalar(kernel[0], y.data_type))
+    return y
