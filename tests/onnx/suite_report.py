@@ -13,6 +13,14 @@ import onnx.backend.test  # noqa: E402
 import webnn.onnx.backend as backend  # noqa: E402
 
 
+def _iter(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _iter(t)
+        else:
+            yield t
+
+
 def main():
     bt = onnx.backend.test.BackendTest(backend, "suite_report")
     bt.include(sys.argv[1] if len(sys.argv) > 1 else "_cpu$")
@@ -20,9 +28,21 @@ def main():
     loader = unittest.TestLoader()
     for case in bt.test_cases.values():
         suite.addTests(loader.loadTestsFromTestCase(case))
+    all_ids = [t.id() for t in _iter(suite)]
     result = unittest.TestResult()
     suite.run(result)
     rows = []
+    failed_ids = {t.id() for t, _ in result.errors + result.failures}
+    skipped_ids = {t.id() for t, _ in result.skipped}
+    per_kind = {}
+    for tid in all_ids:
+        kind = tid.split(".")[-2].replace("OnnxBackend", "").replace("ModelTest", "")
+        if tid in skipped_ids:
+            continue
+        ran_, ok_ = per_kind.get(kind, (0, 0))
+        per_kind[kind] = (ran_ + 1, ok_ + (tid not in failed_ids))
+    for kind, (ran_, ok_) in sorted(per_kind.items()):
+        print(f"# {kind}: {ok_} of {ran_} pass", file=sys.stderr)
     for test, tb in result.errors + result.failures:
         name = test.id().split(".")[-1]
         lines = [ln for ln in tb.strip().splitlines() if ln.strip()]

@@ -1904,3 +1904,130 @@ def _pool3d(c, node, at, x, kind):
     if kind == "average":
         y = c.b.div(y, c.scalar(kernel[0], y.data_type))
     return y
+
+
+# ---- recurrent networks ---------------------------------------------------
+_RNN_ACT = {"sigmoid": "sigmoid", "tanh": "tanh", "relu": "relu"}
+_RNN_DIR = {"forward": "forward", "reverse": "backward", "bidirectional": "both"}
+
+
+def _rnn_common(c, node, at, n_gates, default_acts):
+    if at.get("clip") is not None:
+        raise NotSupportedError("clip (WebNN's recurrent operators do not clip)")
+    if at.get("activation_alpha") or at.get("activation_beta"):
+        raise NotSupportedError("activations with alpha/beta")
+    direction = _RNN_DIR[at.get("direction", "forward")]
+    ndir = 2 if direction == "both" else 1
+    acts = [a.lower() for a in at.get("activations", default_acts * ndir)]
+    k = len(default_acts)
+    if ndir == 2 and acts[:k] != acts[k:]:
+        raise NotSupportedError("different activations per direction")
+    acts = acts[:k]
+    if any(a not in _RNN_ACT for a in acts):
+        raise NotSupportedError(f"activations {acts} (WebNN has sigmoid, tanh, relu)")
+    layout = int(at.get("layout", 0))
+    x = c.opnd(node.input[0])
+    if layout:
+        x = c.b.transpose(x, permutation=[1, 0, 2])
+    steps, batch = x.shape[0], x.shape[1]
+    if c.has(node, 4):
+        lens = c.static(node.input[4], "sequence_lens").reshape(-1)
+        if not np.all(lens == steps):
+            raise NotSupportedError("sequence_lens shorter than the sequence")
+    hid = int(at["hidden_size"])
+    opts = {}
+    if c.has(node, 3):
+        b = c.opnd(node.input[3])
+        opts["bias"] = c.b.slice(b, [0, 0], [ndir, n_gates * hid])
+        opts["recurrent_bias"] = c.b.slice(b, [0, n_gates * hid], [ndir, n_gates * hid])
+    if c.has(node, 5):
+        h0 = c.opnd(node.input[5])
+        opts["initial_hidden_state"] = c.b.transpose(h0, permutation=[1, 0, 2]) if layout else h0
+    return x, steps, batch, hid, direction, acts, layout, opts
+
+
+def _rnn_outputs(c, node, layout, seq, states):
+    outs = []
+    if len(node.output) > 0 and node.output[0]:
+        outs.append(c.b.transpose(seq, permutation=[2, 0, 1, 3]) if layout else seq)
+    else:
+        outs.append(None)
+    for s in states:
+        outs.append(c.b.transpose(s, permutation=[1, 0, 2]) if layout else s)
+    return outs
+
+
+@_reg("LSTM")
+def _lstm(c, node, at):
+    if at.get("input_forget", 0):
+        raise NotSupportedError("input_forget (coupled input and forget gates)")
+    x, steps, batch, hid, direction, acts, layout, opts = _rnn_common(
+        c, node, at, 4, ["sigmoid", "tanh", "tanh"])
+    if c.has(node, 6):
+        h0 = c.opnd(node.input[6])
+        opts["initial_cell_state"] = c.b.transpose(h0, permutation=[1, 0, 2]) if layout else h0
+    if c.has(node, 7):
+        p = c.static(node.input[7], "P")
+        hid_ = hid
+        if np.any(p.reshape(p.shape[0], 3, hid_)[:, 1] != 0):
+            raise NotSupportedError("an output-gate peephole (ONNX applies it to the new cell "
+                                    "state, WebNN's lstm to the previous one)")
+        opts["peephole_weight"] = c.opnd(node.input[7])
+    want_seq = len(node.output) > 0 and bool(node.output[0])
+    res = c.b.lstm(x, c.opnd(node.input[1]), c.opnd(node.input[2]), steps, hid,
+                   return_sequence=want_seq, direction=direction, layout="iofg",
+                   activations=acts, **opts)
+    h, cell = res[0], res[1]
+    return _rnn_outputs(c, node, layout, res[2] if want_seq else None, [h, cell])
+
+
+@_reg("GRU")
+def _gru(c, node, at):
+    x, steps, batch, hid, direction, acts, layout, opts = _rnn_common(
+        c, node, at, 3, ["sigmoid", "tanh"])
+    want_seq = len(node.output) > 0 and bool(node.output[0])
+    res = c.b.gru(x, c.opnd(node.input[1]), c.opnd(node.input[2]), steps, hid,
+                  return_sequence=want_seq, direction=direction, layout="zrn",
+                  reset_after=bool(at.get("linear_before_reset", 0)), activations=acts, **opts)
+    return _rnn_outputs(c, node, layout, res[1] if want_seq else None, [res[0]])
+
+
+@_reg("RNN")
+def _rnn(c, node, at):
+    """The simple RNN (WebNN has none): unrolled, H = f(X W^T + H R^T + Wb + Rb)."""
+    x, steps, batch, hid, direction, acts, layout, opts = _rnn_common(c, node, at, 1, ["tanh"])
+    act = getattr(c.b, acts[0])
+    ndir = 2 if direction == "both" else 1
+    w, r = c.opnd(node.input[1]), c.opnd(node.input[2])
+    dt = x.data_type
+    h0 = opts.get("initial_hidden_state")
+    hs, seqs = [], []
+    for d in range(ndir):
+        wd = c.b.reshape(c.b.slice(w, [d, 0, 0], [1] + list(w.shape[1:])), list(w.shape[1:]))
+        rd = c.b.reshape(c.b.slice(r, [d, 0, 0], [1] + list(r.shape[1:])), list(r.shape[1:]))
+        bias = None
+        if "bias" in opts:
+            bias = c.b.add(c.b.reshape(c.b.slice(opts["bias"], [d, 0], [1, hid]), [hid]),
+                           c.b.reshape(c.b.slice(opts["recurrent_bias"], [d, 0], [1, hid]), [hid]))
+        h = c.b.reshape(c.b.slice(h0, [d, 0, 0], [1, batch, hid]), [batch, hid]) if h0 is not None \
+            else c.const(np.zeros([batch, hid], webnn.DATA_TYPES[dt]))
+        seq = [None] * steps
+        backward = d == 1 or direction == "backward"
+        for step in range(steps):
+            t = steps - 1 - step if backward else step
+            xt = c.b.reshape(c.b.slice(x, [t, 0, 0], [1, batch, x.shape[2]]), [batch, x.shape[2]])
+            s = c.b.add(c.b.gemm(xt, wd, b_transpose=True), c.b.gemm(h, rd, b_transpose=True))
+            if bias is not None:
+                s = c.b.add(s, bias)
+            h = act(s)
+            seq[t] = h
+        hs.append(c.b.reshape(h, [1, batch, hid]))
+        seqs.append(seq)
+    y_h = hs[0] if ndir == 1 else c.b.concat(hs, 0)
+    seq = None
+    if len(node.output) > 0 and node.output[0]:
+        per_t = [c.b.concat([c.b.reshape(seqs[d][t], [1, 1, batch, hid]) for d in range(ndir)], 1)
+                 if ndir == 2 else c.b.reshape(seqs[0][t], [1, 1, batch, hid])
+                 for t in range(steps)]
+        seq = per_t[0] if steps == 1 else c.b.concat(per_t, 0)
+    return _rnn_outputs(c, node, layout, seq, [y_h])
