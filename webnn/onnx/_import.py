@@ -366,7 +366,10 @@ class _Converter:
             raise _NeedStatic(f"{where}: {e}", e.input_names) from None
         except NotSupportedError as e:
             raise NotSupportedError(f"{where}: {e}") from None
-        except (TypeError, ValueError, webnn.DataError, webnn.OperationError) as e:
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError,
+                OverflowError, NameError, webnn.DataError, webnn.OperationError) as e:
+            # WebNN's own validation (TypeError), or a node this importer
+            # cannot read: reported, never a crash
             raise NotSupportedError(f"{where}: {type(e).__name__}: {e}") from None
         if not isinstance(outs, (list, tuple)):
             outs = [outs]
@@ -1378,6 +1381,8 @@ def _pad(c, node, at):
         pads = c.ints(node.input[1], "pads")
         value = 0
         if c.has(node, 2):
+            if not c.is_static(node.input[2]) and mode == "constant":
+                return _pad_dynamic_value(c, node, x, pads)
             value = c.static(node.input[2], "constant_value").reshape(-1)[0].item()
         axes = c.ints(node.input[3], "axes") if c.has(node, 3) else list(range(rank))
     k = len(axes)
@@ -2031,3 +2036,66 @@ def _rnn(c, node, at):
                  for t in range(steps)]
         seq = per_t[0] if steps == 1 else c.b.concat(per_t, 0)
     return _rnn_outputs(c, node, layout, seq, [y_h])
+
+
+def _pad_dynamic_value(c, node, x, pads):
+    """Pad with a value computed by the graph: pad with 0, then where() a
+    static mask of the padded region picks the value."""
+    rank = len(x.shape)
+    axes = [_norm_axis(a, rank) for a in (c.ints(node.input[3], "axes") if c.has(node, 3)
+                                          else range(rank))]
+    k = len(axes)
+    begin, end = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        begin[a], end[a] = pads[i], pads[i + k]
+    if any(p < 0 for p in begin + end):
+        raise NotSupportedError("negative pads (cropping)")
+    y = c.b.pad(x, begin, end, mode="constant", value=0)
+    mask = np.pad(np.zeros(x.shape, np.uint8), list(zip(begin, end)), constant_values=1)
+    v = c.b.reshape(c.opnd(node.input[2]), [1] * rank) if rank else c.opnd(node.input[2])
+    return c.b.where(c.const(mask), c.b.expand(v, list(y.shape)), y)
+
+
+@_reg("OneHot")
+def _onehot(c, node, at):
+    depth = int(c.static(node.input[1], "depth").reshape(-1)[0])
+    values = c.opnd(node.input[2])
+    idx = c.opnd(node.input[0])
+    rank = len(idx.shape)
+    axis = int(at.get("axis", -1))
+    if axis < 0:
+        axis += rank + 1
+    idt = idx.data_type
+    if idt not in ("int32", "int64"):
+        idx = c.b.cast(idx, "int32" if idt in ("float32", "float16", "int8", "uint8") else "int64")
+        idt = idx.data_type
+    # negative indices count from the end
+    idx = c.b.where(c.b.lesser(idx, c.scalar(0, idt)), c.b.add(idx, c.scalar(depth, idt)), idx)
+    shape = list(idx.shape)
+    shape.insert(axis, 1)
+    idx = c.b.reshape(idx, shape)
+    iota_shape = [1] * (rank + 1)
+    iota_shape[axis] = depth
+    iota = c.const(np.arange(depth, dtype=webnn.DATA_TYPES[idt]).reshape(iota_shape))
+    hot = c.b.equal(idx, iota)
+    off = c.b.reshape(c.b.slice(values, [0], [1]), [])
+    on = c.b.reshape(c.b.slice(values, [1], [1]), [])
+    out_shape = list(idx.shape)
+    out_shape[axis] = depth
+    return c.b.where(hot, c.b.expand(on, out_shape), c.b.expand(off, out_shape))
+
+
+@_reg("BitShift")
+def _bitshift(c, node, at):
+    x, s = c.opnd(node.input[0]), c.opnd(node.input[1])
+    dt = x.data_type
+    if not dt.startswith("uint"):
+        raise NotSupportedError(f"data type {dt}")
+    # x << s = x * 2^s, x >> s = x / 2^s (WebNN's unsigned div truncates);
+    # 2^s as a power of the constant 2
+    two = c.scalar(2, dt)
+    p = c.b.pow(c.b.expand(two, list(np.broadcast_shapes(tuple(s.shape), ()))) if s.shape else
+                two, s)
+    if at["direction"] == "LEFT":
+        return c.b.mul(x, p)
+    return c.b.div(x, p)
