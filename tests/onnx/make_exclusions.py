@@ -24,11 +24,6 @@ MANUAL = {
     "test_dynamicquantizelinear_expanded (quantizeLinear divides in double)",
     "test_dynamicquantizelinear_min_adjusted_expanded": "numeric: as "
     "test_dynamicquantizelinear_expanded (quantizeLinear divides in double)",
-    "test_mod_float_edge_cases_fmod_0_float16": "numeric: float Mod is decomposed as "
-    "a - floor(a / b) * b, which gives NaN where the reference (np.mod) gives a for b = inf "
-    "and differs in the sign of zero results",
-    "test_mod_float_edge_cases_fmod_0_float32": "numeric: as "
-    "test_mod_float_edge_cases_fmod_0_float16",
 }
 
 

@@ -248,3 +248,15 @@ def test_export_op(ctx, name):
             np.testing.assert_allclose(t, v, rtol=1e-5, atol=1e-5, err_msg=k)
         else:
             np.testing.assert_array_equal(t, v, err_msg=k)
+
+
+def test_export_builder_outputs_and_errors(ctx):
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", {"dataType": "float32", "shape": [2, 2]})
+    y = b.relu(b.add(x, b.constant(np.ones((2, 2), np.float32))))
+    m1 = webnn.onnx.export({"y": y})
+    m2 = webnn.onnx.export((b, {"y": y}))
+    assert [n.op_type for n in m1.graph.node] == [n.op_type for n in m2.graph.node]
+    assert [o.name for o in m1.graph.output] == ["y"]
+    with pytest.raises(TypeError):
+        webnn.onnx.export("graph")

@@ -22,9 +22,9 @@ _TO_ONNX = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16,
 
 
 def export(graph_or_outputs, name="webnn"):
-    """An MLGraph built after ``import webnn.onnx``, or a dict {name: MLOperand}
-    of a builder's outputs (the builder must be given as well: pass
-    (builder, outputs)), as an onnx.ModelProto."""
+    """An MLGraph built after ``import webnn.onnx``, or the outputs a builder
+    would build ({name: MLOperand}, or (builder, {name: MLOperand})), as an
+    onnx.ModelProto."""
     rec = None
     outputs = None
     if isinstance(graph_or_outputs, webnn.MLGraph):
@@ -33,6 +33,9 @@ def export(graph_or_outputs, name="webnn"):
             raise NotSupportedError("export: this graph has no record of its builder calls "
                                     "(it was built before webnn.onnx was imported)")
         outputs = rec.outputs
+    elif isinstance(graph_or_outputs, dict):
+        outputs = graph_or_outputs
+        rec = _record_of_operands(list(outputs.values()))
     elif isinstance(graph_or_outputs, tuple) and len(graph_or_outputs) == 2:
         builder, outputs = graph_or_outputs
         rec = getattr(builder, "_onnx_record", None)
@@ -42,6 +45,22 @@ def export(graph_or_outputs, name="webnn"):
     else:
         raise TypeError("export: expected an MLGraph or (builder, {name: MLOperand})")
     return _Writer(rec).write(outputs, name)
+
+
+def _record_of_operands(operands):
+    from . import _record
+    want = {id(o) for o in operands}
+    for rec in list(_record._by_builder.values()):
+        made = set()
+        for e in rec.entries:
+            if e[0] in ("input", "constant", "constant_tensor"):
+                made.add(id(e[1]))
+            elif e[0] == "op":
+                made.update(id(o) for o in e[4])
+        if want <= made:
+            return rec
+    raise NotSupportedError("export: these operands come from no builder made after "
+                            "webnn.onnx was imported")
 
 
 class _Writer:

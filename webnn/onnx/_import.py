@@ -1030,9 +1030,27 @@ def _gpool(c, node, at):
 
 @_reg("BatchNormalization")
 def _bn(c, node, at):
-    if at.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
-        raise NotSupportedError("training mode (WebNN normalizes with given statistics)")
     x = c.opnd(node.input[0])
+    if at.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
+        if c.opset < 14:
+            raise NotSupportedError("the statistics outputs before opset 14")
+        # batch statistics (deterministic): normalize with them, and update
+        # the running mean and variance with `momentum`
+        rank = len(x.shape)
+        axes = [0] + list(range(2, rank))
+        bshape = [1, x.shape[1]] + [1] * (rank - 2)
+        mean = c.b.reduce_mean(x, axes=axes)
+        d = c.b.sub(x, c.b.reshape(mean, bshape))
+        var = c.b.reduce_mean(c.b.mul(d, d), axes=axes)
+        y = c.b.batch_normalization(x, mean, var, scale=c.opnd(node.input[1]),
+                                    bias=c.opnd(node.input[2]),
+                                    epsilon=float(at.get("epsilon", 1e-5)))
+        mom = float(at.get("momentum", 0.9))
+        dt = x.data_type
+        m_in, v_in = c.opnd(node.input[3]), c.opnd(node.input[4])
+        run_mean = c.b.add(c.b.mul(m_in, c.scalar(mom, dt)), c.b.mul(mean, c.scalar(1 - mom, dt)))
+        run_var = c.b.add(c.b.mul(v_in, c.scalar(mom, dt)), c.b.mul(var, c.scalar(1 - mom, dt)))
+        return [y, run_mean, run_var]
     opts = {"scale": c.opnd(node.input[1]), "bias": c.opnd(node.input[2]),
             "epsilon": float(at.get("epsilon", 1e-5)), "axis": 1}
     return c.b.batch_normalization(x, c.opnd(node.input[3]), c.opnd(node.input[4]), **opts)
@@ -1790,9 +1808,15 @@ def _mod(c, node, at):
     q = c.b.div(a, b)
     if at.get("fmod", 0):
         t = c.b.mul(c.b.sign(q), c.b.floor(c.b.abs(q)))
-    else:
-        t = c.b.floor(q)
-    return c.b.sub(a, c.b.mul(t, b))
+        return c.b.sub(a, c.b.mul(t, b))
+    # Python's (NumPy's) mod: a - floor(a / b) * b, a zero result takes b's
+    # sign, and a finite a against an infinite b gives a (same signs) or b
+    r = c.b.sub(a, c.b.mul(c.b.floor(q), b))
+    zero = c.scalar(0, dt)
+    r = c.b.where(c.b.equal(r, zero), c.b.mul(c.b.sign(b), zero), r)
+    same = c.b.equal(c.b.lesser(a, zero), c.b.lesser(b, zero))
+    finite_a = c.b.logical_not(c.b.logical_or(c.b.is_nan(a), c.b.is_infinite(a)))
+    return c.b.where(c.b.logical_and(c.b.is_infinite(b), finite_a), c.b.where(same, a, b), r)
 
 
 @_reg("GroupNormalization")
