@@ -446,6 +446,12 @@ class _Converter:
                 n.output.extend(rename.get(o, prefix + o) if o else "" for o in inner.output)
                 del n.attribute[:]
                 for a in inner.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH and not a.ref_attr_name:
+                        b = onnx.AttributeProto()
+                        b.CopyFrom(a)
+                        _rename_graph(b.g, lambda x: rename.get(x, prefix + x))
+                        n.attribute.append(b)
+                        continue
                     if a.ref_attr_name:
                         src = attrs.get(a.ref_attr_name) or defaults.get(a.ref_attr_name)
                         if src is None:
@@ -500,7 +506,6 @@ _WHY = {
     "Unique": "the output shape depends on the data (WebNN shapes are static)",
     "NonMaxSuppression": "the output shape depends on the data (WebNN shapes are static)",
     "Loop": "control flow is not expressible in WebNN",
-    "If": "control flow is not expressible in WebNN (unless the condition is static)",
     "Scan": "control flow is not expressible in WebNN",
     "StringNormalizer": "strings are not a WebNN data type",
     "RegexFullMatch": "strings are not a WebNN data type",
@@ -2123,3 +2128,53 @@ def _bitshift(c, node, at):
     if at["direction"] == "LEFT":
         return c.b.mul(x, p)
     return c.b.div(x, p)
+
+
+@_reg("If")
+def _if(c, node, at):
+    """An If whose condition is known at import: the chosen branch, inlined."""
+    cond = node.input[0]
+    if not c.is_static(cond):
+        try:
+            c.static(cond, "the condition")
+        except _NeedStatic:
+            raise
+        except NotSupportedError:
+            pass
+        raise NotSupportedError("control flow is not expressible in WebNN (the condition is "
+                                "computed by the graph)")
+    branch = at["then_branch"] if bool(np.asarray(c.static(cond)).reshape(-1)[0]) \
+        else at["else_branch"]
+    for t in branch.initializer:
+        c.vals[t.name] = numpy_helper.to_array(t)
+    for k, inner in enumerate(branch.node):
+        c.convert_node(inner, f"{node.name or 'If'}.{k}")
+    outs = []
+    for o in branch.output:
+        if o.name not in c.vals:
+            raise NotSupportedError(f"branch output {o.name!r} is not produced")
+        if o.name in c.bools:
+            for name in node.output:
+                pass
+        outs.append(c.vals[o.name])
+    for o, name in zip(branch.output, node.output):
+        if o.name in c.bools and name:
+            c.bools.add(name)
+    return outs
+
+
+def _rename_graph(g, outer):
+    """Rename a subgraph's references to values of the enclosing scope."""
+    local = {i.name for i in g.input} | {t.name for t in g.initializer}
+    for n in g.node:
+        local.update(o for o in n.output if o)
+    for n in g.node:
+        for i, name in enumerate(n.input):
+            if name and name not in local:
+                n.input[i] = outer(name)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_graph(a.g, lambda x, _l=local: x if x in _l else outer(x))
+    for o in g.output:
+        if o.name not in local:
+            o.name = outer(o.name)
