@@ -166,3 +166,26 @@ def test_conv_auto_pad_and_gemm_transposes_against_onnxruntime(ctx):
     x = rng.random((2, 3, 7, 7), dtype=np.float32)
     ours = webnn.onnx.load(m, ctx).run({"x": x})["y"]
     np.testing.assert_allclose(ours, sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["light_inception_v1", "light_shufflenet", "light_resnet50"])
+def test_shipped_model_reexported_runs_in_onnxruntime(ctx, name):
+    """Import a model the onnx package ships, export the MLGraph it became,
+    and run that in ONNX Runtime: the same outputs.  (Not SqueezeNet: with the
+    light models' constant weights its logits reach 1e7 and are equal in exact
+    arithmetic, so the last-bit differences of any two implementations decide
+    its softmax.)"""
+    ort = pytest.importorskip("onnxruntime")
+    import os
+    path = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light",
+                        name + ".onnx")
+    m = webnn.onnx.load(path, context=ctx)
+    (iname, (dt, shape)), = m.inputs.items()
+    x = np.random.default_rng(3).random(shape, dtype=np.float32)
+    ours = m.run({iname: x})
+    proto = webnn.onnx.export(m.graph)
+    onnx.checker.check_model(proto)
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    theirs = sess.run(None, {iname: x})
+    for (k, v), t in zip(ours.items(), theirs):
+        np.testing.assert_allclose(t, v, rtol=1e-4, atol=1e-6, err_msg=k)

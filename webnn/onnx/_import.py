@@ -258,7 +258,9 @@ class _Converter:
                           f"standard ONNX domain)")
         inits = {}
         for t in g.initializer:
-            inits[t.name] = numpy_helper.to_array(t)
+            a = numpy_helper.to_array(t)
+            a.flags.writeable = False   # the export record keeps it without a copy
+            inits[t.name] = a
         for t in g.sparse_initializer:
             self.fail(f"sparse initializer {t.values.name!r} is not supported")
         self.graph_input_names = set()
