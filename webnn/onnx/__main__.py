@@ -67,8 +67,12 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = p.parse_args(argv)
 
-    ctx = webnn.ml.create_context(device_type=args.device) if args.device else \
-        webnn.ml.create_context()
+    try:
+        ctx = webnn.ml.create_context(device_type=args.device) if args.device else \
+            webnn.ml.create_context()
+    except webnn.NotSupportedError as e:
+        print(f"--device {args.device}: {e}", file=sys.stderr)
+        return 2
     import onnx
     proto = onnx.load(args.model)
     input_names = {i.name for i in proto.graph.input} - {t.name for t in proto.graph.initializer}
