@@ -189,3 +189,33 @@ def test_shipped_model_reexported_runs_in_onnxruntime(ctx, name):
     theirs = sess.run(None, {iname: x})
     for (k, v), t in zip(ours.items(), theirs):
         np.testing.assert_allclose(t, v, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_model_local_function_is_inlined(ctx):
+    # y = LocalGelu(x) * 2 with LocalGelu a function of the model (as torch.onnx's
+    # dynamo exporter writes them), using an attribute reference
+    fn = helper.make_function(
+        "my.domain", "Scaled", ["a"], ["b"],
+        [helper.make_node("Constant", [], ["k"], value_float=0.0),
+         helper.make_node("Relu", ["a"], ["r"]),
+         helper.make_node("LeakyRelu", ["a"], ["l"], alpha=0.0),
+         helper.make_node("Add", ["r", "l"], ["s"]),
+         helper.make_node("Mul", ["s", "two"], ["b"])],
+        [helper.make_opsetid("", 17)], attributes=[])
+    fn.node[0].attribute[0].f = 0.0
+    two = helper.make_node("Constant", [], ["two"], value_float=2.0)
+    fn.node.insert(0, two)
+    node = helper.make_node("Scaled", ["x"], ["y"], domain="my.domain")
+    g = helper.make_graph([node], "g", [_vi("x", F, [4])], [_vi("y", F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("my.domain", 1)],
+                          functions=[fn])
+    x = np.array([-2, -1, 1, 3], np.float32)
+    out = webnn.onnx.load(m, ctx).run({"x": x})["y"]
+    np.testing.assert_allclose(out, 2 * (np.maximum(x, 0) + np.where(x > 0, x, 0)))
+    bad = helper.make_node("Other", ["x"], ["y"], domain="my.domain")
+    m2 = helper.make_model(helper.make_graph([bad], "g", [_vi("x", F, [4])], [_vi("y", F, None)]),
+                           opset_imports=[helper.make_opsetid("", 17),
+                                          helper.make_opsetid("my.domain", 1)], functions=[fn])
+    with pytest.raises(webnn.NotSupportedError, match="my.domain"):
+        webnn.onnx.load(m2, ctx)

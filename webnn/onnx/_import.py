@@ -252,10 +252,13 @@ class _Converter:
     # ---- model ------------------------------------------------------------
     def convert(self):
         g = self.proto.graph
+        self.local_functions = {(f.domain, f.name): f for f in self.proto.functions}
         for imp in self.proto.opset_import:
-            if imp.domain not in ("", "ai.onnx") and any(n.domain == imp.domain for n in g.node):
+            if imp.domain not in ("", "ai.onnx") and any(
+                    n.domain == imp.domain and (n.domain, n.op_type) not in self.local_functions
+                    for n in g.node):
                 self.fail(f"operator set domain {imp.domain!r} is not supported (only the "
-                          f"standard ONNX domain)")
+                          f"standard ONNX domain and the model's own functions)")
         inits = {}
         for t in g.initializer:
             a = numpy_helper.to_array(t)
@@ -344,7 +347,16 @@ class _Converter:
         op = node.op_type
         where = f"node {node.name or '#' + str(index)!r} ({op})"
         if node.domain not in ("", "ai.onnx"):
-            raise NotSupportedError(f"{where}: domain {node.domain!r} is not supported")
+            fn = self.local_functions.get((node.domain, node.op_type))
+            if fn is None:
+                raise NotSupportedError(f"{where}: domain {node.domain!r} is not supported")
+            try:
+                self.expand(node, index, where, fn)
+            except _NeedStatic as e:
+                raise _NeedStatic(f"{where}: {e}", e.input_names) from None
+            except NotSupportedError as e:
+                raise NotSupportedError(f"{where}: {e}") from None
+            return
         for n in node.input:
             if n and n not in self.vals:
                 raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
@@ -395,15 +407,20 @@ class _Converter:
             elem = {d: e for e, d in _ELEM.items()}[v.data_type]
         return helper.make_tensor_type_proto(elem, list(self.shape(name)))
 
-    def expand(self, node, index, where):
+    def expand(self, node, index, where, fn=None):
         """Convert a node through its ONNX function body (the schema's
-        definition in terms of other operators), if it has one."""
-        try:
-            schema = onnx.defs.get_schema(node.op_type, self.opset, node.domain or "")
-        except Exception:
-            return False
-        fn = None
-        if schema.has_function:
+        definition in terms of other operators, or the model's own function
+        `fn`), if it has one."""
+        if fn is not None:
+            schema = None
+        else:
+            try:
+                schema = onnx.defs.get_schema(node.op_type, self.opset, node.domain or "")
+            except Exception:
+                return False
+        if schema is None:
+            pass
+        elif schema.has_function:
             versions = [v for v in schema.function_opset_versions if v <= self.opset]
             fn = schema.get_function_with_opset_version(max(versions)) if versions \
                 else schema.function_body
