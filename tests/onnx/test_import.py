@@ -219,3 +219,32 @@ def test_model_local_function_is_inlined(ctx):
                                           helper.make_opsetid("my.domain", 1)], functions=[fn])
     with pytest.raises(webnn.NotSupportedError, match="my.domain"):
         webnn.onnx.load(m2, ctx)
+
+
+@pytest.mark.parametrize("eq, shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("i,i", [(6,), (6,)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 2)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("abc,cd->abd", [(2, 3, 4), (4, 3)]),
+])
+def test_einsum_float32(ctx, eq, shapes):
+    rng = np.random.default_rng(4)
+    arrays = [rng.random(s, dtype=np.float32) for s in shapes]
+    names = [f"x{i}" for i in range(len(arrays))]
+    m = _model([helper.make_node("Einsum", names, ["y"], equation=eq)],
+               [_vi(n, F, list(a.shape)) for n, a in zip(names, arrays)], [_vi("y", F, None)],
+               opset=12)
+    out = webnn.onnx.load(m, ctx).run(dict(zip(names, arrays)))["y"]
+    np.testing.assert_allclose(out, np.einsum(eq, *arrays), rtol=1e-5, atol=1e-6)
+
+
+def test_einsum_diagonal_is_not_supported(ctx):
+    m = _model([helper.make_node("Einsum", ["x"], ["y"], equation="ii->i")],
+               [_vi("x", F, [3, 3])], [_vi("y", F, None)], opset=12)
+    with pytest.raises(webnn.NotSupportedError, match="Einsum.*diagonal"):
+        webnn.onnx.load(m, ctx)

@@ -531,7 +531,6 @@ _WHY = {
     "StringConcat": "strings are not a WebNN data type",
     "StringSplit": "strings are not a WebNN data type",
     "TopK": "WebNN has no top-k / sort operator",
-    "Einsum": "no WebNN mapping for general Einsum",
 }
 
 
@@ -2197,3 +2196,88 @@ def _rename_graph(g, outer):
     for o in g.output:
         if o.name not in local:
             o.name = outer(o.name)
+
+
+def _einsum_terms(eq, ranks):
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise NotSupportedError("the equation's inputs do not match the node's")
+    free = [ch for ch in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if ch not in eq]
+    n_ell = max((r - len(t.replace("...", "")) for t, r in zip(terms, ranks) if "..." in t),
+                default=0)
+    ell = "".join(free[:n_ell])
+    out_terms = []
+    for t, r in zip(terms, ranks):
+        if "..." in t:
+            k = r - len(t.replace("...", ""))
+            t = t.replace("...", ell[n_ell - k:])
+        if len(t) != r:
+            raise NotSupportedError(f"term {t!r} does not match rank {r}")
+        out_terms.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {}
+        for t in out_terms:
+            for ch in t:
+                counts[ch] = counts.get(ch, 0) + 1
+        out = ell + "".join(sorted(ch for ch, n in counts.items() if n == 1 and ch not in ell))
+    return out_terms, out
+
+
+@_reg("Einsum")
+def _einsum(c, node, at):
+    ops = [c.opnd(n) for n in node.input]
+    terms, out = _einsum_terms(at["equation"], [len(o.shape) for o in ops])
+    for t in terms:
+        if len(set(t)) != len(t):
+            raise NotSupportedError("a repeated index within one input (a diagonal)")
+    if any(o.data_type not in ("float32", "float16") for o in ops):
+        raise NotSupportedError("Einsum on integers (WebNN's matmul is float only)")
+    dims = {}
+    for t, o in zip(terms, ops):
+        for ch, d in zip(t, o.shape):
+            if dims.setdefault(ch, d) != d:
+                raise NotSupportedError(f"index {ch!r} has sizes {dims[ch]} and {d} "
+                                        f"(broadcasting in Einsum)")
+
+    def reduce_unused(x, t, keep):
+        axes = [i for i, ch in enumerate(t) if ch not in keep]
+        if axes:
+            x = c.b.reduce_sum(x, axes=axes)
+            t = "".join(ch for ch in t if ch in keep)
+        return x, t
+
+    x, tx = ops[0], terms[0]
+    for k in range(1, len(ops) + 1):
+        later = set(out) | set("".join(terms[k + 1:]))
+        if k == len(ops):
+            x, tx = reduce_unused(x, tx, set(out))
+            break
+        y, ty = ops[k], terms[k]
+        x, tx = reduce_unused(x, tx, later | set(ty))
+        y, ty = reduce_unused(y, ty, later | set(tx))
+        batch = [ch for ch in tx if ch in ty and ch in later]
+        contract = [ch for ch in tx if ch in ty and ch not in later]
+        left = [ch for ch in tx if ch not in ty]
+        right = [ch for ch in ty if ch not in tx]
+        size = lambda chs: int(np.prod([dims[ch] for ch in chs], dtype=np.int64))  # noqa
+        xa = c.b.transpose(x, permutation=[tx.index(ch) for ch in batch + left + contract]) \
+            if tx else x
+        ya = c.b.transpose(y, permutation=[ty.index(ch) for ch in batch + contract + right]) \
+            if ty else y
+        xa = c.b.reshape(xa, [size(batch), size(left), size(contract)])
+        ya = c.b.reshape(ya, [size(batch), size(contract), size(right)])
+        z = c.b.matmul(xa, ya)
+        tz = "".join(batch + left + right)
+        x = c.b.reshape(z, [dims[ch] for ch in tz])
+        tx = tz
+    if sorted(tx) != sorted(out):
+        raise NotSupportedError(f"cannot form output {out!r} from {tx!r}")
+    if tx != out:
+        x = c.b.transpose(x, permutation=[tx.index(ch) for ch in out])
+    elif len(ops) == 1:
+        x = c.b.identity(x)
+    return x
