@@ -2,7 +2,6 @@
 exclusion list and print each failing test with the last line of its error:
 the raw material of excluded.txt.   python tests/onnx/suite_report.py [regex]"""
 import os
-import re
 import sys
 import tempfile
 import unittest

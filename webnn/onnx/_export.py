@@ -7,7 +7,6 @@ results cast to uint8, so the exported model has WebNN's types exactly."""
 import math
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import webnn

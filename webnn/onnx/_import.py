@@ -1851,7 +1851,7 @@ def _groupnorm(c, node, at):
     eps = float(at.get("epsilon", 1e-5))
     if c.opset < 21:
         raise NotSupportedError("GroupNormalization before opset 21 (scale and bias per group)")
-    t = c.b.reshape(x, [n, g, -1] if False else [n, g, int(np.prod(shape[1:]) // g)])
+    t = c.b.reshape(x, [n, g, int(np.prod(shape[1:]) // g)])
     t = c.b.layer_normalization(t, axes=[2], epsilon=eps)
     t = c.b.reshape(t, shape)
     bshape = [1, ch] + [1] * (len(shape) - 2)
@@ -2171,9 +2171,6 @@ def _if(c, node, at):
     for o in branch.output:
         if o.name not in c.vals:
             raise NotSupportedError(f"branch output {o.name!r} is not produced")
-        if o.name in c.bools:
-            for name in node.output:
-                pass
         outs.append(c.vals[o.name])
     for o, name in zip(branch.output, node.output):
         if o.name in c.bools and name:

@@ -8,7 +8,6 @@ A model whose shapes, axes, pads ... are fed as inputs (common in ONNX's node
 tests) is compiled at the first run, with those inputs bound as constants
 (again whenever their values change)."""
 import numpy as np
-import onnx
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 import webnn
