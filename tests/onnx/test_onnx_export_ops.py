@@ -260,3 +260,21 @@ def test_export_builder_outputs_and_errors(ctx):
     assert [o.name for o in m1.graph.output] == ["y"]
     with pytest.raises(TypeError):
         webnn.onnx.export("graph")
+
+
+def test_export_constants_from_any_buffer(ctx):
+    """Constants given as non-contiguous arrays, raw uint8 bytes or bytes
+    objects are exported with their values."""
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", {"dataType": "float32", "shape": [2, 3]})
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    c1 = b.constant({"dataType": "float32", "shape": [2, 3]}, base[:2, :3])   # a view
+    raw = np.arange(6, dtype=np.float32).view(np.uint8)
+    c2 = b.constant({"dataType": "float32", "shape": [2, 3]}, raw)            # Uint8Array form
+    c3 = b.constant({"dataType": "float32", "shape": [2, 3]}, np.ones(6, np.float32).tobytes())
+    g = b.build({"y": b.add(b.add(b.add(x, c1), c2), c3)})
+    feeds = {"x": np.zeros((2, 3), np.float32)}
+    ours = ctx.compute(g, feeds)["y"]
+    sess = ort.InferenceSession(webnn.onnx.export(g).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, feeds)[0], ours)

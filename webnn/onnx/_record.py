@@ -76,7 +76,11 @@ def _array(desc, buf):
     if isinstance(buf, np.ndarray) and not buf.flags.writeable and buf.dtype == dt \
             and buf.flags.c_contiguous:
         return buf.reshape(shape)
-    a = np.frombuffer(memoryview(buf).cast("B").tobytes(), dtype=dt)
+    if isinstance(buf, np.ndarray):
+        raw = np.ascontiguousarray(buf).tobytes()
+    else:
+        raw = memoryview(buf).tobytes()
+    a = np.frombuffer(raw, dtype=dt)
     return a.reshape(shape)
 
 
