@@ -248,3 +248,16 @@ def test_einsum_diagonal_is_not_supported(ctx):
                [_vi("x", F, [3, 3])], [_vi("y", F, None)], opset=12)
     with pytest.raises(webnn.NotSupportedError, match="Einsum.*diagonal"):
         webnn.onnx.load(m, ctx)
+
+
+def test_instance_norm_rank5_against_onnxruntime(ctx):
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(5)
+    sc = numpy_helper.from_array(rng.random(3, dtype=np.float32), "s")
+    bi = numpy_helper.from_array(rng.random(3, dtype=np.float32), "b")
+    m = _model([helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"])],
+               [_vi("x", F, [2, 3, 4, 5, 6])], [_vi("y", F, None)], [sc, bi])
+    x = rng.random((2, 3, 4, 5, 6), dtype=np.float32)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(webnn.onnx.load(m, ctx).run({"x": x})["y"],
+                               sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)

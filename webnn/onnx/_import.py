@@ -1083,13 +1083,14 @@ def _bn(c, node, at):
 def _inorm(c, node, at):
     x = c.opnd(node.input[0])
     shape = list(x.shape)
-    if len(shape) == 3:
-        x = c.b.reshape(x, shape + [1])
-    elif len(shape) != 4:
-        raise NotSupportedError(f"rank {len(shape)} input (WebNN's instanceNormalization is 4-D)")
+    if len(shape) < 3:
+        raise NotSupportedError(f"rank {len(shape)} input")
+    if len(shape) != 4:
+        # WebNN's instanceNormalization is 4-D: all spatial dimensions in one
+        x = c.b.reshape(x, shape[:2] + [int(np.prod(shape[2:], dtype=np.int64)), 1])
     y = c.b.instance_normalization(x, scale=c.opnd(node.input[1]), bias=c.opnd(node.input[2]),
                                    epsilon=float(at.get("epsilon", 1e-5)))
-    return c.b.reshape(y, shape) if len(shape) == 3 else y
+    return c.b.reshape(y, shape) if len(shape) != 4 else y
 
 
 @_reg("LayerNormalization")
