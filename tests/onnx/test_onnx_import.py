@@ -261,3 +261,47 @@ def test_instance_norm_rank5_against_onnxruntime(ctx):
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(webnn.onnx.load(m, ctx).run({"x": x})["y"],
                                sess.run(None, {"x": x})[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("extra", [{}, {"clip": 0.5}, {"input_forget": 1}, {"peephole": True},
+                                   {"layout": 1}])
+def test_lstm_gru_rnn_against_onnxruntime(ctx, extra):
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(6)
+    seq, batch, inp, hid, nd = 4, 2, 3, 5, 2
+    extra = dict(extra)
+    peephole = extra.pop("peephole", False)
+    layout = extra.get("layout", 0)
+    xs = [seq, batch, inp] if not layout else [batch, seq, inp]
+    arr = lambda *s: numpy_helper.from_array(rng.uniform(-1, 1, s).astype(np.float32))  # noqa
+    inits = []
+    for name, shape in (("W", (nd, 4 * hid, inp)), ("R", (nd, 4 * hid, hid)),
+                        ("B", (nd, 8 * hid)), ("P", (nd, 3 * hid)),
+                        ("Wg", (nd, 3 * hid, inp)), ("Rg", (nd, 3 * hid, hid)),
+                        ("Wr", (nd, hid, inp)), ("Rr", (nd, hid, hid))):
+        t = arr(*shape)
+        t.name = name
+        inits.append(t)
+    lstm_in = ["x", "W", "R", "B", "", "", "", "P" if peephole else ""]
+    nodes = [helper.make_node("LSTM", lstm_in, ["Y", "Yh", "Yc"], hidden_size=hid,
+                              direction="bidirectional", **extra)]
+    outs = [_vi("Y", F, None), _vi("Yh", F, None), _vi("Yc", F, None)]
+    if not extra.get("clip") and not extra.get("input_forget"):
+        nodes.append(helper.make_node("GRU", ["x", "Wg", "Rg"], ["G", "Gh"], hidden_size=hid,
+                                      direction="bidirectional", linear_before_reset=1, **extra))
+        nodes.append(helper.make_node("RNN", ["x", "Wr", "Rr"], ["S", "Sh"], hidden_size=hid,
+                                      direction="bidirectional", **extra))
+        outs += [_vi(n, F, None) for n in ("G", "Gh", "S", "Sh")]
+    m = _model(nodes, [_vi("x", F, xs)], outs, inits, opset=14)
+    x = rng.uniform(-1, 1, xs).astype(np.float32)
+    ours = webnn.onnx.load(m, ctx).run({"x": x})
+    if layout:   # ORT has no batchwise recurrent kernels: the onnx reference instead
+        from onnx.reference import ReferenceEvaluator
+        names = [o.name for o in m.graph.output]
+        theirs = ReferenceEvaluator(m).run(None, {"x": x})
+    else:
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        theirs = sess.run(None, {"x": x})
+    for name, t in zip(names, theirs):
+        np.testing.assert_allclose(ours[name], t, rtol=1e-4, atol=1e-5, err_msg=name)

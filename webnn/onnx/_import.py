@@ -2012,8 +2012,13 @@ def _rnn_outputs(c, node, layout, seq, states):
 
 @_reg("LSTM")
 def _lstm(c, node, at):
-    if at.get("input_forget", 0):
-        raise NotSupportedError("input_forget (coupled input and forget gates)")
+    needs_unrolled = at.get("input_forget", 0) or at.get("clip") is not None
+    if c.has(node, 7):
+        p = c.static(node.input[7], "P")
+        hid_ = int(at["hidden_size"])
+        needs_unrolled = needs_unrolled or np.any(p.reshape(p.shape[0], 3, hid_)[:, 1] != 0)
+    if needs_unrolled:
+        return _lstm_unrolled(c, node, at)
     x, steps, batch, hid, direction, acts, layout, opts = _rnn_common(
         c, node, at, 4, ["sigmoid", "tanh", "tanh"])
     if c.has(node, 6):
@@ -2279,3 +2284,73 @@ def _einsum(c, node, at):
     elif len(ops) == 1:
         x = c.b.identity(x)
     return x
+
+
+def _lstm_unrolled(c, node, at):
+    """ONNX's LSTM step by step where WebNN's lstm differs: the output gate's
+    peephole on the new cell state, clip, input_forget."""
+    clip = at.get("clip")
+    at2 = {k: v for k, v in at.items() if k != "clip"}
+    x, steps, batch, hid, direction, acts, layout, opts = _rnn_common(
+        c, node, at2, 4, ["sigmoid", "tanh", "tanh"])
+    ndir = 2 if direction == "both" else 1
+    dt = x.data_type
+    f_act, g_act, h_act = (getattr(c.b, a) for a in acts)
+    w, r = c.opnd(node.input[1]), c.opnd(node.input[2])
+    pw = c.opnd(node.input[7]) if c.has(node, 7) else None
+    c0 = None
+    if c.has(node, 6):
+        c0 = c.opnd(node.input[6])
+        if layout:
+            c0 = c.b.transpose(c0, permutation=[1, 0, 2])
+    h0 = opts.get("initial_hidden_state")
+    zeros = c.const(np.zeros([batch, hid], webnn.DATA_TYPES[dt]))
+
+    def pick(v, d, n):   # [D, n] or [D, B, H] -> direction d
+        shape = list(v.shape)
+        return c.b.reshape(c.b.slice(v, [d] + [0] * (len(shape) - 1), [1] + shape[1:]), shape[1:])
+
+    def clipped(v):
+        return c.b.clamp(v, min_value=-float(clip), max_value=float(clip)) if clip is not None \
+            else v
+    hs, cs, seqs = [], [], []
+    for d in range(ndir):
+        wd, rd = pick(w, d, 0), pick(r, d, 0)
+        bias = None
+        if "bias" in opts:
+            bias = c.b.add(pick(opts["bias"], d, 0), pick(opts["recurrent_bias"], d, 0))
+        p = pick(pw, d, 0) if pw is not None else None
+        h = pick(h0, d, 0) if h0 is not None else zeros
+        cell = pick(c0, d, 0) if c0 is not None else zeros
+        seq = [None] * steps
+        backward = d == 1 or direction == "backward"
+        for step in range(steps):
+            t = steps - 1 - step if backward else step
+            xt = c.b.reshape(c.b.slice(x, [t, 0, 0], [1, batch, x.shape[2]]), [batch, x.shape[2]])
+            s = c.b.add(c.b.gemm(xt, wd, b_transpose=True), c.b.gemm(h, rd, b_transpose=True))
+            if bias is not None:
+                s = c.b.add(s, bias)
+            gi, go, gf, gc = (c.b.slice(s, [0, k * hid], [batch, hid]) for k in range(4))
+            if p is not None:
+                pi, po, pf = (c.b.slice(p, [k * hid], [hid]) for k in range(3))
+                gi = c.b.add(gi, c.b.mul(pi, cell))
+                gf = c.b.add(gf, c.b.mul(pf, cell))
+            i = f_act(clipped(gi))
+            f = c.b.sub(c.scalar(1, dt), i) if at.get("input_forget", 0) else f_act(clipped(gf))
+            g = g_act(clipped(gc))
+            cell = c.b.add(c.b.mul(f, cell), c.b.mul(i, g))
+            if p is not None:
+                go = c.b.add(go, c.b.mul(po, cell))
+            o = f_act(clipped(go))
+            h = c.b.mul(o, h_act(cell))
+            seq[t] = h
+        hs.append(c.b.reshape(h, [1, batch, hid]))
+        cs.append(c.b.reshape(cell, [1, batch, hid]))
+        seqs.append(seq)
+    cat = lambda parts: parts[0] if len(parts) == 1 else c.b.concat(parts, 0)  # noqa: E731
+    seq = None
+    if len(node.output) > 0 and node.output[0]:
+        per_t = [cat([c.b.reshape(seqs[d][t], [1, batch, hid]) for d in range(ndir)])
+                 for t in range(steps)]
+        seq = cat([c.b.reshape(v, [1, ndir, batch, hid]) for v in per_t])
+    return _rnn_outputs(c, node, layout, seq, [cat(hs), cat(cs)])
