@@ -2354,3 +2354,69 @@ def _lstm_unrolled(c, node, at):
                  for t in range(steps)]
         seq = cat([c.b.reshape(v, [1, ndir, batch, hid]) for v in per_t])
     return _rnn_outputs(c, node, layout, seq, [cat(hs), cat(cs)])
+
+
+@_reg("GridSample")
+def _gridsample(c, node, at):
+    """4-D GridSample, 'linear'/'bilinear' and 'nearest', 'zeros' and
+    'border' padding: the corners' values by gatherND, weighted."""
+    x, grid = c.opnd(node.input[0]), c.opnd(node.input[1])
+    if len(x.shape) != 4:
+        raise NotSupportedError(f"a rank-{len(x.shape)} input (only 4-D)")
+    mode = at.get("mode", "linear" if c.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear"}.get(mode, mode)
+    pad = at.get("padding_mode", "zeros")
+    if mode not in ("linear", "nearest"):
+        raise NotSupportedError(f"mode {mode!r}")
+    if pad not in ("zeros", "border"):
+        raise NotSupportedError(f"padding_mode {pad!r}")
+    dt = x.data_type
+    if dt not in ("float32", "float16") or grid.data_type != dt:
+        raise NotSupportedError(f"data type {dt}")
+    align = bool(at.get("align_corners", 0))
+    n, ch, h, w = x.shape
+    _, ho, wo, _ = grid.shape
+    one, half = c.scalar(1, dt), c.scalar(0.5, dt)
+
+    def unnorm(g, size):
+        if align:
+            return c.b.mul(c.b.mul(c.b.add(g, one), half), c.scalar(size - 1, dt))
+        return c.b.mul(c.b.sub(c.b.mul(c.b.add(g, one), c.scalar(size, dt)), one), half)
+    gx = c.b.reshape(c.b.slice(grid, [0, 0, 0, 0], [n, ho, wo, 1]), [n, ho, wo])
+    gy = c.b.reshape(c.b.slice(grid, [0, 0, 0, 1], [n, ho, wo, 1]), [n, ho, wo])
+    px, py = unnorm(gx, w), unnorm(gy, h)
+    if pad == "border":
+        px = c.b.clamp(px, min_value=0.0, max_value=float(w - 1))
+        py = c.b.clamp(py, min_value=0.0, max_value=float(h - 1))
+    xt = c.b.transpose(x, permutation=[0, 2, 3, 1])          # [N, H, W, C]
+    nidx = c.const(np.broadcast_to(np.arange(n, dtype=np.int32).reshape(n, 1, 1),
+                                   (n, ho, wo)).copy())
+
+    def corner(ix, iy):
+        """Values at integer (float-typed) positions, 0 outside: [N, Ho, Wo, C]."""
+        inside = c.b.logical_and(
+            c.b.logical_and(c.b.greater_or_equal(ix, c.scalar(0, dt)),
+                            c.b.lesser_or_equal(ix, c.scalar(w - 1, dt))),
+            c.b.logical_and(c.b.greater_or_equal(iy, c.scalar(0, dt)),
+                            c.b.lesser_or_equal(iy, c.scalar(h - 1, dt))))
+        cx = c.b.cast(c.b.clamp(ix, min_value=0.0, max_value=float(w - 1)), "int32")
+        cy = c.b.cast(c.b.clamp(iy, min_value=0.0, max_value=float(h - 1)), "int32")
+        idx = c.b.concat([c.b.reshape(v, [n, ho, wo, 1]) for v in (nidx, cy, cx)], 3)
+        vals = c.b.gather_nd(xt, idx)
+        keep = c.b.reshape(inside, [n, ho, wo, 1])
+        return c.b.where(keep, vals, c.scalar(0, dt))
+
+    if mode == "nearest":
+        y = corner(c.b.round_even(px), c.b.round_even(py))
+    else:
+        x0, y0 = c.b.floor(px), c.b.floor(py)
+        x1, y1 = c.b.add(x0, one), c.b.add(y0, one)
+        wx1 = c.b.reshape(c.b.sub(px, x0), [n, ho, wo, 1])
+        wy1 = c.b.reshape(c.b.sub(py, y0), [n, ho, wo, 1])
+        wx0, wy0 = c.b.sub(one, wx1), c.b.sub(one, wy1)
+        y = c.b.add(
+            c.b.add(c.b.mul(c.b.mul(corner(x0, y0), wx0), wy0),
+                    c.b.mul(c.b.mul(corner(x1, y0), wx1), wy0)),
+            c.b.add(c.b.mul(c.b.mul(corner(x0, y1), wx0), wy1),
+                    c.b.mul(c.b.mul(corner(x1, y1), wx1), wy1)))
+    return c.b.transpose(y, permutation=[0, 3, 1, 2])
