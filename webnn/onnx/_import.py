@@ -12,6 +12,7 @@ bool, string, ...) raise NotSupportedError."""
 import asyncio
 import math
 import os
+import threading
 
 import numpy as np
 import onnx
@@ -68,6 +69,27 @@ class OnnxModel:
         self._graph_outputs = graph_outputs   # ONNX name -> graph output name
         self._const = const_outputs           # ONNX name -> ndarray
         self.model_proto = proto
+        self._tensors = None                  # (inputs, outputs): MLTensors made once
+        self._lock = threading.Lock()
+
+    def _compute(self, feeds):
+        """The graph on the context's timeline, with tensors made at the
+        first run and reused (one run at a time per model)."""
+        ctx, g = self.context, self.graph
+        with self._lock:
+            if self._tensors is None:
+                tin = {n: ctx.create_tensor({"dataType": dt, "shape": list(shape),
+                                             "writable": True})
+                       for n, (dt, shape) in g._inputs.items()}
+                tout = {n: ctx.create_tensor({"dataType": dt, "shape": list(shape),
+                                              "readable": True})
+                        for n, (dt, shape) in g._outputs.items()}
+                self._tensors = (tin, tout)
+            tin, tout = self._tensors
+            for n, t in tin.items():
+                ctx.write_tensor(t, feeds[n])
+            ctx.dispatch(g, tin, tout)
+            return {n: ctx.read_tensor(t) for n, t in tout.items()}
 
     def run(self, feeds):
         """feeds: {input name: array} -> {output name: ndarray}, in the model's output order."""
@@ -94,7 +116,7 @@ class OnnxModel:
                     raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
                                     f"got {list(a.shape)}")
                 gin[name] = np.require(a, requirements="C")
-            results = self.context.compute(self.graph, gin)
+            results = self._compute(gin)
         out = {}
         for name in self.outputs:
             if name in self._const:
