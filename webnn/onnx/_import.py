@@ -2442,3 +2442,73 @@ def _gridsample(c, node, at):
             c.b.add(c.b.mul(c.b.mul(corner(x0, y1), wx0), wy1),
                     c.b.mul(c.b.mul(corner(x1, y1), wx1), wy1)))
     return c.b.transpose(y, permutation=[0, 3, 1, 2])
+
+
+@_reg("DFT")
+def _dft(c, node, at):
+    """DFT as products with static cosine and sine matrices."""
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    if dt not in ("float32", "float16"):
+        raise NotSupportedError(f"data type {dt}")
+    rank = len(x.shape)
+    if c.opset >= 20:
+        axis = c.ints(node.input[2], "axis")[0] if c.has(node, 2) else -2
+    else:
+        axis = int(at.get("axis", 1))
+    axis = _norm_axis(axis, rank)
+    if axis == rank - 1:
+        raise NotSupportedError("the DFT axis is the complex axis")
+    inverse = bool(at.get("inverse", 0))
+    onesided = bool(at.get("onesided", 0))
+    if inverse and onesided:
+        raise NotSupportedError("an inverse one-sided DFT")
+    comp = x.shape[-1]
+    n = x.shape[axis]
+    length = c.ints(node.input[1], "dft_length")[0] if c.has(node, 1) else n
+    # the transformed axis just before the complex one
+    perm = [i for i in range(rank - 1) if i != axis] + [axis, rank - 1]
+    t = c.b.transpose(x, permutation=perm) if perm != list(range(rank)) else x
+    shape = list(t.shape)
+    lead = shape[:-2]
+
+    def part(k):
+        v = c.b.slice(t, [0] * rank, lead + [n, 1]) if k == 0 else \
+            c.b.slice(t, [0] * (rank - 1) + [1], lead + [n, 1])
+        v = c.b.reshape(v, lead + [n])
+        if length < n:
+            v = c.b.slice(v, [0] * len(lead) + [0], lead + [length])
+        elif length > n:
+            v = c.b.pad(v, [0] * (len(lead) + 1), [0] * len(lead) + [length - n],
+                        mode="constant", value=0.0)
+        if dt == "float16":
+            v = c.b.cast(v, "float32")
+        return v
+    xr = part(0)
+    xi = part(1) if comp == 2 else None
+    k_out = length // 2 + 1 if onesided else length
+    tt = np.arange(length, dtype=np.float64).reshape(length, 1)
+    kk = np.arange(k_out, dtype=np.float64).reshape(1, k_out)
+    ang = (2 * np.pi / length) * tt * kk * (1 if inverse else -1)
+    cm = c.const(np.cos(ang).astype(np.float32))
+    sm = c.const(np.sin(ang).astype(np.float32))
+    if len(lead) == 0:
+        raise NotSupportedError("a DFT input without a batch dimension")
+    yr = c.b.matmul(xr, cm)
+    yi = c.b.matmul(xr, sm)
+    if xi is not None:
+        yr = c.b.sub(yr, c.b.matmul(xi, sm))
+        yi = c.b.add(yi, c.b.matmul(xi, cm))
+    if inverse:
+        inv = c.scalar(1.0 / length, "float32")
+        yr, yi = c.b.mul(yr, inv), c.b.mul(yi, inv)
+    y = c.b.concat([c.b.reshape(yr, lead + [k_out, 1]), c.b.reshape(yi, lead + [k_out, 1])],
+                   len(lead) + 1)
+    if dt == "float16":
+        y = c.b.cast(y, "float16")
+    if perm != list(range(rank)):
+        invp = [0] * rank
+        for i, p in enumerate(perm):
+            invp[p] = i
+        y = c.b.transpose(y, permutation=invp)
+    return y
