@@ -26,8 +26,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import webnn  # noqa: E402
-
 try:
     from distributed import WorkerPlugin
 except ImportError:  # pragma: no cover
@@ -71,7 +69,11 @@ def infer_chunk(index, chunk):
 
 def run_distributed(client, model_bytes, images, input_shapes=None):
     """{output name: ndarray over all images}, {worker address: loads}."""
-    client.register_plugin(WebNNModel(model_bytes, input_shapes))
+    plugin = WebNNModel(model_bytes, input_shapes)
+    if hasattr(client, "register_plugin"):
+        client.register_plugin(plugin)
+    else:  # distributed before 2023.9
+        client.register_worker_plugin(plugin)
     batch = _batch_of(model_bytes, input_shapes)
     chunks = [images[i:i + batch] for i in range(0, len(images), batch)]
     futures = client.map(infer_chunk, range(len(chunks)), chunks, pure=False)
