@@ -2512,3 +2512,50 @@ def _dft(c, node, at):
             invp[p] = i
         y = c.b.transpose(y, permutation=invp)
     return y
+
+
+@_reg("STFT")
+def _stft(c, node, at):
+    """Frames gathered with static indices, windowed, and transformed with
+    cosine/sine matrices."""
+    x = c.opnd(node.input[0])
+    dt = x.data_type
+    if dt not in ("float32", "float16"):
+        raise NotSupportedError(f"data type {dt}")
+    batch, length, comp = x.shape
+    step = c.ints(node.input[1], "frame_step")[0]
+    window = c.opnd(node.input[2]) if c.has(node, 2) else None
+    if c.has(node, 3):
+        flen = c.ints(node.input[3], "frame_length")[0]
+    elif window is not None:
+        flen = window.shape[0]
+    else:
+        raise NotSupportedError("neither a window nor a frame_length")
+    onesided = bool(at.get("onesided", 1))
+    if comp == 2 and onesided:
+        raise NotSupportedError("a one-sided STFT of a complex signal")
+    frames = (length - flen) // step + 1
+    idx = (np.arange(frames).reshape(frames, 1) * step + np.arange(flen)).astype(np.int32)
+    t = x if dt == "float32" else c.b.cast(x, "float32")
+    f = c.b.gather(t, c.const(idx), axis=1)          # [batch, frames, flen, comp]
+
+    def part(k):
+        v = c.b.slice(f, [0, 0, 0, k], [batch, frames, flen, 1])
+        v = c.b.reshape(v, [batch, frames, flen])
+        if window is not None:
+            wv = window if window.data_type == "float32" else c.b.cast(window, "float32")
+            v = c.b.mul(v, wv)
+        return v
+    xr = part(0)
+    xi = part(1) if comp == 2 else None
+    bins = flen // 2 + 1 if onesided else flen
+    ang = (-2 * np.pi / flen) * np.arange(flen, dtype=np.float64).reshape(flen, 1) * \
+        np.arange(bins, dtype=np.float64).reshape(1, bins)
+    cm, sm = c.const(np.cos(ang).astype(np.float32)), c.const(np.sin(ang).astype(np.float32))
+    yr, yi = c.b.matmul(xr, cm), c.b.matmul(xr, sm)
+    if xi is not None:
+        yr = c.b.sub(yr, c.b.matmul(xi, sm))
+        yi = c.b.add(yi, c.b.matmul(xi, cm))
+    y = c.b.concat([c.b.reshape(yr, [batch, frames, bins, 1]),
+                    c.b.reshape(yi, [batch, frames, bins, 1])], 3)
+    return y if dt == "float32" else c.b.cast(y, dt)
