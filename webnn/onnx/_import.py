@@ -397,6 +397,7 @@ class _Converter:
                         return
                     raise NotSupportedError("no WebNN mapping for this operator (and no "
                                             "ONNX function body to expand)")
+                self.node = node
                 outs = fn(self, node, _attrs(node))
         except _NeedStatic as e:
             raise _NeedStatic(f"{where}: {e}", e.input_names) from None
@@ -1733,8 +1734,6 @@ def _dropout(c, node, at):
 
 @_reg("DequantizeLinear")
 def _dq(c, node, at):
-    if at.get("block_size", 0):
-        raise NotSupportedError("blocked quantization")
     x = c.opnd(node.input[0])
     scale = c.opnd(node.input[1])
     rank = len(x.shape)
@@ -1748,8 +1747,6 @@ def _dq(c, node, at):
 
 @_reg("QuantizeLinear")
 def _q(c, node, at):
-    if at.get("block_size", 0):
-        raise NotSupportedError("blocked quantization")
     x = c.opnd(node.input[0])
     scale = c.opnd(node.input[1])
     rank = len(x.shape)
@@ -1767,6 +1764,16 @@ def _q(c, node, at):
 def _q_params(c, at, rank, scale, zp):
     """ONNX's per-tensor (scalar) or per-axis (1-D) scale and zero point as
     operands of the input's rank (WebNN broadcasts them, at equal rank)."""
+    block = int(at.get("block_size", 0) or 0)
+    if block:
+        # blocked: scale has the input's rank, the axis divided in blocks;
+        # WebNN's blockwise broadcast is the same where the blocks divide it
+        x_shape = list(c.vals[c.node.input[0]].shape)
+        axis = _norm_axis(at.get("axis", 1), rank)
+        if len(scale.shape) != rank or x_shape[axis] % block or \
+                scale.shape[axis] * block != x_shape[axis]:
+            raise NotSupportedError("blocked quantization whose blocks do not divide the axis")
+        return scale, zp
     if len(scale.shape) == rank and list(zp.shape) == list(scale.shape):
         return scale, zp
     shape = [1] * rank
