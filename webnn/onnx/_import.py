@@ -2566,3 +2566,23 @@ def _stft(c, node, at):
     y = c.b.concat([c.b.reshape(yr, [batch, frames, bins, 1]),
                     c.b.reshape(yi, [batch, frames, bins, 1])], 3)
     return y if dt == "float32" else c.b.cast(y, dt)
+
+
+@_reg("ReverseSequence")
+def _reverse_sequence(c, node, at):
+    """With the lengths known at import: a gather of static indices."""
+    x = c.opnd(node.input[0])
+    lens = c.ints(node.input[1], "sequence_lens")
+    rank = len(x.shape)
+    taxis = _norm_axis(at.get("time_axis", 0), rank)
+    baxis = _norm_axis(at.get("batch_axis", 1), rank)
+    steps, batch = x.shape[taxis], x.shape[baxis]
+    idx = np.empty((steps, batch), np.int32)
+    for b, n in enumerate(lens):
+        n = min(max(int(n), 0), steps)
+        idx[:, b] = np.concatenate([np.arange(n)[::-1], np.arange(n, steps)])
+    shape = [1] * rank
+    shape[taxis], shape[baxis] = steps, batch
+    full = idx if taxis < baxis else idx.T
+    full = np.broadcast_to(full.reshape(shape), x.shape).copy()
+    return c.b.gather_elements(x, c.const(full), axis=taxis)
