@@ -816,7 +816,9 @@ def _cast(c, node, at):
     x = c.opnd(node.input[0])
     if node.op_type == "CastLike":
         to = c.dtype(node.input[1])
-        to_bool = node.input[1] in c.bools
+        like = c.vals[node.input[1]]
+        to_bool = node.input[1] in c.bools or (isinstance(like, (np.ndarray, _Fill)) and
+                                               like.dtype == np.bool_)
     else:
         t = at["to"]
         to_bool = t == TensorProto.BOOL
