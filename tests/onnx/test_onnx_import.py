@@ -305,3 +305,36 @@ def test_lstm_gru_rnn_against_onnxruntime(ctx, extra):
         theirs = sess.run(None, {"x": x})
     for name, t in zip(names, theirs):
         np.testing.assert_allclose(ours[name], t, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_loop_with_static_trip_count_is_unrolled(ctx):
+    from onnx.reference import ReferenceEvaluator
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "x"], ["acc_out"]),
+         helper.make_node("Cast", ["i"], ["i_f"], to=F),
+         helper.make_node("Mul", ["acc_out", "i_f"], ["scan_out"])],
+        "body",
+        [_vi("i", TensorProto.INT64, []), _vi("cond_in", TensorProto.BOOL, []),
+         _vi("acc_in", F, [2])],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("acc_out", F, [2]), _vi("scan_out", F, [2])])
+    inits = [numpy_helper.from_array(np.array(4, np.int64), "M"),
+             numpy_helper.from_array(np.array(True), "cond"),
+             numpy_helper.from_array(np.zeros(2, np.float32), "acc0")]
+    m = _model([helper.make_node("Loop", ["M", "cond", "acc0"], ["acc", "scan"], body=body)],
+               [_vi("x", F, [2])], [_vi("acc", F, None), _vi("scan", F, None)], inits, opset=16)
+    x = np.array([1.5, -2.0], np.float32)
+    ours = webnn.onnx.load(m, ctx).run({"x": x})
+    ref = ReferenceEvaluator(m).run(None, {"x": x})
+    np.testing.assert_allclose(ours["acc"], ref[0])
+    np.testing.assert_allclose(ours["scan"], ref[1])
+    # a condition computed by the graph cannot be unrolled
+    body2 = onnx.GraphProto()
+    body2.CopyFrom(body)
+    body2.node[0].CopyFrom(helper.make_node("Greater", ["acc_out_x", "zero"], ["cond_out"]))
+    body2.node.insert(0, helper.make_node("ReduceSum", ["x"], ["acc_out_x"], keepdims=0))
+    body2.node.insert(0, helper.make_node("Constant", [], ["zero"], value_float=0.0))
+    m2 = _model([helper.make_node("Loop", ["M", "cond", "acc0"], ["acc", "scan"], body=body2)],
+                [_vi("x", F, [2])], [_vi("acc", F, None), _vi("scan", F, None)], inits, opset=16)
+    with pytest.raises(webnn.NotSupportedError, match="Loop"):
+        webnn.onnx.load(m2, ctx)

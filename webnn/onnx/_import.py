@@ -268,6 +268,16 @@ class _Converter:
             return op
         return v
 
+    def opnd_of(self, v):
+        """An operand for a value that has no name (ndarray, _Fill, operand)."""
+        if isinstance(v, np.ndarray):
+            return self.const(v)
+        if isinstance(v, _Fill):
+            dt = _dt_of_np(v.dtype)
+            c = self.b.constant(np.full([1] * len(v.shape), v.value, _np_dt(dt)))
+            return self.b.expand(c, list(v.shape)) if v.shape else self.b.reshape(c, [])
+        return v
+
     def ints(self, name, what):
         return [int(x) for x in np.asarray(self.static(name, what)).reshape(-1)]
 
@@ -547,8 +557,6 @@ _WHY = {
     "NonZero": "the output shape depends on the data (WebNN shapes are static)",
     "Unique": "the output shape depends on the data (WebNN shapes are static)",
     "NonMaxSuppression": "the output shape depends on the data (WebNN shapes are static)",
-    "Loop": "control flow is not expressible in WebNN",
-    "Scan": "control flow is not expressible in WebNN",
     "StringNormalizer": "strings are not a WebNN data type",
     "RegexFullMatch": "strings are not a WebNN data type",
     "StringConcat": "strings are not a WebNN data type",
@@ -2588,3 +2596,144 @@ def _reverse_sequence(c, node, at):
     full = idx if taxis < baxis else idx.T
     full = np.broadcast_to(full.reshape(shape), x.shape).copy()
     return c.b.gather_elements(x, c.const(full), axis=taxis)
+
+
+# ---- control flow with a length known at import: unrolled -----------------
+_MAX_UNROLL = 4096
+
+
+def _inline_body(c, body, formal_values, prefix):
+    """Convert a subgraph's nodes with its inputs bound to `formal_values`
+    ({formal name: value}); returns the values of its outputs."""
+    local = {i.name for i in body.input} | {t.name for t in body.initializer}
+    for n in body.node:
+        local.update(o for o in n.output if o)
+
+    def name_of(x):
+        return prefix + x if x in local else x
+    for formal, v in formal_values.items():
+        c.vals[prefix + formal] = v
+    for t in body.initializer:
+        c.vals[prefix + t.name] = numpy_helper.to_array(t)
+    for k, inner in enumerate(body.node):
+        n = onnx.NodeProto()
+        n.CopyFrom(inner)
+        del n.input[:]
+        n.input.extend(name_of(i) if i else "" for i in inner.input)
+        del n.output[:]
+        n.output.extend(name_of(o) if o else "" for o in inner.output)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                _rename_graph(a.g, name_of)
+        c.convert_node(n, f"{prefix}{k}")
+    outs = []
+    for o in body.output:
+        nm = name_of(o.name)
+        if nm not in c.vals:
+            raise NotSupportedError(f"body output {o.name!r} is not produced")
+        outs.append((c.vals[nm], nm in c.bools))
+    return outs
+
+
+def _take(c, v, axis, t):
+    """Element t along `axis`, the axis removed."""
+    if isinstance(v, np.ndarray):
+        return np.take(v, t, axis=axis)
+    op = c.opnd_of(v)
+    shape = list(op.shape)
+    starts = [0] * len(shape)
+    starts[axis] = t
+    sizes = list(shape)
+    sizes[axis] = 1
+    s = c.b.slice(op, starts, sizes)
+    return c.b.reshape(s, shape[:axis] + shape[axis + 1:])
+
+
+def _stack(c, values, axis):
+    if all(isinstance(v, np.ndarray) for v in values):
+        return np.stack(values, axis=axis)
+    ops = []
+    for v in values:
+        op = c.opnd_of(v)
+        shape = list(op.shape)
+        ops.append(c.b.reshape(op, shape[:axis] + [1] + shape[axis:]))
+    return ops[0] if len(ops) == 1 else c.b.concat(ops, axis)
+
+
+@_reg("Scan")
+def _scan(c, node, at):
+    if c.opset < 9:
+        raise NotSupportedError("Scan before opset 9 (with sequence_lens)")
+    body = at["body"]
+    m = int(at["num_scan_inputs"])
+    ins = list(node.input)
+    n_state = len(ins) - m
+    k_out = len(body.output) - n_state
+    in_axes = list(at.get("scan_input_axes", [0] * m))
+    in_dirs = list(at.get("scan_input_directions", [0] * m))
+    out_axes = list(at.get("scan_output_axes", [0] * k_out))
+    out_dirs = list(at.get("scan_output_directions", [0] * k_out))
+    scans = [c.vals[n] for n in ins[n_state:]]
+    ranks = [len(v.shape) for v in scans]
+    in_axes = [_norm_axis(a, r) for a, r in zip(in_axes, ranks)]
+    length = int(scans[0].shape[in_axes[0]])
+    if length > _MAX_UNROLL:
+        raise NotSupportedError(f"a scan of {length} steps (unrolled up to {_MAX_UNROLL})")
+    state = [c.vals[n] for n in ins[:n_state]]
+    per_step = [[] for _ in range(k_out)]
+    for t in range(length):
+        formal = {}
+        for j, vi in enumerate(body.input[:n_state]):
+            formal[vi.name] = state[j]
+        for j, vi in enumerate(body.input[n_state:]):
+            tt = length - 1 - t if in_dirs[j] else t
+            formal[vi.name] = _take(c, scans[j], in_axes[j], tt)
+        outs = _inline_body(c, body, formal, f"__{node.name or 'scan'}_{id(node)}_{t}_")
+        state = [v for v, _ in outs[:n_state]]
+        for j, (v, _) in enumerate(outs[n_state:]):
+            per_step[j].append(v)
+    results = list(state)
+    for j in range(k_out):
+        seq = per_step[j][::-1] if out_dirs[j] else per_step[j]
+        rank = len(seq[0].shape) + 1
+        results.append(_stack(c, seq, _norm_axis(out_axes[j], rank)))
+    return results
+
+
+@_reg("Loop")
+def _loop(c, node, at):
+    body = at["body"]
+    ins = list(node.input)
+    if not c.has(node, 0):
+        raise NotSupportedError("a loop without a trip count (its length depends on the data)")
+    trips = int(np.asarray(c.static(node.input[0], "the trip count")).reshape(-1)[0])
+    cond = True
+    if c.has(node, 1):
+        cond = bool(np.asarray(c.static(node.input[1], "the condition")).reshape(-1)[0])
+    if trips > _MAX_UNROLL:
+        raise NotSupportedError(f"a loop of {trips} iterations (unrolled up to {_MAX_UNROLL})")
+    carried = [c.vals[n] for n in ins[2:]]
+    n_carried = len(carried)
+    k_out = len(body.output) - 1 - n_carried
+    per_step = [[] for _ in range(k_out)]
+    for i in range(trips):
+        if not cond:
+            break
+        formal = {body.input[0].name: np.array(i, np.int64),
+                  body.input[1].name: np.array(cond)}
+        for j, vi in enumerate(body.input[2:]):
+            formal[vi.name] = carried[j]
+        outs = _inline_body(c, body, formal, f"__{node.name or 'loop'}_{id(node)}_{i}_")
+        cv = outs[0][0]
+        if not isinstance(cv, np.ndarray):
+            raise NotSupportedError("a loop condition computed by the graph")
+        cond = bool(np.asarray(cv).reshape(-1)[0])
+        carried = [v for v, _ in outs[1:1 + n_carried]]
+        for j, (v, _) in enumerate(outs[1 + n_carried:]):
+            per_step[j].append(v)
+    results = list(carried)
+    for j in range(k_out):
+        if not per_step[j]:
+            raise NotSupportedError("a scan output of a loop that ran no iteration")
+        results.append(_stack(c, per_step[j], 0))
+    return results
