@@ -45,6 +45,15 @@ class _NeedStatic(NotSupportedError):
         self.input_names = (names,) if isinstance(names, str) else tuple(names)
 
 
+class _NeedShapes(NotSupportedError):
+    """An input has a dynamic dimension that input_shapes does not fix (the
+    backend fixes it from the inputs of each run)."""
+
+
+class _Seq(list):
+    """An ONNX sequence inside the graph: a list of values, known at import."""
+
+
 class _Fill:
     def __init__(self, shape, value):
         self.shape, self.value = tuple(int(d) for d in shape), value  # value: 0-d array
@@ -208,6 +217,12 @@ class _Converter:
         v = self.vals[name]
         return isinstance(v, np.ndarray)
 
+    def seq(self, name):
+        v = self.vals[name]
+        if not isinstance(v, _Seq):
+            raise NotSupportedError(f"{name!r} is not a sequence")
+        return v
+
     def static(self, name, what="this input"):
         v = self.vals[name]
         if isinstance(v, np.ndarray):
@@ -327,7 +342,7 @@ class _Converter:
                     elif d.dim_param and d.dim_param in dim_params:
                         shape.append(int(dim_params[d.dim_param]))
                     else:
-                        self.fail(f"input {vi.name!r}: dimension {i} "
+                        raise _NeedShapes(f"input {vi.name!r}: dimension {i} "
                                   f"({d.dim_param or 'unnamed'!r}) is dynamic: give it in "
                                   f"input_shapes")
             if 0 in shape:
@@ -352,6 +367,8 @@ class _Converter:
             if name not in self.vals:
                 self.fail(f"output {name!r} is not produced by any node")
             v = self.vals[name]
+            if isinstance(v, _Seq):
+                self.fail(f"output {name!r} is a sequence, which WebNN lacks")
             is_bool = name in self.bools or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
             tt = vo.type.tensor_type
             if is_bool or (tt.elem_type and tt.elem_type not in _ELEM):
@@ -394,7 +411,7 @@ class _Converter:
                 raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
         try:
             statics = all(self.is_static(n) for n in node.input if n)
-            if statics and op not in _NO_FOLD and not any(
+            if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
                     a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                     for a in node.attribute):
                 outs = self.fold(node)
@@ -418,7 +435,7 @@ class _Converter:
             # WebNN's own validation (TypeError), or a node this importer
             # cannot read: reported, never a crash
             raise NotSupportedError(f"{where}: {type(e).__name__}: {e}") from None
-        if not isinstance(outs, (list, tuple)):
+        if not isinstance(outs, (list, tuple)) or isinstance(outs, _Seq):
             outs = [outs]
         dep = frozenset().union(*(self.deps.get(n, ()) for n in node.input if n))
         for i, name in enumerate(node.output):
@@ -2737,3 +2754,93 @@ def _loop(c, node, at):
             raise NotSupportedError("a scan output of a loop that ran no iteration")
         results.append(_stack(c, per_step[j], 0))
     return results
+
+
+# ---- sequences inside the graph (lists known at import) ---------------------
+_SEQ_OPS = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
+            "SequenceErase", "SequenceLength", "ConcatFromSequence", "SplitToSequence"}
+
+
+def _pos(c, node, i, n, default, insert=False):
+    if not c.has(node, i):
+        return default
+    p = c.ints(node.input[i], "the position")[0]
+    if p < 0:
+        p += n
+    if not 0 <= p <= (n if insert else n - 1):
+        raise NotSupportedError(f"position {p} out of range for a sequence of {n}")
+    return p
+
+
+@_reg("SequenceEmpty")
+def _seq_empty(c, node, at):
+    return _Seq()
+
+
+@_reg("SequenceConstruct")
+def _seq_construct(c, node, at):
+    return _Seq(c.vals[n] for n in node.input)
+
+
+@_reg("SequenceInsert")
+def _seq_insert(c, node, at):
+    s = _Seq(c.seq(node.input[0]))
+    s.insert(_pos(c, node, 2, len(s), len(s), insert=True), c.vals[node.input[1]])
+    return s
+
+
+@_reg("SequenceAt")
+def _seq_at(c, node, at):
+    s = c.seq(node.input[0])
+    v = s[_pos(c, node, 1, len(s), None)]
+    return v if isinstance(v, np.ndarray) else c.b.identity(c.opnd_of(v))
+
+
+@_reg("SequenceErase")
+def _seq_erase(c, node, at):
+    s = _Seq(c.seq(node.input[0]))
+    del s[_pos(c, node, 1, len(s), len(s) - 1)]
+    return s
+
+
+@_reg("SequenceLength")
+def _seq_length(c, node, at):
+    return np.array(len(c.seq(node.input[0])), np.int64)
+
+
+@_reg("ConcatFromSequence")
+def _concat_from_seq(c, node, at):
+    s = c.seq(node.input[0])
+    if not s:
+        raise NotSupportedError("an empty sequence")
+    rank = len(s[0].shape)
+    if at.get("new_axis", 0):
+        return _stack(c, list(s), _norm_axis(at["axis"], rank + 1))
+    axis = _norm_axis(at["axis"], rank)
+    if all(isinstance(v, np.ndarray) for v in s):
+        return np.concatenate(list(s), axis=axis)
+    ops = [c.opnd_of(v) for v in s]
+    return ops[0] if len(ops) == 1 else c.b.concat(ops, axis)
+
+
+@_reg("SplitToSequence")
+def _split_to_seq(c, node, at):
+    x = c.opnd(node.input[0])
+    rank = len(x.shape)
+    axis = _norm_axis(at.get("axis", 0), rank)
+    n = x.shape[axis]
+    keep = True
+    if c.has(node, 1):
+        sp = c.static(node.input[1], "split")
+        if sp.ndim == 0:
+            k = int(sp)
+            sizes = [k] * (n // k) + ([n % k] if n % k else [])
+        else:
+            sizes = [int(v) for v in sp]
+    else:
+        sizes = [1] * n
+        keep = bool(at.get("keepdims", 1))
+    parts = c.b.split(x, sizes, axis=axis) if len(sizes) > 1 else [c.b.identity(x)]
+    if not keep:
+        parts = [c.b.reshape(p, list(x.shape[:axis]) + list(x.shape[axis + 1:])) for p in parts]
+    return _Seq(parts)

@@ -12,7 +12,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 import webnn
 
-from ._import import _NeedStatic, load
+from ._import import _NeedShapes, _NeedStatic, load
 
 
 def _context(device):
@@ -30,10 +30,13 @@ class WebNNRep(BackendRep):
         self.input_names = [i.name for i in model.graph.input if i.name not in inits]
         self.output_names = [o.name for o in model.graph.output]
         self._static = set()          # inputs bound as constants
-        self._cache = {}              # bound values -> OnnxModel
+        self._cache = {}              # bound values (and shapes) -> OnnxModel
+        self._dynamic = False         # shapes taken from each run's inputs
         self.model = None
         try:
             self.model = load(model, context=context)
+        except _NeedShapes:
+            self._dynamic = True
         except _NeedStatic as e:
             self._static.update(e.input_names)
 
@@ -42,12 +45,20 @@ class WebNNRep(BackendRep):
             return self.model, feeds
         while True:
             bound = {n: np.asarray(feeds[n]) for n in sorted(self._static)}
-            key = tuple((n, a.dtype.str, a.shape, a.tobytes()) for n, a in bound.items())
+            shapes = {n: list(np.shape(v)) for n, v in feeds.items()} if self._dynamic else None
+            key = tuple((n, a.dtype.str, a.shape, a.tobytes()) for n, a in bound.items()) + \
+                tuple(sorted((n, tuple(v)) for n, v in (shapes or {}).items()))
             if key in self._cache:
                 m = self._cache[key]
                 break
             try:
-                m = load(self.model_proto, context=self.context, _bound=bound)
+                m = load(self.model_proto, context=self.context, input_shapes=shapes,
+                         _bound=bound)
+            except _NeedShapes:
+                if self._dynamic:
+                    raise
+                self._dynamic = True
+                continue
             except _NeedStatic as e:
                 if set(e.input_names) <= self._static:
                     raise
