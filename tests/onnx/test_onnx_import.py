@@ -338,3 +338,21 @@ def test_loop_with_static_trip_count_is_unrolled(ctx):
                 [_vi("x", F, [2])], [_vi("acc", F, None), _vi("scan", F, None)], inits, opset=16)
     with pytest.raises(webnn.NotSupportedError, match="Loop"):
         webnn.onnx.load(m2, ctx)
+
+
+def test_invalid_models_are_type_errors(ctx):
+    with pytest.raises(TypeError, match="not an ONNX model"):
+        webnn.onnx.load(b"\xff\xff not protobuf", ctx)
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", F, [2])], [_vi("y", F, [2])])
+    m.graph.node[0].input[0] = "nowhere"        # an undefined input
+    with pytest.raises(TypeError, match="not valid ONNX"):
+        webnn.onnx.load(m, ctx)
+    with pytest.raises(TypeError):
+        webnn.onnx.load(42, ctx)
+
+
+def test_declared_output_shape_is_checked(ctx):
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", F, [2, 3])],
+               [_vi("y", F, [3, 2])])
+    with pytest.raises(webnn.NotSupportedError, match=r"computed shape \[2, 3\].*declares \[3, 2\]"):
+        webnn.onnx.load(m, ctx)

@@ -145,11 +145,27 @@ def _as_proto(model):
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return onnx.load_from_string(bytes(model))
+        try:
+            return onnx.load_from_string(bytes(model))
+        except Exception as e:  # protobuf's DecodeError
+            raise TypeError(f"load: the bytes are not an ONNX model: {e}") from None
     if isinstance(model, (str, os.PathLike)):
         return onnx.load(os.fspath(model))   # loads external data beside the file
     raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
                     f"got {type(model).__name__}")
+
+
+def _check(proto, source):
+    """onnx.checker on the model: an invalid model is a TypeError."""
+    try:
+        if proto.ByteSize() < (1 << 31) - (1 << 20):
+            onnx.checker.check_model(proto)
+        elif isinstance(source, (str, os.PathLike)):
+            onnx.checker.check_model(os.fspath(source))
+    except onnx.checker.ValidationError as e:
+        if "is required but missing" in str(e):
+            return   # e.g. an output without a shape: ONNX Runtime runs these too
+        raise TypeError(f"load: the model is not valid ONNX: {e}") from None
 
 
 def load(model, context=None, input_shapes=None, *, _bound=None):
@@ -157,6 +173,7 @@ def load(model, context=None, input_shapes=None, *, _bound=None):
     (default: a new default context).  `input_shapes` fixes dynamic dimensions:
     {input name: shape} and/or {dim_param name: size}."""
     proto = _as_proto(model)
+    _check(proto, model)
     if context is None:
         context = webnn.ml.create_context()
     return _Converter(proto, context, input_shapes or {}, _bound or {}).convert()
@@ -381,6 +398,7 @@ class _Converter:
                 outputs[name] = (_dt_of_np(v.dtype), tuple(v.shape))
                 continue
             op = self.opnd(name)
+            self._check_declared(vo, op.data_type, tuple(op.shape))
             if name in self.graph_input_names or any(op is u for u in used):
                 op = self.b.identity(op)
             used.append(op)
@@ -540,6 +558,21 @@ class _Converter:
         finally:
             self.opset = saved
         return True
+
+    def _check_declared(self, vo, dt, shape):
+        """The model's declared output type and static shape must be what the
+        import computed (a guard against a wrong answer)."""
+        tt = vo.type.tensor_type
+        if tt.elem_type and _ELEM.get(tt.elem_type) != dt:
+            self.fail(f"output {vo.name!r}: the import computed {dt}, the model declares "
+                      f"{_elem_name(tt.elem_type)}")
+        if tt.HasField("shape"):
+            dims = tt.shape.dim
+            declared = [d.dim_value if d.HasField("dim_value") else None for d in dims]
+            if len(declared) != len(shape) or any(
+                    d is not None and d != s for d, s in zip(declared, shape)):
+                self.fail(f"output {vo.name!r}: the import computed shape {list(shape)}, the "
+                          f"model declares {['?' if d is None else d for d in declared]}")
 
     def fold(self, node):
         from onnx.reference import ReferenceEvaluator
