@@ -1616,13 +1616,22 @@ def _resize(c, node, at):
             roi = {a: (r[i], r[i + k]) for i, a in enumerate(axes)}
         if c.has(node, 3):
             sz = c.ints(node.input[3], "sizes")
-            if at.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-                raise NotSupportedError("keep_aspect_ratio_policy other than 'stretch'")
+            policy = at.get("keep_aspect_ratio_policy", "stretch")
             sizes = list(shape)
-            for a, s in zip(axes, sz):
-                sizes[a] = s
-            scales = [s / n for s, n in zip(sizes, shape)]
-            given_sizes = True
+            if policy == "stretch":
+                for a, s in zip(axes, sz):
+                    sizes[a] = s
+                scales = [s / n for s, n in zip(sizes, shape)]
+                given_sizes = True
+            else:
+                # one scale for the given axes (ONNX: round(scale * size)),
+                # sampled with that scale
+                ratios = [s / shape[a] for a, s in zip(axes, sz)]
+                k = min(ratios) if policy == "not_larger" else max(ratios)
+                scales = [1.0] * rank
+                for a in axes:
+                    scales[a] = k
+                    sizes[a] = int(np.round(k * shape[a]))
         elif c.has(node, 2):
             sc = [float(s) for s in c.static(node.input[2], "scales").reshape(-1)]
             scales = [1.0] * rank
