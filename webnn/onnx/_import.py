@@ -1051,7 +1051,9 @@ def _pool(c, node, at, kind, x=None):
     if rank not in (3, 4):
         raise NotSupportedError(f"{rank - 2}-D pooling (WebNN pools in 2-D only)")
     if len([o for o in node.output if o]) > 1:
-        raise NotSupportedError("the Indices output (WebNN's maxPool2d has none)")
+        if kind != "max" or rank != 4:
+            raise NotSupportedError("the Indices output of a pool other than a 2-D MaxPool")
+        return _maxpool_with_indices(c, node, at, x)
     if at.get("storage_order", 0):
         raise NotSupportedError("storage_order 1")
     nd = rank - 2
@@ -2886,3 +2888,84 @@ def _split_to_seq(c, node, at):
     if not keep:
         parts = [c.b.reshape(p, list(x.shape[:axis]) + list(x.shape[axis + 1:])) for p in parts]
     return _Seq(parts)
+
+
+def _maxpool_with_indices(c, node, at, x):
+    """MaxPool and its Indices: the windows gathered with static indices,
+    reduceMax and argMax over each, the argMax mapped to ONNX's flat index."""
+    n, ch, h, w = x.shape
+    kernel = list(at["kernel_shape"])
+    strides = list(at.get("strides", [1, 1]))
+    dil = list(at.get("dilations", [1, 1]))
+    pb, pe = _spatial_pads(at, [h, w], kernel, strides, dil)
+    ceil_mode = bool(at.get("ceil_mode", 0))
+    out = []
+    for i, size in enumerate((h, w)):
+        span = size + pb[i] + pe[i] - ((kernel[i] - 1) * dil[i] + 1)
+        o = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
+        if ceil_mode and (o - 1) * strides[i] >= size + pb[i]:
+            o -= 1
+        out.append(o)
+    oh, ow = out
+    # positions of every window element, in padded coordinates
+    hp = max(h + pb[0] + pe[0], (oh - 1) * strides[0] + (kernel[0] - 1) * dil[0] + 1)
+    wp = max(w + pb[1] + pe[1], (ow - 1) * strides[1] + (kernel[1] - 1) * dil[1] + 1)
+    ys = (np.arange(oh) * strides[0]).reshape(oh, 1, 1, 1) + \
+        (np.arange(kernel[0]) * dil[0]).reshape(1, 1, kernel[0], 1)
+    xs = (np.arange(ow) * strides[1]).reshape(1, ow, 1, 1) + \
+        (np.arange(kernel[1]) * dil[1]).reshape(1, 1, 1, kernel[1])
+    ys, xs = np.broadcast_arrays(ys, xs)                     # [oh, ow, kh, kw]
+    k = kernel[0] * kernel[1]
+    flat_padded = (ys * wp + xs).reshape(oh * ow * k).astype(np.int32)
+    uy, ux = ys - pb[0], xs - pb[1]
+    flat = np.where((uy >= 0) & (uy < h) & (ux >= 0) & (ux < w), uy * w + ux, 0)
+    flat = flat.reshape(1, 1, oh, ow, k).astype(np.int64)
+    dt = x.data_type
+    low = -np.inf if dt in ("float32", "float16") else \
+        float(np.iinfo(webnn.DATA_TYPES[dt]).min)
+    xp = x
+    if hp != h or wp != w:
+        xp = c.b.pad(x, [0, 0, pb[0], pb[1]], [0, 0, hp - h - pb[0], wp - w - pb[1]],
+                     mode="constant", value=low)
+    g = c.b.gather(c.b.reshape(xp, [n, ch, hp * wp]), c.const(flat_padded), axis=2)
+    g = c.b.reshape(g, [n, ch, oh, ow, k])
+    values = c.b.reduce_max(g, axes=[4])
+    am = c.b.arg_max(g, 4, keep_dimensions=True, output_data_type="int32")
+    table = c.const(np.broadcast_to(flat, (n, ch, oh, ow, k)).copy())
+    spatial = c.b.reshape(c.b.gather_elements(table, am, axis=4), [n, ch, oh, ow])
+    if at.get("storage_order", 0):
+        # column-major: h + w * H
+        sy = np.where((uy >= 0) & (uy < h) & (ux >= 0) & (ux < w), uy + ux * h, 0)
+        table = c.const(np.broadcast_to(sy.reshape(1, 1, oh, ow, k).astype(np.int64),
+                                        (n, ch, oh, ow, k)).copy())
+        spatial = c.b.reshape(c.b.gather_elements(table, am, axis=4), [n, ch, oh, ow])
+    offset = (np.arange(n * ch, dtype=np.int64) * h * w).reshape(n, ch, 1, 1)
+    return [values, c.b.add(spatial, c.const(offset))]
+
+
+@_reg("MaxUnpool")
+def _maxunpool(c, node, at):
+    """The values scattered to their flat indices in a zero tensor."""
+    x = c.opnd(node.input[0])
+    ind = c.opnd(node.input[1])
+    shape = list(x.shape)
+    nd = len(shape) - 2
+    kernel = list(at["kernel_shape"])
+    strides = list(at.get("strides", [1] * nd))
+    pads = list(at.get("pads", [0] * (2 * nd)))
+    default = shape[:2] + [(shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] -
+                           pads[i + nd] for i in range(nd)]
+    total = int(np.prod(default, dtype=np.int64))
+    zeros = c.const(np.zeros([total], webnn.DATA_TYPES[x.data_type]))
+    size = int(np.prod(shape, dtype=np.int64))
+    y = c.b.scatter_elements(zeros, c.b.reshape(ind, [size]), c.b.reshape(x, [size]), axis=0)
+    y = c.b.reshape(y, default)
+    if c.has(node, 2):
+        # the indices address the default shape; a larger output_shape pads at the end
+        out_shape = c.ints(node.input[2], "output_shape")
+        extra = [int(o) - d for o, d in zip(out_shape, default)]
+        if any(e < 0 for e in extra):
+            raise NotSupportedError("an output_shape smaller than the unpooled shape")
+        if any(extra):
+            y = c.b.pad(y, [0] * len(extra), extra, mode="constant", value=0)
+    return y
