@@ -356,3 +356,19 @@ def test_declared_output_shape_is_checked(ctx):
                [_vi("y", F, [3, 2])])
     with pytest.raises(webnn.NotSupportedError, match=r"computed shape \[2, 3\].*declares \[3, 2\]"):
         webnn.onnx.load(m, ctx)
+
+
+@pytest.mark.parametrize("attrs", [dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                                   dict(kernel_shape=[2, 3], strides=[2, 2], ceil_mode=1),
+                                   dict(kernel_shape=[2, 2], storage_order=1)])
+def test_maxpool_indices_against_onnxruntime(ctx, attrs):
+    ort = pytest.importorskip("onnxruntime")
+    m = _model([helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],
+               [_vi("x", F, [2, 3, 7, 6])], [_vi("y", F, None), _vi("i", TensorProto.INT64, None)],
+               opset=12)
+    x = np.random.default_rng(7).random((2, 3, 7, 6), dtype=np.float32)
+    ours = webnn.onnx.load(m, ctx).run({"x": x})
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    y, i = sess.run(None, {"x": x})
+    np.testing.assert_array_equal(ours["y"], y)
+    np.testing.assert_array_equal(ours["i"], i)
