@@ -51,7 +51,9 @@ def _bar(done, total, width=30):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m webnn.onnx", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m webnn.onnx", description=(
+        "Run an ONNX model with webnn: print its inputs and outputs, time it, compare it "
+        "with ONNX Runtime."))
     p.add_argument("model", help="an .onnx file")
     p.add_argument("--input-shape", action="append", type=_shape_arg, default=[],
                    metavar="NAME=D1,D2,...",
