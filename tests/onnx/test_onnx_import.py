@@ -372,3 +372,23 @@ def test_maxpool_indices_against_onnxruntime(ctx, attrs):
     y, i = sess.run(None, {"x": x})
     np.testing.assert_array_equal(ours["y"], y)
     np.testing.assert_array_equal(ours["i"], i)
+
+
+def test_matmul_integer_exact_or_not_supported(ctx):
+    rng = np.random.default_rng(8)
+    U8 = TensorProto.UINT8
+    a = rng.integers(0, 256, (3, 40)).astype(np.uint8)
+    b = rng.integers(0, 256, (40, 5)).astype(np.uint8)
+    m = _model([helper.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])],
+               [_vi("a", U8, [3, 40])], [_vi("y", TensorProto.INT32, None)],
+               [numpy_helper.from_array(b, "b"), numpy_helper.from_array(np.array(128, np.uint8), "za"),
+                numpy_helper.from_array(np.array(3, np.uint8), "zb")], opset=10)
+    out = webnn.onnx.load(m, ctx).run({"a": a})["y"]
+    want = (a.astype(np.int64) - 128) @ (b.astype(np.int64) - 3)
+    np.testing.assert_array_equal(out, want)
+    # sums that could pass 2^24 are refused, not rounded
+    big = rng.integers(200, 256, (3000, 5)).astype(np.uint8)
+    m.graph.initializer[0].CopyFrom(numpy_helper.from_array(big, "b"))
+    m.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 3000
+    with pytest.raises(webnn.NotSupportedError, match="exact integers"):
+        webnn.onnx.load(m, ctx)

@@ -2969,3 +2969,77 @@ def _maxunpool(c, node, at):
         if any(extra):
             y = c.b.pad(y, [0] * len(extra), extra, mode="constant", value=0)
     return y
+
+
+# ---- integer-accumulating operators, exact in float32 when bounded ---------
+_F32_EXACT = 1 << 24
+
+
+def _int_operand_minus_zp(c, node, i_x, i_zp, zp_shape=None):
+    """(x - zero point) as float32, and a bound of its magnitude.  zp_shape:
+    how a zero point per channel broadcasts against x (None: per tensor only)."""
+    x = c.opnd(node.input[i_x])
+    dt = x.data_type
+    if dt not in ("int8", "uint8"):
+        raise NotSupportedError(f"data type {dt}")
+    xf = c.b.cast(x, "float32")
+    if c.is_static(node.input[i_x]):
+        v = c.static(node.input[i_x]).astype(np.int64)
+    else:
+        info = np.iinfo(webnn.DATA_TYPES[dt])
+        v = np.array([info.min, info.max], np.int64)
+    if c.has(node, i_zp):
+        zp = c.static(node.input[i_zp], "the zero point").astype(np.int64)
+        if zp.size == 1:
+            z = int(zp.reshape(-1)[0])
+            xf = c.b.sub(xf, c.scalar(z, "float32"))
+        elif zp_shape is not None:
+            z = zp.reshape(zp_shape)
+            xf = c.b.sub(xf, c.const(z.astype(np.float32)))
+        else:
+            raise NotSupportedError("a zero point per channel")
+    else:
+        z = 0
+    return xf, v - z
+
+
+@_reg("MatMulInteger")
+def _matmul_integer(c, node, at):
+    a, av = _int_operand_minus_zp(c, node, 0, 2)
+    b, bv = _int_operand_minus_zp(c, node, 1, 3, [-1])
+    k = a.shape[-1]
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise NotSupportedError("a 1-D operand")
+    if c.is_static(node.input[1]):
+        bound = int(np.abs(av).max()) * int(np.abs(bv).sum(axis=-2).max())
+    else:
+        bound = int(np.abs(av).max()) * int(np.abs(bv).max()) * k
+    if bound >= _F32_EXACT:
+        raise NotSupportedError(f"the sums may reach {bound}, beyond float32's exact integers "
+                                f"(WebNN's matmul is float only)")
+    return c.b.cast(c.b.matmul(a, b), "int32")
+
+
+@_reg("ConvInteger")
+def _conv_integer(c, node, at):
+    x, xv = _int_operand_minus_zp(c, node, 0, 2)
+    wshape = list(c.vals[node.input[1]].shape)
+    w, wv = _int_operand_minus_zp(c, node, 1, 3, [wshape[0]] + [1] * (len(wshape) - 1))
+    if len(x.shape) != 4:
+        raise NotSupportedError("a ConvInteger other than 2-D")
+    if c.is_static(node.input[1]):
+        per_out = np.abs(wv).reshape(wv.shape[0], -1).sum(axis=1)
+        bound = int(np.abs(xv).max()) * int(per_out.max())
+    else:
+        bound = int(np.abs(xv).max()) * int(np.abs(wv).max()) * int(np.prod(w.shape[1:]))
+    if bound >= _F32_EXACT:
+        raise NotSupportedError(f"the sums may reach {bound}, beyond float32's exact integers "
+                                f"(WebNN's conv2d is float only)")
+    kernel = list(w.shape[2:])
+    strides = list(at.get("strides", [1, 1]))
+    dil = list(at.get("dilations", [1, 1]))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    # ONNX pads x with its zero point: 0 after the subtraction, WebNN's padding
+    y = c.b.conv2d(x, w, padding=_webnn_padding(pb, pe), strides=strides, dilations=dil,
+                   groups=int(at.get("group", 1)))
+    return c.b.cast(y, "int32")
