@@ -3043,3 +3043,71 @@ def _conv_integer(c, node, at):
     y = c.b.conv2d(x, w, padding=_webnn_padding(pb, pe), strides=strides, dilations=dil,
                    groups=int(at.get("group", 1)))
     return c.b.cast(y, "int32")
+
+
+def _requantize(c, acc, multiplier, zp_name, out_dt):
+    """round(acc * multiplier) + zero point, saturated, as the output type."""
+    y = c.b.mul(acc, multiplier)
+    y = c.b.round_even(y)
+    if zp_name:
+        zp = c.static(zp_name, "the output zero point").astype(np.float32)
+        y = c.b.add(y, c.const(zp.reshape(-1)[0] if zp.size == 1 else zp))
+    info = np.iinfo(webnn.DATA_TYPES[out_dt])
+    y = c.b.clamp(y, min_value=float(info.min), max_value=float(info.max))
+    return c.b.cast(y, out_dt)
+
+
+def _scale(c, name):
+    return c.static(name, "a scale").astype(np.float32)
+
+
+@_reg("QLinearMatMul")
+def _qlinear_matmul(c, node, at):
+    a, av = _int_operand_minus_zp(c, node, 0, 2)
+    b, bv = _int_operand_minus_zp(c, node, 3, 5, [-1])
+    if c.is_static(node.input[3]):
+        bound = int(np.abs(av).max()) * int(np.abs(bv).sum(axis=-2).max())
+    else:
+        bound = int(np.abs(av).max()) * int(np.abs(bv).max()) * a.shape[-1]
+    if bound >= _F32_EXACT:
+        raise NotSupportedError(f"the sums may reach {bound}, beyond float32's exact integers")
+    acc = c.b.matmul(a, b)
+    mult = _scale(c, node.input[1]) * _scale(c, node.input[4]) / _scale(c, node.input[6])
+    out_dt = c.dtype(node.input[7]) if c.has(node, 7) else c.dtype(node.input[0])
+    return _requantize(c, acc, c.const(mult.reshape(-1)[0] if mult.size == 1 else mult),
+                       node.input[7] if c.has(node, 7) else None, out_dt)
+
+
+@_reg("QLinearConv")
+def _qlinear_conv(c, node, at):
+    x, xv = _int_operand_minus_zp(c, node, 0, 2)
+    wshape = list(c.vals[node.input[3]].shape)
+    w, wv = _int_operand_minus_zp(c, node, 3, 5, [wshape[0]] + [1] * (len(wshape) - 1))
+    if len(x.shape) != 4:
+        raise NotSupportedError("a QLinearConv other than 2-D")
+    if c.is_static(node.input[3]):
+        per_out = np.abs(wv).reshape(wv.shape[0], -1).sum(axis=1)
+        bound = int(np.abs(xv).max()) * int(per_out.max())
+    else:
+        bound = int(np.abs(xv).max()) * int(np.abs(wv).max()) * int(np.prod(wshape[1:]))
+    bias = None
+    if c.has(node, 8):
+        bv_ = c.static(node.input[8], "the bias").astype(np.int64)
+        bound += int(np.abs(bv_).max())
+        bias = c.const(bv_.astype(np.float32))
+    if bound >= _F32_EXACT:
+        raise NotSupportedError(f"the sums may reach {bound}, beyond float32's exact integers")
+    kernel = wshape[2:]
+    strides = list(at.get("strides", [1, 1]))
+    dil = list(at.get("dilations", [1, 1]))
+    pb, pe = _spatial_pads(at, list(x.shape[2:]), kernel, strides, dil)
+    opts = {"padding": _webnn_padding(pb, pe), "strides": strides, "dilations": dil,
+            "groups": int(at.get("group", 1))}
+    if bias is not None:
+        opts["bias"] = bias
+    acc = c.b.conv2d(x, w, **opts)
+    ws = _scale(c, node.input[4])
+    mult = _scale(c, node.input[1]) * ws / _scale(c, node.input[6])
+    m = c.const(mult.reshape(1, -1, 1, 1) if mult.size > 1 else mult.reshape(-1)[0])
+    out_dt = c.dtype(node.input[7]) if c.has(node, 7) else c.dtype(node.input[0])
+    return _requantize(c, acc, m, node.input[7] if c.has(node, 7) else None, out_dt)
