@@ -632,7 +632,7 @@ conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
     }
     /* the element type first: a float64 array for a float32 tensor is a
      * data type mismatch, whatever its byte length */
-    wnn_dtype t;
+    wnn_dtype t = WNN_DTYPE_COUNT;
     int r = format_dtype(view->format, view->itemsize, &t);
     if (r == FORMAT_BYTE_ORDER) {
         type_error("%s: argument '%s': the buffer's elements ('%s') are in "
