@@ -1818,6 +1818,107 @@ m_dispatch(PyObject *m, PyObject *args)
     return result;
 }
 
+/* compute(ctx, graph, inputs, outputs): the graph on the caller's arrays,
+ * in graph order (inputs: buffers; outputs: writable C-contiguous arrays),
+ * with the GIL released.  False when the backend's tensors are not host
+ * memory (the caller then goes through tensors). */
+static PyObject *
+m_compute(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *gcap, *ins, *outs;
+    if (!PyArg_ParseTuple(args, "OOO!O!:compute", &ccap, &gcap, &PyList_Type,
+                          &ins, &PyList_Type, &outs)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    if (!g) {
+        return NULL;
+    }
+    if (!wnn_context_host_storage(c)) {
+        Py_RETURN_FALSE;
+    }
+    uint32_t n_in = wnn_graph_num_inputs(g), n_out = wnn_graph_num_outputs(g);
+    if (PyList_GET_SIZE(ins) != (Py_ssize_t)n_in ||
+        PyList_GET_SIZE(outs) != (Py_ssize_t)n_out) {
+        return type_error("compute: %zd inputs and %zd outputs given, the "
+                          "graph has %u and %u", PyList_GET_SIZE(ins),
+                          PyList_GET_SIZE(outs), n_in, n_out);
+    }
+    /* private copies of the lists: getting a buffer may run Python code */
+    ins = PyList_GetSlice(ins, 0, n_in);
+    outs = ins ? PyList_GetSlice(outs, 0, n_out) : NULL;
+    uint32_t n = n_in + n_out;
+    Py_buffer *views = PyMem_Calloc((size_t)n + 1, sizeof(Py_buffer));
+    void **ptrs = PyMem_Calloc((size_t)n + 1, sizeof(void *));
+    void **copies = PyMem_Calloc((size_t)n + 1, sizeof(void *));
+    uint32_t got = 0;
+    PyObject *result = NULL;
+    if (!ins || !outs || !views || !ptrs || !copies) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    for (; got < n; got++) {
+        bool is_out = got >= n_in;
+        uint32_t i = is_out ? got - n_in : got;
+        const wnn_desc *d = is_out ? wnn_graph_output_desc(g, i)
+                                   : wnn_graph_input_desc(g, i);
+        const char *name = is_out ? wnn_graph_output_name(g, i)
+                                  : wnn_graph_input_name(g, i);
+        PyObject *obj = PyList_GET_ITEM(is_out ? outs : ins, i);
+        if (conv_buffer(obj, d, "compute", name, is_out, &views[got],
+                        &ptrs[got], &copies[got]) != 0) {
+            goto done;
+        }
+        size_t align = wnn_dtype_size(d->dtype);
+        if ((uintptr_t)ptrs[got] % align) {
+            if (is_out) {
+                PyBuffer_Release(&views[got]);
+                type_error("compute: output '%s': the array is not aligned",
+                           name);
+                goto done;
+            }
+            /* an unaligned view (np.frombuffer at an odd offset): a copy */
+            void *cp = PyMem_Malloc(views[got].len ? views[got].len : 1);
+            if (!cp) {
+                PyBuffer_Release(&views[got]);
+                PyErr_NoMemory();
+                goto done;
+            }
+            memcpy(cp, ptrs[got], (size_t)views[got].len);
+            PyMem_Free(copies[got]);
+            copies[got] = ptrs[got] = cp;
+        }
+    }
+    {
+        wnn_error err;
+        wnn_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = wnn_context_compute(c, g, n_in, (const void *const *)ptrs, n_out,
+                                 ptrs + n_in, &err);
+        Py_END_ALLOW_THREADS
+        if (st != WNN_OK) {
+            raise_error(m, &err);
+        } else {
+            result = Py_True;
+            Py_INCREF(result);
+        }
+    }
+done:
+    for (uint32_t i = 0; i < got; i++) {
+        PyBuffer_Release(&views[i]);
+        PyMem_Free(copies[i]);
+    }
+    PyMem_Free(views);
+    PyMem_Free(ptrs);
+    PyMem_Free(copies);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    return result;
+}
+
 /* ---- module ------------------------------------------------------------- */
 static PyMethodDef core_methods[] = {
     { "op_table", m_op_table, METH_NOARGS, "The operator registry (ops.def)." },
@@ -1842,6 +1943,7 @@ static PyMethodDef core_methods[] = {
     { "tensor_write", m_tensor_write, METH_VARARGS, NULL },
     { "tensor_read", m_tensor_read, METH_VARARGS, NULL },
     { "dispatch", m_dispatch, METH_VARARGS, NULL },
+    { "compute", m_compute, METH_VARARGS, NULL },
     { NULL, NULL, 0, NULL },
 };
 

@@ -93,7 +93,10 @@ spin_until(const atomic_uint *flag)
     }
 }
 
-typedef enum task_kind { T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH } task_kind;
+typedef enum task_kind {
+    T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH,
+    T_EXEC /* a graph on the caller's host buffers (compute) */
+} task_kind;
 
 typedef struct wnn_task {
     task_kind kind;
@@ -105,6 +108,8 @@ typedef struct wnn_task {
     wnn_tensor **tensors;       /* DISPATCH: inputs then outputs (refs) */
     uint32_t n_in, n_out;
     bool pinned;                /* DISPATCH: the tensors are pinned     */
+    void **ptrs;                /* EXEC: the inputs' then the outputs'
+                                   host buffers (the caller's)          */
     waiter *w;                  /* NULL when nobody waits               */
 } wnn_task;
 
@@ -182,6 +187,7 @@ task_free(wnn_task *t)
         wnn_tensor_release(t->tensors[i]);
     }
     free(t->tensors);
+    free(t->ptrs);
     waiter_release(t->w);
     free(t);
 }
@@ -274,6 +280,10 @@ run_task(wnn_context *c, wnn_task *t)
         break;
     case T_FLUSH:
         be->iface->synchronize(be);
+        break;
+    case T_EXEC:
+        st = be->iface->execute(be, t->graph, t->graph->compiled, t->ptrs,
+                                t->ptrs + t->n_in, &err);
         break;
     }
     if (t->w) {
@@ -819,6 +829,61 @@ match_tensors(const char *what, uint32_t n, const char *const *names,
         sorted[j] = tensors[i];
     }
     return WNN_OK;
+}
+
+bool
+wnn_context_host_storage(const wnn_context *c)
+{
+    return c->backend->iface->host_storage;
+}
+
+/* compute(): the graph on the caller's arrays, no tensors in between. */
+wnn_status
+wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                    const void *const *in, uint32_t n_out, void *const *out,
+                    wnn_error *err)
+{
+    if (g->ctx != c) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "graph",
+                         "the graph belongs to another context");
+    }
+    if (wnn_graph_is_destroyed(g) || wnn_context_is_lost(c)) {
+        return wnn_failk(err, WNN_INVALID_STATE, "compute", NULL, "graph",
+                         wnn_context_is_lost(c) ? "the context is lost"
+                                                : "the graph is destroyed");
+    }
+    if (!c->backend->iface->host_storage) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "compute", NULL, NULL,
+                         "the %s backend's tensors are not host memory",
+                         c->backend->iface->name);
+    }
+    if (n_in != g->n_inputs || n_out != g->n_outputs) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "inputs",
+                         "%u inputs and %u outputs given, the graph has %u "
+                         "and %u", n_in, n_out, g->n_inputs, g->n_outputs);
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    void **ptrs = malloc(sizeof(void *) * ((size_t)n_in + n_out + 1));
+    if (!task || !ptrs) {
+        free(task);
+        free(ptrs);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "compute", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        ptrs[i] = (void *)in[i];
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        ptrs[n_in + i] = out[i];
+    }
+    task->kind = T_EXEC;
+    task->graph = g;
+    wnn_graph_retain(g);
+    task->ptrs = ptrs;
+    task->n_in = n_in;
+    task->n_out = n_out;
+    /* the caller waits: its buffers outlive the task's use of them */
+    return enqueue_wait(c, task, "compute", err);
 }
 
 /* #api-mlcontext-dispatch */
