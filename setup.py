@@ -1,55 +1,136 @@
 """Builds webnn._core: the C core (csrc/) and the CPython layer
-(webnn/_webnn.c) in one extension, linked against BLIS (Debian's
-libblis-dev); the CPU kernels thread on their own pool (csrc/cpu/pool.c),
-OpenMP is only used for `#pragma omp simd` (-fopenmp-simd, no runtime).
+(webnn/_webnn.c) in one extension, linked against BLIS; the CPU kernels
+thread on their own pool (csrc/cpu/pool.c), OpenMP is only used for
+`#pragma omp simd` (-fopenmp-simd, no runtime).
+
+BLIS is looked for, in this order (the first that has blis.h wins):
+  BLIS_DIR=<prefix>      a BLIS installation: <prefix>/include[/blis]/blis.h and
+                         <prefix>/lib[64]/libblis.so (also a `make install` of BLIS);
+                         the library's folder goes into the extension's RUNPATH
+  WEBNN_BLIS_PREFIX=<d>  a folder holding Debian's BLIS packages unpacked with
+                         `dpkg -x` (usr/include/..., usr/lib/...), for hosts
+                         without libblis-dev (scripts/gpu_check.sh)
+  $CONDA_PREFIX          an active conda environment with conda-forge's `blis`
+  the system             /usr/include[/<multiarch>][/blis], /usr/local/include[/blis],
+                         $CPATH, $C_INCLUDE_PATH (Debian/Ubuntu libblis-dev,
+                         Fedora blis-devel, a BLIS built from source)
+Without it, the build stops at once with a message that says what to install.
 
 The CUDA backend (kernels_cuda/) is a separate shared object,
 webnn/libwebnn_cuda.so, loaded at run time (dlopen) only when a GPU is asked
 for, so the core never links against CUDA.  `build_ext` builds it after the
 core with kernels_cuda/build_cuda.py when nvcc is found ($NVCC,
 $CUDA_HOME/bin/nvcc, nvcc on PATH, or /usr/local/cuda/bin/nvcc): sm_90 code
-plus compute_90 PTX, linked with -lcudart -lcublas.  Without nvcc (or with
-WEBNN_NO_CUDA=1) the step is skipped with a message; with nvcc, a compile or
-link error fails the build.  See build_cuda.py for its variables
-(WEBNN_NO_CUDA, NVCC, CUDA_HOME, WEBNN_CUDA_ARCHS, WEBNN_NVCC_FLAGS).
+plus compute_90 PTX, linked with -lcudart -lcublas and a RUNPATH into the
+environment's NVIDIA wheels (`pip install webnn[cuda]`), never into the
+build machine's CUDA.  Without nvcc (or with WEBNN_NO_CUDA=1) the step is
+skipped with a message; with nvcc, a compile or link error fails the build.
+See build_cuda.py for its variables (WEBNN_NO_CUDA, NVCC, CUDA_HOME,
+WEBNN_CUDA_ARCHS, WEBNN_NVCC_FLAGS).
 
-Environment:
-  WEBNN_BLIS_PREFIX      a folder holding Debian's BLIS packages unpacked with
-                         `dpkg -x` (usr/include/..., usr/lib/...), for hosts
-                         without libblis-dev (scripts/gpu_check.sh)
+Other environment:
   WEBNN_SANITIZE=1       ASan + UBSan build of the core
+
+The version is webnn/_version.py's (pyproject.toml: dynamic).  MANIFEST.in
+lists what the sdist carries; the wheel carries no C sources.
 """
 import glob
 import os
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class BlisNotFound(Exception):
+    pass
+
+
+INSTALL_BLIS = """\
+webnn needs BLIS (https://github.com/flame/blis) to build its CPU backend, and {what}.
+Install it:
+  Debian/Ubuntu:  sudo apt-get install libblis-dev
+  Fedora/RHEL:    sudo dnf install blis-devel
+  conda:          conda install -c conda-forge blis    (then build inside that environment)
+or point at an installation (a prefix with include/blis.h or include/blis/blis.h and
+lib/libblis.so):
+  BLIS_DIR=/path/to/blis pip install webnn-<version>.tar.gz
+Or install the prebuilt wheel, which carries its own BLIS: pip install webnn"""
+
+
+def _blis_h_dir(inc):
+    for d in (inc, os.path.join(inc, "blis")):
+        if os.path.isfile(os.path.join(d, "blis.h")):
+            return d
+    return None
+
+
+def _lib_dir(prefix):
+    for sub in ("lib", "lib64", os.path.join("lib", sysconfig.get_config_var("MULTIARCH") or "")):
+        d = os.path.join(prefix, sub)
+        if glob.glob(os.path.join(d, "libblis.so*")) or os.path.isfile(os.path.join(d, "libblis.a")):
+            return d
+    return None
+
+
+def find_blis(environ=os.environ, system_includes=None):
+    """(include_dirs, library_dirs, runtime_dirs) for BLIS, or BlisNotFound
+    with a message that says what to install."""
+    blis_dir = environ.get("BLIS_DIR")
+    if blis_dir:
+        p = os.path.abspath(blis_dir)
+        inc = _blis_h_dir(os.path.join(p, "include"))
+        lib = _lib_dir(p)
+        if not inc or not lib:
+            raise BlisNotFound(INSTALL_BLIS.format(
+                what=f"BLIS_DIR={blis_dir} has no "
+                     + ("include/blis.h (nor include/blis/blis.h)" if not inc else
+                        "lib/libblis.so (nor lib64/)")))
+        return [inc], [lib], [lib]
+    blis_prefix = environ.get("WEBNN_BLIS_PREFIX")
+    if blis_prefix:
+        # Debian's layout: the OpenMP flavour under blis-openmp/ (the plain
+        # paths are update-alternatives links, which dpkg -x does not make).
+        p = os.path.abspath(blis_prefix)
+        incs, libs = [], []
+        for flavour in ("blis-openmp", "blis-pthread", "blis-serial", ""):
+            inc = os.path.join(p, "usr/include/x86_64-linux-gnu", flavour)
+            lib = os.path.join(p, "usr/lib/x86_64-linux-gnu", flavour)
+            if os.path.isfile(os.path.join(inc, "blis.h")):
+                incs.append(inc)
+            if glob.glob(os.path.join(lib, "libblis.so*")):
+                libs.append(lib)
+        if not incs or not libs:
+            raise BlisNotFound(INSTALL_BLIS.format(
+                what=f"WEBNN_BLIS_PREFIX={blis_prefix} has no blis.h and libblis.so under "
+                     f"{p}/usr/{{include,lib}}/x86_64-linux-gnu/blis-*"))
+        return incs, libs, libs
+    conda = environ.get("CONDA_PREFIX")
+    if conda:
+        inc = _blis_h_dir(os.path.join(conda, "include"))
+        lib = _lib_dir(conda)
+        if inc and lib:
+            return [inc], [lib], [lib]
+    if system_includes is None:
+        multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+        system_includes = ["/usr/include", f"/usr/include/{multiarch}", "/usr/local/include"]
+        for var in ("CPATH", "C_INCLUDE_PATH"):
+            system_includes += [d for d in environ.get(var, "").split(os.pathsep) if d]
+    for d in system_includes:
+        inc = _blis_h_dir(d)
+        if inc:
+            return [inc], [], []
+    raise BlisNotFound(INSTALL_BLIS.format(
+        what="blis.h was not found (looked in BLIS_DIR, WEBNN_BLIS_PREFIX, $CONDA_PREFIX, "
+             + ", ".join(system_includes) + ")"))
+
+
 core_sources = sorted(glob.glob(os.path.join("csrc", "**", "*.c"), recursive=True))
 core_sources = [s for s in core_sources if os.sep + "tests" + os.sep not in s
                 and os.sep + "fuzz" + os.sep not in s]
-
-include_dirs = ["csrc/include", "/usr/include/x86_64-linux-gnu"]
-library_dirs = []
-runtime_dirs = []
-blis_prefix = os.environ.get("WEBNN_BLIS_PREFIX")
-if blis_prefix:
-    # Debian's layout: the OpenMP flavour under blis-openmp/ (the plain
-    # paths are update-alternatives links, which dpkg -x does not make).
-    p = os.path.abspath(blis_prefix)
-    for flavour in ("blis-openmp", "blis-pthread", "blis-serial", ""):
-        inc = os.path.join(p, "usr/include/x86_64-linux-gnu", flavour)
-        lib = os.path.join(p, "usr/lib/x86_64-linux-gnu", flavour)
-        if os.path.isfile(os.path.join(inc, "blis.h")):
-            include_dirs.insert(1, inc)
-        if glob.glob(os.path.join(lib, "libblis.so*")):
-            library_dirs.append(lib)
-            runtime_dirs.append(lib)
-    if not library_dirs:
-        sys.exit(f"WEBNN_BLIS_PREFIX={blis_prefix}: no libblis.so under "
-                 f"{p}/usr/lib/x86_64-linux-gnu/blis-*")
 
 extra_compile = ["-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fvisibility=hidden",
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
@@ -61,28 +142,35 @@ if os.environ.get("WEBNN_SANITIZE"):
 core = Extension(
     "webnn._core",
     sources=core_sources + ["webnn/_webnn.c"],
-    include_dirs=include_dirs,
-    library_dirs=library_dirs,
-    runtime_library_dirs=runtime_dirs,
+    include_dirs=["csrc/include"],
     libraries=["blis", "m", "pthread", "dl"],
     extra_compile_args=extra_compile,
     extra_link_args=extra_link,
 )
 
 
-# ---- the CUDA backend (kernels_cuda/build_cuda.py) ------------------------------
-sys.path.insert(0, os.path.join(HERE, "kernels_cuda"))
-import build_cuda  # noqa: E402
-
-
 class BuildExtWithCuda(build_ext):
-    """build_ext, then kernels_cuda/ into libwebnn_cuda.so next to the core."""
+    """build_ext: BLIS found (or a clear message), the core, then kernels_cuda/
+    into libwebnn_cuda.so next to the core."""
 
     def run(self):
+        try:
+            incs, libs, rpaths = find_blis()
+        except BlisNotFound as e:
+            sys.stderr.write("\n" + str(e) + "\n\n")
+            sys.exit("webnn: BLIS was not found (see above)")
+        for ext in self.extensions:
+            ext.include_dirs = ext.include_dirs + [d for d in incs if d not in ext.include_dirs]
+            ext.library_dirs = ext.library_dirs + libs
+            ext.runtime_library_dirs = ext.runtime_library_dirs + rpaths
         super().run()
+        # the CUDA backend (kernels_cuda/build_cuda.py)
+        sys.path.insert(0, os.path.join(HERE, "kernels_cuda"))
+        import build_cuda
         out_dir = os.path.dirname(self.get_ext_fullpath("webnn._core"))
         build_cuda.build(os.path.join(out_dir, build_cuda.CUDA_LIB),
                          os.path.join(os.path.abspath(self.build_temp), "cuda"))
 
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildExtWithCuda})
+if __name__ == "__main__":
+    setup(ext_modules=[core], cmdclass={"build_ext": BuildExtWithCuda})
