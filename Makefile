@@ -15,7 +15,7 @@ CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path '
 
 .PHONY: all deps venv build demo test test-c test-py test-asan bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
-        test-packaging test-pythons
+        test-packaging test-pythons check-cuda-wheels
 
 all: build
 
@@ -89,6 +89,12 @@ test-sdist: build
 	tests/packaging/test_sdist.sh $(PY)
 
 test-packaging: test-wheel test-sdist
+
+# By hand (about 1 GB from PyPI; root): `pip install webnn[cuda]` from dist/'s
+# wheel, the GPU backend shown to load NVIDIA's wheels with the system's CUDA
+# hidden (NVIDIA_WHEELS=<folder of nvidia-*.whl> installs from there instead).
+check-cuda-wheels: wheel
+	tests/packaging/check_cuda_wheels.sh $(NVIDIA_WHEELS)
 
 # Build and test on Python 3.10, 3.12 and 3.13 (pyenv's or python3.X on PATH):
 # tests/api tests/wpt tests/models tests/validation tests/packaging on each
