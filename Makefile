@@ -98,9 +98,10 @@ check-cuda-wheels: wheel
 
 # Build and test on Python 3.10, 3.12 and 3.13 (pyenv's or python3.X on PATH):
 # tests/api tests/wpt tests/models tests/validation tests/packaging on each
-# (the whole suite runs on .venv's Python, 3.11, in test-py).
+# (the whole suite runs on .venv's Python, 3.11, in test-py); after `build`, whose
+# objects of the core the builds reuse where the compiler flags match.
 PY_VERSIONS ?= 3.10 3.12 3.13
-test-pythons: deps
+test-pythons: build
 	tests/packaging/test_pythons.sh $(PY_VERSIONS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
