@@ -159,7 +159,8 @@ core = Extension(
 def _codegen_key(cmd):
     """The compile command without warning flags (-W...): objects compiled by
     commands with the same key are the same code."""
-    return repr([a for a in cmd if not (a.startswith("-W") and not a.startswith("-Wl,"))])
+    return repr([a for a in cmd
+                 if not (a.startswith("-W") and not a.startswith(("-Wl,", "-Wa,", "-Wp,")))])
 
 
 def _parallel_incremental_compile(compiler, python_includes, depends):
