@@ -1,4 +1,5 @@
-"""`import webnn`: fast, loads no GPU library, and on a broken install says
+"""`import webnn` loads no GPU library (its time is measured by
+benchmarks/bench_import.py, not asserted here), and on a broken install says
 which library is missing.  Each case runs in a fresh interpreter."""
 import os
 import pathlib
@@ -51,19 +52,6 @@ def test_import_and_cpu_work_load_no_gpu_library():
         assert any("_core" in p for p in libs)
         bad = [p for p in libs if re.search(r"libwebnn_cuda|libcudart|libcublas|libcudnn|libcuda\.so", p)]
         assert not bad, f"a GPU library is loaded without a GPU context: {bad}"
-
-
-def test_import_time():
-    """benchmarks/bench_import.py measures it (target < 0.2 s with NumPy
-    imported); here a loose bound that a loaded CI machine still meets."""
-    r = run("""
-        import time, numpy
-        t = time.perf_counter()
-        import webnn
-        print(time.perf_counter() - t)
-    """)
-    assert r.returncode == 0, r.stderr
-    assert float(r.stdout) < 1.0, f"import webnn took {r.stdout} s"
 
 
 @pytest.fixture
