@@ -4,7 +4,6 @@ rule of the spec is checked in the core, which raises through webnn._core.
 
 The MLGraphBuilder operator methods are generated from the core's operator
 table (csrc/ops/ops.def), so adding an operator adds no code here."""
-import asyncio
 import concurrent.futures
 import re
 import types
@@ -99,6 +98,8 @@ def _options(options, kw, method):
 
 
 async def _in_thread(fn, *args):
+    import asyncio  # here, not at import: asyncio is most of `import webnn`'s time
+
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
