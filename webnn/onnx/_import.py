@@ -611,7 +611,6 @@ _WHY = {
     "RegexFullMatch": "strings are not a WebNN data type",
     "StringConcat": "strings are not a WebNN data type",
     "StringSplit": "strings are not a WebNN data type",
-    "TopK": "WebNN has no top-k / sort operator",
 }
 
 
@@ -3111,3 +3110,44 @@ def _qlinear_conv(c, node, at):
     m = c.const(mult.reshape(1, -1, 1, 1) if mult.size > 1 else mult.reshape(-1)[0])
     out_dt = c.dtype(node.input[7]) if c.has(node, 7) else c.dtype(node.input[0])
     return _requantize(c, acc, m, node.input[7] if c.has(node, 7) else None, out_dt)
+
+
+@_reg("TopK")
+def _topk(c, node, at):
+    """Top-k by ranks: each element's rank is the count of elements before it
+    in the order (pairwise comparisons, ties by lower index, exact); output
+    p is the element of rank p (argMax of rank == p)."""
+    x = c.opnd(node.input[0])
+    rank_ = len(x.shape)
+    axis = _norm_axis(at.get("axis", -1), rank_)
+    if c.opset < 10:
+        k = int(at["k"])
+    else:
+        k = c.ints(node.input[1], "k")[0]
+    n = x.shape[axis]
+    if not 0 < k <= n:
+        raise NotSupportedError(f"k = {k} for an axis of {n}")
+    if n > 4096:
+        raise NotSupportedError(f"an axis of {n} (pairwise ranks up to 4096)")
+    largest = bool(at.get("largest", 1))
+    perm = [i for i in range(rank_) if i != axis] + [axis]
+    xa = c.b.transpose(x, permutation=perm) if axis != rank_ - 1 else x
+    lead = list(xa.shape[:-1])
+    a = c.b.reshape(xa, lead + [n, 1])
+    b = c.b.reshape(xa, lead + [1, n])
+    before = c.b.greater(b, a) if largest else c.b.lesser(b, a)      # [.., i, j]: j before i
+    lower = c.const((np.arange(n).reshape(1, n) < np.arange(n).reshape(n, 1)).astype(np.uint8))
+    tie = c.b.logical_and(c.b.equal(b, a), lower)
+    count = c.b.add(c.b.cast(before, "int32"), c.b.cast(tie, "int32"))
+    ranks = c.b.reduce_sum(count, axes=[len(lead) + 1])                # [.., n]
+    iota = c.const(np.arange(k, dtype=np.int32).reshape(k, 1))
+    hit = c.b.equal(c.b.reshape(ranks, lead + [1, n]), iota)           # [.., k, n]
+    idx = c.b.arg_max(hit, len(lead) + 1, output_data_type="int64")    # [.., k]
+    vals = c.b.gather_elements(xa, idx, axis=len(lead))
+    if axis != rank_ - 1:
+        inv = [0] * rank_
+        for i, p_ in enumerate(perm):
+            inv[p_] = i
+        vals = c.b.transpose(vals, permutation=inv)
+        idx = c.b.transpose(idx, permutation=inv)
+    return [vals, idx]
