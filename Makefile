@@ -26,11 +26,12 @@ deps:
 	fi
 
 # Bump the stamp's name when the list of packages changes.
-STAMP := $(VENV)/.deps-2
+STAMP := $(VENV)/.deps-3
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel
+	$(PY) -m pip install -q graphviz mypy nbclient nbformat ipykernel matplotlib "sphinx>=7"
 	touch $@
 
 venv: $(STAMP)
