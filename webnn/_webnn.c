@@ -681,6 +681,9 @@ conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
 }
 
 /* ---- module functions: operators table ---------------------------------- */
+/* ops_internal.h's WNN_LIST_OR_ONE: a list field's `def` when the IDL type
+ * is a union of one value or a sequence */
+#define WNN_LIST_OR_ONE_VALUE 1
 static const char *const field_type_names[] = {
     "double", "number", "bool", "u32", "i32", "u32_list", "i32_list",
     "dtype", "enum", "enum_list", "operand", "f32_list",
@@ -785,11 +788,23 @@ m_op_table(PyObject *m, PyObject *noargs)
         PyObject *fields = PyList_New(info->fields->n);
         /* the kind of each field ("u32", "enum", ...), for generic tests */
         PyObject *ftypes = PyList_New(info->fields->n);
+        /* fields that the IDL also takes as one integer (split's `unsigned
+         * long or sequence<unsigned long>`) */
+        PyObject *or_one = PyList_New(0);
         for (uint32_t i = 0; ftypes && i < info->fields->n; i++) {
-            unsigned t = (unsigned)info->fields->f[i].type;
+            const wnn_field *f = &info->fields->f[i];
+            unsigned t = (unsigned)f->type;
             PyList_SET_ITEM(ftypes, i, PyUnicode_FromString(
                 t < sizeof(field_type_names) / sizeof(field_type_names[0])
                     ? field_type_names[t] : "?"));
+            if (or_one && (f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST) &&
+                f->def == WNN_LIST_OR_ONE_VALUE) {
+                PyObject *s = PyUnicode_FromString(f->snake);
+                if (!s || PyList_Append(or_one, s) != 0) {
+                    Py_CLEAR(or_one);
+                }
+                Py_XDECREF(s);
+            }
         }
         for (uint32_t i = 0; fields && i < info->fields->n; i++) {
             const wnn_field *f = &info->fields->f[i];
@@ -818,15 +833,16 @@ m_op_table(PyObject *m, PyObject *noargs)
         }
         PyObject *params = params_obj((wnn_op)op);
         PyObject *lim = limits_obj(info->limits);
-        bool ok = fields && lim && ftypes && defaults && params;
+        bool ok = fields && lim && ftypes && defaults && params && or_one;
         PyObject *row = ok
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
                                             "id", op, "camel", info->camel,
                                             "snake", info->snake, "signature",
                                             info->signature, "fields", fields,
                                             "field_types", ftypes,
                                             "defaults", defaults,
                                             "params", params,
+                                            "list_or_one", or_one,
                                             "limits", lim, "returns_list",
                                             wnn_op_params_get((wnn_op)op)->returns_list
                                                 ? Py_True : Py_False,
@@ -838,6 +854,7 @@ m_op_table(PyObject *m, PyObject *noargs)
             Py_XDECREF(ftypes);
             Py_XDECREF(defaults);
             Py_XDECREF(params);
+            Py_XDECREF(or_one);
             Py_XDECREF(lim);
         }
         if (!row) {
