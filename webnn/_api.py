@@ -485,8 +485,11 @@ class MLContext:
             what = f"compute: input {name!r}"
             v = _as_data(inputs[name], what)
             _check_dtype(v, dt, what)
+            # (one element for a one-element input is accepted whatever its
+            # shape: np.ascontiguousarray makes 0-d arrays 1-d)
             if isinstance(v, np.ndarray) and v.dtype == DATA_TYPES[dt] and \
-                    tuple(v.shape) != tuple(shape):
+                    tuple(v.shape) != tuple(shape) and not (v.size == 1 and
+                                                            int(np.prod(shape)) == 1):
                 raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
                                 f"graph's input shape {tuple(shape)}")
             data[name] = v
