@@ -19,7 +19,7 @@ import os as _os
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "20000"
 
-from ._api import (DATA_TYPES, ML, OPERATORS, MLContext, MLGraph,
+from ._api import (DATA_TYPES, ML, OPERATORS, DataType, MLContext, MLGraph,
                    MLGraphBuilder, MLOperand, MLTensor, ml)
 from ._errors import (AbortError, DataError, DOMException, InvalidStateError,
                       NotSupportedError, OperationError, SecurityError,
@@ -31,5 +31,5 @@ __all__ = [
     "ml", "ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor",
     "DOMException", "InvalidStateError", "DataError", "NotSupportedError",
     "OperationError", "UnknownError", "AbortError", "SecurityError",
-    "DATA_TYPES", "OPERATORS",
+    "DATA_TYPES", "OPERATORS", "DataType",
 ]

@@ -10,6 +10,7 @@ import inspect
 import re
 import sys
 import types
+from typing import Literal
 
 import numpy as np
 
@@ -36,6 +37,8 @@ DATA_TYPES = {
     "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),
 }
 _NP_TO_DT = {v: k for k, v in DATA_TYPES.items()}
+#: The spec's MLOperandDataType, for annotations.
+DataType = Literal["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
 
 
 def snake_case(name):
