@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-asan bench clean \
+.PHONY: all deps venv build demo test test-c test-py test-asan bench clean test-types test-notebooks docs \
         gpu-deps gpu-check test-cuda-emu bench-gpu
 
 all: build
@@ -64,7 +64,24 @@ test-py: build
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
 # bounded fuzzing run, everything under ASan + UBSan, then the Python suite
 # (whose summary line ends the output).
-test: test-c fuzz test-asan test-py
+test: test-c fuzz test-asan test-types test-notebooks docs test-py
+
+# Types: the committed stubs are what scripts/gen_stubs.py makes from the
+# operator table; examples/ and notebooks/ pass mypy --strict.
+test-types: build
+	$(PY) scripts/gen_stubs.py --check
+	$(PY) -m mypy --strict --cache-dir build/mypy-cache examples/
+	$(PY) scripts/typecheck_notebooks.py
+
+# The notebooks, top to bottom (nbclient; a failing cell fails), stored
+# without outputs.
+test-notebooks: build
+	$(PY) scripts/run_notebooks.py
+
+# The API reference (docs/, Sphinx autodoc), every warning an error;
+# the HTML goes to build/docs/.
+docs: build
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the
@@ -79,7 +96,8 @@ test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
 	rm -rf build/asan && mkdir -p build/asan/webnn
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
-	cp webnn/*.py build/asan/webnn/
+	cp webnn/*.py webnn/*.pyi webnn/py.typed build/asan/webnn/
+	cp -r webnn/testing build/asan/webnn/
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
