@@ -193,8 +193,9 @@ def _has_buffer(obj):
 def _check_dtype(a, dt, what):
     """An ndarray given for data of MLOperandDataType dt: its dtype must be
     dt's, or uint8 (raw bytes, as the spec's Uint8Array)."""
-    if isinstance(a, np.ndarray) and a.dtype != DATA_TYPES[dt] and a.dtype != np.uint8:
-        got = _NP_TO_DT.get(np.dtype(a.dtype.newbyteorder("=")), str(a.dtype))
+    native = a.dtype.newbyteorder("=") if isinstance(a, np.ndarray) else None
+    if native is not None and native != DATA_TYPES[dt] and native != np.uint8:
+        got = _NP_TO_DT.get(native, str(a.dtype))
         raise TypeError(f"{what}: data type {got} does not match the expected data type "
                         f"{dt} (cast it first, e.g. a.astype(np.{DATA_TYPES[dt].name}))")
 
@@ -418,6 +419,14 @@ class MLContext:
         """
         h = self._tensor(tensor, "readTensor")
         if output_data is not None:
+            if isinstance(output_data, np.ndarray):
+                _check_dtype(output_data, tensor._dt, "readTensor: argument 'outputData'")
+                if not output_data.dtype.isnative:
+                    # read in native order, then store in the array's own
+                    tmp = np.empty(output_data.shape, output_data.dtype.newbyteorder("="))
+                    _core.tensor_read(self._h, h, tmp)
+                    output_data[...] = tmp
+                    return None
             _core.tensor_read(self._h, h, output_data)
             return None
         dt, shape, readable, _, _, destroyed = _core.tensor_info(h)

@@ -85,6 +85,17 @@ def test_big_endian_everywhere(ctx):
     np.testing.assert_array_equal(ctx.compute(g, {})["y"], X)
 
 
+def test_read_into_any_byte_order(ctx):
+    t = ctx.create_tensor({"dataType": "float32", "shape": [2, 3], "readable": True,
+                           "writable": True})
+    ctx.write_tensor(t, X)
+    big = np.zeros((2, 3), ">f4")
+    ctx.read_tensor(t, big)
+    np.testing.assert_array_equal(big, X)
+    with raises(TypeError, "readTensor", "float64", "float32"):
+        ctx.read_tensor(t, np.zeros((2, 3), np.float64))
+
+
 def test_compute_rejects_a_wrong_shape(ctx, graph):
     with raises(TypeError, "compute", "'x'", "(3, 2)", "(2, 3)"):
         ctx.compute(graph, {"x": X.reshape(3, 2)})
