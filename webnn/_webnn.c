@@ -835,10 +835,9 @@ m_op_table(PyObject *m, PyObject *noargs)
         PyObject *lim = limits_obj(info->limits);
         bool ok = fields && lim && ftypes && defaults && params && or_one;
         PyObject *row = ok
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
                                             "id", op, "camel", info->camel,
-                                            "snake", info->snake, "signature",
-                                            info->signature, "fields", fields,
+                                            "snake", info->snake, "fields", fields,
                                             "field_types", ftypes,
                                             "defaults", defaults,
                                             "params", params,
