@@ -30,7 +30,8 @@ def clean(text):
     t = re.sub(r"</?(dfn|code|var|em|strong|span|b|i)[^>]*>", "", t)
     t = re.sub(r"<[^>]+>", "", t)
     t = re.sub(r"\b\w+\([^()]*\)/(\w+)", r"\1", t)   # "where(c, t, f, options)/trueValue"
-    t = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"\1", t)  # *emphasis*
+    # *emphasis*, which may hold a product: *[numDirections, 4 * hiddenSize]*
+    t = re.sub(r"(?<![\w*])\*(?=\S)((?:[^*]| \* )+?)(?<=\S)\*(?![\w*])", r"\1", t)
     t = re.sub(r"\s+", " ", t).strip()
     return t.lstrip(":- ").strip()
 

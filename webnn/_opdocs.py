@@ -503,20 +503,20 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                        'input': 'an MLOperand. The input 3-D tensor of shape [steps, batchSize, '
                                 'inputSize].',
                        'recurrentWeight': 'an MLOperand. The 3-D recurrent weight tensor of shape '
-                                          '[numDirections, 3 hiddenSize, hiddenSize]*. The '
+                                          '[numDirections, 3 * hiddenSize, hiddenSize]. The '
                                           'ordering of the weight vectors in the second dimension '
                                           'of the tensor shape is specified according to layout.',
                        'steps': 'an unsigned long scalar. The number of time steps in the '
                                 'recurrent network. The value must be greater than 0.',
                        'weight': 'an MLOperand. The 3-D input weight tensor of shape '
-                                 '[numDirections, 3 hiddenSize, inputSize]*. The ordering of the '
+                                 '[numDirections, 3 * hiddenSize, inputSize]. The ordering of the '
                                  'weight vectors in the second dimension of the tensor shape is '
                                  'specified according to layout.'},
          'options': {'activations': 'Specifies a pair of activation functions with the first '
                                     'function used for the update and reset gate, and the second '
                                     'used for the new gate. When not specified, defaults to the '
                                     'sigmoid and tanh functions, respectively.',
-                     'bias': 'The 2-D input bias tensor of shape [numDirections, 3 hiddenSize]*. '
+                     'bias': 'The 2-D input bias tensor of shape [numDirections, 3 * hiddenSize]. '
                              'The ordering of the bias vectors in the second dimension of the '
                              'tensor shape is specified according to layout.',
                      'direction': 'The processing direction of the input sequence. When set to '
@@ -534,10 +534,10 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                                'tensor shape.',
                      'output0': 'MLTensorLimits for all the output operands[0].',
                      'output1': 'MLTensorLimits for all the output operands[1].',
-                     'recurrentBias': 'The 2-D recurrent bias tensor of shape [numDirections, 3 '
-                                      'hiddenSize]*. The ordering of the bias vectors in the '
-                                      'second dimension of the tensor shape is specified according '
-                                      'to layout.',
+                     'recurrentBias': 'The 2-D recurrent bias tensor of shape [numDirections, 3 * '
+                                      'hiddenSize]. The ordering of the bias vectors in the second '
+                                      'dimension of the tensor shape is specified according to '
+                                      'layout.',
                      'recurrentWeight': 'MLTensorLimits for recurrentWeight operand.',
                      'resetAfter': 'Indicates whether to apply the reset gate after or before '
                                    'matrix multiplication.',
@@ -564,20 +564,20 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                            'input': 'an MLOperand. The input 2-D tensor of shape [batchSize, '
                                     'inputSize].',
                            'recurrentWeight': 'an MLOperand. The 2-D recurrent weight tensor of '
-                                              'shape [3 hiddenSize, hiddenSize]*. The ordering of '
+                                              'shape [3 * hiddenSize, hiddenSize]. The ordering of '
                                               'the weight vectors in the first dimension of the '
                                               'tensor shape is specified according to layout.',
-                           'weight': 'an MLOperand. The 2-D input weight tensor of shape [3 '
-                                     'hiddenSize, inputSize]*. The ordering of the weight vectors '
+                           'weight': 'an MLOperand. The 2-D input weight tensor of shape [3 * '
+                                     'hiddenSize, inputSize]. The ordering of the weight vectors '
                                      'in the first dimension of the tensor shape is specified '
                                      'according to layout.'},
              'options': {'activations': 'Specifies a pair of activation functions with the first '
                                         'function used for the update and reset gate, and the '
                                         'second used for the new gate. When not specified, '
                                         'defaults to the sigmoid and tanh functions, respectively.',
-                         'bias': 'The 1-D input bias tensor of shape [3 hiddenSize]*. The ordering '
-                                 'of the bias vectors in the second dimension of the tensor shape '
-                                 'is specified according to layout.',
+                         'bias': 'The 1-D input bias tensor of shape [3 * hiddenSize]. The '
+                                 'ordering of the bias vectors in the second dimension of the '
+                                 'tensor shape is specified according to layout.',
                          'hiddenState': 'MLTensorLimits for hiddenState operand.',
                          'input': 'MLTensorLimits for input operand.',
                          'layout': 'The ordering of the weight and bias vectors for the internal '
@@ -585,10 +585,10 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                                    '`new (n)` gate, as indicated in the second dimension of the '
                                    'weight and bias tensor shape.',
                          'output': 'MLTensorLimits for output operand.',
-                         'recurrentBias': 'The 1-D recurrent bias tensor of shape [3 hiddenSize]*. '
-                                          'The ordering of the bias vectors in the second '
-                                          'dimension of the tensor shape is specified according to '
-                                          'layout.',
+                         'recurrentBias': 'The 1-D recurrent bias tensor of shape [3 * '
+                                          'hiddenSize]. The ordering of the bias vectors in the '
+                                          'second dimension of the tensor shape is specified '
+                                          'according to layout.',
                          'recurrentWeight': 'MLTensorLimits for recurrentWeight operand.',
                          'resetAfter': 'Indicates whether to apply the reset gate after or before '
                                        'matrix multiplication.',
@@ -841,13 +841,13 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                         'input': 'an MLOperand. The input 3-D tensor of shape [steps, batchSize, '
                                  'inputSize].',
                         'recurrentWeight': 'an MLOperand. The 3-D recurrent weight tensor of shape '
-                                           '[numDirections, 4 hiddenSize, hiddenSize]*. The '
+                                           '[numDirections, 4 * hiddenSize, hiddenSize]. The '
                                            'ordering of the weight vectors in the second dimension '
                                            'of the tensor shape is specified according to layout.',
                         'steps': 'an unsigned long scalar. The number of time steps in the '
                                  'recurrent network. The value must be greater than 0.',
                         'weight': 'an MLOperand. The 3-D input weight tensor of shape '
-                                  '[numDirections, 4 hiddenSize, inputSize]*. The ordering of the '
+                                  '[numDirections, 4 * hiddenSize, inputSize]. The ordering of the '
                                   'weight vectors in the second dimension of the tensor shape is '
                                   'specified according to layout.'},
           'options': {'activations': 'A list of three activation functions, the first one is used '
@@ -857,7 +857,7 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                                      'with the result of the output gate to form the output hidden '
                                      'state. When not specified, defaults to a sequence of the '
                                      'sigmoid, tanh, and tanh functions, respectively.',
-                      'bias': 'The 2-D input bias tensor of shape [numDirections, 4 hiddenSize]*. '
+                      'bias': 'The 2-D input bias tensor of shape [numDirections, 4 * hiddenSize]. '
                               'The ordering of the bias vectors in the second dimension of the '
                               'tensor shape is specified according to layout.',
                       'direction': 'The processing direction of the input sequence. When set to '
@@ -881,13 +881,13 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                       'output1': 'MLTensorLimits for all the output operands[1].',
                       'output2': 'MLTensorLimits for all the output operands[2].',
                       'peepholeWeight': 'The 2-D weight tensor for peepholes of shape '
-                                        '[numDirections, 3 hiddenSize]*. The pack ordering of the '
+                                        '[numDirections, 3 * hiddenSize]. The pack ordering of the '
                                         'weight vectors is for the `input (i)`, `output (o)`, and '
                                         '`forget (f)` gate, respectively.',
-                      'recurrentBias': 'The 2-D recurrent bias tensor of shape [numDirections, 4 '
-                                       'hiddenSize]*. The ordering of the bias vectors in the '
-                                       'first dimension of the tensor shape is specified according '
-                                       'to layout.',
+                      'recurrentBias': 'The 2-D recurrent bias tensor of shape [numDirections, 4 * '
+                                       'hiddenSize]. The ordering of the bias vectors in the first '
+                                       'dimension of the tensor shape is specified according to '
+                                       'layout.',
                       'recurrentWeight': 'MLTensorLimits for recurrentWeight operand.',
                       'returnSequence': 'Indicates whether to also return the entire sequence with '
                                         'every output from each time step in it in addition to the '
@@ -916,11 +916,11 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                             'input': 'an MLOperand. The input 2-D tensor of shape [batchSize, '
                                      'inputSize].',
                             'recurrentWeight': 'an MLOperand. The 2-D recurrent weight tensor of '
-                                               'shape [4 hiddenSize, hiddenSize]*. The ordering of '
-                                               'the weight vectors in the first dimension of the '
-                                               'tensor shape is specified according to layout.',
-                            'weight': 'an MLOperand. The 2-D input weight tensor of shape [4 '
-                                      'hiddenSize, inputSize]*. The ordering of the weight vectors '
+                                               'shape [4 * hiddenSize, hiddenSize]. The ordering '
+                                               'of the weight vectors in the first dimension of '
+                                               'the tensor shape is specified according to layout.',
+                            'weight': 'an MLOperand. The 2-D input weight tensor of shape [4 * '
+                                      'hiddenSize, inputSize]. The ordering of the weight vectors '
                                       'in the first dimension of the tensor shape is specified '
                                       'according to layout.'},
               'options': {'activations': 'A list of three activation functions, the first one is '
@@ -931,7 +931,7 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                                          'to form the output hidden state. When not specified, '
                                          'defaults to a sequence of the sigmoid, tanh, and tanh '
                                          'functions, respectively.',
-                          'bias': 'The 1-D input bias tensor of shape [4 hiddenSize]*. The '
+                          'bias': 'The 1-D input bias tensor of shape [4 * hiddenSize]. The '
                                   'ordering of the bias vectors in the first dimension of the '
                                   'tensor shape is specified according to layout.',
                           'cellState': 'MLTensorLimits for cellState operand.',
@@ -943,12 +943,12 @@ OPDOCS = {'abs': {'anchor': 'api-mlgraphbuilder-unary',
                                     'dimension of the weight and bias tensor shapes.',
                           'output0': 'MLTensorLimits for all the output operands[0].',
                           'output1': 'MLTensorLimits for all the output operands[1].',
-                          'peepholeWeight': 'The 1-D weight tensor for peepholes of shape [3 '
-                                            'hiddenSize]*. The pack ordering of the weight vectors '
+                          'peepholeWeight': 'The 1-D weight tensor for peepholes of shape [3 * '
+                                            'hiddenSize]. The pack ordering of the weight vectors '
                                             'is for the `input (i)`, `output (o)`, and `forget '
                                             '(f)` gate, respectively.',
-                          'recurrentBias': 'The 1-D recurrent bias tensor of shape [4 '
-                                           'hiddenSize]*. The ordering of the bias vectors in the '
+                          'recurrentBias': 'The 1-D recurrent bias tensor of shape [4 * '
+                                           'hiddenSize]. The ordering of the bias vectors in the '
                                            'first dimension of the tensor shape is specified '
                                            'according to layout.',
                           'recurrentWeight': 'MLTensorLimits for recurrentWeight operand.',
