@@ -86,9 +86,13 @@ def test_readme_user_test_runs_with_the_plugin(tmp_path):
     '''))
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("WEBNN_TEST_DEVICE", None)
+    from importlib import metadata
+    eps = metadata.entry_points()
+    group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+    installed = any(ep.value == "webnn.testing.plugin" for ep in group)
+    plugin = [] if installed else ["-p", "webnn.testing.plugin"]   # source tree: by hand
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "-p", "webnn.testing.plugin", "--webnn-device", "cpu",
-                        str(tmp_path / "test_user.py")],
+                        *plugin, "--webnn-device", "cpu", str(tmp_path / "test_user.py")],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 passed" in r.stdout
