@@ -585,6 +585,21 @@ class MLTensor:
         a = self._ctx.read_tensor(self)
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of a readable tensor, for ``np.from_dlpack(t)`` or
+        ``torch.from_dlpack(t)``: a host copy read from the timeline (also
+        for a GPU context: exporting device memory without a copy is not
+        implemented).  ``copy=False`` is refused for that reason."""
+        if copy is False:
+            raise BufferError("MLTensor: a DLPack export is always a copy read from the "
+                              "context's timeline")
+        a = self.__array__()
+        kw = {} if max_version is None else {"max_version": max_version}
+        return a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return (_DLPACK_CPU, 0)
+
     def __repr__(self):
         destroyed = _core.tensor_info(self._h)[5]
         flags = [f for f, on in (("readable", self._readable), ("writable", self._writable),

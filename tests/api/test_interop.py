@@ -148,6 +148,18 @@ def test_tensor_array_protocol(ctx):
         np.asarray(w)
 
 
+def test_tensor_dlpack_export(ctx):
+    t = ctx.create_tensor({"dataType": "float32", "shape": [2, 3], "readable": True,
+                           "writable": True})
+    ctx.write_tensor(t, X)
+    assert t.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(t), X)
+    with pytest.raises(BufferError):
+        t.__dlpack__(copy=False)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(torch.from_dlpack(t).numpy(), X)
+
+
 def test_lost_is_awaitable(ctx):
     import concurrent.futures
     c = webnn.ml.create_context(device_type="cpu")
