@@ -313,7 +313,16 @@ class MLContext:
     @property
     def lost(self):
         """A :class:`concurrent.futures.Future` resolving to ``{'message': ...}``
-        when the context is destroyed or lost; ``await ctx.lost`` works too."""
+        when the context is destroyed or lost; ``await ctx.lost`` works too.
+        (A loss the core found by itself resolves it when ``lost`` is next
+        read.)"""
+        if not self._lost.done():
+            info = _core.context_info(self._h)
+            if info["lost"]:
+                try:
+                    self._lost.set_result({"message": info["lost_message"]})
+                except concurrent.futures.InvalidStateError:
+                    pass            # resolved by another thread meanwhile
         return self._lost
 
     def __repr__(self):
@@ -329,7 +338,10 @@ class MLContext:
         if self._lost.done():
             return
         _core.context_destroy(self._h, "destroy() was called")
-        self._lost.set_result({"message": _core.context_info(self._h)["lost_message"]})
+        try:
+            self._lost.set_result({"message": _core.context_info(self._h)["lost_message"]})
+        except concurrent.futures.InvalidStateError:
+            pass
 
     def _tensor(self, tensor, method):
         if not isinstance(tensor, MLTensor):
