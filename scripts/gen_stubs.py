@@ -267,6 +267,7 @@ class GraphSummary:
     io_bytes: int
     peak_bytes: int
     fused_groups: List[List[str]]
+    fuses: bool
     inputs: Dict[str, str]
     outputs: Dict[str, str]
     def __init__(self, graph: Any) -> None: ...

@@ -8,6 +8,7 @@ scratch bytes, the fusable chains).  The picture is drawn by Graphviz (the
 the summary's text."""
 import html
 import math
+import os
 import shutil
 
 from . import _core
@@ -83,6 +84,8 @@ class GraphSummary:
     fused_groups : list of list of str
         The chains (producer, add, activation) that a fusing backend such as
         the GPU's runs as one operation; the CPU backend runs them one by one.
+    fuses : bool
+        Whether this graph's backend runs those chains fused.
     """
 
     def __init__(self, graph):
@@ -91,6 +94,9 @@ class GraphSummary:
             raise RuntimeError("the graph's structure is no longer available")
         ops, nodes = view["operands"], view["nodes"]
         self.device = graph._ctx.device_type
+        # the GPU backend runs the chains fused unless WEBNN_CUDA_FUSION=0;
+        # the CPU backend does not fuse
+        self.fuses = self.device == "gpu" and os.environ.get("WEBNN_CUDA_FUSION", "1") != "0"
         self.rows = []
         for nid in view["order"]:
             n = nodes[nid]
@@ -136,7 +142,10 @@ class GraphSummary:
                    f"inputs+outputs {_bytes(self.io_bytes)}, "
                    f"peak intermediate memory {_bytes(self.peak_bytes)}")
         if self.fused_groups:
-            out.append("fusable chains: " + "; ".join(" -> ".join(g) for g in self.fused_groups))
+            how = ("run fused on this GPU context" if self.fuses else
+                   "the GPU backend runs each as one operation; this CPU context runs them one by one")
+            out.append(f"fusable chains ({how}): "
+                       + "; ".join(" -> ".join(g) for g in self.fused_groups))
         return "\n".join(out)
 
     def __repr__(self):
