@@ -120,3 +120,17 @@ def test_mypy_flags_misspellings(tmp_path):
     assert 'Unexpected keyword argument "paddding"' in out, out
     assert 'bad.py:7: error: Argument 3 to "conv2d"' in out, out    # the options dict's key
     assert "float23" in out, out
+
+
+def test_api_reference_covers_the_public_api():
+    text = ""
+    for name in ("api.rst", "operators.rst", "testing.rst"):
+        with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as f:
+            text += f.read()
+    for name in webnn.__all__:
+        if name == "ml":
+            assert ".. data:: ml" in text
+            continue
+        assert f":: {name}\n" in text, f"docs/api.rst does not document webnn.{name}"
+    for name in ("webnn.testing", "webnn.testing.plugin", "webnn.testing.wpt"):
+        assert f"automodule:: {name}\n" in text
