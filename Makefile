@@ -26,11 +26,11 @@ deps:
 	fi
 
 # Bump the stamp's name when the list of packages changes.
-STAMP := $(VENV)/.deps-3
+STAMP := $(VENV)/.deps-4
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel atheris
 	$(PY) -m pip install -q graphviz mypy nbclient nbformat ipykernel matplotlib "sphinx>=7"
 	touch $@
 
@@ -64,7 +64,7 @@ test-py: build
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
 # bounded fuzzing run, everything under ASan + UBSan, then the Python suite
 # (whose summary line ends the output).
-test: test-c fuzz test-asan test-types test-notebooks docs test-py
+test: test-c fuzz fuzz-py test-asan test-tsan test-types test-notebooks docs test-py
 
 # Types: the committed stubs are what scripts/gen_stubs.py makes from the
 # operator table; examples/ and notebooks/ pass mypy --strict.
@@ -94,15 +94,14 @@ build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
 
 test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
-	rm -rf build/asan && mkdir -p build/asan/webnn
+	rm -rf build/asan && mkdir -p build/asan
+	cp -r webnn build/asan/ && rm -f build/asan/webnn/*.so
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
-	cp webnn/*.py webnn/*.pyi webnn/py.typed build/asan/webnn/
-	cp -r webnn/testing build/asan/webnn/
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests
 
-.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay
+.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py test-tsan
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
@@ -180,6 +179,56 @@ fuzz-long: fuzz-replay
 
 bench: build
 	$(PY) benchmarks/bench_core.py
+
+# ---- the Python binding under ThreadSanitizer and a fuzzer (issue 16) -----------
+# test-tsan: the core and the extension built with -fsanitize=thread (Python
+# itself is not instrumented; TSan is preloaded), then the API and stress
+# suites, destroy() races included (tests/stress/test_destroy_races.py).  Left
+# out, each for a reason of TSan's, not of webnn's: fork tests (TSan cannot
+# start threads in a child forked from a threaded process) and the RSS tests
+# of tests/stress/test_memory.py (TSan's shadow memory grows RSS).  No
+# suppressions.
+TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 report_signal_unsafe=0"
+test-tsan: build
+	rm -rf build/tsan && mkdir -p build/tsan
+	cp -r webnn build/tsan/ && rm -f build/tsan/webnn/*.so
+	WEBNN_NO_CUDA=1 WEBNN_SANITIZE=thread $(PY) setup.py -q build_ext --build-lib build/tsan --build-temp build/tsan-tmp
+	cd build/tsan && PYTHONPATH=$(CURDIR)/build/tsan LD_PRELOAD=$$($(CC) -print-file-name=libtsan.so) \
+	  $(TSAN_ENV) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x -k "not fork" \
+	  --ignore=$(CURDIR)/tests/stress/test_memory.py $(CURDIR)/tests/stress $(CURDIR)/tests/api
+
+# fuzz-py: the binding's coverage-guided fuzzer (tests/fuzz/fuzz_binding.py,
+# Atheris) against the extension built with clang, ASan + UBSan and
+# libFuzzer's coverage; replays tests/fuzz/regressions/ (every finding so
+# far), then fuzzes for FUZZ_PY_TIME seconds from tests/fuzz/corpus/ (new
+# inputs go to build/fuzz-py-corpus/, findings to build/fuzz-py-crashes/).
+# libFuzzer comes from clang's runtime, preloaded before ASan's so that its
+# coverage callbacks, not ASan's empty ones, receive the counters.
+FUZZ_PY_TIME ?= 60
+PYFUZZ_ENV = PYTHONPATH=$(CURDIR)/build/pyfuzz/lib \
+  LD_PRELOAD="$(CURDIR)/build/pyfuzz/libfuzzer_no_main.so $$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.so)" \
+  ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:allocator_may_return_null=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build/pyfuzz/.built: $(CORE_SRC) webnn/_webnn.c webnn/*.py
+	@$(MAKE) --no-print-directory fuzz-deps venv
+	rm -rf build/pyfuzz/lib build/pyfuzz/tmp && mkdir -p build/pyfuzz/lib
+	cp -r webnn build/pyfuzz/lib/ && rm -f build/pyfuzz/lib/webnn/*.so
+	CC=$(FUZZ_CC) LDSHARED="$(FUZZ_CC) -shared" WEBNN_NO_CUDA=1 WEBNN_SANITIZE=fuzz \
+	  $(PY) setup.py -q build_ext --build-lib build/pyfuzz/lib --build-temp build/pyfuzz/tmp
+	$(FUZZ_CC) -shared -o build/pyfuzz/libfuzzer_no_main.so -Wl,--whole-archive \
+	  $$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer_no_main-x86_64.a) -Wl,--no-whole-archive \
+	  -lstdc++ -lpthread -lm
+	touch $@
+
+fuzz-py: build/pyfuzz/.built
+	@mkdir -p build/fuzz-py-corpus build/fuzz-py-crashes
+	@if ls tests/fuzz/regressions/* >/dev/null 2>&1; then \
+	  cd build/pyfuzz && $(PYFUZZ_ENV) $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_binding.py -runs=1 \
+	    $(CURDIR)/tests/fuzz/regressions/* 2>&1 | tail -2; \
+	  echo "replayed $$(ls $(CURDIR)/tests/fuzz/regressions | wc -l) binding regression inputs"; fi
+	cd build/pyfuzz && $(PYFUZZ_ENV) $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_binding.py \
+	  -max_total_time=$(FUZZ_PY_TIME) -timeout=30 -rss_limit_mb=6000 -max_len=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(CURDIR)/build/fuzz-py-crashes/ $(CURDIR)/build/fuzz-py-corpus $(CURDIR)/tests/fuzz/corpus
 
 # ---- the CUDA backend (kernels_cuda/README.md) ----------------------------------
 # Debian's BLIS packages, unpacked into .gpu_deps/root (git-ignored), for GPU

@@ -18,6 +18,9 @@ Environment:
                          `dpkg -x` (usr/include/..., usr/lib/...), for hosts
                          without libblis-dev (scripts/gpu_check.sh)
   WEBNN_SANITIZE=1       ASan + UBSan build of the core
+  WEBNN_SANITIZE=thread  ThreadSanitizer build of the core
+  WEBNN_SANITIZE=fuzz    (with CC=clang) ASan + UBSan + libFuzzer coverage, for
+                         the binding's fuzzer (tests/fuzz/fuzz_binding.py)
 """
 import glob
 import os
@@ -54,7 +57,16 @@ if blis_prefix:
 extra_compile = ["-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fvisibility=hidden",
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
 extra_link = []
-if os.environ.get("WEBNN_SANITIZE"):
+sanitize = os.environ.get("WEBNN_SANITIZE")
+if sanitize == "fuzz":  # clang: ASan + UBSan + libFuzzer coverage (make fuzz-py)
+    extra_compile += ["-O1", "-g", "-fsanitize=address,undefined,fuzzer-no-link",
+                      "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer",
+                      "-Wno-unknown-warning-option", "-Wno-pass-failed"]
+    extra_link += ["-fsanitize=address,undefined,fuzzer-no-link", "-shared-libasan"]
+elif sanitize == "thread":  # ThreadSanitizer (make test-tsan)
+    extra_compile += ["-O1", "-g", "-fsanitize=thread", "-fno-omit-frame-pointer"]
+    extra_link += ["-fsanitize=thread"]
+elif sanitize:
     extra_compile += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=address,undefined"]
 

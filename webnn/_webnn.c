@@ -369,6 +369,22 @@ conv_operand(PyObject *m, PyObject *obj, PyObject *builder_cap,
 }
 
 /* ---- values ------------------------------------------------------------- */
+/* o.__index__(), with a TypeError that names the argument (NumPy's own
+ * says "only integer scalar arrays can be converted to a scalar index"). */
+static PyObject *
+index_of(PyObject *o, const char *what)
+{
+    PyObject *i = PyNumber_Index(o);
+    if (!i && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        type_error("%s: expected an integer, got %s%s", what,
+                   Py_TYPE(o)->tp_name,
+                   PySequence_Check(o) ? " (a sequence where an integer "
+                                         "belongs)" : "");
+    }
+    return i;
+}
+
 static int
 conv_u32(PyObject *o, const char *what, uint32_t *out)
 {
@@ -376,7 +392,7 @@ conv_u32(PyObject *o, const char *what, uint32_t *out)
         type_error("%s: expected an integer, got %s", what, Py_TYPE(o)->tp_name);
         return -1;
     }
-    PyObject *i = PyNumber_Index(o);
+    PyObject *i = index_of(o, what);
     if (!i) {
         return -1;
     }
@@ -401,7 +417,7 @@ conv_i32(PyObject *o, const char *what, int32_t *out)
         type_error("%s: expected an integer, got %s", what, Py_TYPE(o)->tp_name);
         return -1;
     }
-    PyObject *i = PyNumber_Index(o);
+    PyObject *i = index_of(o, what);
     if (!i) {
         return -1;
     }
@@ -522,6 +538,15 @@ conv_number(PyObject *o, const char *what, wnn_number *out)
     return -1;
 }
 
+/* A tuple holding the items of a sequence, owned by the caller: converting
+ * the items may run Python code (__index__, __float__) that changes or
+ * frees the original list, never this copy. */
+static PyObject *
+private_seq(PyObject *seq)
+{
+    return PySequence_Tuple(seq);
+}
+
 /* dict -> wnn_desc; accepts dataType/data_type and shape. */
 static PyObject *
 dict_get2(PyObject *d, const char *snake, const char *camel)
@@ -541,14 +566,15 @@ conv_shape(PyObject *seq, const char *what, uint32_t *shape, uint32_t *rank,
         type_error("%s: expected a sequence of integers", what);
         return -1;
     }
-    PyObject *f = PySequence_Fast(seq, "expected a sequence of integers");
+    /* a private copy: the items' __index__ may change the caller's list */
+    PyObject *f = private_seq(seq);
     if (!f) {
         PyErr_Clear();
         type_error("%s: expected a sequence of integers, got %s", what,
                    Py_TYPE(seq)->tp_name);
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    Py_ssize_t n = PyTuple_GET_SIZE(f);
     if ((size_t)n > max) {
         Py_DECREF(f);
         type_error("%s: %zd dimensions exceed the supported rank %u", what, n,
@@ -556,7 +582,7 @@ conv_shape(PyObject *seq, const char *what, uint32_t *shape, uint32_t *rank,
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (conv_u32(PySequence_Fast_GET_ITEM(f, i), what, &shape[i]) != 0) {
+        if (conv_u32(PyTuple_GET_ITEM(f, i), what, &shape[i]) != 0) {
             Py_DECREF(f);
             return -1;
         }
@@ -576,6 +602,14 @@ conv_desc(PyObject *o, const char *op, wnn_desc *d)
         return -1;
     }
     memset(d, 0, sizeof(*d));
+    if (PyDict_GetItemString(o, "data_type") &&
+        PyDict_GetItemString(o, "dataType")) {
+        type_error("%s: 'dataType' and 'data_type' name the same member; "
+                   "give one", what);
+        return -1;
+    }
+    /* the dict's values are held while they are converted (their
+     * conversion may run code that changes the caller's dict) */
     PyObject *dt = dict_get2(o, "data_type", "dataType");
     PyObject *sh = dict_get2(o, "shape", NULL);
     if (!dt || !sh) {
@@ -588,22 +622,42 @@ conv_desc(PyObject *o, const char *op, wnn_desc *d)
         return -1;
     }
     snprintf(w2, sizeof(w2), "%s.shape", what);
-    return conv_shape(sh, w2, d->shape, &d->rank, WNN_MAX_RANK);
+    Py_INCREF(sh);
+    int r = conv_shape(sh, w2, d->shape, &d->rank, WNN_MAX_RANK);
+    Py_DECREF(sh);
+    return r;
 }
 
 /* ---- buffers ------------------------------------------------------------ */
+#define FORMAT_BYTE_ORDER (-2)
+
+/* The data type of a buffer's struct-module format: 0 and *t, 1 for raw
+ * bytes (uint8, which stands for any type), -1 for an element type with no
+ * MLOperandDataType, FORMAT_BYTE_ORDER for multi-byte elements in the
+ * other byte order than this machine's (never read as native: issue 16,
+ * '>f4' [1, 2, 3] came back as -4.6e-41). */
 static int
 format_dtype(const char *fmt, Py_ssize_t itemsize, wnn_dtype *t)
 {
     if (!fmt) {
         return 1; /* raw bytes */
     }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char foreign = '>';
+#else
+    const char foreign = '<';
+#endif
+    bool swapped = false;
     while (*fmt == '<' || *fmt == '=' || *fmt == '@' || *fmt == '!' ||
            *fmt == '>') {
+        swapped = *fmt == foreign || (*fmt == '!' && foreign == '>');
         fmt++;
     }
     if (fmt[0] == '\0' || fmt[1] != '\0') {
         return -1;
+    }
+    if (swapped && itemsize > 1) {
+        return FORMAT_BYTE_ORDER;
     }
     switch (fmt[0]) {
     case 'B': return 1; /* uint8 stands for any type */
@@ -618,6 +672,31 @@ format_dtype(const char *fmt, Py_ssize_t itemsize, wnn_dtype *t)
         *t = itemsize == 4 ? WNN_UINT32 : itemsize == 8 ? WNN_UINT64 : WNN_DTYPE_COUNT;
         return *t == WNN_DTYPE_COUNT ? -1 : 0;
     default: return -1;
+    }
+}
+
+/* A reader's name for a struct-module element type ("float64" for 'd'). */
+static const char *
+format_name(const char *fmt, Py_ssize_t itemsize)
+{
+    while (*fmt && strchr("<>=@!", *fmt)) {
+        fmt++;
+    }
+    switch (fmt[0]) {
+    case 'd': return "float64";
+    case 'f': return itemsize == 4 ? "float32" : "a float";
+    case 'e': return "float16";
+    case '?': return "bool";
+    case 'b': return "int8";
+    case 'h': return "int16";
+    case 'H': return "uint16";
+    case 'i': case 'l': case 'q':
+        return itemsize == 4 ? "int32" : itemsize == 8 ? "int64" : "an integer";
+    case 'I': case 'L': case 'Q':
+        return itemsize == 4 ? "uint32" : itemsize == 8 ? "uint64"
+                                                        : "an unsigned integer";
+    case 'Z': return "complex";
+    default: return "an element type";
     }
 }
 
@@ -637,21 +716,32 @@ conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
                    writable ? " writable" : "", Py_TYPE(obj)->tp_name);
         return -1;
     }
+    /* the element type first: a float64 array for a float32 tensor is a
+     * data type mismatch, whatever its byte length */
+    wnn_dtype t = WNN_DTYPE_COUNT;
+    int r = format_dtype(view->format, view->itemsize, &t);
+    if (r == FORMAT_BYTE_ORDER) {
+        type_error("%s: argument '%s': the buffer's elements ('%s') are in "
+                   "the other byte order than this machine's; pass native "
+                   "data (NumPy: a.astype(a.dtype.newbyteorder('=')))", op,
+                   arg, view->format);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (r < 0 || (r == 0 && t != d->dtype)) {
+        type_error("%s: argument '%s': element type %s ('%s') does not match "
+                   "the data type %s (pass a %s array or raw uint8 bytes)", op,
+                   arg, format_name(view->format, view->itemsize),
+                   view->format, wnn_dtype_name(d->dtype),
+                   wnn_dtype_name(d->dtype));
+        PyBuffer_Release(view);
+        return -1;
+    }
     uint64_t want = wnn_desc_bytes(d);
     if ((uint64_t)view->len != want) {
         type_error("%s: argument '%s': byte length %zd differs from the "
                    "descriptor's %llu", op, arg, view->len,
                    (unsigned long long)want);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    wnn_dtype t;
-    int r = format_dtype(view->format, view->itemsize, &t);
-    if (r < 0 || (r == 0 && t != d->dtype)) {
-        type_error("%s: argument '%s': element type '%s' does not match the "
-                   "data type %s (pass a %s array or raw uint8 bytes)", op, arg,
-                   view->format ? view->format : "?", wnn_dtype_name(d->dtype),
-                   wnn_dtype_name(d->dtype));
         PyBuffer_Release(view);
         return -1;
     }
@@ -1115,9 +1205,96 @@ m_builder_constant_tensor(PyObject *m, PyObject *args)
     return new_operand(m, cap, id);
 }
 
+/* An integer where the IDL has (integer or sequence): an int or a NumPy
+ * integer scalar, not an array (which also has __index__ but is a
+ * sequence of integers; a 0-d integer array counts as an integer). */
+static bool
+is_integer_scalar(PyObject *v)
+{
+    if (PyBool_Check(v) || !PyIndex_Check(v)) {
+        return false;
+    }
+    if (PyLong_Check(v) || !PySequence_Check(v)) {
+        return true;
+    }
+    Py_ssize_t n = PySequence_Size(v);
+    if (n < 0) {
+        PyErr_Clear(); /* unsized (a 0-d array): a scalar */
+        return true;
+    }
+    return false;
+}
+
+/* Memory for option lists while they are converted: converting an item
+ * runs Python code (__index__, __float__, ...) that may even build() the
+ * builder, which hands its arena to the graph.  So no arena memory is held
+ * across such calls: lists are converted into these blocks and copied into
+ * the builder's arena only once every option is converted (move_lists). */
+typedef struct temps {
+    void **p;
+    size_t n, cap;
+} temps;
+
+static void *
+temp_alloc(temps *t, size_t bytes)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        void **p = PyMem_Realloc(t->p, cap * sizeof(void *));
+        if (!p) {
+            return NULL;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    void *q = PyMem_Malloc(bytes ? bytes : 1);
+    if (q) {
+        t->p[t->n++] = q;
+    }
+    return q;
+}
+
+static void
+temps_free(temps *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        PyMem_Free(t->p[i]);
+    }
+    PyMem_Free(t->p);
+    memset(t, 0, sizeof(*t));
+}
+
+/* Copy the converted lists of `opts` into the builder's arena (no Python
+ * code runs between this and wnn_builder_op). */
+static int
+move_lists(wnn_builder *b, const wnn_op_info *info, void *opts)
+{
+    for (uint32_t i = 0; i < info->fields->n; i++) {
+        const wnn_field *f = &info->fields->f[i];
+        void *p = (char *)opts + f->offset;
+        if (f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST ||
+            f->type == WNN_F_ENUM_LIST || f->type == WNN_F_F32_LIST) {
+            /* wnn_f32_list has wnn_u32_list's layout (webnn_core.h) */
+            wnn_u32_list *l = p;
+            if (!l->present || !l->v) {
+                continue;
+            }
+            size_t bytes = sizeof(uint32_t) * ((size_t)l->n + 1);
+            void *a = wnn_builder_alloc(b, bytes);
+            if (!a) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            memcpy(a, l->v, bytes);
+            l->v = a;
+        }
+    }
+    return 0;
+}
+
 /* Fill one option field from a Python value. */
 static int
-conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
+conv_field(PyObject *m, PyObject *builder_cap, temps *tmp,
            const char *op, const wnn_field *f, PyObject *v, void *opts)
 {
     char what[128];
@@ -1176,10 +1353,10 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
     case WNN_F_U32_LIST:
     case WNN_F_I32_LIST:
     case WNN_F_ENUM_LIST: {
-        if (f->type != WNN_F_ENUM_LIST && PyIndex_Check(v) && !PyBool_Check(v)) {
+        if (f->type != WNN_F_ENUM_LIST && is_integer_scalar(v)) {
             /* an integer where the IDL has (integer or sequence) */
             wnn_u32_list *l = p;
-            l->v = wnn_builder_alloc(b, sizeof(uint32_t));
+            l->v = temp_alloc(tmp, sizeof(uint32_t) * 2);
             if (!l->v) {
                 PyErr_NoMemory();
                 return -1;
@@ -1195,25 +1372,27 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
                        Py_TYPE(v)->tp_name);
             return -1;
         }
-        PyObject *fs = PySequence_Fast(v, "");
+        PyObject *fs = private_seq(v);
         if (!fs) {
             PyErr_Clear();
             type_error("%s: expected a sequence, got %s", what,
                        Py_TYPE(v)->tp_name);
             return -1;
         }
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(fs);
+        Py_ssize_t n = PyTuple_GET_SIZE(fs);
         wnn_u32_list *l = p;
         l->n = (uint32_t)n;
         l->present = true;
-        l->v = wnn_builder_alloc(b, sizeof(uint32_t) * (size_t)(n + 1));
-        if (!l->v || n > 0x7fffffff) {
+        l->scalar = false;
+        l->v = n > 0x7fffffff ? NULL
+                              : temp_alloc(tmp, sizeof(uint32_t) * (size_t)(n + 1));
+        if (!l->v) {
             Py_DECREF(fs);
             PyErr_NoMemory();
             return -1;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *it = PySequence_Fast_GET_ITEM(fs, i);
+            PyObject *it = PyTuple_GET_ITEM(fs, i);
             int r;
             if (f->type == WNN_F_U32_LIST) {
                 r = conv_u32(it, what, &l->v[i]);
@@ -1249,17 +1428,17 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
             type_error("%s: expected a sequence of numbers", what);
             return -1;
         }
-        PyObject *fs = PySequence_Fast(v, "");
+        PyObject *fs = private_seq(v);
         if (!fs) {
             PyErr_Clear();
             type_error("%s: expected a sequence of numbers, got %s", what,
                        Py_TYPE(v)->tp_name);
             return -1;
         }
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(fs);
+        Py_ssize_t n = PyTuple_GET_SIZE(fs);
         wnn_f32_list *l = p;
         l->v = n > 0x7fffffff ? NULL
-                              : wnn_builder_alloc(b, sizeof(float) * (size_t)(n + 1));
+                              : temp_alloc(tmp, sizeof(float) * (size_t)(n + 1));
         if (!l->v) {
             Py_DECREF(fs);
             PyErr_NoMemory();
@@ -1268,7 +1447,7 @@ conv_field(PyObject *m, PyObject *builder_cap, wnn_builder *b,
         l->n = (uint32_t)n;
         l->present = true;
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *it = PySequence_Fast_GET_ITEM(fs, i);
+            PyObject *it = PyTuple_GET_ITEM(fs, i);
             if (PyBool_Check(it) || !(PyFloat_Check(it) || PyIndex_Check(it) ||
                                       PyNumber_Check(it))) {
                 type_error("%s: expected a number, got %s", what,
@@ -1340,9 +1519,15 @@ m_builder_op(PyObject *m, PyObject *args)
     Py_ssize_t n = PyList_GET_SIZE(operands);
     uint32_t *ids = PyMem_Malloc(sizeof(uint32_t) * (size_t)(n + 1));
     char *opts = PyMem_Calloc(1, info->options_size + 16);
+    temps tmp = { 0 };
     PyObject *result = NULL;
-    if (!ids || !opts) {
-        PyErr_NoMemory();
+    /* a copy: converting a value may run code that changes the caller's
+     * dict (and would free the values PyDict_Next lent us) */
+    options = PyDict_Copy(options);
+    if (!ids || !opts || !options) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
         goto done;
     }
     if (wnn_builder_has_built(b)) {
@@ -1384,9 +1569,21 @@ m_builder_op(PyObject *m, PyObject *args)
         if (val == Py_None && f->type != WNN_F_OPERAND) {
             continue; /* None means "not given" */
         }
-        if (conv_field(m, cap, b, op, f, val, opts) != 0) {
+        if (conv_field(m, cap, &tmp, op, f, val, opts) != 0) {
             goto done;
         }
+    }
+    if (wnn_builder_has_built(b)) {
+        /* the conversion's Python code built the graph meanwhile */
+        wnn_error err;
+        uint32_t nout;
+        wnn_builder_op(b, (wnn_op)opid, NULL, 0, opts, label, NULL, 0,
+                       &nout, &err);
+        raise_error(m, &err);
+        goto done;
+    }
+    if (move_lists(b, info, opts) != 0) {
+        goto done;
     }
     {
         uint32_t outs[64], nout = 0;
@@ -1407,6 +1604,8 @@ m_builder_op(PyObject *m, PyObject *args)
         }
     }
 done:
+    temps_free(&tmp);
+    Py_XDECREF(options);
     PyMem_Free(ids);
     PyMem_Free(opts);
     return result;
@@ -1754,6 +1953,107 @@ m_dispatch(PyObject *m, PyObject *args)
     return result;
 }
 
+/* compute(ctx, graph, inputs, outputs): the graph on the caller's arrays,
+ * in graph order (inputs: buffers; outputs: writable C-contiguous arrays),
+ * with the GIL released.  False when the backend's tensors are not host
+ * memory (the caller then goes through tensors). */
+static PyObject *
+m_compute(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *gcap, *ins, *outs;
+    if (!PyArg_ParseTuple(args, "OOO!O!:compute", &ccap, &gcap, &PyList_Type,
+                          &ins, &PyList_Type, &outs)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    if (!g) {
+        return NULL;
+    }
+    if (!wnn_context_host_storage(c)) {
+        Py_RETURN_FALSE;
+    }
+    uint32_t n_in = wnn_graph_num_inputs(g), n_out = wnn_graph_num_outputs(g);
+    if (PyList_GET_SIZE(ins) != (Py_ssize_t)n_in ||
+        PyList_GET_SIZE(outs) != (Py_ssize_t)n_out) {
+        return type_error("compute: %zd inputs and %zd outputs given, the "
+                          "graph has %u and %u", PyList_GET_SIZE(ins),
+                          PyList_GET_SIZE(outs), n_in, n_out);
+    }
+    /* private copies of the lists: getting a buffer may run Python code */
+    ins = PyList_GetSlice(ins, 0, n_in);
+    outs = ins ? PyList_GetSlice(outs, 0, n_out) : NULL;
+    uint32_t n = n_in + n_out;
+    Py_buffer *views = PyMem_Calloc((size_t)n + 1, sizeof(Py_buffer));
+    void **ptrs = PyMem_Calloc((size_t)n + 1, sizeof(void *));
+    void **copies = PyMem_Calloc((size_t)n + 1, sizeof(void *));
+    uint32_t got = 0;
+    PyObject *result = NULL;
+    if (!ins || !outs || !views || !ptrs || !copies) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    for (; got < n; got++) {
+        bool is_out = got >= n_in;
+        uint32_t i = is_out ? got - n_in : got;
+        const wnn_desc *d = is_out ? wnn_graph_output_desc(g, i)
+                                   : wnn_graph_input_desc(g, i);
+        const char *name = is_out ? wnn_graph_output_name(g, i)
+                                  : wnn_graph_input_name(g, i);
+        PyObject *obj = PyList_GET_ITEM(is_out ? outs : ins, i);
+        if (conv_buffer(obj, d, "compute", name, is_out, &views[got],
+                        &ptrs[got], &copies[got]) != 0) {
+            goto done;
+        }
+        size_t align = wnn_dtype_size(d->dtype);
+        if ((uintptr_t)ptrs[got] % align) {
+            if (is_out) {
+                PyBuffer_Release(&views[got]);
+                type_error("compute: output '%s': the array is not aligned",
+                           name);
+                goto done;
+            }
+            /* an unaligned view (np.frombuffer at an odd offset): a copy */
+            void *cp = PyMem_Malloc(views[got].len ? views[got].len : 1);
+            if (!cp) {
+                PyBuffer_Release(&views[got]);
+                PyErr_NoMemory();
+                goto done;
+            }
+            memcpy(cp, ptrs[got], (size_t)views[got].len);
+            PyMem_Free(copies[got]);
+            copies[got] = ptrs[got] = cp;
+        }
+    }
+    {
+        wnn_error err;
+        wnn_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = wnn_context_compute(c, g, n_in, (const void *const *)ptrs, n_out,
+                                 ptrs + n_in, &err);
+        Py_END_ALLOW_THREADS
+        if (st != WNN_OK) {
+            raise_error(m, &err);
+        } else {
+            result = Py_True;
+            Py_INCREF(result);
+        }
+    }
+done:
+    for (uint32_t i = 0; i < got; i++) {
+        PyBuffer_Release(&views[i]);
+        PyMem_Free(copies[i]);
+    }
+    PyMem_Free(views);
+    PyMem_Free(ptrs);
+    PyMem_Free(copies);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    return result;
+}
+
 /* ---- module ------------------------------------------------------------- */
 /* ---- read-only views (webnn_introspect.h) ------------------------------- */
 static PyObject *
@@ -1925,6 +2225,7 @@ static PyMethodDef core_methods[] = {
     { "tensor_write", m_tensor_write, METH_VARARGS, NULL },
     { "tensor_read", m_tensor_read, METH_VARARGS, NULL },
     { "dispatch", m_dispatch, METH_VARARGS, NULL },
+    { "compute", m_compute, METH_VARARGS, NULL },
     { NULL, NULL, 0, NULL },
 };
 

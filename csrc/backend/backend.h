@@ -43,6 +43,9 @@ typedef struct wnn_backend_i {
      * CPU; stream sync on CUDA). */
     void (*synchronize)(wnn_backend *be);
     void (*destroy)(wnn_backend *be);
+    /* Tensors are plain host memory: execute() may run on any host buffers
+     * (wnn_context_compute runs on the caller's arrays). */
+    bool host_storage;
 } wnn_backend_i;
 
 struct wnn_backend {

@@ -28,6 +28,146 @@ by_size_desc(const void *a, const void *b)
     return x->operand < y->operand ? -1 : 1;
 }
 
+static int
+by_offset(const void *a, const void *b)
+{
+    const live *x = *(live *const *)a, *y = *(live *const *)b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int
+by_first(const void *a, const void *b)
+{
+    const live *x = *(live *const *)a, *y = *(live *const *)b;
+    if (x->first != y->first) {
+        return x->first < y->first ? -1 : 1;
+    }
+    return x->operand < y->operand ? -1 : 1;
+}
+
+static int
+by_last(const void *a, const void *b)
+{
+    const live *x = *(live *const *)a, *y = *(live *const *)b;
+    if (x->last != y->last) {
+        return x->last < y->last ? -1 : 1;
+    }
+    return x->operand < y->operand ? -1 : 1;
+}
+
+/* Graphs with up to GREEDY_MAX intermediates: greedy by size (largest
+ * first, each at the lowest offset that overlaps no placed buffer whose
+ * lifetime meets its own), which packs best; O(n^2).  Larger graphs place
+ * in time order (first fit from a free list), O(n log n) for the usual
+ * shapes, so building 10^5-node graphs stays near-linear. */
+#define GREEDY_MAX 2048u
+
+static wnn_status
+place_by_size(live *lv, uint32_t n)
+{
+    qsort(lv, n, sizeof(live), by_size_desc);
+    live **conf = malloc(sizeof(live *) * (n + 1));
+    if (!conf) {
+        return WNN_ERR;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < i; j++) {
+            if (!(lv[j].last < lv[i].first || lv[i].last < lv[j].first)) {
+                conf[k++] = &lv[j];
+            }
+        }
+        /* the lowest offset below, between or above the conflicts */
+        qsort(conf, k, sizeof(live *), by_offset);
+        uint64_t off = 0;
+        for (uint32_t j = 0; j < k; j++) {
+            if (conf[j]->offset >= off + lv[i].bytes) {
+                break;
+            }
+            if (conf[j]->offset + conf[j]->bytes > off) {
+                off = conf[j]->offset + conf[j]->bytes;
+            }
+        }
+        lv[i].offset = off;
+    }
+    free(conf);
+    return WNN_OK;
+}
+
+typedef struct block {
+    uint64_t offset, bytes;
+} block;
+
+static wnn_status
+place_in_time_order(live *lv, uint32_t n)
+{
+    live **by_start = malloc(sizeof(live *) * (n + 1));
+    live **by_end = malloc(sizeof(live *) * (n + 1));
+    block *fr = malloc(sizeof(block) * (n + 1)); /* free blocks by offset */
+    if (!by_start || !by_end || !fr) {
+        free(by_start);
+        free(by_end);
+        free(fr);
+        return WNN_ERR;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        by_start[i] = by_end[i] = &lv[i];
+    }
+    qsort(by_start, n, sizeof(live *), by_first);
+    qsort(by_end, n, sizeof(live *), by_last);
+    uint32_t nf = 0, e = 0;
+    uint64_t top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        live *b = by_start[i];
+        /* release every buffer whose last use is before b's first */
+        for (; e < n && by_end[e]->last < b->first; e++) {
+            block r = { by_end[e]->offset, by_end[e]->bytes };
+            uint32_t at = 0;
+            while (at < nf && fr[at].offset < r.offset) {
+                at++;
+            }
+            memmove(&fr[at + 1], &fr[at], sizeof(block) * (nf - at));
+            fr[at] = r;
+            nf++;
+            /* coalesce with the neighbours */
+            if (at + 1 < nf && fr[at].offset + fr[at].bytes == fr[at + 1].offset) {
+                fr[at].bytes += fr[at + 1].bytes;
+                memmove(&fr[at + 1], &fr[at + 2], sizeof(block) * (nf - at - 2));
+                nf--;
+            }
+            if (at > 0 && fr[at - 1].offset + fr[at - 1].bytes == fr[at].offset) {
+                fr[at - 1].bytes += fr[at].bytes;
+                memmove(&fr[at], &fr[at + 1], sizeof(block) * (nf - at - 1));
+                nf--;
+            }
+            if (nf && fr[nf - 1].offset + fr[nf - 1].bytes == top) {
+                top = fr[nf - 1].offset; /* the last block gives back the top */
+                nf--;
+            }
+        }
+        uint32_t j = 0;
+        while (j < nf && fr[j].bytes < b->bytes) {
+            j++;
+        }
+        if (j < nf) {
+            b->offset = fr[j].offset;
+            fr[j].offset += b->bytes;
+            fr[j].bytes -= b->bytes;
+            if (!fr[j].bytes) {
+                memmove(&fr[j], &fr[j + 1], sizeof(block) * (nf - j - 1));
+                nf--;
+            }
+        } else {
+            b->offset = top;
+            top += b->bytes;
+        }
+    }
+    free(by_start);
+    free(by_end);
+    free(fr);
+    return WNN_OK;
+}
+
 void
 wnn_plan_free(wnn_plan *p)
 {
@@ -121,32 +261,23 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
                                    (bytes + ALIGN - 1) / ALIGN * ALIGN, 0 };
         }
     }
-    qsort(lv, n_live, sizeof(live), by_size_desc);
-    /* Greedy by size: the lowest offset that overlaps no placed buffer
-     * whose lifetime meets this one's. */
+    wnn_status st = n_live <= GREEDY_MAX ? place_by_size(lv, n_live)
+                                         : place_in_time_order(lv, n_live);
+    if (st != WNN_OK) {
+        free(chain_end);
+        free(first);
+        free(last);
+        free(lv);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
     uint64_t total = 0;
     for (uint32_t i = 0; i < n_live; i++) {
-        uint64_t off = 0;
-        bool moved = true;
-        while (moved) {
-            moved = false;
-            for (uint32_t j = 0; j < i; j++) {
-                if (lv[j].last < lv[i].first || lv[i].last < lv[j].first) {
-                    continue;
-                }
-                if (off < lv[j].offset + lv[j].bytes &&
-                    lv[j].offset < off + lv[i].bytes) {
-                    off = lv[j].offset + lv[j].bytes;
-                    moved = true;
-                }
-            }
-        }
-        lv[i].offset = off;
-        if (off + lv[i].bytes > total) {
-            total = off + lv[i].bytes;
+        if (lv[i].offset + lv[i].bytes > total) {
+            total = lv[i].offset + lv[i].bytes;
         }
         p->slots[lv[i].operand] =
-            (wnn_slot){ .kind = WNN_SLOT_ARENA, .offset = off };
+            (wnn_slot){ .kind = WNN_SLOT_ARENA, .offset = lv[i].offset };
     }
     p->arena_bytes = total;
     free(chain_end);

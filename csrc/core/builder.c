@@ -76,6 +76,7 @@ wnn_ir_free(wnn_ir *ir)
     free(ir->operands);
     free(ir->nodes);
     free(ir->inputs);
+    wnn_strmap_free(&ir->input_names);
     wnn_arena_free(&ir->arena);
     free(ir);
 }
@@ -252,11 +253,9 @@ wnn_builder_input(wnn_builder *b, const char *name, const wnn_desc *d,
                          "the name is empty");
     }
     wnn_ir *ir = b->ir;
-    for (uint32_t i = 0; i < ir->n_inputs; i++) {
-        if (strcmp(ir->operands[ir->inputs[i]].name, name) == 0) {
-            return wnn_failk(err, WNN_TYPE_ERROR, "input", NULL, "name",
-                             "an input named '%s' already exists", name);
-        }
+    if (wnn_strmap_get(&ir->input_names, name, NULL)) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "input", NULL, "name",
+                         "an input named '%s' already exists", name);
     }
     if (check_dimensions(b->ctx, d, "input", "descriptor", err) != WNN_OK) {
         return WNN_ERR;
@@ -266,7 +265,10 @@ wnn_builder_input(wnn_builder *b, const char *name, const wnn_desc *d,
         return oom(err, "input");
     }
     char *nm = wnn_arena_strdup(&ir->arena, name);
-    wnn_operand *o = nm ? new_operand(ir, id) : NULL;
+    if (!nm || wnn_strmap_put(&ir->input_names, nm, ir->n_inputs) < 0) {
+        return oom(err, "input");
+    }
+    wnn_operand *o = new_operand(ir, id);
     if (!o) {
         return oom(err, "input");
     }

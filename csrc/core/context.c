@@ -93,7 +93,10 @@ spin_until(const atomic_uint *flag)
     }
 }
 
-typedef enum task_kind { T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH } task_kind;
+typedef enum task_kind {
+    T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH,
+    T_EXEC /* a graph on the caller's host buffers (compute) */
+} task_kind;
 
 typedef struct wnn_task {
     task_kind kind;
@@ -104,6 +107,9 @@ typedef struct wnn_task {
     wnn_graph *graph;           /* DISPATCH (a reference)               */
     wnn_tensor **tensors;       /* DISPATCH: inputs then outputs (refs) */
     uint32_t n_in, n_out;
+    bool pinned;                /* DISPATCH: the tensors are pinned     */
+    void **ptrs;                /* EXEC: the inputs' then the outputs'
+                                   host buffers (the caller's)          */
     waiter *w;                  /* NULL when nobody waits               */
 } wnn_task;
 
@@ -175,9 +181,13 @@ task_free(wnn_task *t)
         wnn_graph_release(t->graph);
     }
     for (uint32_t i = 0; t->tensors && i < t->n_in + t->n_out; i++) {
+        if (t->pinned) {
+            wnn_tensor_unpin(t->tensors[i]);
+        }
         wnn_tensor_release(t->tensors[i]);
     }
     free(t->tensors);
+    free(t->ptrs);
     waiter_release(t->w);
     free(t);
 }
@@ -261,14 +271,19 @@ run_task(wnn_context *c, wnn_task *t)
         break;
     }
     case T_FREE:
-        be->iface->synchronize(be);
-        if (t->tensor->storage) {
+        /* a pinned tensor is freed when its last use unpins it */
+        if (t->tensor->storage && atomic_load(&t->tensor->pins) == 0) {
+            be->iface->synchronize(be);
             be->iface->tensor_free(be, t->tensor->storage);
             t->tensor->storage = NULL;
         }
         break;
     case T_FLUSH:
         be->iface->synchronize(be);
+        break;
+    case T_EXEC:
+        st = be->iface->execute(be, t->graph, t->graph->compiled, t->ptrs,
+                                t->ptrs + t->n_in, &err);
         break;
     }
     if (t->w) {
@@ -306,7 +321,8 @@ worker_main(void *arg)
                           "the context was lost: %s", c->lost_message);
                 waiter_finish(t->w, WNN_ERR, &err);
             }
-            if (t->kind == T_FREE && t->tensor->storage) {
+            if (t->kind == T_FREE && t->tensor->storage &&
+                atomic_load(&t->tensor->pins) == 0) {
                 c->backend->iface->tensor_free(c->backend, t->tensor->storage);
                 t->tensor->storage = NULL;
             }
@@ -586,6 +602,7 @@ wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
     }
     atomic_init(&t->refs, 1);
     atomic_init(&t->destroyed, false);
+    atomic_init(&t->pins, 0);
     atomic_init(&t->failed, 0);
     pthread_mutex_init(&t->pmu, NULL);
     t->ctx = c;
@@ -629,6 +646,43 @@ wnn_tensor_release(wnn_tensor *t)
     free(t);
 }
 
+static void
+enqueue_free(wnn_tensor *t)
+{
+    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_error err;
+    if (task) {
+        task->kind = T_FREE;
+        task->tensor = t;
+        wnn_tensor_retain(t);
+        enqueue(t->ctx, task, "destroy", &err); /* lost: freed with refs */
+    }
+}
+
+/* A use of the tensor's storage that must outlive a concurrent destroy():
+ * a dispatch from its validation until it has run, a build while it copies
+ * a constant.  false (and no pin) when the tensor is destroyed already. */
+bool
+wnn_tensor_pin(wnn_tensor *t)
+{
+    atomic_fetch_add(&t->pins, 1);
+    if (atomic_load(&t->destroyed)) {
+        wnn_tensor_unpin(t);
+        return false;
+    }
+    return true;
+}
+
+void
+wnn_tensor_unpin(wnn_tensor *t)
+{
+    if (atomic_fetch_sub(&t->pins, 1) == 1 && atomic_load(&t->destroyed)) {
+        /* the last use of a destroyed tensor: free it on the timeline
+         * (its T_FREE, queued earlier, found it pinned) */
+        enqueue_free(t);
+    }
+}
+
 /* #api-mltensor-destroy: release the data after earlier queued work. */
 void
 wnn_tensor_destroy(wnn_tensor *t)
@@ -646,14 +700,7 @@ wnn_tensor_destroy(wnn_tensor *t)
         waiter_finish(w, WNN_ERR, &err);
     }
     pthread_mutex_unlock(&t->pmu);
-    wnn_task *task = calloc(1, sizeof(*task));
-    wnn_error err;
-    if (task) {
-        task->kind = T_FREE;
-        task->tensor = t;
-        wnn_tensor_retain(t);
-        enqueue(t->ctx, task, "destroy", &err); /* lost: freed with refs */
-    }
+    enqueue_free(t);
 }
 
 const wnn_desc *wnn_tensor_desc(const wnn_tensor *t) { return &t->desc; }
@@ -741,22 +788,20 @@ wnn_context_read(wnn_context *c, wnn_tensor *t, void *dst, size_t bytes,
     return enqueue_wait(c, task, "readTensor", err);
 }
 
-/* "validating tensors with descriptors" */
+/* "validating tensors with descriptors"; `index` maps the graph's names
+ * to positions in `descs` (linear in the number of tensors). */
 static wnn_status
 match_tensors(const char *what, uint32_t n, const char *const *names,
               wnn_tensor *const *tensors, const wnn_named *descs, uint32_t nd,
-              wnn_tensor **sorted, wnn_error *err)
+              const wnn_strmap *index, wnn_tensor **sorted, wnn_error *err)
 {
     if (n != nd) {
         return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
                          "%u tensors given, the graph has %u", n, nd);
     }
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t j = 0;
-        while (j < nd && strcmp(descs[j].name, names[i]) != 0) {
-            j++;
-        }
-        if (j == nd) {
+        uint32_t j;
+        if (!wnn_strmap_get(index, names[i], &j)) {
             return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, what,
                              "the graph has no %s named '%s'",
                              what[0] == 'i' ? "input" : "output", names[i]);
@@ -786,6 +831,61 @@ match_tensors(const char *what, uint32_t n, const char *const *names,
     return WNN_OK;
 }
 
+bool
+wnn_context_host_storage(const wnn_context *c)
+{
+    return c->backend->iface->host_storage;
+}
+
+/* compute(): the graph on the caller's arrays, no tensors in between. */
+wnn_status
+wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                    const void *const *in, uint32_t n_out, void *const *out,
+                    wnn_error *err)
+{
+    if (g->ctx != c) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "graph",
+                         "the graph belongs to another context");
+    }
+    if (wnn_graph_is_destroyed(g) || wnn_context_is_lost(c)) {
+        return wnn_failk(err, WNN_INVALID_STATE, "compute", NULL, "graph",
+                         wnn_context_is_lost(c) ? "the context is lost"
+                                                : "the graph is destroyed");
+    }
+    if (!c->backend->iface->host_storage) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "compute", NULL, NULL,
+                         "the %s backend's tensors are not host memory",
+                         c->backend->iface->name);
+    }
+    if (n_in != g->n_inputs || n_out != g->n_outputs) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "inputs",
+                         "%u inputs and %u outputs given, the graph has %u "
+                         "and %u", n_in, n_out, g->n_inputs, g->n_outputs);
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    void **ptrs = malloc(sizeof(void *) * ((size_t)n_in + n_out + 1));
+    if (!task || !ptrs) {
+        free(task);
+        free(ptrs);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "compute", NULL, NULL,
+                         "out of memory");
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        ptrs[i] = (void *)in[i];
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        ptrs[n_in + i] = out[i];
+    }
+    task->kind = T_EXEC;
+    task->graph = g;
+    wnn_graph_retain(g);
+    task->ptrs = ptrs;
+    task->n_in = n_in;
+    task->n_out = n_out;
+    /* the caller waits: its buffers outlive the task's use of them */
+    return enqueue_wait(c, task, "compute", err);
+}
+
 /* #api-mlcontext-dispatch */
 wnn_status
 wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
@@ -806,41 +906,50 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
     }
     uint32_t n = n_in + n_out;
     wnn_tensor **all = calloc(n + 1, sizeof(wnn_tensor *));
-    if (!all) {
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
-                         "out of memory");
+    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_ptrset seen = { 0 };
+    wnn_status st = WNN_OK;
+    uint32_t pinned = 0;
+    if (!all || !task) {
+        st = wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
+                       "out of memory");
+        goto fail;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    /* Each tensor is pinned before it is checked: a destroy() on another
+     * thread from here on frees its storage only after this dispatch has
+     * run (the timeline unpins it), never before. */
+    for (; pinned < n; pinned++) {
+        uint32_t i = pinned;
         wnn_tensor *t = i < n_in ? in_tensors[i] : out_tensors[i - n_in];
         const char *arg = i < n_in ? "inputs" : "outputs";
-        for (uint32_t j = 0; j < i; j++) {
-            wnn_tensor *u = j < n_in ? in_tensors[j] : out_tensors[j - n_in];
-            if (u == t) {
-                free(all);
-                return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
-                                 "the same tensor is given twice");
-            }
+        int dup = wnn_ptrset_add(&seen, t);
+        if (dup != 0) {
+            st = dup < 0 ? wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL,
+                                     NULL, "out of memory")
+                         : wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL,
+                                     arg, "the same tensor is given twice");
+            goto fail;
         }
-        if (t->ctx != c || wnn_tensor_is_destroyed(t)) {
-            free(all);
-            return wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
-                             t->ctx != c ? "a tensor belongs to another context"
-                                         : "a tensor is destroyed");
+        if (t->ctx != c) {
+            st = wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
+                           "a tensor belongs to another context");
+            goto fail;
+        }
+        if (!wnn_tensor_pin(t)) {
+            st = wnn_failk(err, WNN_TYPE_ERROR, "dispatch", NULL, arg,
+                           "a tensor is destroyed");
+            goto fail;
         }
     }
     if (match_tensors("inputs", n_in, in_names, in_tensors, g->inputs,
-                      g->n_inputs, all, err) != WNN_OK ||
+                      g->n_inputs, &g->input_index, all, err) != WNN_OK ||
         match_tensors("outputs", n_out, out_names, out_tensors, g->outputs,
-                      g->n_outputs, all + n_in, err) != WNN_OK) {
-        free(all);
-        return WNN_ERR;
+                      g->n_outputs, &g->output_index, all + n_in,
+                      err) != WNN_OK) {
+        st = WNN_ERR;
+        goto fail;
     }
-    wnn_task *task = calloc(1, sizeof(*task));
-    if (!task) {
-        free(all);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
-                         "out of memory");
-    }
+    wnn_ptrset_free(&seen);
     for (uint32_t i = 0; i < n; i++) {
         wnn_tensor_retain(all[i]);
     }
@@ -850,5 +959,15 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
     task->tensors = all;
     task->n_in = n_in;
     task->n_out = n_out;
-    return enqueue(c, task, "dispatch", err);
+    task->pinned = true;
+    return enqueue(c, task, "dispatch", err); /* unpinned by task_free */
+
+fail:
+    for (uint32_t i = 0; i < pinned; i++) {
+        wnn_tensor_unpin(i < n_in ? in_tensors[i] : out_tensors[i - n_in]);
+    }
+    wnn_ptrset_free(&seen);
+    free(all);
+    free(task);
+    return st;
 }

@@ -17,6 +17,8 @@ graph_free(wnn_graph *g)
     wnn_ir_free(g->ir);
     free(g->inputs);
     free(g->outputs);
+    wnn_strmap_free(&g->input_index);
+    wnn_strmap_free(&g->output_index);
     wnn_context_release(g->ctx);
     free(g);
 }
@@ -57,6 +59,54 @@ const char *wnn_graph_output_name(const wnn_graph *g, uint32_t i) { return g->ou
 const wnn_desc *wnn_graph_output_desc(const wnn_graph *g, uint32_t i) { return &g->outputs[i].desc; }
 wnn_context *wnn_graph_context(const wnn_graph *g) { return g->ctx; }
 
+/* Unpin the constant tensors of operands [0, end) (reachable ones only
+ * when `reach` is given). */
+static void
+unpin_constants(const wnn_ir *ir, const uint8_t *reach, uint32_t end)
+{
+    for (uint32_t i = 0; i < end; i++) {
+        const wnn_operand *o = &ir->operands[i];
+        if (o->tensor && (!reach || reach[i])) {
+            wnn_tensor_unpin(o->tensor);
+        }
+    }
+}
+
+/* The spec's checks of build()'s outputs; `seen` finds a name given twice
+ * in linear time. */
+static wnn_status
+check_outputs(const wnn_ir *ir, uint32_t n_out, const char *const *names,
+              const uint32_t *ids, wnn_strmap *seen, wnn_error *err)
+{
+    for (uint32_t i = 0; i < n_out; i++) {
+        if (!names[i] || !names[i][0]) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "an output name is empty");
+        }
+        int r = wnn_strmap_put(seen, names[i], i);
+        if (r != 0) {
+            return r < 0 ? wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL,
+                                     NULL, "out of memory")
+                         : wnn_failk(err, WNN_TYPE_ERROR, "build", NULL,
+                                     "outputs", "output '%s' is named twice",
+                                     names[i]);
+        }
+        if (ids[i] >= ir->n_operands) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "output '%s' is not an operand of this builder",
+                             names[i]);
+        }
+        wnn_operand_kind k = ir->operands[ids[i]].kind;
+        if (k != WNN_OPERAND_NODE) {
+            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
+                             "output '%s' is an %s, not the result of an "
+                             "operator (use identity())", names[i],
+                             k == WNN_OPERAND_INPUT ? "input" : "constant");
+        }
+    }
+    return WNN_OK;
+}
+
 /* #api-mlgraphbuilder-build */
 wnn_status
 wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
@@ -75,29 +125,11 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
                          "no outputs were given");
     }
     wnn_ir *ir = b->ir;
-    for (uint32_t i = 0; i < n_out; i++) {
-        if (!names[i] || !names[i][0]) {
-            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
-                             "an output name is empty");
-        }
-        for (uint32_t j = 0; j < i; j++) {
-            if (strcmp(names[i], names[j]) == 0) {
-                return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
-                                 "output '%s' is named twice", names[i]);
-            }
-        }
-        if (ids[i] >= ir->n_operands) {
-            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
-                             "output '%s' is not an operand of this builder",
-                             names[i]);
-        }
-        wnn_operand_kind k = ir->operands[ids[i]].kind;
-        if (k != WNN_OPERAND_NODE) {
-            return wnn_failk(err, WNN_TYPE_ERROR, "build", NULL, "outputs",
-                             "output '%s' is an %s, not the result of an "
-                             "operator (use identity())", names[i],
-                             k == WNN_OPERAND_INPUT ? "input" : "constant");
-        }
+    wnn_strmap seen = { 0 };
+    wnn_status st = check_outputs(ir, n_out, names, ids, &seen, err);
+    wnn_strmap_free(&seen);
+    if (st != WNN_OK) {
+        return st;
     }
 
     /* Reachability and topological order (iterative post-order DFS). */
@@ -151,10 +183,14 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     free(state);
     free(stack);
 
-    /* A constant made from a tensor that is destroyed has no data. */
+    /* A constant made from a tensor that is destroyed has no data.  The
+     * tensors are pinned while the graph is compiled (compile copies from
+     * their storage with the GIL released): a destroy() from another thread
+     * meanwhile marks them destroyed but frees nothing until unpinned. */
     for (uint32_t i = 0; i < ir->n_operands; i++) {
         wnn_operand *o = &ir->operands[i];
-        if (reach[i] && o->tensor && wnn_tensor_is_destroyed(o->tensor)) {
+        if (reach[i] && o->tensor && !wnn_tensor_pin(o->tensor)) {
+            unpin_constants(ir, reach, i);
             free(reach);
             free(order);
             free(g);
@@ -173,6 +209,7 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     g->outputs = calloc(n_out, sizeof(wnn_named));
     g->inputs = calloc(ir->n_inputs + 1, sizeof(wnn_named));
     if (!g->outputs || !g->inputs) {
+        unpin_constants(ir, reach, ir->n_operands);
         free(reach);
         g->ir = NULL;
         graph_free(g);
@@ -188,11 +225,16 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
             nm->desc = ir->operands[id].desc;
         }
     }
+    bool oom = false;
     for (uint32_t i = 0; i < n_out; i++) {
         wnn_named *nm = &g->outputs[g->n_outputs++];
         nm->name = wnn_arena_strdup(&ir->arena, names[i]);
         nm->operand = ids[i];
         nm->desc = ir->operands[ids[i]].desc;
+        oom |= !nm->name || wnn_strmap_put(&g->output_index, nm->name, i) < 0;
+    }
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        oom |= wnn_strmap_put(&g->input_index, g->inputs[i].name, i) < 0;
     }
     /* Unreachable constants are dropped now. */
     for (uint32_t i = 0; i < ir->n_operands; i++) {
@@ -211,9 +253,17 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     b->built = true;
     b->ir = NULL;
 
-    if (wnn_plan_make(g, &g->plan, err) != WNN_OK ||
-        g->ctx->backend->iface->compile(g->ctx->backend, g, &g->compiled,
-                                        err) != WNN_OK) {
+    if (oom) {
+        st = wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                       "out of memory");
+    } else if (wnn_plan_make(g, &g->plan, err) != WNN_OK ||
+               g->ctx->backend->iface->compile(g->ctx->backend, g,
+                                               &g->compiled, err) != WNN_OK) {
+        st = WNN_ERR;
+    }
+    /* every constant tensor left in the IR is a reachable, pinned one */
+    unpin_constants(ir, NULL, ir->n_operands);
+    if (st != WNN_OK) {
         graph_free(g);
         return WNN_ERR;
     }

@@ -18,6 +18,23 @@ void *wnn_arena_alloc(wnn_arena *a, size_t size);
 char *wnn_arena_strdup(wnn_arena *a, const char *s);
 void wnn_arena_free(wnn_arena *a);
 
+/* ---- hash tables (hashmap.c) ------------------------------------------- */
+typedef struct wnn_strmap {     /* string -> uint32_t; keys not copied    */
+    const char **keys;
+    uint32_t *vals;
+    size_t n, cap;
+} wnn_strmap;
+bool wnn_strmap_get(const wnn_strmap *m, const char *key, uint32_t *val);
+int wnn_strmap_put(wnn_strmap *m, const char *key, uint32_t val); /* 1: present, -1: OOM */
+void wnn_strmap_free(wnn_strmap *m);
+
+typedef struct wnn_ptrset {
+    const void **keys;
+    size_t n, cap;
+} wnn_ptrset;
+int wnn_ptrset_add(wnn_ptrset *s, const void *p); /* 1: present, -1: OOM */
+void wnn_ptrset_free(wnn_ptrset *s);
+
 /* ---- IR --------------------------------------------------------------- */
 typedef enum wnn_operand_kind {
     WNN_OPERAND_INPUT,
@@ -50,6 +67,7 @@ typedef struct wnn_ir {
     uint32_t n_nodes, cap_nodes;
     uint32_t *inputs;       /* operand ids of inputs, in creation order   */
     uint32_t n_inputs, cap_inputs;
+    wnn_strmap input_names; /* name -> index into inputs                  */
 } wnn_ir;
 
 void wnn_ir_free(wnn_ir *ir);
@@ -98,6 +116,7 @@ struct wnn_graph {
     wnn_ir *ir;
     wnn_named *inputs, *outputs;
     uint32_t n_inputs, n_outputs;
+    wnn_strmap input_index, output_index; /* name -> index (dispatch)   */
     wnn_plan plan;
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
@@ -110,12 +129,16 @@ struct wnn_tensor {
     uint64_t bytes;
     bool readable, writable, constant;
     atomic_bool destroyed;
+    atomic_int pins;        /* queued or running uses (dispatch, build)   */
     void *storage;          /* backend memory; freed with the last ref    */
     atomic_int failed;      /* the last write into it failed              */
     pthread_mutex_t pmu;    /* guards `pending`                           */
     struct waiter *pending; /* reads waiting on the timeline              */
     char fail_msg[200];
 };
+
+bool wnn_tensor_pin(wnn_tensor *t);   /* false: destroyed (context.c) */
+void wnn_tensor_unpin(wnn_tensor *t);
 
 struct wnn_builder {
     wnn_context *ctx;

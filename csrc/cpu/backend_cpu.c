@@ -408,6 +408,7 @@ static const wnn_backend_i cpu_iface = {
     .tensor_read = cpu_tensor_read,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
+    .host_storage = true,
 };
 
 wnn_status

@@ -274,6 +274,16 @@ wnn_status wnn_context_dispatch(wnn_context *c, wnn_graph *g,
                                 const char *const *out_names,
                                 wnn_tensor *const *out_tensors,
                                 wnn_error *err);
+/* Runs `g` on the timeline (after the work queued before it) straight on
+ * the caller's host memory and waits: in[i] / out[i] hold the graph's i-th
+ * input / output (graph order), C-contiguous, element-aligned, of the
+ * descriptors' byte lengths.  Only on backends whose tensors are host
+ * memory: WNN_ERR with a NotSupportedError elsewhere (use tensors). */
+wnn_status wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                               const void *const *in, uint32_t n_out,
+                               void *const *out, wnn_error *err);
+/* Whether the context's backend keeps tensors in host memory (the CPU). */
+bool wnn_context_host_storage(const wnn_context *c);
 /* Waits until everything queued so far has run. */
 void wnn_context_flush(wnn_context *c);
 

@@ -125,3 +125,43 @@ def torch_forward(torch: Any, weights: Weights, device: str = "cpu") -> Callable
             outputs[row] = x
         return F.adaptive_avg_pool2d(x, 1).flatten(1)
     return forward
+
+
+def onnx_model(weights: Weights, batch: int = 1, opset: int = 17) -> Any:
+    """The same network as an ONNX model (onnx.ModelProto, built with
+    onnx.helper), for ONNX Runtime in the benchmarks: input "input"
+    [batch, 3, 224, 224], output "f" [batch, 1280]."""
+    import onnx  # type: ignore[import-not-found, unused-ignore]
+    from onnx import TensorProto, helper, numpy_helper  # type: ignore[import-not-found, unused-ignore]
+    nodes: list[Any] = []
+    inits: list[Any] = []
+    x = "input"
+    outputs: Dict[int, str] = {}
+    zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
+    six = numpy_helper.from_array(np.array(6, np.float32), "six")
+    inits += [zero, six]
+    for row, (name, stride, depthwise, relu6, residual) in enumerate(_ROWS, 1):
+        w, bias = weights[name]
+        inits += [numpy_helper.from_array(w, f"{name}_w"), numpy_helper.from_array(bias, f"{name}_b")]
+        pad = 1 if w.shape[2] == 3 else 0
+        y = f"{name}_y"
+        nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [y], name=name,
+                                      strides=[stride, stride], pads=[pad] * 4,
+                                      group=w.shape[0] if depthwise else 1))
+        x = y
+        if relu6:
+            nodes.append(helper.make_node("Clip", [x, "zero", "six"], [x + "_r6"]))
+            x = x + "_r6"
+        if residual is not None:
+            nodes.append(helper.make_node("Add", [x, outputs[residual]], [x + "_res"]))
+            x = x + "_res"
+        outputs[row] = x
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"]))
+    nodes.append(helper.make_node("Flatten", ["pooled"], ["f"], axis=1))
+    graph = helper.make_graph(
+        nodes, "mobilenetv2",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
+        [helper.make_tensor_value_info("f", TensorProto.FLOAT, [batch, 1280])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    return model

@@ -194,7 +194,7 @@ def test_write_wrong_byte_length(ctx):
         ctx.write_tensor(t, np.ones((2, 2), np.float32))
     with raises(TypeError, "writeTensor", "byte length"):
         ctx.write_tensor(t, b"\0" * 23)
-    # a wrong dtype names the data types (issue 14), whatever the byte length
+    # a float64 array of the right shape is a data type mismatch, named so
     with raises(TypeError, "writeTensor", "float64", "float32"):
         ctx.write_tensor(t, np.ones((2, 3), np.float64))
 
