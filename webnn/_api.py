@@ -510,8 +510,12 @@ class MLContext:
                             f"{sorted(extra)} not inputs of the graph")
         data = {}
         for name, (dt, shape) in graph._inputs.items():
+            v = inputs[name]
+            if type(v) is np.ndarray and v.dtype == DATA_TYPES[dt] and v.shape == shape:
+                data[name] = v          # the common case: nothing to convert or check
+                continue
             what = f"compute: input {name!r}"
-            v = _as_data(inputs[name], what)
+            v = _as_data(v, what)
             _check_dtype(v, dt, what)
             # (one element for a one-element input is accepted whatever its
             # shape: np.ascontiguousarray makes 0-d arrays 1-d)
