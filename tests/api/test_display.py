@@ -1,5 +1,7 @@
 """Issue 14: MLGraph's picture (SVG through Graphviz, text without it),
 to_dot() and summary() from the core's read-only view of the graph."""
+import os
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,10 @@ def test_dot_and_svg(ctx):
     if not _display.graphviz_available():
         pytest.skip("graphviz (package and dot) not installed")
     svg = g._repr_svg_()
+    if svg is None and os.environ.get("LD_PRELOAD"):
+        # sanitizer runs preload their runtime into `dot` too, which then
+        # fails on its own libraries' reports: the text fallback is used
+        pytest.skip("dot cannot run under the sanitizer's LD_PRELOAD")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "conv2d" in svg
     bundle = g._repr_mimebundle_()
     assert "image/svg+xml" in bundle and bundle["text/plain"] == repr(g)
