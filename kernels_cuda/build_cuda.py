@@ -19,6 +19,8 @@ Environment:
 Without nvcc the build is skipped with a message (and a library older than
 the core's headers is removed, so that a stale one is never loaded); with
 nvcc, any compile or link error raises.
+The library's RUNPATH points only into the environment's NVIDIA wheels
+(RUNPATH below), never at the CUDA it was built with.
 """
 import argparse
 import concurrent.futures
@@ -32,6 +34,11 @@ import sys
 KDIR = os.path.dirname(os.path.abspath(__file__))
 HERE = os.path.dirname(KDIR)  # the repository root
 CUDA_LIB = "libwebnn_cuda.so"
+# Where `pip install webnn[cuda]` puts NVIDIA's libraries, relative to
+# site-packages/webnn/libwebnn_cuda.so: nvidia-cuda-runtime and nvidia-cublas
+# (CUDA 13) in nvidia/cu13/lib, nvidia-cudnn-cu13 in nvidia/cudnn/lib (cuDNN is
+# dlopen'd by kernels_cuda/cudnn_dl.c, which this RUNPATH also serves).
+RUNPATH = ["$ORIGIN/../nvidia/cu13/lib", "$ORIGIN/../nvidia/cudnn/lib"]
 
 
 def find_nvcc():
@@ -143,7 +150,10 @@ def build(target, obj_dir):
     with open(stamp, "w") as f:
         f.write(flags_now)
     link = [cxx, "-shared", "-o", target] + objs
-    link += ["-L" + d for d in libs] + ["-Wl,-rpath," + d for d in libs]
+    # RUNPATH: only the environment's NVIDIA wheels, relative to this library
+    # (never the build machine's CUDA); a system CUDA is found by the loader's
+    # usual search or by csrc/backend/registry.c's fallback ($CUDA_HOME, /usr/local/cuda)
+    link += ["-L" + d for d in libs] + ["-Wl,-rpath," + ":".join(RUNPATH)]
     link += ["-lcublas", "-lcudart", "-ldl", "-lpthread", "-lm", "-Wl,--no-undefined"]
     if (force or jobs or not os.path.exists(target)
             or os.path.getmtime(target) < _newest(objs)):

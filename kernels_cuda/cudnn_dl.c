@@ -1,5 +1,6 @@
 /* cudnn_dl.c -- loads cuDNN 9 at run time (see cudnn_dl.h). */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,12 +44,22 @@ try_load(const char *path)
     return true;
 }
 
+/* Where cuDNN 9 is looked for, unless WEBNN_CUDNN_LIBRARY names one:
+ *  1. "libcudnn.so.9" by the loader's search, which starts with this
+ *     library's RUNPATH: site-packages/nvidia/cudnn/lib of `pip install
+ *     webnn[cuda]` (nvidia-cudnn-cu13; kernels_cuda/build_cuda.py), then
+ *     LD_LIBRARY_PATH and ld.so.cache (Debian's or NVIDIA's packages);
+ *  2. the same wheel layout found from this library's own path (should its
+ *     RUNPATH have been stripped or rewritten);
+ *  3. a CUDA toolkit's folders: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda;
+ *  4. "libcudnn.so" (a development install). */
 static void
 load_once(void)
 {
     const char *env = getenv("WEBNN_CUDNN_LIBRARY");
-    const char *cands[4];
-    int n = 0;
+    static char paths[5][PATH_MAX];
+    const char *cands[10];
+    int n = 0, np = 0;
     if (env && env[0]) {
         cands[n++] = env; /* only this one when it is set */
     } else {
@@ -56,14 +67,36 @@ load_once(void)
         cands[n++] = WNN_CUDNN_EMU_PATH; /* the emulation's build */
 #endif
         cands[n++] = "libcudnn.so.9";
+        Dl_info info;
+        if (dladdr((void *)&load_once, &info) && info.dli_fname) {
+            const char *slash = strrchr(info.dli_fname, '/');
+            if (slash) {
+                snprintf(paths[np], sizeof(paths[np]),
+                         "%.*s/../nvidia/cudnn/lib/libcudnn.so.9",
+                         (int)(slash - info.dli_fname), info.dli_fname);
+                cands[n++] = paths[np++];
+            }
+        }
+        const char *roots[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+        for (int r = 0; r < 3; r++) {
+            if (roots[r] && roots[r][0] && np < 5) {
+                snprintf(paths[np], sizeof(paths[np]), "%s/lib64/libcudnn.so.9", roots[r]);
+                cands[n++] = paths[np++];
+            }
+        }
         cands[n++] = "libcudnn.so";
     }
+    char first[sizeof(reason)] = "";
     for (int i = 0; i < n; i++) {
         if (try_load(cands[i])) {
             loaded = &api;
             return;
         }
+        if (!first[0]) {
+            snprintf(first, sizeof(first), "%s", reason);
+        }
     }
+    snprintf(reason, sizeof(reason), "%s", first); /* the first candidate's */
 }
 
 const wdnn_api *

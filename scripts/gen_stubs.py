@@ -345,7 +345,20 @@ def ml_context(_webnn_device: str) -> Iterator[MLContext]: ...
 '''
 
 
+def gen_doc_text():
+    """webnn/_opdoc_text.py: every operator method's docstring, as
+    webnn._api._op_doc writes it from the table and the spec's text
+    (webnn/_opdocs.py), so that `import webnn` does not write them."""
+    import pprint
+
+    from webnn import _api
+    docs = {row["snake"]: _api._op_doc(row, _api._op_signature(row)) for row in _core.op_table()}
+    return (HEADER + '"""The docstrings of the MLGraphBuilder operator methods."""\n'
+            + "DOCS = " + pprint.pformat(docs, width=100, sort_dicts=True) + "\n")
+
+
 FILES = {
+    os.path.join("webnn", "_opdoc_text.py"): gen_doc_text,
     os.path.join("webnn", "testing", "__init__.pyi"): gen_testing,
     os.path.join("webnn", "testing", "wpt.pyi"): gen_wpt,
     os.path.join("webnn", "testing", "plugin.pyi"): gen_plugin,

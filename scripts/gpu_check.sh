@@ -71,6 +71,12 @@ for d in list(getattr(nvidia.cudnn, "__path__", [])):
     fi
 }
 find_cudnn
+# libwebnn_cuda.so's RUNPATH names only the nvidia-* wheels' folders (pip
+# install webnn[cuda]); a toolkit outside the loader's path is found through
+# $CUDA_HOME (csrc/backend/registry.c): this nvcc's, unless set.
+if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null 2>&1; then
+    export CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+fi
 result() { # name rc
     if [ "$2" -eq 0 ]; then note "PASS  $1"; else note "FAIL  $1 (exit $2)"; STATUS=1; fi
 }

@@ -19,13 +19,47 @@ import os as _os
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "20000"
 
-from ._api import (DATA_TYPES, ML, OPERATORS, DataType, MLContext, MLGraph,
-                   MLGraphBuilder, MLOperand, MLTensor, ml)
-from ._errors import (AbortError, DataError, DOMException, InvalidStateError,
-                      NotSupportedError, OperationError, SecurityError,
-                      UnknownError)
+from ._version import __version__
 
-__version__ = "0.1.0"
+
+def _core_import_error(e):
+    """An ImportError that says what is wrong with the install: a library the
+    compiled core needs cannot be loaded (named, with what to install), or
+    the core is absent (a checkout that was not built)."""
+    pkg = _os.path.dirname(_os.path.abspath(__file__))
+    msg = str(e)
+    # the loader's message: "libblis.so.4: cannot open shared object file: ..."
+    missing = next((p.strip() for p in msg.split(":")
+                    if p.strip().startswith("lib") and ".so" in p), None)
+    if missing:
+        hint = ""
+        if missing.startswith("libblis"):
+            hint = (" BLIS is not installed, or not where this build found it: install it "
+                    "(Debian/Ubuntu: apt-get install libblis4; Fedora: dnf install blis; "
+                    "conda: conda install -c conda-forge blis) or install webnn's wheel "
+                    "(pip install webnn), which carries its own copy.")
+        elif missing.startswith("libgomp"):
+            hint = " Install GCC's OpenMP runtime (Debian/Ubuntu: apt-get install libgomp1)."
+        return ImportError(f"webnn: cannot load the compiled core in {pkg}: the shared "
+                           f"library {missing} is missing ({msg}).{hint}")
+    if isinstance(e, ModuleNotFoundError) or "'_core'" in msg:
+        return ImportError(
+            f"webnn: the compiled core (webnn._core) is not in {pkg}: a source checkout "
+            "that was not built, or a broken install. Build it with `make build` (or "
+            "`pip install .`), or install a wheel (`pip install webnn`).")
+    return ImportError(f"webnn: cannot load the compiled core in {pkg}: {msg}")
+
+
+try:
+    from . import _core  # noqa: F401  (the C extension: everything else needs it)
+except ImportError as _e:
+    raise _core_import_error(_e) from _e
+
+from ._api import (DATA_TYPES, ML, OPERATORS, DataType, MLContext,  # noqa: E402
+                   MLGraph, MLGraphBuilder, MLOperand, MLTensor, ml)
+from ._errors import (AbortError, DataError, DOMException,  # noqa: E402
+                      InvalidStateError, NotSupportedError, OperationError,
+                      SecurityError, UnknownError)
 
 __all__ = [
     "ml", "ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor",

@@ -4,7 +4,6 @@ rule of the spec is checked in the core, which raises through webnn._core.
 
 The MLGraphBuilder operator methods are generated from the core's operator
 table (csrc/ops/ops.def), so adding an operator adds no code here."""
-import asyncio
 import concurrent.futures
 import inspect
 import re
@@ -104,6 +103,8 @@ def _options(options, kw, method):
 
 
 async def _in_thread(fn, *args):
+    import asyncio  # here, not at import: asyncio is most of `import webnn`'s time
+
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
@@ -263,6 +264,7 @@ class _LostFuture(concurrent.futures.Future):
     python-api.md says) that can also be awaited in asyncio code."""
 
     def __await__(self):
+        import asyncio  # here, not at import (see _in_thread)
         return asyncio.wrap_future(self).__await__()
 
 
@@ -1003,10 +1005,17 @@ def _make_op(row):
     method.__name__ = row["snake"]
     method.__qualname__ = f"MLGraphBuilder.{row['snake']}"
     method.__signature__ = sig
-    method.__doc__ = _op_doc(row, sig)
+    # made ahead by scripts/gen_stubs.py (webnn/_opdoc_text.py, checked to be
+    # current by tests/api/test_signatures.py): writing 95 docstrings at
+    # import would cost ~20 ms; an operator not there yet gets them now
+    method.__doc__ = _DOC_TEXT.get(row["snake"]) or _op_doc(row, sig)
     return method
 
 
+try:
+    from ._opdoc_text import DOCS as _DOC_TEXT
+except ImportError:         # a checkout before scripts/gen_stubs.py ran
+    _DOC_TEXT = {}
 _OPS = {row["id"]: row for row in _core.op_table()}
 OPERATORS = tuple(row["camel"] for row in _OPS.values())
 for _row in _OPS.values():

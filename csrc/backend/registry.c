@@ -10,13 +10,82 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/internal.h"
 #include "../ops/ops_internal.h"
 
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static wnn_cuda_backend_create_fn cuda_create;
-static char cuda_why[200] = "the CUDA backend was not built";
+static char cuda_why[512] = "the CUDA backend was not built";
+
+/* The library a failed dlopen() could not find: the loader says
+ * "libcudart.so.13: cannot open shared object file: ...". */
+static bool
+missing_library(const char *err, char *name, size_t cap)
+{
+    const char *colon = err ? strstr(err, ": cannot open shared object file") : NULL;
+    if (!colon) {
+        return false;
+    }
+    const char *start = colon;
+    while (start > err && start[-1] != ' ' && start[-1] != ':') {
+        start--;
+    }
+    size_t n = (size_t)(colon - start);
+    if (n == 0 || n >= cap || memchr(start, '/', n)) {
+        return false; /* a path, not a soname */
+    }
+    memcpy(name, start, n);
+    name[n] = '\0';
+    return true;
+}
+
+/* dlopen(path); when a library it needs is not on the loader's path (a CUDA
+ * toolkit that is not in ld.so.conf), load that library from the usual CUDA
+ * folders first ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) and try again: once
+ * loaded, a library satisfies every later need of its soname.  The NVIDIA
+ * wheels of `pip install webnn[cuda]` need none of this: libwebnn_cuda.so's
+ * RUNPATH finds them (kernels_cuda/build_cuda.py). */
+static void *
+dlopen_with_cuda_fallback(const char *path, int depth, char *why, size_t why_cap)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            return h;
+        }
+        const char *e = dlerror();
+        snprintf(why, why_cap, "%s", e ? e : "?");
+        char need[128];
+        if (depth > 4 || !missing_library(why, need, sizeof(need))) {
+            return NULL;
+        }
+        const char *roots[4] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
+                                "/usr/local/cuda", NULL};
+        static const char *subs[] = {"lib64", "lib", "targets/x86_64-linux/lib"};
+        bool loaded = false;
+        for (int r = 0; r < 3 && !loaded; r++) {
+            if (!roots[r] || !roots[r][0]) {
+                continue;
+            }
+            for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]) && !loaded; s++) {
+                char cand[PATH_MAX];
+                snprintf(cand, sizeof(cand), "%s/%s/%s", roots[r], subs[s], need);
+                if (access(cand, R_OK) != 0) {
+                    continue;
+                }
+                char sub_why[256];
+                loaded = dlopen_with_cuda_fallback(cand, depth + 1, sub_why,
+                                                   sizeof(sub_why)) != NULL;
+            }
+        }
+        if (!loaded) {
+            return NULL; /* why: the loader's message about `need` */
+        }
+    }
+    return NULL;
+}
 
 static void
 load_cuda(void)
@@ -40,11 +109,19 @@ load_cuda(void)
         snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path),
                  "libwebnn_cuda.so");
     }
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    char err[384];
+    h = dlopen_with_cuda_fallback(path, 0, err, sizeof(err));
     if (!h) {
-        const char *e = dlerror();
-        snprintf(cuda_why, sizeof(cuda_why), "cannot load %s: %s", path,
-                 e ? e : "?");
+        char need[128];
+        bool cuda_lib = missing_library(err, need, sizeof(need)) &&
+                        (strncmp(need, "libcu", 5) == 0 || strncmp(need, "libnv", 5) == 0);
+        if (cuda_lib) {
+            snprintf(cuda_why, sizeof(cuda_why),
+                     "cannot load %s: %s not found (pip install 'webnn[cuda]', or a "
+                     "CUDA 13 toolkit in /usr/local/cuda or $CUDA_HOME)", path, need);
+        } else {
+            snprintf(cuda_why, sizeof(cuda_why), "cannot load %s: %s", path, err);
+        }
         return;
     }
     cuda_create = (wnn_cuda_backend_create_fn)dlsym(h, "wnn_cuda_backend_create");

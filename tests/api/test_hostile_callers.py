@@ -139,6 +139,23 @@ def test_build_during_option_conversion(ctx, b):
     gc.collect()
 
 
+def test_build_and_free_during_option_conversion(b):
+    """The issue's case: the graph built from inside __index__ is freed at
+    once, so a converter still writing into the builder's old arena would
+    write into freed memory (ASan reports it; make test-asan)."""
+    x = b.input("x", {"dataType": "float32", "shape": [2, 3]})
+    y = b.relu(x)
+
+    class Evil:
+        def __index__(self):
+            b.build({"y": y}).destroy()
+            gc.collect()
+            return 1
+
+    with pytest.raises(webnn.InvalidStateError, match="transpose"):
+        b.transpose(x, permutation=[Evil(), 0])
+
+
 def test_build_during_float_list_conversion(b):
     x = b.input("x", {"dataType": "float32", "shape": [1, 1, 2, 2]})
     y = b.relu(x)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Build and test on each supported CPython besides the main one (make test
+# runs the whole suite on .venv's, 3.11): for each version, a virtual
+# environment build/py<V>/venv (NumPy, pytest, hypothesis, setuptools), the
+# extension built out of place into build/py<V>/lib (WEBNN_NO_CUDA=1: the CUDA
+# library does not depend on the interpreter), then a large part of the suite
+# against it.  The builds share the object folder of `make build`
+# (setup.py keeps an object compiled by the same compiler flags, so only
+# webnn/_webnn.c, which includes Python.h, is compiled for each version, and
+# the core again only for an interpreter whose flags differ).
+#   tests/packaging/test_pythons.sh [3.10 3.12 3.13]   (make test-pythons)
+# Interpreters: python<V> on PATH, else pyenv's ($PYENV_ROOT or ~/.pyenv).
+# TESTS overrides the test folders (default below; "tests" for all of it).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+VERSIONS=${*:-3.10 3.12 3.13}
+TESTS=${TESTS:-tests/api tests/wpt tests/models tests/validation tests/packaging}
+PYENV_ROOT=${PYENV_ROOT:-$HOME/.pyenv}
+MAIN_PY=${MAIN_PY:-.venv/bin/python}
+TEMP=build/temp-pythons
+if [ -x "$MAIN_PY" ]; then
+  TEMP=$("$MAIN_PY" -c 'import sys, sysconfig; print("build/temp.%s-%s" % (sysconfig.get_platform(), sys.implementation.cache_tag))')
+fi
+unset PYTHONPATH
+start=$SECONDS
+
+find_python() {
+  local v=$1 p
+  for p in $(command -v "python$v" 2>/dev/null) $(ls -d "$PYENV_ROOT"/versions/"$v".*/bin/python 2>/dev/null | sort -V -r); do
+    if [ -x "$p" ] && [ "$("$p" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$v" ]; then
+      echo "$p"; return 0
+    fi
+  done
+  return 1
+}
+
+build_one() {
+  local v=$1 base=$2 d=build/py$1
+  if [ ! -f "$d/venv/.deps-1" ]; then
+    rm -rf "$d/venv"
+    "$base" -m venv "$d/venv"
+    "$d/venv/bin/python" -m pip install -q --upgrade pip
+    "$d/venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" "setuptools>=77"
+    touch "$d/venv/.deps-1"
+  fi
+  WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$TEMP"
+  cp webnn/*.py "$d/lib/webnn/"
+}
+
+for v in $VERSIONS; do
+  base=$(find_python "$v") || { echo "test-pythons: no Python $v (python$v on PATH or $PYENV_ROOT/versions/$v.*)"; exit 1; }
+  mkdir -p "build/py$v"
+  t=$SECONDS
+  build_one "$v" "$base" > "build/py$v/build.log" 2>&1 || { cat "build/py$v/build.log"; echo "test-pythons: the build on Python $v failed"; exit 1; }
+  echo "Python $v: $base ($("$base" -c 'import sys; print(sys.version.split()[0])')), built in $((SECONDS - t)) s"
+done
+echo "test-pythons: built on $VERSIONS in $((SECONDS - start)) s"
+for v in $VERSIONS; do
+  t=$SECONDS
+  echo "== Python $v: $TESTS"
+  (cd "build/py$v/lib" && PYTHONPATH="$ROOT/build/py$v/lib" "$ROOT/build/py$v/venv/bin/python" \
+     -m pytest -q -p no:cacheprovider $(for x in $TESTS; do echo "$ROOT/$x"; done))
+  echo "Python $v: $((SECONDS - t)) s"
+done
+echo "test-pythons: passed in $((SECONDS - start)) s"
