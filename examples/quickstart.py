@@ -13,7 +13,7 @@ import numpy as np
 import webnn
 
 
-def main():
+def main() -> None:
     rng = np.random.default_rng(0)
     ctx = webnn.ml.create_context()
     print(f"context: device_type={ctx.device_type} accelerated={ctx.accelerated}")

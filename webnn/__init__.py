@@ -55,8 +55,8 @@ try:
 except ImportError as _e:
     raise _core_import_error(_e) from _e
 
-from ._api import (DATA_TYPES, ML, OPERATORS, MLContext, MLGraph,  # noqa: E402
-                   MLGraphBuilder, MLOperand, MLTensor, ml)
+from ._api import (DATA_TYPES, ML, OPERATORS, DataType, MLContext,  # noqa: E402
+                   MLGraph, MLGraphBuilder, MLOperand, MLTensor, ml)
 from ._errors import (AbortError, DataError, DOMException,  # noqa: E402
                       InvalidStateError, NotSupportedError, OperationError,
                       SecurityError, UnknownError)
@@ -65,5 +65,5 @@ __all__ = [
     "ml", "ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor",
     "DOMException", "InvalidStateError", "DataError", "NotSupportedError",
     "OperationError", "UnknownError", "AbortError", "SecurityError",
-    "DATA_TYPES", "OPERATORS",
+    "DATA_TYPES", "OPERATORS", "DataType",
 ]

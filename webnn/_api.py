@@ -5,8 +5,11 @@ rule of the spec is checked in the core, which raises through webnn._core.
 The MLGraphBuilder operator methods are generated from the core's operator
 table (csrc/ops/ops.def), so adding an operator adds no code here."""
 import concurrent.futures
+import inspect
 import re
+import sys
 import types
+from typing import Literal
 
 import numpy as np
 
@@ -33,6 +36,8 @@ DATA_TYPES = {
     "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),
 }
 _NP_TO_DT = {v: k for k, v in DATA_TYPES.items()}
+#: The spec's MLOperandDataType, for annotations.
+DataType = Literal["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
 
 
 def snake_case(name):
@@ -133,17 +138,97 @@ def _desc(descriptor):
     return descriptor
 
 
+# ---- interop: arrays of any byte order, buffers, __array_interface__, DLPack -
+_DLPACK_CPU = 1
+
+
+def _native(a):
+    """The array in native byte order (a copy only when it is not)."""
+    if a.dtype.byteorder not in ("=", "|") and not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def _as_data(obj, what):
+    """What the core takes as data: an ndarray in native byte order, or a
+    buffer.  DLPack producers (PyTorch, JAX, CuPy on the CPU) and objects with
+    __array_interface__ / __array__ become ndarrays; a buffer whose format
+    has a non-native byte order is converted through NumPy."""
+    if isinstance(obj, np.ndarray):
+        return _native(obj)
+    if isinstance(obj, MLTensor):
+        raise TypeError(f"{what}: an MLTensor is not a buffer; read it with "
+                        f"read_tensor() or use it in dispatch()")
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, (bytes, bytearray, memoryview)):
+        dev = getattr(obj, "__dlpack_device__", None)
+        if dev is not None:
+            kind = dev()[0]
+            if kind != _DLPACK_CPU:
+                raise TypeError(
+                    f"{what}: the DLPack producer's memory is on device type {kind} "
+                    f"(not the CPU); copy it to the host first (e.g. tensor.cpu()); "
+                    f"see the README, 'Interop'")
+        try:
+            return _native(np.from_dlpack(obj))
+        except (TypeError, BufferError, RuntimeError) as e:
+            raise TypeError(f"{what}: the DLPack producer could not be read: {e}") from None
+    if hasattr(obj, "__array_interface__") or hasattr(obj, "__array_struct__") or \
+            (hasattr(obj, "__array__") and not _has_buffer(obj)):
+        return _native(np.asarray(obj))
+    if _has_buffer(obj):
+        fmt = memoryview(obj).format
+        if fmt[:1] in (">", "!") and sys.byteorder == "little" or \
+                fmt[:1] == "<" and sys.byteorder == "big":
+            return _native(np.asarray(memoryview(obj)))
+    return obj
+
+
+def _has_buffer(obj):
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _check_dtype(a, dt, what):
+    """An ndarray given for data of MLOperandDataType dt: its dtype must be
+    dt's, or uint8 (raw bytes, as the spec's Uint8Array)."""
+    native = a.dtype.newbyteorder("=") if isinstance(a, np.ndarray) else None
+    if native is not None and native != DATA_TYPES[dt] and native != np.uint8:
+        got = _NP_TO_DT.get(native, str(a.dtype))
+        raise TypeError(f"{what}: data type {got} does not match the expected data type "
+                        f"{dt} (cast it first, e.g. a.astype(np.{DATA_TYPES[dt].name}))")
+
+
 # ---- ML ---------------------------------------------------------------------
 _POWER = ("default", "high-performance", "low-power")
 
 
 @_aliased
 class ML:
-    """navigator.ml: creates contexts."""
+    """``navigator.ml``: creates contexts (spec: `ML
+    <https://www.w3.org/TR/webnn/#api-ml>`_).  ``webnn.ml`` is the singleton."""
 
     def create_context(self, options=None, **kw):
-        """Create an MLContext.  Options: power_preference, accelerated (spec),
-        device_type ('cpu' or 'gpu', an extension of this package)."""
+        """Create an :class:`MLContext` (spec: ``ML.createContext()``).
+
+        Parameters
+        ----------
+        options : dict, optional
+            ``MLContextOptions`` as in JavaScript; keywords work too.
+        power_preference : {'default', 'high-performance', 'low-power'}
+            A hint (spec member ``powerPreference``).
+        accelerated : bool
+            ``True`` (default) picks the GPU backend when one is usable.
+        device_type : {'cpu', 'gpu'}, optional
+            An extension of this package: ask for one backend explicitly;
+            ``'gpu'`` without a usable GPU raises :class:`NotSupportedError`.
+
+        Returns
+        -------
+        MLContext
+        """
         o = _options(options, kw, "createContext")
         unknown = set(o) - {"power_preference", "powerPreference", "accelerated",
                             "device_type", "deviceType"}
@@ -164,16 +249,31 @@ class ML:
         return MLContext(_core.context_create(device), power)
 
     async def create_context_async(self, options=None, **kw):
+        """Awaitable twin of :meth:`create_context` (the spec's Promise)."""
         return await _in_thread(lambda: self.create_context(options, **kw))
+
+    def __repr__(self):
+        return "webnn.ml"
 
 
 ml = ML()
 
 
+class _LostFuture(concurrent.futures.Future):
+    """``MLContext.lost``: a :class:`concurrent.futures.Future` (as
+    python-api.md says) that can also be awaited in asyncio code."""
+
+    def __await__(self):
+        import asyncio  # here, not at import (see _in_thread)
+        return asyncio.wrap_future(self).__await__()
+
+
 # ---- MLContext --------------------------------------------------------------
 @_aliased
 class MLContext:
-    """A context: the device, its timeline, its tensors and graphs."""
+    """A context: the device, its timeline, its tensors and graphs (spec:
+    `MLContext <https://www.w3.org/TR/webnn/#api-mlcontext>`_).  Made by
+    :meth:`ML.create_context`."""
 
     def __init__(self, handle, power_preference="default"):
         self._h = handle
@@ -181,34 +281,69 @@ class MLContext:
         self._accelerated = info["accelerated"]
         self._device_type = info["device_type"]
         self._max_bytes = info["max_tensor_byte_length"]
+        self._backend, self._threads = _core.context_backend(handle)
         self._power = power_preference
-        self._lost = concurrent.futures.Future()
+        self._lost = _LostFuture()
 
     @property
     def accelerated(self):
+        """Whether the context runs on an accelerator (spec: ``accelerated``)."""
         return self._accelerated
 
     @property
     def device_type(self):
+        """``'cpu'`` or ``'gpu'``: the backend chosen (an extension)."""
         return self._device_type
 
     deviceType = device_type
 
     @property
     def power_preference(self):
+        """The ``powerPreference`` the context was created with."""
         return self._power
 
     @property
+    def backend(self):
+        """The backend's name (``'cpu'``, ``'cuda'``), an extension."""
+        return self._backend
+
+    @property
+    def threads(self):
+        """Threads of the CPU backend (0 on other devices), an extension."""
+        return self._threads
+
+    @property
     def lost(self):
-        """A concurrent.futures.Future resolving to {'message': ...}."""
+        """A :class:`concurrent.futures.Future` resolving to ``{'message': ...}``
+        when the context is destroyed or lost; ``await ctx.lost`` works too.
+        (A loss the core found by itself resolves it when ``lost`` is next
+        read.)"""
+        if not self._lost.done():
+            info = _core.context_info(self._h)
+            if info["lost"]:
+                try:
+                    self._lost.set_result({"message": info["lost_message"]})
+                except concurrent.futures.InvalidStateError:
+                    pass            # resolved by another thread meanwhile
         return self._lost
 
+    def __repr__(self):
+        state = ", lost" if self._lost.done() else ""
+        threads = f", threads={self._threads}" if self._device_type == "cpu" else ""
+        return (f"MLContext(device_type={self._device_type!r}, backend={self._backend!r}"
+                f"{threads}, accelerated={self._accelerated}, "
+                f"power_preference={self._power!r}{state})")
+
     def destroy(self):
-        """Lose the context: queued work fails, later calls raise InvalidStateError."""
+        """Lose the context: queued work fails, later calls raise
+        :class:`InvalidStateError`, :attr:`lost` resolves (spec: ``destroy()``)."""
         if self._lost.done():
             return
         _core.context_destroy(self._h, "destroy() was called")
-        self._lost.set_result({"message": _core.context_info(self._h)["lost_message"]})
+        try:
+            self._lost.set_result({"message": _core.context_info(self._h)["lost_message"]})
+        except concurrent.futures.InvalidStateError:
+            pass
 
     def _tensor(self, tensor, method):
         if not isinstance(tensor, MLTensor):
@@ -217,6 +352,19 @@ class MLContext:
         return tensor._h
 
     def create_tensor(self, descriptor):
+        """Create an :class:`MLTensor` on the context's timeline (spec:
+        ``createTensor()``).
+
+        Parameters
+        ----------
+        descriptor : dict
+            ``MLTensorDescriptor``: ``data_type``, ``shape``, and ``readable``,
+            ``writable`` (bools, default ``False``); either spelling of each key.
+
+        Returns
+        -------
+        MLTensor
+        """
         d = _desc(descriptor)
         readable = _get(d, "readable", False)
         writable = _get(d, "writable", False)
@@ -225,22 +373,74 @@ class MLContext:
         return MLTensor(self, _core.tensor_create(self._h, d, readable, writable, None))
 
     async def create_tensor_async(self, descriptor):
+        """Awaitable twin of :meth:`create_tensor`."""
         return await _in_thread(self.create_tensor, descriptor)
 
     def create_constant_tensor(self, descriptor, input_data):
+        """Create a constant :class:`MLTensor` holding a copy of ``input_data``
+        (spec: ``createConstantTensor()``), usable with
+        :meth:`MLGraphBuilder.constant`.
+
+        Parameters
+        ----------
+        descriptor : dict
+            ``MLOperandDescriptor``: ``data_type`` and ``shape``.
+        input_data : buffer, ndarray, array-like or DLPack producer
+            Exactly the descriptor's byte length; copied.
+        """
+        data = _as_data(input_data, "createConstantTensor: argument 'inputData'")
+        dt = _get(_desc(descriptor), "data_type")
+        if isinstance(dt, str) and dt in DATA_TYPES:
+            _check_dtype(data, dt, "createConstantTensor: argument 'inputData'")
         return MLTensor(self, _core.tensor_create(self._h, _desc(descriptor), False, False,
-                                                  input_data))
+                                                  data))
 
     async def create_constant_tensor_async(self, descriptor, input_data):
+        """Awaitable twin of :meth:`create_constant_tensor`."""
         return await _in_thread(self.create_constant_tensor, descriptor, input_data)
 
     def write_tensor(self, tensor, input_data):
-        _core.tensor_write(self._h, self._tensor(tensor, "writeTensor"), input_data)
+        """Queue a write of a copy of ``input_data`` into a writable tensor
+        (spec: ``writeTensor()``); returns at once.
+
+        Parameters
+        ----------
+        tensor : MLTensor
+        input_data : buffer, ndarray, array-like or DLPack producer
+            The tensor's byte length; an ndarray must have the tensor's dtype
+            (or be ``uint8`` raw bytes), any byte order (converted).
+        """
+        h = self._tensor(tensor, "writeTensor")
+        data = _as_data(input_data, "writeTensor: argument 'inputData'")
+        _check_dtype(data, tensor._dt, "writeTensor: argument 'inputData'")
+        _core.tensor_write(self._h, h, data)
 
     def read_tensor(self, tensor, output_data=None):
-        """Return the tensor's data as an ndarray, or fill `output_data`."""
+        """Wait for the work queued before and return the tensor's data
+        (spec: ``readTensor()``).
+
+        Parameters
+        ----------
+        tensor : MLTensor
+            A readable tensor of this context.
+        output_data : writable buffer, optional
+            The bring-your-own-buffer form: filled, and ``None`` returned.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            An array of the tensor's dtype and shape.
+        """
         h = self._tensor(tensor, "readTensor")
         if output_data is not None:
+            if isinstance(output_data, np.ndarray):
+                _check_dtype(output_data, tensor._dt, "readTensor: argument 'outputData'")
+                if not output_data.dtype.isnative:
+                    # read in native order, then store in the array's own
+                    tmp = np.empty(output_data.shape, output_data.dtype.newbyteorder("="))
+                    _core.tensor_read(self._h, h, tmp)
+                    output_data[...] = tmp
+                    return None
             _core.tensor_read(self._h, h, output_data)
             return None
         dt, shape, readable, _, _, destroyed = _core.tensor_info(h)
@@ -251,9 +451,21 @@ class MLContext:
         return out
 
     async def read_tensor_async(self, tensor, output_data=None):
+        """Awaitable twin of :meth:`read_tensor`."""
         return await _in_thread(self.read_tensor, tensor, output_data)
 
     def dispatch(self, graph, inputs, outputs):
+        """Queue an execution of ``graph`` on the context's timeline (spec:
+        ``dispatch()``); returns at once.
+
+        Parameters
+        ----------
+        graph : MLGraph
+        inputs : dict of str to MLTensor
+            One tensor per graph input, of its descriptor.
+        outputs : dict of str to MLTensor
+            One tensor per graph output, of its descriptor.
+        """
         if not isinstance(graph, MLGraph):
             raise TypeError(f"dispatch: argument 'graph': expected an MLGraph, "
                             f"got {type(graph).__name__}")
@@ -270,11 +482,24 @@ class MLContext:
                        {k: v._h for k, v in outputs.items()})
 
     def compute(self, graph, inputs):
-        """Convenience outside the spec: NumPy arrays in, NumPy arrays out.
+        """Convenience outside the spec: arrays in, NumPy arrays out.
 
         On the CPU the graph runs straight on the given arrays and writes
         into the arrays it returns (no tensors, no copies, the GIL released
-        while it runs); on other devices it goes through tensors."""
+        while it runs); on other devices it goes through tensors.
+
+        Parameters
+        ----------
+        graph : MLGraph
+        inputs : dict of str to array
+            One value per graph input: an ndarray (any byte order) of the
+            input's dtype and shape, a buffer of its byte length, or an
+            array-like / DLPack producer (PyTorch CPU tensors, JAX arrays).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+        """
         if not isinstance(graph, MLGraph):
             raise TypeError("compute: argument 'graph': expected an MLGraph")
         if not isinstance(inputs, dict):
@@ -285,19 +510,36 @@ class MLContext:
         if extra or missing:
             raise TypeError(f"compute: inputs {sorted(missing)} missing, "
                             f"{sorted(extra)} not inputs of the graph")
+        data = {}
+        for name, (dt, shape) in graph._inputs.items():
+            v = inputs[name]
+            if type(v) is np.ndarray and v.dtype == DATA_TYPES[dt] and v.shape == shape:
+                data[name] = v          # the common case: nothing to convert or check
+                continue
+            what = f"compute: input {name!r}"
+            v = _as_data(v, what)
+            _check_dtype(v, dt, what)
+            # (one element for a one-element input is accepted whatever its
+            # shape: np.ascontiguousarray makes 0-d arrays 1-d)
+            if isinstance(v, np.ndarray) and v.dtype == DATA_TYPES[dt] and \
+                    tuple(v.shape) != tuple(shape) and not (v.size == 1 and
+                                                            int(np.prod(shape)) == 1):
+                raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
+                                f"graph's input shape {tuple(shape)}")
+            data[name] = v
         outs = {name: np.empty(shape, DATA_TYPES[dt]) for name, (dt, shape) in graph._outputs.items()}
-        if _core.compute(self._h, graph._h, [inputs[n] for n in graph._inputs], list(outs.values())):
+        if _core.compute(self._h, graph._h, [data[n] for n in graph._inputs], list(outs.values())):
             return outs
-        return self._compute_with_tensors(graph, inputs)
+        return self._compute_with_tensors(graph, data)
 
-    def _compute_with_tensors(self, graph, inputs):
+    def _compute_with_tensors(self, graph, data):
         made = []
         try:
             tin = {}
             for name, (dt, shape) in graph._inputs.items():
                 t = self.create_tensor({"dataType": dt, "shape": shape, "writable": True})
                 made.append(t)
-                self.write_tensor(t, inputs[name])
+                self.write_tensor(t, data[name])
                 tin[name] = t
             tout = {}
             for name, (dt, shape) in graph._outputs.items():
@@ -311,10 +553,12 @@ class MLContext:
                 t.destroy()
 
     async def compute_async(self, graph, inputs):
+        """Awaitable twin of :meth:`compute`."""
         return await _in_thread(self.compute, graph, inputs)
 
     def op_support_limits(self):
-        """MLOpSupportLimits: what this context really supports."""
+        """``MLOpSupportLimits``: the data types and ranks this context really
+        supports, per operator and operand (snake_case keys)."""
         ranks = {"min": 0, "max": _core.MAX_RANK}
         all_types = list(DATA_TYPES)
         out = {
@@ -336,31 +580,69 @@ class MLContext:
 # ---- MLTensor and MLGraph ---------------------------------------------------
 @_aliased
 class MLTensor:
-    """A tensor on a context's timeline (spec: MLTensor)."""
+    """A tensor on a context's timeline (spec: `MLTensor
+    <https://www.w3.org/TR/webnn/#api-mltensor>`_).  Made by
+    :meth:`MLContext.create_tensor`.  ``np.asarray(tensor)`` reads a readable
+    tensor (waiting for the work queued before)."""
 
     def __init__(self, ctx, handle):
         self._ctx, self._h = ctx, handle
         dt, shape, self._readable, self._writable, self._constant, _ = _core.tensor_info(handle)
         self._dt, self._shape = dt, shape
 
-    data_type = property(lambda self: self._dt)
+    data_type = property(lambda self: self._dt, doc="The tensor's data type.")
     dataType = data_type
-    shape = property(lambda self: self._shape)
-    readable = property(lambda self: self._readable)
-    writable = property(lambda self: self._writable)
-    constant = property(lambda self: self._constant)
+    shape = property(lambda self: self._shape, doc="The tensor's shape (tuple).")
+    readable = property(lambda self: self._readable, doc="Whether read_tensor() may read it.")
+    writable = property(lambda self: self._writable, doc="Whether write_tensor() may write it.")
+    constant = property(lambda self: self._constant, doc="Whether it is a constant tensor.")
+
+    @property
+    def context(self):
+        """The :class:`MLContext` the tensor belongs to."""
+        return self._ctx
 
     def destroy(self):
+        """Release the tensor's memory (spec: ``destroy()``)."""
         _core.tensor_destroy(self._h)
 
+    def __array__(self, dtype=None, copy=None):
+        if not self._readable:
+            raise TypeError("MLTensor is not readable: create it with readable=True to read "
+                            "it as an array (np.asarray(tensor) calls read_tensor())")
+        a = self._ctx.read_tensor(self)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of a readable tensor, for ``np.from_dlpack(t)`` or
+        ``torch.from_dlpack(t)``: a host copy read from the timeline (also
+        for a GPU context: exporting device memory without a copy is not
+        implemented).  ``copy=False`` is refused for that reason."""
+        if copy is False:
+            raise BufferError("MLTensor: a DLPack export is always a copy read from the "
+                              "context's timeline")
+        a = self.__array__()
+        kw = {} if max_version is None else {"max_version": max_version}
+        return a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return (_DLPACK_CPU, 0)
+
     def __repr__(self):
+        destroyed = _core.tensor_info(self._h)[5]
+        flags = [f for f, on in (("readable", self._readable), ("writable", self._writable),
+                                 ("constant", self._constant), ("destroyed", destroyed)) if on]
         return (f"MLTensor(data_type={self._dt!r}, shape={self._shape}, "
-                f"readable={self._readable}, writable={self._writable}, constant={self._constant})")
+                f"device={self._ctx.device_type!r}"
+                f"{', ' + ', '.join(flags) if flags else ''})")
 
 
 @_aliased
 class MLGraph:
-    """A built graph (spec: MLGraph)."""
+    """A built graph (spec: `MLGraph <https://www.w3.org/TR/webnn/#api-mlgraph>`_).
+    Made by :meth:`MLGraphBuilder.build`; run it with :meth:`MLContext.dispatch`
+    or :meth:`MLContext.compute`.  In Jupyter it shows a picture of itself;
+    :meth:`summary` tells its operators, shapes, bytes and FLOPs."""
 
     def __init__(self, ctx, handle):
         self._ctx, self._h = ctx, handle
@@ -369,22 +651,63 @@ class MLGraph:
         self._outputs = {n: (dt, shape) for n, dt, shape in outs}
 
     @property
+    def context(self):
+        """The :class:`MLContext` the graph was built for."""
+        return self._ctx
+
+    @property
     def input_descriptors(self):
-        """{name: {'data_type', 'shape'}} of the graph's inputs (spec [[inputDescriptors]])."""
+        """``{name: {'data_type', 'shape'}}`` of the graph's inputs."""
         return {n: {"data_type": dt, "shape": list(s)} for n, (dt, s) in self._inputs.items()}
 
     @property
     def output_descriptors(self):
+        """``{name: {'data_type', 'shape'}}`` of the graph's outputs."""
         return {n: {"data_type": dt, "shape": list(s)} for n, (dt, s) in self._outputs.items()}
 
     def destroy(self):
+        """Release the graph (spec: ``destroy()``)."""
         _core.graph_destroy(self._h)
+
+    def summary(self):
+        """A table of the graph: every operator with its label, inputs and
+        outputs (data types and shapes), estimated FLOPs, the constants'
+        bytes, the plan's peak intermediate memory and the chains a fusing
+        backend runs as one.  Returns a :class:`webnn._display.GraphSummary`
+        (``str()`` is the table; its fields hold the numbers)."""
+        from . import _display
+        return _display.summary(self)
+
+    def to_dot(self):
+        """The graph in Graphviz's DOT language (str)."""
+        from . import _display
+        return _display.to_dot(self)
+
+    def _repr_svg_(self):
+        from . import _display
+        return _display.svg(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from . import _display
+        return _display.mimebundle(self)
+
+    def __repr__(self):
+        def d(items):
+            return "{" + ", ".join(f"{n!r}: {dt}{list(s)}" for n, (dt, s) in items.items()) + "}"
+        destroyed = ", destroyed" if _core.graph_info(self._h)[2] else ""
+        view = _core.graph_view(self._h)
+        nodes = f", operators={len(view['order'])}" if view else ""
+        return (f"MLGraph(inputs={d(self._inputs)}, outputs={d(self._outputs)}{nodes}, "
+                f"device={self._ctx.device_type!r}{destroyed})")
 
 
 # ---- MLGraphBuilder ---------------------------------------------------------
 @_aliased
 class MLGraphBuilder:
-    """Builds a graph for a context (spec: MLGraphBuilder)."""
+    """Builds a graph for a context (spec: `MLGraphBuilder
+    <https://www.w3.org/TR/webnn/#api-mlgraphbuilder>`_).  Every operator of
+    the spec is a method (snake_case, with its camelCase alias); see
+    :data:`webnn.OPERATORS`."""
 
     def __init__(self, context):
         if not isinstance(context, MLContext):
@@ -392,16 +715,48 @@ class MLGraphBuilder:
                             f"got {type(context).__name__}")
         self._ctx = context
         self._h = _core.builder_create(context._h)
+        self._built = False
+
+    @property
+    def context(self):
+        """The :class:`MLContext` the builder builds for."""
+        return self._ctx
+
+    def __repr__(self):
+        return (f"MLGraphBuilder(device={self._ctx.device_type!r}, "
+                f"{'built' if self._built else 'building'})")
 
     def input(self, name, descriptor):
+        """An input operand (spec: ``input()``).
+
+        Parameters
+        ----------
+        name : str
+            The name used in ``dispatch()`` / ``compute()``.
+        descriptor : dict
+            ``MLOperandDescriptor``: ``data_type`` and ``shape``.
+
+        Returns
+        -------
+        MLOperand
+        """
         if not isinstance(name, str):
             raise TypeError("input: argument 'name': expected a string")
         name = _usv(name, "input: argument 'name'")
         return _core.builder_input(self._h, name, _desc(descriptor))
 
     def constant(self, *args, **kw):
-        """constant(descriptor, buffer) | constant(tensor) |
-        constant(data_type, value) | constant(ndarray)."""
+        """A constant operand (spec: ``constant()``), in four forms:
+        ``constant(descriptor, buffer)``, ``constant(tensor)`` (a constant
+        :class:`MLTensor`), ``constant(data_type, value)`` (a scalar) and
+        ``constant(ndarray)`` (descriptor from the array).  Data is copied;
+        arrays of any byte order, buffers, array-likes and CPU DLPack
+        producers are accepted.
+
+        Returns
+        -------
+        MLOperand
+        """
         if kw:
             names = {"descriptor", "buffer", "tensor", "data_type", "dataType", "value"}
             if set(kw) - names:
@@ -416,54 +771,196 @@ class MLGraphBuilder:
             (a,) = args
             if isinstance(a, MLTensor):
                 return _core.builder_constant_tensor(self._h, a._h)
-            if isinstance(a, np.ndarray):
-                if a.dtype not in _NP_TO_DT:
-                    raise TypeError(f"constant: dtype {a.dtype} is not an MLOperandDataType")
+            if not isinstance(a, (str, dict, bytes, bytearray, memoryview)) and (
+                    isinstance(a, np.ndarray) or hasattr(a, "__dlpack__")
+                    or hasattr(a, "__array_interface__") or hasattr(a, "__array__")):
+                a = _as_data(a, "constant: argument 'buffer'")
+                dt = _NP_TO_DT.get(a.dtype)
+                if dt is None:
+                    raise TypeError(f"constant: data type {a.dtype} is not an MLOperandDataType "
+                                    f"({', '.join(DATA_TYPES)})")
                 return _core.builder_constant(
-                    self._h, {"dataType": _NP_TO_DT[a.dtype], "shape": list(a.shape)}, a)
+                    self._h, {"dataType": dt, "shape": list(a.shape)}, a)
             raise TypeError(f"constant: expected an MLTensor or an ndarray, got {type(a).__name__}")
         if len(args) == 2:
             a, b = args
             if isinstance(a, dict):
-                return _core.builder_constant(self._h, a, b)
+                data = _as_data(b, "constant: argument 'buffer'")
+                dt = _get(a, "data_type")
+                if isinstance(dt, str) and dt in DATA_TYPES:
+                    _check_dtype(data, dt, "constant: argument 'buffer'")
+                return _core.builder_constant(self._h, a, data)
             if isinstance(a, str):
                 return _core.builder_constant_scalar(self._h, a, b)
             raise TypeError("constant: expected (descriptor, buffer) or (data_type, value)")
         raise TypeError(f"constant: takes 1 or 2 arguments, got {len(args)}")
 
     def build(self, outputs):
+        """Build the graph (spec: ``build()``); a builder builds once.
+
+        Parameters
+        ----------
+        outputs : dict of str to MLOperand
+
+        Returns
+        -------
+        MLGraph
+        """
         if not isinstance(outputs, dict):
             raise TypeError(f"build: argument 'outputs': expected a dict of name -> MLOperand, "
                             f"got {type(outputs).__name__}")
         outputs = _usv_keys(outputs, "build: argument 'outputs'")
-        return MLGraph(self._ctx, _core.builder_build(self._h, outputs))
+        g = MLGraph(self._ctx, _core.builder_build(self._h, outputs))
+        self._built = True
+        return g
 
     async def build_async(self, outputs):
+        """Awaitable twin of :meth:`build`."""
         return await _in_thread(self.build, outputs)
 
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def _where(camel, label):
-    """'conv2d (label 'L')' as the core writes it (control and bidi characters
-    of the label replaced by '?')."""
+    """'conv2d (label 'L')': the core writes the prefix (_core.op_prefix)."""
     if isinstance(label, str) and label:
-        return f"{camel} (label '{_UNSAFE.sub('?', label)[:63]}')"
+        return _core.op_prefix(camel, label.replace("\0", "?"))
     return camel
 
 
+# ---- operator methods: made from the operator table -----------------------
+_DATA_TYPE_LITERAL = "DataType"
+_ANNOTATION = {
+    "double": "float", "number": "float", "bool": "bool", "u32": "int", "i32": "int",
+    "u32_list": "Sequence[int]", "i32_list": "Sequence[int]", "f32_list": "Sequence[float]",
+    "dtype": _DATA_TYPE_LITERAL, "operand": "Optional[MLOperand]",
+}
+_SHORT_DT = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
+             "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8"}
+
+
+def _field_annotation(row, i):
+    """The Python type of option field i of an operator row (a string)."""
+    kind = row["field_types"][i]
+    snake, _, enum = row["fields"][i]
+    if kind == "enum":
+        return "Literal[" + ", ".join(repr(v) for v in enum) + "]"
+    if kind == "enum_list":
+        return "Sequence[Literal[" + ", ".join(repr(v) for v in enum) + "]]"
+    if snake in row["list_or_one"]:
+        return "Union[int, Sequence[int]]"
+    return _ANNOTATION.get(kind, "Any")
+
+
+def _op_signature(row):
+    """(inspect.Signature, [(name, annotation, default, doc key)]) of an
+    operator method: the positional parameters of the table's signature, the
+    options dict, then every option as a keyword-only parameter."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    positional_fields = set()
+    for snake, camel, kind, field in row["params"]:
+        if kind == "operand":
+            ann = "MLOperand"
+        elif kind == "sequence":
+            ann = "Sequence[MLOperand]"
+        else:
+            ann = _field_annotation(row, field)
+            positional_fields.add(field)
+        params.append(P(snake, P.POSITIONAL_OR_KEYWORD, annotation=ann))
+    params.append(P("options", P.POSITIONAL_OR_KEYWORD, default=None,
+                    annotation="Optional[Mapping[str, Any]]"))
+    for i, (snake, camel, enum) in enumerate(row["fields"]):
+        if i in positional_fields:
+            continue
+        default = row["defaults"][i]
+        ann = _field_annotation(row, i)
+        if default is None and not ann.startswith("Optional"):
+            ann = f"Optional[{ann}]"
+        params.append(P(snake, P.KEYWORD_ONLY, default=default, annotation=ann))
+    params.append(P("label", P.KEYWORD_ONLY, default=None, annotation="Optional[str]"))
+    ret = "List[MLOperand]" if row["returns_list"] else "MLOperand"
+    return inspect.Signature(params, return_annotation=ret)
+
+
+def _dtypes_text(dts):
+    return ", ".join(dts) if len(dts) < len(DATA_TYPES) else "any data type"
+
+
+def _wrap(text, indent="    "):
+    import textwrap
+    return textwrap.wrap(text, 76, initial_indent=indent, subsequent_indent=indent,
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def _op_doc(row, sig):
+    """The method's docstring: the spec's one-line meaning, parameters and
+    defaults, what it returns (the output shape rule), the data types and
+    ranks of the spec's tensor limits, and the spec section's link."""
+    from ._opdocs import OPDOCS
+    camel = row["camel"]
+    spec = OPDOCS.get(camel, {})
+    summary = spec.get("summary") or f"The spec's MLGraphBuilder.{camel}()."
+    if not summary.endswith("."):
+        summary += "."
+    lines = _wrap(summary, "") + [""]
+    lines += _wrap(f"Spec: `MLGraphBuilder.{camel}() "
+                   f"<{spec.get('url', 'https://www.w3.org/TR/webnn/')}>`_"
+                   + (f" (camelCase alias: ``{camel}``)." if camel != row["snake"] else "."), "")
+    lines += ["", "Parameters", "----------"]
+    argdocs = spec.get("arguments", {})
+    optdocs = spec.get("options", {})
+
+    def describe(text):
+        text = re.sub(r"^an? (MLOperand|unsigned long|long|sequence|MLOperandDataType|"
+                      r"double|float)[^.]*?\.\s*", "", text)
+        return text or "See the spec."
+
+    for p in list(sig.parameters.values())[1:]:
+        if p.name == "options":
+            lines += ["options : dict, optional"] + _wrap(
+                "The options dictionary as in JavaScript (either spelling of each "
+                "member); the keywords below work too.")
+            continue
+        if p.name == "label":
+            lines += ["label : str, optional",
+                      "    A label that error messages and the graph's picture show."]
+            continue
+        camel_name = camel_case(p.name)
+        ann = p.annotation if isinstance(p.annotation, str) else ""
+        ann = ann[len("Optional["):-1] if ann.startswith("Optional[") else ann
+        if p.kind == p.KEYWORD_ONLY:
+            dflt = "optional" if p.default is None else f"default {p.default!r}"
+            head = f"{p.name} : {ann}, {dflt}"
+            text = optdocs.get(camel_name, "")
+        else:
+            head = f"{p.name} : {ann}"
+            text = argdocs.get(camel_name, "")
+        alias = f" (also ``{camel_name}``)" if camel_name != p.name else ""
+        lines += [head] + _wrap(describe(text) + alias)
+    lines += ["", "Returns", "-------", str(sig.return_annotation)]
+    ret = spec.get("returns", "")
+    ret = re.sub(r"^(an MLOperand|sequence)\.\s*", "", ret)
+    if ret:
+        lines += _wrap(ret)
+    # data types and ranks: the spec's tensor limits table, as the core has it
+    lims = []
+    for name, dts, lo, hi in row["limits"]:
+        rank = f"rank {lo}" if lo == hi else f"rank {lo}-{hi}"
+        lims.append(f"- ``{snake_case(name)}``: {_dtypes_text(dts)}; {rank}")
+    lines += ["", "Notes", "-----",
+              "Data types and ranks (the spec's tensor limits; "
+              "``MLContext.op_support_limits()`` tells what a context supports):", ""]
+    lines += lims
+    return "\n".join(lines)
+
+
 def _make_op(row):
-    sig = row["signature"].split()
-    returns_list = "->list" in sig
-    params = [p for p in sig if not p.startswith("->")]
-    kinds = [("seq", p[1:]) if p[0] == "*" else ("value", p[1:]) if p[0] == "%" else ("operand", p)
-             for p in params]
+    params = row["params"]
+    returns_list = row["returns_list"]
     camel, op_id = row["camel"], row["id"]
+    n = len(params)
 
     def method(self, *args, **kw):
         args = list(args)
-        n = len(kinds)
         options = {}
         if len(args) > n:
             extra = args.pop()
@@ -472,20 +969,26 @@ def _make_op(row):
                 raise TypeError(f"{_where(camel, kw.get('label', label))}: takes {n} positional "
                                 f"arguments and an options dict, got {len(args) + 1}")
             options = dict(extra or {})
+        if "options" in kw and not any(p[0] == "options" for p in params):
+            extra = kw.pop("options")
+            if extra is not None and not isinstance(extra, dict):
+                raise TypeError(f"{_where(camel, kw.get('label'))}: argument 'options': "
+                                f"expected a dict, got {type(extra).__name__}")
+            options.update(extra or {})
         options.update(kw)
         operands = []
-        for i, (kind, name) in enumerate(kinds):
+        for i, (snake, name, kind, _field) in enumerate(params):
             if i < len(args):
                 v = args[i]
             else:
-                keys = [k for k in (name, snake_case(name)) if k in options]
+                keys = [k for k in (name, snake) if k in options]
                 if not keys:
                     raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
                                     f"missing required argument")
                 v = options.pop(keys[0])
             if kind == "operand":
                 operands.append(v)
-            elif kind == "seq":
+            elif kind == "sequence":
                 if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
                     raise TypeError(f"{_where(camel, options.get('label'))}: argument '{name}': "
                                     f"must be a sequence of MLOperand")
@@ -498,14 +1001,21 @@ def _make_op(row):
         outs = _core.builder_op(self._h, op_id, operands, options, label)
         return outs if returns_list else outs[0]
 
+    sig = _op_signature(row)
     method.__name__ = row["snake"]
     method.__qualname__ = f"MLGraphBuilder.{row['snake']}"
-    method.__doc__ = (f"{camel}({', '.join(params)}, options) -- the spec's "
-                      f"MLGraphBuilder.{camel}(); options: "
-                      f"{', '.join(f[0] for f in row['fields']) or 'label only'}.")
+    method.__signature__ = sig
+    # made ahead by scripts/gen_stubs.py (webnn/_opdoc_text.py, checked to be
+    # current by tests/api/test_signatures.py): writing 95 docstrings at
+    # import would cost ~20 ms; an operator not there yet gets them now
+    method.__doc__ = _DOC_TEXT.get(row["snake"]) or _op_doc(row, sig)
     return method
 
 
+try:
+    from ._opdoc_text import DOCS as _DOC_TEXT
+except ImportError:         # a checkout before scripts/gen_stubs.py ran
+    _DOC_TEXT = {}
 _OPS = {row["id"]: row for row in _core.op_table()}
 OPERATORS = tuple(row["camel"] for row in _OPS.values())
 for _row in _OPS.values():

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "webnn_core.h"
+#include "webnn_introspect.h"
 
 typedef struct {
     PyObject *errors; /* dict: int kind -> exception class */
@@ -154,12 +155,22 @@ builder_get(PyObject *m, PyObject *cap, const char *op)
     return b;
 }
 
+static PyObject *
+wnn_py_newref(PyObject *o)
+{
+    Py_INCREF(o);
+    return o;
+}
+
 /* ---- MLOperand ---------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
     PyObject *builder; /* the builder capsule */
     uint32_t id;
     wnn_desc desc;
+    int origin;        /* wnn_origin_kind, -1 unknown                    */
+    int op;            /* NODE: the producer's operator                  */
+    PyObject *label;   /* NODE: the producer's label; INPUT: its name; or NULL */
 } operand_obj;
 
 static void
@@ -168,6 +179,7 @@ operand_dealloc(operand_obj *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Py_CLEAR(self->builder);
+    Py_CLEAR(self->label);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -208,16 +220,67 @@ operand_get_rank(operand_obj *self, void *c)
     return PyLong_FromUnsignedLong(self->desc.rank);
 }
 
+/* What made the operand: "input", "constant" or the operator's spec name. */
+static PyObject *
+operand_get_operator(operand_obj *self, void *c)
+{
+    if (self->origin == WNN_ORIGIN_INPUT) {
+        return PyUnicode_FromString("input");
+    }
+    if (self->origin == WNN_ORIGIN_CONSTANT) {
+        return PyUnicode_FromString("constant");
+    }
+    const wnn_op_info *info =
+        self->origin == WNN_ORIGIN_NODE ? wnn_op_get((wnn_op)self->op) : NULL;
+    if (!info) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_FromString(info->camel);
+}
+
+static PyObject *
+operand_get_label(operand_obj *self, void *c)
+{
+    if (self->origin != WNN_ORIGIN_NODE || !self->label) {
+        Py_RETURN_NONE;
+    }
+    return wnn_py_newref(self->label);
+}
+
+static PyObject *
+operand_get_name(operand_obj *self, void *c)
+{
+    if (self->origin != WNN_ORIGIN_INPUT || !self->label) {
+        Py_RETURN_NONE;
+    }
+    return wnn_py_newref(self->label);
+}
+
 static PyObject *
 operand_repr(operand_obj *self)
 {
     PyObject *s = shape_tuple(&self->desc);
-    if (!s) {
+    PyObject *what = s ? operand_get_operator(self, NULL) : NULL;
+    if (!what) {
+        Py_XDECREF(s);
         return NULL;
     }
-    PyObject *r = PyUnicode_FromFormat("MLOperand(data_type='%s', shape=%R)",
-                                       wnn_dtype_name(self->desc.dtype), s);
+    PyObject *r;
+    if (self->label && self->origin == WNN_ORIGIN_INPUT) {
+        r = PyUnicode_FromFormat("MLOperand(input %R, data_type='%s', shape=%R)",
+                                 self->label, wnn_dtype_name(self->desc.dtype), s);
+    } else if (self->label) {
+        r = PyUnicode_FromFormat("MLOperand(%S, label=%R, data_type='%s', shape=%R)",
+                                 what, self->label, wnn_dtype_name(self->desc.dtype), s);
+    } else if (what != Py_None) {
+        r = PyUnicode_FromFormat("MLOperand(%S, data_type='%s', shape=%R)",
+                                 what, wnn_dtype_name(self->desc.dtype), s);
+    } else {
+        r = PyUnicode_FromFormat("MLOperand(data_type='%s', shape=%R)",
+                                 wnn_dtype_name(self->desc.dtype), s);
+    }
     Py_DECREF(s);
+    Py_DECREF(what);
     return r;
 }
 
@@ -226,6 +289,13 @@ static PyGetSetDef operand_getset[] = {
     { "dataType", (getter)operand_get_dtype, NULL, "alias of data_type", NULL },
     { "shape", (getter)operand_get_shape, NULL, "the operand's shape (tuple)", NULL },
     { "rank", (getter)operand_get_rank, NULL, "len(shape)", NULL },
+    { "operator", (getter)operand_get_operator, NULL,
+      "what made the operand: 'input', 'constant' or the operator's spec name "
+      "(an extension of this package)", NULL },
+    { "label", (getter)operand_get_label, NULL,
+      "the label given to the operator that made the operand, or None", NULL },
+    { "name", (getter)operand_get_name, NULL,
+      "an input's name, else None", NULL },
     { NULL },
 };
 
@@ -258,6 +328,22 @@ new_operand(PyObject *m, PyObject *builder_cap, uint32_t id)
     o->builder = builder_cap;
     o->id = id;
     o->desc = *wnn_builder_operand_desc(b, id);
+    o->origin = -1;
+    o->op = -1;
+    o->label = NULL;
+    wnn_operand_view v;
+    if (wnn_builder_operand_view(b, id, &v)) {
+        o->origin = (int)v.kind;
+        o->op = (int)v.op;
+        const char *s = v.kind == WNN_ORIGIN_INPUT ? v.name
+                        : v.kind == WNN_ORIGIN_NODE ? v.label : NULL;
+        if (s) {
+            o->label = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+            if (!o->label) {
+                PyErr_Clear();
+            }
+        }
+    }
     PyObject_GC_Track(o);
     return (PyObject *)o;
 }
@@ -685,6 +771,9 @@ conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg,
 }
 
 /* ---- module functions: operators table ---------------------------------- */
+/* ops_internal.h's WNN_LIST_OR_ONE: a list field's `def` when the IDL type
+ * is a union of one value or a sequence */
+#define WNN_LIST_OR_ONE_VALUE 1
 static const char *const field_type_names[] = {
     "double", "number", "bool", "u32", "i32", "u32_list", "i32_list",
     "dtype", "enum", "enum_list", "operand", "f32_list",
@@ -727,6 +816,59 @@ limits_obj(const wnn_op_limits *l)
     return out;
 }
 
+/* The IDL default of a field as a Python value; None where the IDL has none
+ * (lists, operands) or where it depends on the input (the checker fills it). */
+static PyObject *
+field_default(const wnn_field *f)
+{
+    switch (f->type) {
+    case WNN_F_DOUBLE:
+    case WNN_F_NUMBER:
+        return PyFloat_FromDouble(f->def);
+    case WNN_F_BOOL:
+        return PyBool_FromLong(f->def != 0);
+    case WNN_F_U32:
+    case WNN_F_I32:
+        return PyLong_FromDouble(f->def);
+    case WNN_F_DTYPE:
+        return PyUnicode_FromString(wnn_dtype_name((wnn_dtype)(int)f->def));
+    case WNN_F_ENUM:
+        if (f->enum_values && f->def >= 0) {
+            int k = (int)f->def, j = 0;
+            while (f->enum_values[j] && j < k) {
+                j++;
+            }
+            if (f->enum_values[j]) {
+                return PyUnicode_FromString(f->enum_values[j]);
+            }
+        }
+        Py_RETURN_NONE;
+    default:
+        Py_RETURN_NONE;
+    }
+}
+
+/* The signature parsed by the core (wnn_op_params_get): a tuple of
+ * (snake, camel, kind, field index or -1), kind "operand", "sequence" or
+ * "value". */
+static PyObject *
+params_obj(wnn_op op)
+{
+    static const char *const kinds[] = { "operand", "sequence", "value" };
+    const wnn_op_params *ps = wnn_op_params_get(op);
+    PyObject *t = PyTuple_New(ps->n);
+    for (uint32_t i = 0; t && i < ps->n; i++) {
+        PyObject *e = Py_BuildValue("(sssi)", ps->p[i].snake, ps->p[i].camel,
+                                    kinds[ps->p[i].kind], ps->p[i].field);
+        if (!e) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, e);
+    }
+    return t;
+}
+
 static PyObject *
 m_op_table(PyObject *m, PyObject *noargs)
 {
@@ -736,11 +878,23 @@ m_op_table(PyObject *m, PyObject *noargs)
         PyObject *fields = PyList_New(info->fields->n);
         /* the kind of each field ("u32", "enum", ...), for generic tests */
         PyObject *ftypes = PyList_New(info->fields->n);
+        /* fields that the IDL also takes as one integer (split's `unsigned
+         * long or sequence<unsigned long>`) */
+        PyObject *or_one = PyList_New(0);
         for (uint32_t i = 0; ftypes && i < info->fields->n; i++) {
-            unsigned t = (unsigned)info->fields->f[i].type;
+            const wnn_field *f = &info->fields->f[i];
+            unsigned t = (unsigned)f->type;
             PyList_SET_ITEM(ftypes, i, PyUnicode_FromString(
                 t < sizeof(field_type_names) / sizeof(field_type_names[0])
                     ? field_type_names[t] : "?"));
+            if (or_one && (f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST) &&
+                f->def == WNN_LIST_OR_ONE_VALUE) {
+                PyObject *s = PyUnicode_FromString(f->snake);
+                if (!s || PyList_Append(or_one, s) != 0) {
+                    Py_CLEAR(or_one);
+                }
+                Py_XDECREF(s);
+            }
         }
         for (uint32_t i = 0; fields && i < info->fields->n; i++) {
             const wnn_field *f = &info->fields->f[i];
@@ -758,16 +912,40 @@ m_op_table(PyObject *m, PyObject *noargs)
             PyList_SET_ITEM(fields, i,
                             Py_BuildValue("(ssN)", f->snake, f->camel, ev));
         }
+        PyObject *defaults = PyList_New(info->fields->n);
+        for (uint32_t i = 0; defaults && i < info->fields->n; i++) {
+            PyObject *d = field_default(&info->fields->f[i]);
+            if (!d) {
+                Py_CLEAR(defaults);
+                break;
+            }
+            PyList_SET_ITEM(defaults, i, d);
+        }
+        PyObject *params = params_obj((wnn_op)op);
         PyObject *lim = limits_obj(info->limits);
-        PyObject *row = (fields && lim && ftypes)
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:N,s:N,s:N,s:I}",
+        bool ok = fields && lim && ftypes && defaults && params && or_one;
+        PyObject *row = ok
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
                                             "id", op, "camel", info->camel,
-                                            "snake", info->snake, "signature",
-                                            info->signature, "fields", fields,
+                                            "snake", info->snake, "fields", fields,
                                             "field_types", ftypes,
-                                            "limits", lim, "n_inputs",
+                                            "defaults", defaults,
+                                            "params", params,
+                                            "list_or_one", or_one,
+                                            "limits", lim, "returns_list",
+                                            wnn_op_params_get((wnn_op)op)->returns_list
+                                                ? Py_True : Py_False,
+                                            "n_inputs",
                                             (unsigned)info->limits->n_inputs)
                             : NULL;
+        if (!ok) {
+            Py_XDECREF(fields);
+            Py_XDECREF(ftypes);
+            Py_XDECREF(defaults);
+            Py_XDECREF(params);
+            Py_XDECREF(or_one);
+            Py_XDECREF(lim);
+        }
         if (!row) {
             Py_DECREF(out);
             return NULL;
@@ -1309,50 +1487,6 @@ conv_field(PyObject *m, PyObject *builder_cap, temps *tmp,
     return type_error("%s: unsupported option kind", what) ? 0 : -1;
 }
 
-/* The name of positional operand i of a signature ("a b", "*inputs ..."). */
-static void
-param_name(const char *sig, uint32_t i, uint32_t n, char *buf, size_t len)
-{
-    char tok[16][48];
-    uint32_t k = 0;
-    int seq = -1;
-    for (const char *p = sig; *p && k < 16;) {
-        while (*p == ' ') {
-            p++;
-        }
-        size_t j = 0;
-        const char *start = p;
-        while (*p && *p != ' ') {
-            p++;
-        }
-        if (p == start || *start == '%' || *start == '-') {
-            continue;
-        }
-        if (*start == '*') {
-            seq = (int)k;
-            start++;
-        }
-        for (const char *q = start; q < p && j + 1 < sizeof(tok[0]); q++) {
-            tok[k][j++] = *q;
-        }
-        tok[k][j] = '\0';
-        k++;
-    }
-    if (seq < 0) {
-        snprintf(buf, len, "%s", i < k ? tok[i] : "operand");
-        return;
-    }
-    uint32_t n_seq = n + 1 - k;
-    if (i < (uint32_t)seq) {
-        snprintf(buf, len, "%s", tok[i]);
-    } else if (i < (uint32_t)seq + n_seq) {
-        snprintf(buf, len, "%s[%u]", tok[seq], i - (uint32_t)seq);
-    } else {
-        uint32_t t = i - n_seq + 1;
-        snprintf(buf, len, "%s", t < k ? tok[t] : "operand");
-    }
-}
-
 /* builder_op(builder, op_id, operands, options_dict, label) */
 static PyObject *
 m_builder_op(PyObject *m, PyObject *args)
@@ -1407,7 +1541,8 @@ m_builder_op(PyObject *m, PyObject *args)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         char arg[64];
-        param_name(info->signature, (uint32_t)i, (uint32_t)n, arg, sizeof(arg));
+        wnn_op_operand_name((wnn_op)opid, (uint32_t)i, (uint32_t)n, arg,
+                            sizeof(arg));
         if (conv_operand(m, PyList_GET_ITEM(operands, i), cap, op, arg,
                          &ids[i]) != 0) {
             goto done;
@@ -1920,7 +2055,154 @@ done:
 }
 
 /* ---- module ------------------------------------------------------------- */
+/* ---- read-only views (webnn_introspect.h) ------------------------------- */
+static PyObject *
+view_obj(const wnn_operand_view *v)
+{
+    const wnn_op_info *info = v->kind == WNN_ORIGIN_NODE ? wnn_op_get(v->op) : NULL;
+    PyObject *shape = shape_tuple(&v->desc);
+    if (!shape) {
+        return NULL;
+    }
+    return Py_BuildValue(
+        "{s:s,s:s,s:N,s:z,s:z,s:z,s:K}", "kind",
+        v->kind == WNN_ORIGIN_INPUT ? "input"
+        : v->kind == WNN_ORIGIN_CONSTANT ? "constant" : "node",
+        "data_type", wnn_dtype_name(v->desc.dtype), "shape", shape, "name",
+        v->name, "operator", info ? info->camel : NULL, "label", v->label,
+        "constant_bytes", (unsigned long long)v->constant_bytes);
+}
+
+static PyObject *
+ids_list(const uint32_t *ids, uint32_t n)
+{
+    PyObject *l = PyList_New(n);
+    for (uint32_t i = 0; l && i < n; i++) {
+        PyList_SET_ITEM(l, i, PyLong_FromUnsignedLong(ids[i]));
+    }
+    return l;
+}
+
+/* graph_view(graph) -> {"operands": [...], "nodes": [...], "inputs": [ids],
+ * "outputs": [ids], "order": [node ids], "arena_bytes": n, "fusion":
+ * [group per node, 0 = none], "n_fused": n}; None once the IR is gone. */
+static PyObject *
+m_graph_view(PyObject *m, PyObject *cap)
+{
+    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
+    if (!g) {
+        return NULL;
+    }
+    uint32_t no = wnn_graph_num_operands(g), nn = wnn_graph_num_nodes(g);
+    if (no == 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *ops = PyList_New(no), *nodes = PyList_New(nn);
+    PyObject *ins = PyList_New(0), *outs = PyList_New(0), *order = PyList_New(0);
+    PyObject *fusion = PyList_New(nn);
+    uint32_t *groups = PyMem_Calloc((size_t)nn + 1, sizeof(uint32_t));
+    PyObject *result = NULL;
+    if (!ops || !nodes || !ins || !outs || !order || !fusion || !groups) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint32_t i = 0; i < no; i++) {
+        wnn_operand_view v;
+        PyObject *e = wnn_graph_operand_view(g, i, &v) ? view_obj(&v)
+                                                        : wnn_py_newref(Py_None);
+        if (!e) {
+            goto done;
+        }
+        PyList_SET_ITEM(ops, i, e);
+    }
+    for (uint32_t i = 0; i < nn; i++) {
+        wnn_node_view v;
+        PyObject *e = NULL;
+        if (wnn_graph_node_view(g, i, &v)) {
+            e = Py_BuildValue("{s:s,s:z,s:N,s:N}", "operator",
+                              wnn_op_get(v.op)->camel, "label", v.label,
+                              "inputs", ids_list(v.in, v.n_in), "outputs",
+                              ids_list(v.out, v.n_out));
+        }
+        if (!e) {
+            goto done;
+        }
+        PyList_SET_ITEM(nodes, i, e);
+    }
+    for (uint32_t i = 0; i < wnn_graph_num_inputs(g); i++) {
+        PyObject *x = PyLong_FromUnsignedLong(wnn_graph_input_operand(g, i));
+        if (!x || PyList_Append(ins, x) != 0) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    for (uint32_t i = 0; i < wnn_graph_num_outputs(g); i++) {
+        PyObject *x = PyLong_FromUnsignedLong(wnn_graph_output_operand(g, i));
+        if (!x || PyList_Append(outs, x) != 0) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    for (uint32_t i = 0; i < wnn_graph_plan_length(g); i++) {
+        PyObject *x = PyLong_FromUnsignedLong(wnn_graph_plan_node(g, i));
+        if (!x || PyList_Append(order, x) != 0) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    int n_fused = wnn_graph_fusion_groups(g, groups);
+    for (uint32_t i = 0; i < nn; i++) {
+        PyList_SET_ITEM(fusion, i, PyLong_FromUnsignedLong(n_fused > 0 ? groups[i] : 0));
+    }
+    result = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:K,s:O,s:i}", "operands", ops,
+                           "nodes", nodes, "inputs", ins, "outputs", outs,
+                           "order", order,
+                           "arena_bytes",
+                           (unsigned long long)wnn_graph_plan_arena_bytes(g),
+                           "fusion", fusion, "n_fused", n_fused < 0 ? 0 : n_fused);
+done:
+    Py_XDECREF(ops);
+    Py_XDECREF(nodes);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    Py_XDECREF(order);
+    Py_XDECREF(fusion);
+    PyMem_Free(groups);
+    return result;
+}
+
+/* context_backend(context) -> (backend name, threads) */
+static PyObject *
+m_context_backend(PyObject *m, PyObject *cap)
+{
+    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
+    if (!c) {
+        return NULL;
+    }
+    return Py_BuildValue("(si)", wnn_context_backend_name(c), wnn_context_threads(c));
+}
+
+/* op_prefix(op, label) -> "conv2d (label 'stem')": the one place that
+ * writes the prefix of an operator's messages (the core's wnn_op_prefix). */
+static PyObject *
+m_op_prefix(PyObject *m, PyObject *args)
+{
+    const char *op, *label = NULL;
+    if (!PyArg_ParseTuple(args, "s|z:op_prefix", &op, &label)) {
+        return NULL;
+    }
+    char buf[160];
+    wnn_op_prefix(op, label, buf, sizeof(buf));
+    return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
+}
+
 static PyMethodDef core_methods[] = {
+    { "graph_view", m_graph_view, METH_O, "A built graph's nodes, operands and plan." },
+    { "context_backend", m_context_backend, METH_O, NULL },
+    { "op_prefix", m_op_prefix, METH_VARARGS, NULL },
     { "op_table", m_op_table, METH_NOARGS, "The operator registry (ops.def)." },
     { "set_errors", m_set_errors, METH_O, "Map error kinds to classes." },
     { "device_available", m_device_available, METH_O, NULL },

@@ -358,40 +358,14 @@ wnn_builder_constant_tensor(wnn_builder *b, wnn_tensor *t, uint32_t *id,
     return WNN_OK;
 }
 
-/* The positional operand parameters of a signature ("a b", "*inputs ...").
- * Returns how many; *seq is the index of a sequence parameter or -1. */
-static uint32_t
-signature_operands(const char *sig, int *seq)
-{
-    uint32_t n = 0;
-    *seq = -1;
-    for (const char *p = sig; *p;) {
-        while (*p == ' ') {
-            p++;
-        }
-        if (!*p) {
-            break;
-        }
-        if (*p != '%' && *p != '-') { /* "->list" marks the return type */
-            if (*p == '*') {
-                *seq = (int)n;
-            }
-            n++;
-        }
-        while (*p && *p != ' ') {
-            p++;
-        }
-    }
-    return n;
-}
-
 /* Is `camel` a positional plain value ("%camel") of the signature? */
 static bool
-is_positional(const char *sig, const char *camel)
+is_positional(wnn_op op, const char *camel)
 {
-    size_t n = strlen(camel);
-    for (const char *p = strchr(sig, '%'); p; p = strchr(p + 1, '%')) {
-        if (strncmp(p + 1, camel, n) == 0 && (p[1 + n] == ' ' || !p[1 + n])) {
+    const wnn_op_params *ps = wnn_op_params_get(op);
+    for (uint32_t i = 0; i < ps->n; i++) {
+        if (ps->p[i].kind == WNN_PARAM_VALUE &&
+            strcmp(ps->p[i].camel, camel) == 0) {
             return true;
         }
     }
@@ -501,7 +475,7 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
             if (l->present && l->scalar) {
                 char an[64];
                 snprintf(an, sizeof(an), "%s%s",
-                         is_positional(info->signature, f->camel) ? ""
+                         is_positional(op, f->camel) ? ""
                                                                   : "options.",
                          f->camel);
                 wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
@@ -511,8 +485,9 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         }
     }
 
-    int seq;
-    uint32_t n_pos = signature_operands(info->signature, &seq);
+    const wnn_op_params *ps = wnn_op_params_get(op);
+    int seq = ps->seq;
+    uint32_t n_pos = ps->n_operands;
     uint32_t n_seq = n_inputs - (n_pos - (seq >= 0 ? 1 : 0));
     if ((seq < 0 && n_inputs != n_pos) || (seq >= 0 && n_inputs + 1 < n_pos)) {
         wnn_failk(err, WNN_TYPE_ERROR, name, label, NULL,

@@ -595,32 +595,6 @@ set_field(prog *p, rd *r, const wnn_field *f, void *opts,
     }
 }
 
-/* The positional operands of a signature: count, and which is a sequence. */
-static uint32_t
-sig_operands(const char *sig, int *seq)
-{
-    uint32_t n = 0;
-    *seq = -1;
-    for (const char *s = sig; *s;) {
-        while (*s == ' ') {
-            s++;
-        }
-        if (!*s) {
-            break;
-        }
-        if (*s != '%' && *s != '-') {
-            if (*s == '*') {
-                *seq = (int)n;
-            }
-            n++;
-        }
-        while (*s && *s != ' ') {
-            s++;
-        }
-    }
-    return n;
-}
-
 /* ---- shape recipes --------------------------------------------------------- */
 /* Some operators need operands that agree in ways random shapes almost never
  * do: the recurrent networks (gru, gruCell, lstm, lstmCell: weights of
@@ -736,8 +710,9 @@ make_op(prog *p, rd *r)
 {
     wnn_op op = (wnn_op)pick(r, WNN_OP_COUNT);
     const wnn_op_info *info = wnn_op_get(op);
-    int seq;
-    uint32_t n_pos = sig_operands(info->signature, &seq);
+    const wnn_op_params *ps = wnn_op_params_get(op); /* the parsed signature */
+    int seq = ps->seq;
+    uint32_t n_pos = ps->n_operands;
     uint32_t ids[96];
     uint32_t n = 0;
     wnn_desc first;
@@ -778,11 +753,8 @@ make_op(prog *p, rd *r)
         const wnn_field *f = &info->fields->f[i];
         /* positional values (%axis, %newShape) are usually given */
         bool positional = false;
-        for (const char *s = strchr(info->signature, '%'); s;
-             s = strchr(s + 1, '%')) {
-            size_t len = strlen(f->camel);
-            if (strncmp(s + 1, f->camel, len) == 0 &&
-                (s[1 + len] == ' ' || s[1 + len] == '\0')) {
+        for (uint32_t k = 0; k < ps->n; k++) {
+            if (ps->p[k].kind == WNN_PARAM_VALUE && ps->p[k].field == (int)i) {
                 positional = true;
             }
         }

@@ -183,6 +183,39 @@ typedef struct wnn_op_info {
 const wnn_op_info *wnn_op_get(wnn_op op);
 int wnn_op_from_name(const char *name); /* camel or snake; -1 if none */
 
+/* An operator's signature, parsed once (registry.c) from the ops.def
+ * string: its positional parameters in order.  Everything that needs the
+ * signature (the builder, the Python extension, Python's inspect.signature)
+ * reads this, never the string. */
+typedef enum wnn_param_kind {
+    WNN_PARAM_OPERAND,   /* "a": an MLOperand                             */
+    WNN_PARAM_SEQUENCE,  /* "*inputs": a sequence of MLOperand            */
+    WNN_PARAM_VALUE      /* "%axis": a plain value, stored in the options
+                            struct's field of that camelCase name         */
+} wnn_param_kind;
+
+#define WNN_MAX_PARAMS 8
+typedef struct wnn_param {
+    const char *camel;   /* "recurrentWeight"                             */
+    const char *snake;   /* "recurrent_weight"                            */
+    wnn_param_kind kind;
+    int field;           /* VALUE: index into the op's field table        */
+} wnn_param;
+
+typedef struct wnn_op_params {
+    uint32_t n;          /* positional parameters                         */
+    uint32_t n_operands; /* of which OPERAND or SEQUENCE                  */
+    int seq;             /* operand index of the SEQUENCE parameter, or -1 */
+    bool returns_list;   /* "->list": the IDL returns a sequence          */
+    wnn_param p[WNN_MAX_PARAMS];
+} wnn_op_params;
+
+const wnn_op_params *wnn_op_params_get(wnn_op op);
+/* The argument name of node operand i when n operands are given
+ * ("a", "inputs[2]"); "operand" past the signature. */
+void wnn_op_operand_name(wnn_op op, uint32_t i, uint32_t n, char *buf,
+                         size_t len);
+
 /* ---- contexts --------------------------------------------------------- */
 typedef struct wnn_context wnn_context;
 typedef struct wnn_builder wnn_builder;

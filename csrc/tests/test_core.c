@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "webnn_core.h"
+#include "webnn_introspect.h"
 #include "../compiler/fuse.h"
 #include "../ops/options.h"
 
@@ -1450,6 +1451,77 @@ test_fusion(wnn_context *c)
     }
 }
 
+/* The signature parsed once by the registry (wnn_op_params_get), the
+ * argument names derived from it, and the read-only views of a builder and a
+ * graph (webnn_introspect.h). */
+static void
+test_signatures_and_views(wnn_context *c)
+{
+    const wnn_op_params *ps = wnn_op_params_get(WNN_OP_LSTM);
+    check(ps && ps->n == 5 && ps->n_operands == 3 && ps->seq < 0 && ps->returns_list &&
+              ps->p[2].kind == WNN_PARAM_OPERAND &&
+              strcmp(ps->p[2].camel, "recurrentWeight") == 0 &&
+              strcmp(ps->p[2].snake, "recurrent_weight") == 0 &&
+              ps->p[4].kind == WNN_PARAM_VALUE && strcmp(ps->p[4].camel, "hiddenSize") == 0 &&
+              ps->p[4].field >= 0 &&
+              strcmp(wnn_op_get(WNN_OP_LSTM)->fields->f[ps->p[4].field].camel,
+                     "hiddenSize") == 0,
+          "signature: lstm", NULL);
+    ps = wnn_op_params_get(WNN_OP_CONCAT);
+    char nm[48];
+    wnn_op_operand_name(WNN_OP_CONCAT, 2, 3, nm, sizeof(nm));
+    check(ps && ps->n == 2 && ps->seq == 0 && !ps->returns_list &&
+              ps->p[0].kind == WNN_PARAM_SEQUENCE && strcmp(nm, "inputs[2]") == 0,
+          "signature: concat", "%s", nm);
+    wnn_op_operand_name(WNN_OP_WHERE, 1, 3, nm, sizeof(nm));
+    check(strcmp(nm, "trueValue") == 0, "signature: where operand names", "%s", nm);
+    check(wnn_op_params_get(WNN_OP_COUNT) == NULL, "signature: out of range", NULL);
+
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    uint32_t n = 6;
+    wnn_desc d = desc(WNN_FLOAT32, 1, &n);
+    uint32_t ix, iy;
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_RELU, &o);
+    if (wnn_builder_create(c, &b, &err) != WNN_OK ||
+        wnn_builder_input(b, "x", &d, &ix, &err) != WNN_OK ||
+        add_op(b, WNN_OP_RELU, &ix, 1, &o, "act", &iy, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, "views: build");
+        wnn_builder_free(b);
+        return;
+    }
+    wnn_operand_view v;
+    check(wnn_builder_operand_view(b, iy, &v) && v.kind == WNN_ORIGIN_NODE &&
+              v.op == WNN_OP_RELU && v.label && strcmp(v.label, "act") == 0,
+          "views: builder operand", NULL);
+    check(wnn_builder_operand_view(b, ix, &v) && v.kind == WNN_ORIGIN_INPUT &&
+              strcmp(v.name, "x") == 0 && !wnn_builder_operand_view(b, 99, &v),
+          "views: builder input", NULL);
+    const char *names[1] = { "y" };
+    if (!check_ok(wnn_builder_build(b, 1, names, &iy, &g, &err), &err, "views: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    wnn_node_view nv;
+    check(wnn_graph_num_nodes(g) == 1 && wnn_graph_num_operands(g) == 2 &&
+              wnn_graph_node_view(g, 0, &nv) && nv.op == WNN_OP_RELU && nv.n_in == 1 &&
+              nv.in[0] == ix && nv.out[0] == iy && strcmp(nv.label, "act") == 0 &&
+              !wnn_graph_node_view(g, 1, &nv),
+          "views: graph node", NULL);
+    check(wnn_graph_plan_length(g) == 1 && wnn_graph_plan_node(g, 0) == 0 &&
+              wnn_graph_input_operand(g, 0) == ix && wnn_graph_output_operand(g, 0) == iy,
+          "views: plan", NULL);
+    uint32_t groups[2] = { 7, 7 };
+    check(wnn_graph_fusion_groups(g, groups) == 0 && groups[0] == 0,
+          "views: no fusable chain", NULL);
+    check(strcmp(wnn_context_backend_name(c), "cpu") == 0 && wnn_context_threads(c) >= 1,
+          "views: backend", NULL);
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
 int
 main(void)
 {
@@ -1470,6 +1542,7 @@ main(void)
         test_invalid_state_after_build(c);
         test_dispatch_errors(c);
         test_fusion(c);
+        test_signatures_and_views(c);
         wnn_context_release(c);
     }
     test_destroyed_context();

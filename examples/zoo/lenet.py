@@ -1,8 +1,12 @@
 """LeNet (MNIST) as a WebNN graph: conv2d, maxPool2d, reshape, gemm, relu,
 softmax.  Weights and layout: ../data/lenet/README.md."""
 import os
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
+
+import webnn
 
 from . import reference as ref
 
@@ -17,7 +21,7 @@ _LAYOUT = [
 ]
 
 
-def load_weights(path=None):
+def load_weights(path: Optional[str] = None) -> Dict[str, npt.NDArray[np.float32]]:
     with open(path or os.path.join(DATA, "lenet.bin"), "rb") as f:
         data = f.read()
     if len(data) != 1724336:
@@ -26,7 +30,7 @@ def load_weights(path=None):
             for name, off, shape in _LAYOUT}
 
 
-def load_digit(digit, folder=None):
+def load_digit(digit: int, folder: Optional[str] = None) -> npt.NDArray[np.float32]:
     """One MNIST image as float32 [1, 1, 28, 28] with values 0..255."""
     with open(os.path.join(folder or DATA, f"{digit}.idx"), "rb") as f:
         raw = f.read()
@@ -36,7 +40,8 @@ def load_digit(digit, folder=None):
     return np.frombuffer(raw, np.uint8, 784, 16).astype(np.float32).reshape(1, 1, 28, 28)
 
 
-def build(builder, weights, batch=1):
+def build(builder: webnn.MLGraphBuilder, weights: Dict[str, npt.NDArray[np.float32]],
+          batch: int = 1) -> Tuple[webnn.MLOperand, webnn.MLOperand]:
     """Returns (logits, probabilities) operands of the graph."""
     b, w = builder, weights
     x = b.input("input", {"dataType": "float32", "shape": [batch, 1, 28, 28]})
@@ -52,7 +57,8 @@ def build(builder, weights, batch=1):
     return logits, b.softmax(logits, 1)
 
 
-def reference(weights, x):
+def reference(weights: Dict[str, npt.NDArray[np.float32]],
+              x: npt.NDArray[Any]) -> Tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     """float64 NumPy forward pass: (logits, probabilities)."""
     w = weights
     y = ref.conv2d_nchw(x, w["conv1_w"], w["conv1_b"])

@@ -3,8 +3,12 @@
 the 1280-wide feature vector.  Weights, architecture and preprocessing:
 ../data/mobilenetv2/README.md."""
 import os
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
+
+import webnn
 
 from . import reference as ref
 
@@ -39,29 +43,34 @@ MEAN = np.array([0.485, 0.456, 0.406])
 STD = np.array([0.229, 0.224, 0.225])
 
 
-def load_weights(folder=None):
+Weights = Dict[str, Tuple[npt.NDArray[Any], npt.NDArray[Any]]]
+
+
+def load_weights(folder: Optional[str] = None) -> Weights:
     folder = folder or DATA
     return {name: (np.load(os.path.join(folder, f"{name}_weight.npy")),
                    np.load(os.path.join(folder, f"{name}_bias.npy")))
             for name, *_ in _ROWS}
 
 
-def load_image(path=None, size=224):
+def load_image(path: Optional[str] = None, size: int = 224) -> npt.NDArray[np.float32]:
     """The README's preprocessing: RGB, stretch to 224x224 bilinear, /255,
     normalise, CHW, batch dim -> float32 [1,3,224,224].  Needs Pillow."""
     from PIL import Image
     img = Image.open(path or os.path.join(DATA, "test.jpg")).convert("RGB")
-    img = img.resize((size, size), Image.BILINEAR)
+    img = img.resize((size, size), Image.Resampling.BILINEAR)
     x = np.asarray(img, np.float64) / 255.0
     x = (x - MEAN) / STD
-    return x.transpose(2, 0, 1)[None].astype(np.float32)
+    out: npt.NDArray[np.float32] = x.transpose(2, 0, 1)[None].astype(np.float32)
+    return out
 
 
-def build(builder, weights, batch=1, layout="nchw"):
+def build(builder: webnn.MLGraphBuilder, weights: Weights, batch: int = 1,
+          layout: str = "nchw") -> webnn.MLOperand:
     """Returns the [batch, 1280] feature operand."""
     b = builder
     x = b.input("input", {"dataType": "float32", "shape": [batch, 3, 224, 224]})
-    outputs = {}
+    outputs: Dict[int, webnn.MLOperand] = {}
     for row, (name, stride, depthwise, relu6, residual) in enumerate(_ROWS, 1):
         w, bias = weights[name]
         pad = 1 if w.shape[2] == 3 else 0
@@ -76,34 +85,35 @@ def build(builder, weights, batch=1, layout="nchw"):
     return b.reshape(x, [batch, 1280])
 
 
-def reference(weights, x):
+def reference(weights: Weights, x: npt.ArrayLike) -> npt.NDArray[Any]:
     """float64 NumPy forward pass -> [N, 1280]."""
-    x = np.asarray(x, np.float64)
-    outputs = {}
+    y: npt.NDArray[Any] = np.asarray(x, np.float64)
+    outputs: Dict[int, npt.NDArray[Any]] = {}
     for row, (name, stride, depthwise, relu6, residual) in enumerate(_ROWS, 1):
         w, bias = weights[name]
         pad = 1 if w.shape[2] == 3 else 0
         if depthwise:
-            x = ref.depthwise_conv2d_nchw(x, w, bias, stride, pad)
+            y = ref.depthwise_conv2d_nchw(y, w, bias, stride, pad)
         else:
-            x = ref.conv2d_nchw(x, w, bias, stride, pad)
+            y = ref.conv2d_nchw(y, w, bias, stride, pad)
         if relu6:
-            x = np.clip(x, 0, 6)
+            y = np.clip(y, 0, 6)
         if residual is not None:
-            x = x + outputs[residual]
-        outputs[row] = x
-    return x.mean(axis=(2, 3))
+            y = y + outputs[residual]
+        outputs[row] = y
+    features: npt.NDArray[Any] = y.mean(axis=(2, 3))
+    return features
 
 
-def torch_forward(torch, weights, device="cpu"):
+def torch_forward(torch: Any, weights: Weights, device: str = "cpu") -> Callable[[Any], Any]:
     """The same network in PyTorch (for the benchmarks): returns forward(x),
     x an NCHW float32 torch tensor on `device`, giving [N, 1280]."""
     F = torch.nn.functional
     params = [(torch.from_numpy(w).to(device), torch.from_numpy(b).to(device))
               for w, b in (weights[name] for name, *_ in _ROWS)]
 
-    def forward(x):
-        outputs = {}
+    def forward(x: Any) -> Any:
+        outputs: Dict[int, Any] = {}
         for row, ((name, stride, depthwise, relu6, residual), (w, b)) in enumerate(
                 zip(_ROWS, params), 1):
             pad = 1 if w.shape[2] == 3 else 0
@@ -117,15 +127,16 @@ def torch_forward(torch, weights, device="cpu"):
     return forward
 
 
-def onnx_model(weights, batch=1, opset=17):
+def onnx_model(weights: Weights, batch: int = 1, opset: int = 17) -> Any:
     """The same network as an ONNX model (onnx.ModelProto, built with
     onnx.helper), for ONNX Runtime in the benchmarks: input "input"
     [batch, 3, 224, 224], output "f" [batch, 1280]."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    nodes, inits = [], []
+    import onnx  # type: ignore[import-not-found, unused-ignore]
+    from onnx import TensorProto, helper, numpy_helper  # type: ignore[import-not-found, unused-ignore]
+    nodes: list[Any] = []
+    inits: list[Any] = []
     x = "input"
-    outputs = {}
+    outputs: Dict[int, str] = {}
     zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
     six = numpy_helper.from_array(np.array(6, np.float32), "six")
     inits += [zero, six]

@@ -1,9 +1,15 @@
 """Float64 NumPy reference implementations of the layers the example models
 use, written from the spec's definitions and independent of webnn."""
+from typing import Any, Optional
+
 import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[Any]
 
 
-def conv2d_nchw(x, w, b=None, stride=1, pad=0, groups=1):
+def conv2d_nchw(x: npt.ArrayLike, w: npt.ArrayLike, b: Optional[npt.ArrayLike] = None,
+                stride: int = 1, pad: int = 0, groups: int = 1) -> Array:
     """Cross-correlation, x [N,C,H,W], w [O, C/groups, kh, kw] (OIHW)."""
     x = np.asarray(x, np.float64)
     w = np.asarray(w, np.float64)
@@ -28,7 +34,8 @@ def conv2d_nchw(x, w, b=None, stride=1, pad=0, groups=1):
     return out
 
 
-def depthwise_conv2d_nchw(x, w, b=None, stride=1, pad=0):
+def depthwise_conv2d_nchw(x: npt.ArrayLike, w: npt.ArrayLike, b: Optional[npt.ArrayLike] = None,
+                          stride: int = 1, pad: int = 0) -> Array:
     """groups == channels, w [C,1,kh,kw]: a loop over the taps (fast in NumPy)."""
     x = np.asarray(x, np.float64)
     w = np.asarray(w, np.float64)
@@ -47,7 +54,7 @@ def depthwise_conv2d_nchw(x, w, b=None, stride=1, pad=0):
     return out
 
 
-def max_pool2d_nchw(x, k, stride):
+def max_pool2d_nchw(x: Array, k: int, stride: int) -> Array:
     n, c, h, w = x.shape
     oh, ow = (h - k) // stride + 1, (w - k) // stride + 1
     out = np.full((n, c, oh, ow), -np.inf)
@@ -58,6 +65,7 @@ def max_pool2d_nchw(x, k, stride):
     return out
 
 
-def softmax(x, axis=-1):
+def softmax(x: Array, axis: int = -1) -> Array:
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    out: Array = e / np.sum(e, axis=axis, keepdims=True)
+    return out

@@ -47,19 +47,12 @@ def snake_case(name):
 
 
 # ---- operator recipes -------------------------------------------------------
-def parse_signature(sig):
-    """[(kind, name)] with kind in operand / seq / value."""
-    out = []
-    for p in sig.split():
-        if p.startswith("->"):
-            continue
-        if p[0] == "*":
-            out.append(("seq", p[1:]))
-        elif p[0] == "%":
-            out.append(("value", p[1:]))
-        else:
-            out.append(("operand", p))
-    return out
+def parse_signature(row):
+    """[(kind, name)] with kind in operand / seq / value: the operator's
+    positional parameters as the core parsed them (op_table()'s "params"),
+    camelCase names."""
+    kinds = {"operand": "operand", "sequence": "seq", "value": "value"}
+    return [(kinds[kind], camel) for _snake, camel, kind, _field in row["params"]]
 
 
 def op_limits(op):
@@ -183,7 +176,7 @@ class Recipe:
         types = types or default_types(op)
         shapes = shapes or {}
         self.args, self.options = [], {}
-        sig = parse_signature(row["signature"])
+        sig = parse_signature(row)
         sig_names = {n for _, n in sig}
         first_shape = None
         self.operands = {}

@@ -114,7 +114,7 @@ def test_operand_of_another_builder_names_the_argument(ctx, op):
     wrong -- the argument by its IDL name ('a', 'input', ...)."""
     b1, b2 = webnn.MLGraphBuilder(ctx), webnn.MLGraphBuilder(ctx)
     ok, foreign = Recipe(b1, op), Recipe(b2, op)
-    params = [(k, n) for k, n in parse_signature(OPS[op]["signature"]) if k != "value"]
+    params = [(k, n) for k, n in parse_signature(OPS[op]) if k != "value"]
     for i, (kind, name) in enumerate(params):
         args = list(ok.args)
         args[i] = foreign.args[i]

@@ -86,8 +86,10 @@ def test_errors(ctx, ctx2):
         ctx.compute(g, {"x": ok, "y": ok, "z": ok})
     with pytest.raises(TypeError, match="float64"):
         ctx.compute(g, {"x": ok, "y": np.ones((2, 3))})
+    with pytest.raises(TypeError, match=r"shape \(5,\) does not match .* \(2, 3\)"):
+        ctx.compute(g, {"x": ok, "y": np.ones(5, np.float32)})     # both shapes named
     with pytest.raises(TypeError, match="byte length"):
-        ctx.compute(g, {"x": ok, "y": np.ones(5, np.float32)})
+        ctx.compute(g, {"x": ok, "y": bytes(20)})
     with pytest.raises(TypeError, match="buffer"):
         ctx.compute(g, {"x": ok, "y": [[1, 2, 3], [4, 5, 6]]})
     with pytest.raises(TypeError, match="another context"):

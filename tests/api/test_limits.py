@@ -47,7 +47,7 @@ def test_member_for_every_operator(ctx, op):
     member = lim[snake]
     outs = output_names(op)
     assert outs and all(snake_case(n) in member for n in outs), f"{snake}: no output entry"
-    sig = parse_signature(OPS[op]["signature"])
+    sig = parse_signature(OPS[op])
     for kind, name in sig:
         if kind != "value":
             assert snake_case(name) in member, f"{snake}: no entry for operand {name!r}"
@@ -73,7 +73,7 @@ def test_advertised_data_types_are_true(ctx, limits, op, name, dt):
     advertised = limits[snake_case(op)][snake_case(name)]["data_types"]
     b = webnn.MLGraphBuilder(ctx)
     types = default_types(op, name, dt)
-    sig_names = {n for _, n in parse_signature(OPS[op]["signature"])}
+    sig_names = {n for _, n in parse_signature(OPS[op])}
     include = () if name in sig_names else (name,)
     recipe = Recipe(b, op, types=types, include=include)
     if dt in advertised:
@@ -104,7 +104,7 @@ def _rank_cases():
     out = []
     for op in webnn.OPERATORS:
         lim = op_limits(op)
-        sig = [n for k, n in parse_signature(OPS[op]["signature"]) if k != "value"]
+        sig = [n for k, n in parse_signature(OPS[op]) if k != "value"]
         ranges = {(lim[n][1], lim[n][2]) for n in sig}
         if len(ranges) == 1:
             out.append(pytest.param(op, sig, ranges.pop(), id=op))
@@ -161,7 +161,7 @@ def test_rank_range_of_every_operand_is_enforced(ctx, limits, op, name, lo, hi):
     operands' shapes: test_rank_range_is_true and tests/validation.)"""
     rr = limits[snake_case(op)][snake_case(name)]["rank_range"]
     assert (rr["min"], rr["max"]) == (lo, hi)
-    sig_names = {n for _, n in parse_signature(OPS[op]["signature"])}
+    sig_names = {n for _, n in parse_signature(OPS[op])}
     include = () if name in sig_names else (name,)
     for rank in (lo - 1, hi + 1):
         if rank < 0 or rank > webnn._core.MAX_RANK:
@@ -175,7 +175,7 @@ def test_rank_range_of_every_operand_is_enforced(ctx, limits, op, name, lo, hi):
 def test_outputs_fit_the_advertised_output_limits(ctx, limits, op):
     """The outputs of a valid call (with every optional operand) have a data
     type and a rank that op_support_limits() advertises for them."""
-    sig_names = {n for _, n in parse_signature(OPS[op]["signature"])}
+    sig_names = {n for _, n in parse_signature(OPS[op])}
     include = [n for n in op_limits(op) if n not in sig_names]
     b = webnn.MLGraphBuilder(ctx)
     out = Recipe(b, op, include=include)()

@@ -21,7 +21,7 @@ from ._helpers import OPS, Recipe, op_limits, parse_signature, sample
 
 
 def _positional(op):
-    return {n for k, n in parse_signature(OPS[op]["signature"]) if k != "value"}
+    return {n for k, n in parse_signature(OPS[op]) if k != "value"}
 
 
 def _full_recipe(b, op):

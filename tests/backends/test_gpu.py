@@ -131,30 +131,23 @@ def rand(shape, dt, lo=-10, hi=10):
 
 
 # ---- the WPT vectors on the GPU ------------------------------------------------
-def _wpt():
-    path = pathlib.Path(__file__).resolve().parent.parent / "wpt" / "test_wpt.py"
-    spec = importlib.util.spec_from_file_location("_wpt_harness_for_gpu", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from webnn.testing import wpt as _wpt  # noqa: E402
 
-
-_WPT = _wpt()
+_CASES = _wpt.load_cases(pathlib.Path(__file__).resolve().parent.parent / "wpt" / "data")
 _SNAKE = {row["camel"]: row["snake"] for row in _core.op_table()}
 
 
-@pytest.mark.parametrize("case", _WPT.CASES)
+@pytest.mark.parametrize("case", _wpt.pytest_params(_CASES))
 def test_wpt_on_gpu(gctx, case):
     limits = gctx.op_support_limits()
-    for op in case["graph"]["operators"]:
-        name = op["name"]
+    for name in case.operators:
         if name not in webnn.OPERATORS:
             pytest.skip(f"operator {name} is not implemented yet")
         if _SNAKE.get(name, name) not in limits:
             pytest.skip(f"operator {name} is not supported by the GPU backend")
-    messages = _WPT.run_case(gctx, case)
+    messages = _wpt.run_case(gctx, case)
     if messages:
-        pytest.fail(f"{case['name']!r} on the GPU:\n" + "\n".join(messages), pytrace=False)
+        pytest.fail(f"{case.name!r} on the GPU:\n" + "\n".join(messages), pytrace=False)
 
 
 # ---- what the GPU context reports ----------------------------------------------

@@ -227,14 +227,13 @@ def buffer_for(st, d):
 def act_op(st):
     row = st.pick(OPS)
     b = st.pick(st.builders)
-    sig = [p for p in row["signature"].split() if not p.startswith("->")]
     args = []
-    for p in sig:
-        if p.startswith("*"):
+    for _snake, _camel, kind, _field in row["params"]:   # the signature the core parsed
+        if kind == "sequence":
             n = st.fdp.ConsumeIntInRange(0, 4)
             args.append([st.pick(st.operands) if st.operands and st.fdp.ConsumeIntInRange(0, 5) else value(st)
                          for _ in range(n)])
-        elif p.startswith("%"):
+        elif kind == "value":
             args.append(value(st))
         else:
             args.append(st.pick(st.operands) if st.operands and st.fdp.ConsumeIntInRange(0, 5) else value(st))

@@ -318,18 +318,15 @@ def test_random_calls_raise_only_spec_errors(ctx, data):
         return v
 
     args, rank = [], None
-    for p in row["signature"].split():
-        if p.startswith("->"):
-            continue
-        if p[0] == "*":
+    for _snake, camel, kind, i in row["params"]:     # the signature the core parsed
+        if kind == "sequence":
             args.append([operand() for _ in range(data.draw(st.integers(0, 3)))])
-        elif p[0] == "%":
-            i = [f[1] for f in row["fields"]].index(p[1:])
+        elif kind == "value":
             args.append(_value(data.draw, row["field_types"][i], row["fields"][i][2], rank or 0))
         else:
             args.append(operand())
             rank = rank if rank is not None else len(made[-1].shape)
-    positional = {p[1:] for p in row["signature"].split() if p[0] == "%"}
+    positional = {camel for _snake, camel, kind, _i in row["params"] if kind == "value"}
     opts = {}
     for (_, camel, enum), kind in zip(row["fields"], row["field_types"]):
         if camel in positional or not data.draw(st.booleans()):

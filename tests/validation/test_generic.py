@@ -27,7 +27,7 @@ MAX_RANK = webnn._core.MAX_RANK
 
 
 def _sig(op):
-    return parse_signature(OPS[op]["signature"])
+    return parse_signature(OPS[op])
 
 
 def _operand_names(op):

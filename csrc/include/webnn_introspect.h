@@ -1,0 +1,66 @@
+/* webnn_introspect.h -- a read-only view of graphs and builders, for tools
+ * (Python's MLGraph.summary() and its picture, MLOperand's repr).  Nothing
+ * here changes an object; everything is valid while the object lives. */
+#ifndef WEBNN_INTROSPECT_H
+#define WEBNN_INTROSPECT_H
+#include "webnn_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum wnn_origin_kind {
+    WNN_ORIGIN_INPUT = 0,
+    WNN_ORIGIN_CONSTANT = 1,
+    WNN_ORIGIN_NODE = 2
+} wnn_origin_kind;
+
+typedef struct wnn_operand_view {
+    wnn_origin_kind kind;
+    wnn_desc desc;
+    const char *name;        /* INPUT: its name; else NULL              */
+    uint32_t node;           /* NODE: producer node id                  */
+    wnn_op op;               /* NODE: the producer's operator           */
+    const char *label;       /* NODE: the producer's label, or NULL     */
+    uint64_t constant_bytes; /* CONSTANT: bytes kept (0 once dropped)   */
+} wnn_operand_view;
+
+typedef struct wnn_node_view {
+    wnn_op op;
+    const char *label;       /* or NULL */
+    uint32_t n_in, n_out;
+    const uint32_t *in, *out; /* operand ids */
+} wnn_node_view;
+
+/* An operand of a builder that has not built yet; false if none. */
+bool wnn_builder_operand_view(const wnn_builder *b, uint32_t id,
+                              wnn_operand_view *out);
+
+/* A built graph's IR (false / 0 once the IR is gone). */
+uint32_t wnn_graph_num_operands(const wnn_graph *g);
+bool wnn_graph_operand_view(const wnn_graph *g, uint32_t id,
+                            wnn_operand_view *out);
+uint32_t wnn_graph_num_nodes(const wnn_graph *g);
+bool wnn_graph_node_view(const wnn_graph *g, uint32_t id, wnn_node_view *out);
+uint32_t wnn_graph_input_operand(const wnn_graph *g, uint32_t i);
+uint32_t wnn_graph_output_operand(const wnn_graph *g, uint32_t i);
+/* The plan: node ids in execution order (nodes not reached by an output
+ * are not in it) and the bytes of its scratch arena (the intermediate
+ * results' peak, after buffer reuse). */
+uint32_t wnn_graph_plan_length(const wnn_graph *g);
+uint32_t wnn_graph_plan_node(const wnn_graph *g, uint32_t i);
+uint64_t wnn_graph_plan_arena_bytes(const wnn_graph *g);
+/* The epilogue chains a fusing backend runs as one operation
+ * (compiler/fuse.c): group_of[node id] = chain index + 1, 0 if none;
+ * group_of has room for wnn_graph_num_nodes().  Returns the chain count,
+ * or -1 on failure. */
+int wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of);
+/* The backend's name ("cpu", "cuda"). */
+const char *wnn_context_backend_name(const wnn_context *c);
+/* The CPU backend's threads; 0 for other devices. */
+int wnn_context_threads(const wnn_context *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+"""Issue 14: webnn.testing (assert_close with the WPT metrics), the pytest
+plugin's ml_context fixture, the WPT JSON loader."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import webnn
+from webnn.testing import assert_close, ulp_distance, wpt
+from webnn.testing.plugin import available_devices
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_ulp():
+    one = np.float32(1)
+    nxt = np.nextafter(one, np.float32(2))
+    assert ulp_distance(np.array([nxt]), np.array([one]))[0] == 1
+    assert ulp_distance(np.array([0.0], np.float32), np.array([-0.0], np.float32))[0] == 0
+    assert ulp_distance(np.array([np.nan], np.float32), np.array([np.nan], np.float32))[0] == 0
+    assert_close(np.array([nxt]), [1.0], data_type="float32", metric="ulp", tolerance=1)
+    with pytest.raises(AssertionError, match="1 of 1 elements off, tolerance 0 ULP"):
+        assert_close(np.array([nxt]), [1.0], data_type="float32")
+    h = np.array([1.0], np.float16)
+    assert_close(np.nextafter(h, np.float16(2)), [1.0], data_type="float16", tolerance=1)
+
+
+def test_atol_and_integers():
+    assert_close(np.array([1.0, 2.0], np.float32), [1.001, 2.0], data_type="float32",
+                 metric="atol", tolerance=1e-2)
+    with pytest.raises(AssertionError, match=r"index 1 \(0, 1\)"):
+        assert_close(np.array([[1.0, 2.5]], np.float32), [[1.0, 2.0]], data_type="float32",
+                     metric="atol", tolerance=0.1)
+    with pytest.raises(AssertionError, match="got dtype float64"):
+        assert_close(np.array([1.0]), [1.0], data_type="float32")
+    with pytest.raises(AssertionError):     # integers are exact whatever the tolerance
+        assert_close(np.array([3], np.int32), [4], data_type="int32", tolerance=5)
+    assert_close(np.array([2 ** 62 + 1], np.int64), [2 ** 62 + 1], data_type="int64")
+    with pytest.raises(AssertionError, match="NaN|nan"):
+        assert_close(np.array([np.nan], np.float32), [1.0], data_type="float32", tolerance=1e9)
+
+
+def test_ml_context_fixture(ml_context, request):
+    assert isinstance(ml_context, webnn.MLContext)
+    assert ml_context.device_type in available_devices()
+    assert f"[{ml_context.device_type}]" in request.node.name
+
+
+def test_wpt_loader(tmp_path, ml_context):
+    case = {"name": "relu small", "graph": {
+        "inputs": {"x": {"data": [-1, 2], "descriptor": {"shape": [2], "dataType": "float32"},
+                         "constant": False}},
+        "operators": [{"name": "relu", "arguments": [{"input": "x"}], "outputs": "y"}],
+        "expectedOutputs": {"y": {"data": [0, 2],
+                                  "descriptor": {"shape": [2], "dataType": "float32"}}}},
+        "tolerance": {"metric": "ULP", "value": 0}}
+    wrong = json.loads(json.dumps(case))
+    wrong["name"] = "relu wrong"
+    wrong["graph"]["expectedOutputs"]["y"]["data"] = [0, 3]
+    (tmp_path / "relu.json").write_text(json.dumps({"tests": [case, wrong]}))
+    cases = wpt.load_cases(tmp_path)
+    assert [c.id for c in cases] == ["relu/relu small", "relu/relu wrong"]
+    assert cases[0].operators == ["relu"]
+    assert wpt.run_case(ml_context, cases[0]) == []
+    msgs = wpt.run_case(ml_context, cases[1])
+    assert len(msgs) == 1 and "output 'y'" in msgs[0] and "expected 3.0" in msgs[0]
+
+
+def test_readme_user_test_runs_with_the_plugin(tmp_path):
+    """The README's ten-line test, run by pytest with the plugin."""
+    (tmp_path / "test_user.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from webnn import MLGraphBuilder
+        from webnn.testing import assert_close
+
+        def test_gelu(ml_context):
+            b = MLGraphBuilder(ml_context)
+            x = b.input("x", {"data_type": "float32", "shape": [3]})
+            g = b.build({"y": b.gelu(x)})
+            y = ml_context.compute(g, {"x": np.array([-1, 0, 1], np.float32)})["y"]
+            assert_close(y, [-0.15865525, 0.0, 0.84134475], data_type="float32", tolerance=18)
+    '''))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("WEBNN_TEST_DEVICE", None)
+    from importlib import metadata
+    eps = metadata.entry_points()
+    group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+    installed = any(ep.value == "webnn.testing.plugin" for ep in group)
+    plugin = [] if installed else ["-p", "webnn.testing.plugin"]   # source tree: by hand
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        *plugin, "--webnn-device", "cpu", str(tmp_path / "test_user.py")],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 passed" in r.stdout
