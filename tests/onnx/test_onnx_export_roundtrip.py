@@ -3,7 +3,6 @@ built with webnn, computed, exported with webnn.onnx.export, run in ONNX
 Runtime, and ORT's outputs are compared with webnn's within the case's WPT
 tolerance (and with the vector's expected values).  Cases where ONNX Runtime
 has no kernel for a data type are listed in ORT_GAPS with the reason."""
-import importlib.util
 import re
 from pathlib import Path
 
@@ -15,11 +14,9 @@ ort = pytest.importorskip("onnxruntime")
 
 import webnn  # noqa: E402
 import webnn.onnx  # noqa: E402
+from webnn.testing import mismatch, wpt  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location(
-    "wpt_harness", Path(__file__).parent.parent / "wpt" / "test_wpt.py")
-wpt = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wpt)
+CASES = wpt.load_cases(Path(__file__).parent.parent / "wpt" / "data")
 
 # (regex on "<file>/<case name>", reason): ONNX Runtime lacks the kernel.
 ORT_GAPS = [
@@ -43,7 +40,7 @@ def ctx():
 
 
 def _build(ctx, case):
-    g = case["graph"]
+    g = case.graph
     builder = webnn.MLGraphBuilder(ctx)
     operands, feeds = {}, {}
     for name, spec in g["inputs"].items():
@@ -64,31 +61,9 @@ def _build(ctx, case):
     return graph, feeds
 
 
-def _distance_ok(actual, reference, tolerance):
-    """The WPT rule, with `reference` (webnn's result) as the expected values."""
-    if actual.dtype != reference.dtype or actual.shape != reference.shape:
-        return f"dtype/shape {actual.dtype}{actual.shape} vs {reference.dtype}{reference.shape}"
-    bad = np.flatnonzero(actual != reference)
-    if bad.size == 0:
-        return None
-    a, e = actual.reshape(-1)[bad], reference.reshape(-1)[bad]
-    if actual.dtype.kind == "f":
-        metric, limit = tolerance["metric"], tolerance["value"]
-        d = wpt.ulp_distance(a, e) if metric == "ULP" else wpt.abs_distance(a, e)
-    else:
-        metric, limit, d = "exact", 0, np.ones(a.size)
-    over = np.flatnonzero(d > limit)
-    if over.size == 0:
-        return None
-    k = over[np.argmax(d[over])]
-    return (f"{over.size} of {actual.size} elements beyond {limit} {metric}: "
-            f"ORT {a[k]!r} vs webnn {e[k]!r} (distance {d[k]:g})")
-
-
-@pytest.mark.parametrize("case", wpt.CASES)
-def test_export_roundtrip(ctx, case, request):
-    case_id = request.node.callspec.id
-    why = _gap(case_id)
+@pytest.mark.parametrize("case", wpt.pytest_params(CASES))
+def test_export_roundtrip(ctx, case):
+    why = _gap(case.id)
     if why:
         pytest.skip(why)
     graph, feeds = _build(ctx, case)
@@ -101,13 +76,15 @@ def test_export_roundtrip(ctx, case, request):
     theirs = dict(zip([o.name for o in sess.get_outputs()],
                       sess.run(None, {n: feeds[n] for n in names})))
     messages = []
-    for name, spec in case["graph"]["expectedOutputs"].items():
-        m = _distance_ok(np.asarray(theirs[name]), ours[name], case["tolerance"])
-        if m:
-            messages.append(f"{name}: ORT vs webnn: {m}")
-        m = wpt.compare(name, np.asarray(theirs[name]), spec, case["tolerance"])
-        if m:
-            messages.append(f"{name}: ORT vs the WPT expected values: {m}")
+    metric = case.tolerance.get("metric", "ULP")
+    value = case.tolerance.get("value", 0)
+    for name, spec in case.graph["expectedOutputs"].items():
+        dt = spec["descriptor"]["dataType"]
+        for what, reference in (("webnn", ours[name]), ("the WPT expected values", wpt.tensor_data(spec))):
+            m = mismatch(np.asarray(theirs[name]), reference, data_type=dt, metric=metric,
+                         tolerance=value, name=f"output {name!r}: ORT vs {what}")
+            if m:
+                messages.append(m)
     graph.destroy()
     if messages:
         pytest.fail("\n".join(messages), pytrace=False)
