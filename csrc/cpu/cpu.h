@@ -6,10 +6,12 @@
 #define WNN_CPU_H
 #include "../core/internal.h"
 #include "../ops/options.h"
+#include "config.h"
 #include <string.h>
 
 typedef struct cpu_call {
     const wnn_node *node;
+    const cpu_config *config;  /* kernel choices (cpu/config.h) */
     const void *options;
     uint32_t n_in, n_out;
     const wnn_desc *in_desc;   /* n_in descriptors  */
@@ -71,7 +73,6 @@ cpu_exp_core(float x)
 
 /* Work below this many elements runs on one thread. */
 #define CPU_PARALLEL_MIN 32768
-int cpu_num_threads(void);
 
 /* cpu/pool.c: the backend's thread pool (see there).  cpu_parallel runs
  * fn(arg, tid, nt) once for each tid in [0, nt), tid 0 on the caller, the
@@ -95,8 +96,8 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
 /* Outputs at least this large are written with non-temporal (streaming)
  * stores: they do not fit in the caches anyway, and streaming stores skip
  * reading each destination line before it is overwritten (a third of the
- * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never). */
-uint64_t cpu_nt_bytes(void);
+ * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never):
+ * cpu_nt_bytes() in config.h. */
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the
  * data is read by another thread (the pool's join is not enough). */
 void cpu_copy_nt(void *dst, const void *src, size_t n);

@@ -252,6 +252,7 @@ typedef struct geom {
     int64_t pt, pl;         /* padding at the top and left            */
     int64_t sh, sw, dh, dw; /* strides, dilations                     */
     bool nhwc;
+    bool direct_ok, winograd_ok; /* kernel choice (cpu/config.h)  */
 } geom;
 
 /* Strides of a conv2d filter layout, in (o, i, h, w) order. */
@@ -1400,8 +1401,7 @@ direct_usable(const geom *g)
     /* faster than im2col + BLIS for every channel count measured (1 to
      * 256 in, 8 to 256 out); WEBNN_CONV_DIRECT=0 turns it off (the tests
      * use it to run the portable paths too) */
-    const char *env = getenv("WEBNN_CONV_DIRECT");
-    return avx512 && g->G == 1 && !(env && env[0] == '0');
+    return avx512 && g->G == 1 && g->direct_ok;
 }
 
 /* Output row oh of image n, output channels [o0, o0 + 16 nv). */
@@ -1475,10 +1475,9 @@ all_moderate(const float *p, int64_t n)
 static bool
 winograd_usable(const geom *g, const float *x, const float *w)
 {
-    const char *env = getenv("WEBNN_CONV_WINOGRAD");
     return g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
-           !(env && env[0] == '0') && all_moderate(w, g->O * g->C * 9) &&
+           g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
            all_moderate(x, g->N * g->H * g->W * g->C);
 }
 
@@ -2022,6 +2021,8 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     g.pt = o->pad[0], g.pl = o->pad[2];
     g.sh = o->stride[0], g.sw = o->stride[1];
     g.dh = o->dilation[0], g.dw = o->dilation[1];
+    g.direct_ok = k->config->conv_direct;
+    g.winograd_ok = k->config->conv_direct && k->config->conv_winograd;
 
     uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),
              ny = wnn_desc_elements(yd);
