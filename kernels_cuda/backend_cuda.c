@@ -25,10 +25,13 @@
  *              descriptors, algorithm and workspace made at compile;
  *              float32 with FMA math only, float16 on tensor cores with
  *              float32 compute), else the direct kernels of conv.cu;
- *   fusion     chains found by compiler/fuse.c (producer -> add -> activation)
- *              run at their last node as the producer plus one epilogue
- *              kernel (or one cudnnConvolutionBiasActivationForward), with
- *              plan.c's wnn_plan_make_fused() keeping their inputs alive.
+ *   fusion     the backend declares WNN_FUSE_EPILOGUE (backend.h); the core's
+ *              pipeline finds the chains (g->fusion: producer -> add ->
+ *              activation) and plans memory for them (g->plan) before
+ *              compile(); each chain runs at its last node as the producer
+ *              plus one epilogue kernel (or one
+ *              cudnnConvolutionBiasActivationForward).  No call into
+ *              csrc/compiler/ from here.
  *
  * The library also holds its own copy of the operator registry
  * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with
@@ -44,7 +47,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "../csrc/compiler/fuse.h"
 #include "../csrc/core/internal.h"
 #include "../csrc/ops/ops_internal.h"
 #include "cuda_kernels.h"
@@ -482,8 +484,6 @@ typedef struct cu_node {
 } cu_node;
 
 typedef struct cu_compiled {
-    wnn_plan plan;         /* plan.c's, with the fused chains' lifetimes */
-    wnn_fusion fusion;
     void *arena;           /* the plan's intermediates */
     void *consts;          /* every constant, at const_off[operand] */
     uint64_t *const_off;
@@ -2137,8 +2137,6 @@ cu_compiled_free(wnn_backend *be, void *ptr)
         free(c->nodes[i].views);
         dnn_free(b, c->nodes[i].dnn, false);
     }
-    wnn_plan_free(&c->plan);
-    wnn_fusion_free(&c->fusion);
     cudaFree(c->arena);
     cudaFree(c->consts);
     cudaFree(c->scratch);
@@ -2167,29 +2165,15 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
     c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
     uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
-    c->plan.order = malloc(sizeof(uint32_t) * (p->n_order + 1));
-    if (!c->const_off || !c->nodes || !idx || !c->plan.order) {
+    if (!c->const_off || !c->nodes || !idx) {
         free(idx);
         goto oom;
     }
-    /* epilogue fusion (compiler/fuse.c; WEBNN_CUDA_FUSION=0 turns it off)
-     * and the memory plan that keeps each chain's inputs alive until the
-     * chain's last node, where it runs */
-    const char *fenv = getenv("WEBNN_CUDA_FUSION");
-    if (!(fenv && strcmp(fenv, "0") == 0) &&
-        wnn_fusion_find(g, &c->fusion, err) != WNN_OK) {
-        free(idx);
-        cu_compiled_free(be, c);
-        return WNN_ERR;
-    }
-    memcpy(c->plan.order, p->order, sizeof(uint32_t) * p->n_order);
-    c->plan.n_order = p->n_order;
-    if (wnn_plan_make_fused(g, &c->plan, &c->fusion, err) != WNN_OK) {
-        free(idx);
-        cu_compiled_free(be, c);
-        return WNN_ERR;
-    }
-    p = &c->plan;
+    /* The core's pipeline (core/compile.c) has found the epilogue
+     * chains (g->fusion: this backend declares WNN_FUSE_EPILOGUE unless
+     * WEBNN_CUDA_FUSION=0) and made the memory plan that keeps each chain's
+     * inputs alive until the chain's last node, where it runs (g->plan). */
+    const wnn_fusion *fusion = &g->fusion;
     /* nodes: kernel parameters, scratch */
     uint64_t scratch = 0;
     for (uint32_t n = 0; n < p->n_order; n++) {
@@ -2238,8 +2222,8 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             continue;
         }
         uint32_t id = p->order[n];
-        uint32_t k = c->fusion.n_chains ? c->fusion.chain_of[id] : 0;
-        const wnn_epilogue *chain = k ? &c->fusion.chains[k - 1] : NULL;
+        uint32_t k = fusion->n_chains ? fusion->chain_of[id] : 0;
+        const wnn_epilogue *chain = k ? &fusion->chains[k - 1] : NULL;
         if (chain && chain->producer != id) {
             chain = NULL;
         }
@@ -2376,8 +2360,7 @@ static void *
 resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
         void *const *out)
 {
-    const wnn_slot *s = &c->plan.slots[id];
-    (void)g;
+    const wnn_slot *s = &g->plan.slots[id];
     switch (s->kind) {
     case WNN_SLOT_INPUT: return in[s->index];
     case WNN_SLOT_OUTPUT: return out[s->index];
@@ -2452,8 +2435,8 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         }
         st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
     }
-    for (uint32_t i = 0; i < c->plan.n_copies && st == WNN_OK; i++) {
-        const wnn_output_copy *cp = &c->plan.copies[i];
+    for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
+        const wnn_output_copy *cp = &g->plan.copies[i];
         cudaError_t e = cudaMemcpyAsync(
             out[cp->to_output], out[cp->from_output],
             wnn_desc_bytes(&g->outputs[cp->to_output].desc),
@@ -2661,6 +2644,10 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     pthread_mutex_init(&b->stage_mu, NULL);
     pthread_mutex_init(&b->blas_mu, NULL);
     pthread_mutex_init(&b->dnn_mu, NULL);
+    /* fusion is a capability the core's pipeline reads (backend.h);
+     * WEBNN_CUDA_FUSION=0 when the context is created turns it off */
+    const char *fenv = getenv("WEBNN_CUDA_FUSION");
+    b->base.fuses = fenv && strcmp(fenv, "0") == 0 ? 0 : WNN_FUSE_EPILOGUE;
     const char *dnn_env = getenv("WEBNN_CUDNN");
     b->dnn_off = dnn_env && strcmp(dnn_env, "0") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
