@@ -48,6 +48,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../csrc/core/internal.h"
+#include "../csrc/compiler/lower/lower.h"
 #include "../csrc/ops/ops_internal.h"
 #include "cuda_kernels.h"
 #include "cudnn_dl.h"
@@ -442,6 +443,7 @@ typedef struct cu_dnn {
 
 typedef struct cu_node {
     const wnn_node *node;
+    const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/) */
     /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
      * chain's last node, writing `result`; the chain's other nodes skip. */
     bool skip;             /* runs elsewhere or not at all */
@@ -515,58 +517,19 @@ prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
     return p;
 }
 
-/* Broadcast offsets of n operands (cpu/ref/elementwise.c nd_make). */
+/* The broadcast iterator lowered once by the core (compiler/lower/
+ * broadcast.c, the CPU kernels read the same block) in the kernels' types. */
 static void
-bcast_make(ck_bcast *it, const wnn_desc *out, const wnn_desc *const *in,
-           uint32_t n)
+bcast_from(ck_bcast *it, const wnn_broadcast_params *bp)
 {
-    uint32_t r = out->rank;
-    int64_t st[3][WNN_MAX_RANK];
     memset(it, 0, sizeof(*it));
-    for (uint32_t k = 0; k < n; k++) {
-        int64_t s = 1;
-        for (int d = (int)r - 1; d >= 0; d--) {
-            int di = d - (int)(r - in[k]->rank);
-            uint32_t dim = di >= 0 ? in[k]->shape[di] : 1;
-            st[k][d] = dim == 1 ? 0 : s;
-            s *= dim;
+    it->rank = (int)bp->rank;
+    for (uint32_t d = 0; d < bp->rank; d++) {
+        it->shape[d] = (uint32_t)bp->shape[d];
+        for (uint32_t k = 0; k < bp->n; k++) {
+            it->st[k][d] = bp->st[k][d];
         }
     }
-    int rank = 0;
-    for (uint32_t d = 0; d < r; d++) {
-        if (out->shape[d] == 1) {
-            continue;
-        }
-        if (rank > 0) {
-            int p = rank - 1;
-            bool merge = true;
-            for (uint32_t k = 0; k < n; k++) {
-                if (it->st[k][p] != st[k][d] * (int64_t)out->shape[d]) {
-                    merge = false;
-                }
-            }
-            if (merge) {
-                it->shape[p] *= out->shape[d];
-                for (uint32_t k = 0; k < n; k++) {
-                    it->st[k][p] = st[k][d];
-                }
-                continue;
-            }
-        }
-        it->shape[rank] = out->shape[d];
-        for (uint32_t k = 0; k < n; k++) {
-            it->st[k][rank] = st[k][d];
-        }
-        rank++;
-    }
-    if (rank == 0) {
-        rank = 1;
-        it->shape[0] = 1;
-        for (uint32_t k = 0; k < n; k++) {
-            it->st[k][0] = 0;
-        }
-    }
-    it->rank = rank;
 }
 
 /* Drop size-1 dimensions and merge neighbours contiguous on both sides
@@ -634,22 +597,20 @@ static void
 prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     ck_binary_p *p = &cn->u.bin;
-    const wnn_desc *ins[2] = { &in[0], &in[1] };
     p->op = binary_op(cn->node->op);
     p->ti = in[0].dtype;
     p->to = out->dtype;
     p->n = (int64_t)wnn_desc_elements(out);
-    bcast_make(&p->it, out, ins, 2);
+    bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
 static void
 prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     ck_where_p *p = &cn->u.wh;
-    const wnn_desc *ins[3] = { &in[0], &in[1], &in[2] };
     p->es = (int)wnn_dtype_size(out->dtype);
     p->n = (int64_t)wnn_desc_elements(out);
-    bcast_make(&p->it, out, ins, 3);
+    bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
 /* Views of transpose expand slice tile reverse split concat
@@ -2188,6 +2149,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             outd[j] = ir->operands[node->out[j]].desc;
         }
         cn->node = node;
+        cn->lowered = &g->lowered[p->order[n]];
         cn->kind = kind_of(node->op);
         cn->result = node->n_out ? node->out[0] : 0;
         cn->addend = UINT32_MAX;

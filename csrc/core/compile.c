@@ -8,15 +8,20 @@
  *   2. plan     compiler/plan.c: where every operand lives, arena offsets
  *               (with the fused chains' lifetimes when there are chains)
  *               -> g->plan
- *   3. compile  backend->compile: the backend turns nodes into its own
+ *   3. lower    compiler/lower/: each node to a typed, resolved parameter
+ *               block the backends' kernels read (broadcast iterators so
+ *               far) -> g->lowered, one per node id
+ *   4. compile  backend->compile: the backend turns nodes into its own
  *               kernel parameters once; execute() then only runs them.
  *
- * Backends never call into compiler/: they read g->fusion and g->plan. */
+ * Backends never call into compiler/: they read g->fusion, g->plan and
+ * g->lowered. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "../compiler/fuse.h"
+#include "../compiler/lower/lower.h"
 
 wnn_status
 wnn_compile_graph(wnn_graph *g, wnn_error *err)
@@ -29,7 +34,7 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     wnn_status st = g->fusion.n_chains
                         ? wnn_plan_make_fused(g, &g->plan, &g->fusion, err)
                         : wnn_plan_make(g, &g->plan, err);
-    if (st != WNN_OK) {
+    if (st != WNN_OK || wnn_lower_graph(g, &g->lowered, err) != WNN_OK) {
         return WNN_ERR;
     }
     return be->iface->compile(be, g, &g->compiled, err);
@@ -45,4 +50,6 @@ wnn_compiled_graph_free(wnn_graph *g)
     g->compiled = NULL;
     wnn_plan_free(&g->plan);
     wnn_fusion_free(&g->fusion);
+    free(g->lowered);
+    g->lowered = NULL;
 }

@@ -128,6 +128,7 @@ struct wnn_graph {
     uint32_t n_inputs, n_outputs;
     wnn_plan plan;          /* compiler/plan.c, made by the pipeline      */
     wnn_fusion fusion;      /* compiler/fuse.c: chains the backend fuses  */
+    struct wnn_lowered *lowered; /* compiler/lower/: per node id        */
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
 };
@@ -181,7 +182,7 @@ wnn_status wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err);
 void wnn_plan_free(wnn_plan *p);
 /* core/compile.c: everything between build()'s checks and a graph the
  * backend can execute: fuse (what the backend declares) -> memory plan ->
- * backend->compile.  g->plan.order must be set. */
+ * lower -> backend->compile.  g->plan.order must be set. */
 wnn_status wnn_compile_graph(wnn_graph *g, wnn_error *err);
 void wnn_compiled_graph_free(wnn_graph *g);
 

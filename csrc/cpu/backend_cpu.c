@@ -142,6 +142,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         cn->call = (cpu_call){ .node = node,
                                .config = &c->config,
+                               .lowered = &g->lowered[p->order[n]],
                                .options = node->options,
                                .n_in = node->n_in,
                                .n_out = node->n_out,

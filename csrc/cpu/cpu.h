@@ -6,12 +6,15 @@
 #define WNN_CPU_H
 #include "../core/internal.h"
 #include "../ops/options.h"
+#include "../compiler/lower/lower.h"
 #include "config.h"
 #include <string.h>
 
 typedef struct cpu_call {
     const wnn_node *node;
     const cpu_config *config;  /* kernel choices (cpu/config.h) */
+    const wnn_lowered *lowered; /* the node's parameters, resolved at
+                                 * compile (compiler/lower/lower.h) */
     const void *options;
     uint32_t n_in, n_out;
     const wnn_desc *in_desc;   /* n_in descriptors  */
