@@ -533,7 +533,7 @@ bcast_from(ck_bcast *it, const wnn_broadcast_params *bp)
 }
 
 /* Drop size-1 dimensions and merge neighbours contiguous on both sides
- * (cpu/ref/movement.c view_simplify); sets n and plain. */
+ * (cpu/kernels/movement/movement.c view_simplify); sets n and plain. */
 static void
 view_finish(cu_view *v, int es)
 {
@@ -614,7 +614,7 @@ prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 }
 
 /* Views of transpose expand slice tile reverse split concat
- * (cpu/ref/movement.c). */
+ * (cpu/kernels/movement/movement.c). */
 static bool
 prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
@@ -853,7 +853,7 @@ prep_norm(cu_node *cn, const wnn_desc *in)
     cn->bias = o->bias;
 }
 
-/* Blockwise broadcasting of scale / zeroPoint (cpu/ref/quantize.c). */
+/* Blockwise broadcasting of scale / zeroPoint (cpu/kernels/quantize/quantize.c). */
 static void
 prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {

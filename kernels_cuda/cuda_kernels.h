@@ -5,7 +5,7 @@
  * the node's operands and the backend's stream; it only enqueues work (no
  * synchronisation) and returns cudaGetLastError().
  *
- * The semantics of every kernel are those of the CPU kernels in cpu/ref/
+ * The semantics of every kernel are those of the CPU kernels in cpu/kernels/
  * (see the comment at the top of each .cu file); element counts are below
  * 2^31 (the builder's "valid dimension" rule), so flat indices are
  * decomposed with 32-bit arithmetic and offsets are int64. */
@@ -278,7 +278,7 @@ cudaError_t ck_resample2d(const ck_resample_p *p, const void *x, void *y,
 
 /* ---- recurrent networks (recurrent.cu) ------------------------------------- */
 /* gru / gruCell (lstm 0) and lstm / lstmCell (lstm 1) in float32 (float16
- * operands widened, outputs rounded once), as cpu/ref/recurrent.c: G gate
+ * operands widened, outputs rounded once), as cpu/kernels/recurrent/recurrent.c: G gate
  * blocks of H units (G = 3 or 4), D directions, T steps, batch B.  The host
  * runs the products on cuBLAS: xw [T * B, D * G * H] = x W^T once, and per
  * step hr [D][B, G * H] = h R^T; these kernels do the rest. */

@@ -1,4 +1,4 @@
-/* backend_cpu.c -- the CPU backend: host memory, plain loops in cpu/ref and
+/* backend_cpu.c -- the CPU backend: host memory, kernels in cpu/kernels/<family>/ and
  * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */

@@ -1,5 +1,5 @@
 /* broadcast.c -- the broadcast iterator of element-wise operators (lower.h),
- * computed once per node at compile; cpu/ref/elementwise.c and the CUDA
+ * computed once per node at compile; cpu/kernels/elementwise/elementwise.c and the CUDA
  * backend read it. */
 #include <string.h>
 

@@ -11,7 +11,7 @@
  *   broadcast.c   element-wise binary operators, prelu, where: the
  *                 broadcast iterator (NumPy broadcasting, size-1 dimensions
  *                 dropped, neighbours merged where every operand stays
- *                 contiguous) -- read by cpu/ref/elementwise.c and the CUDA
+ *                 contiguous) -- read by cpu/kernels/elementwise/elementwise.c and the CUDA
  *                 backend's binary / where launchers. */
 #ifndef WNN_LOWER_H
 #define WNN_LOWER_H

@@ -24,7 +24,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 #define CH 1024 /* elements per chunk */
 

@@ -51,7 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 /* a * b + c may be one fused multiply-add (-std=c11 turns contraction off
  * in GCC) */
