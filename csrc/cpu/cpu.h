@@ -113,7 +113,16 @@ void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
 void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                float alpha, const float *a, int64_t lda, const float *b,
                int64_t ldb, float beta, float *c, int64_t ldc);
-/* float32 or float16 data -> a malloc'd float32 copy (NULL if out of memory) */
+/* The same on the calling thread alone (alpha 1, beta 0), and cut into
+ * pieces that nt threads of the pool take dynamically (the convolutions'). */
+void cpu_sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                  const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float *c, int64_t ldc);
+void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                     const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float *c, int64_t ldc, int nt);
+/* cpu/convert.c: float32 or float16 data -> a malloc'd float32 copy (NULL
+ * if out of memory) */
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
 /* float32 -> float32 or float16 (round to nearest even) */
 void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
