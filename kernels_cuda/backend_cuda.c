@@ -240,68 +240,22 @@ enum {
     K_RNN        /* gru gruCell lstm lstmCell */
 };
 
+/* The dispatch table, generated from cuda_ops.h (the CUDA column of the
+ * operator table): launcher kind + 1 (0: no kernel) and the kernel's op
+ * code of each operator. */
+static const struct {
+    int8_t kind1;
+    int8_t code;
+} cu_ops[WNN_OP_COUNT] = {
+#define CU_OP(ID, kind, code) [WNN_OP_##ID] = { (kind) + 1, (code) },
+#include "cuda_ops.h"
+#undef CU_OP
+};
+
 static int
 kind_of(wnn_op op)
 {
-    switch (op) {
-    case WNN_OP_ADD: case WNN_OP_SUB: case WNN_OP_MUL: case WNN_OP_DIV:
-    case WNN_OP_MAX: case WNN_OP_MIN: case WNN_OP_POW:
-    case WNN_OP_EQUAL: case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER:
-    case WNN_OP_GREATER_OR_EQUAL: case WNN_OP_LESSER:
-    case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_AND:
-    case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR: case WNN_OP_PRELU:
-        return K_BINARY;
-    case WNN_OP_LOGICAL_NOT: case WNN_OP_IS_NAN: case WNN_OP_IS_INFINITE:
-    case WNN_OP_ABS: case WNN_OP_CEIL: case WNN_OP_COS: case WNN_OP_ERF:
-    case WNN_OP_EXP: case WNN_OP_FLOOR: case WNN_OP_LOG: case WNN_OP_NEG:
-    case WNN_OP_RECIPROCAL: case WNN_OP_ROUND_EVEN: case WNN_OP_SIN:
-    case WNN_OP_SIGN: case WNN_OP_SQRT: case WNN_OP_TAN: case WNN_OP_CLAMP:
-    case WNN_OP_ELU: case WNN_OP_GELU: case WNN_OP_HARD_SIGMOID:
-    case WNN_OP_HARD_SWISH: case WNN_OP_LEAKY_RELU: case WNN_OP_LINEAR:
-    case WNN_OP_RELU: case WNN_OP_SIGMOID: case WNN_OP_SOFTPLUS:
-    case WNN_OP_SOFTSIGN: case WNN_OP_TANH:
-        return K_UNARY;
-    case WNN_OP_IDENTITY: case WNN_OP_RESHAPE:
-        return K_COPY;
-    case WNN_OP_CAST: return K_CAST;
-    case WNN_OP_WHERE: return K_WHERE;
-    case WNN_OP_GEMM: return K_GEMM;
-    case WNN_OP_MATMUL: return K_MATMUL;
-    case WNN_OP_CONCAT: case WNN_OP_EXPAND: case WNN_OP_TRANSPOSE:
-    case WNN_OP_SLICE: case WNN_OP_SPLIT: case WNN_OP_TILE:
-    case WNN_OP_REVERSE:
-        return K_VIEWS;
-    case WNN_OP_TRIANGULAR: return K_TRI;
-    case WNN_OP_PAD: return K_PAD;
-    case WNN_OP_GATHER: return K_GATHER;
-    case WNN_OP_GATHER_ELEMENTS: return K_GATHER_EL;
-    case WNN_OP_GATHER_ND: return K_GATHER_ND;
-    case WNN_OP_SCATTER_ELEMENTS: return K_SCATTER_EL;
-    case WNN_OP_SCATTER_ND: return K_SCATTER_ND;
-    case WNN_OP_BATCH_NORMALIZATION: return K_BN;
-    case WNN_OP_INSTANCE_NORMALIZATION: case WNN_OP_LAYER_NORMALIZATION:
-        return K_NORM;
-    case WNN_OP_SOFTMAX: return K_SOFTMAX;
-    case WNN_OP_QUANTIZE_LINEAR: case WNN_OP_DEQUANTIZE_LINEAR:
-        return K_QUANT;
-    case WNN_OP_REDUCE_L1: case WNN_OP_REDUCE_L2: case WNN_OP_REDUCE_LOG_SUM:
-    case WNN_OP_REDUCE_LOG_SUM_EXP: case WNN_OP_REDUCE_MAX:
-    case WNN_OP_REDUCE_MEAN: case WNN_OP_REDUCE_MIN:
-    case WNN_OP_REDUCE_PRODUCT: case WNN_OP_REDUCE_SUM:
-    case WNN_OP_REDUCE_SUM_SQUARE:
-        return K_REDUCE;
-    case WNN_OP_ARG_MIN: case WNN_OP_ARG_MAX: return K_ARG;
-    case WNN_OP_CUMULATIVE_SUM: return K_CUMSUM;
-    case WNN_OP_AVERAGE_POOL2D: case WNN_OP_L2_POOL2D: case WNN_OP_MAX_POOL2D:
-        return K_POOL;
-    case WNN_OP_CONV2D: case WNN_OP_CONV_TRANSPOSE2D: return K_CONV;
-    case WNN_OP_RESAMPLE2D: return K_RESAMPLE;
-    case WNN_OP_GRU: case WNN_OP_GRU_CELL: case WNN_OP_LSTM:
-    case WNN_OP_LSTM_CELL:
-        return K_RNN;
-    default:
-        return K_NONE;
-    }
+    return (unsigned)op < WNN_OP_COUNT ? cu_ops[op].kind1 - 1 : K_NONE;
 }
 
 /* Data types the kernels of a kind handle (intersected with the spec's). */
@@ -320,62 +274,13 @@ kind_dtypes(int kind)
 static int
 unary_op(wnn_op op)
 {
-    switch (op) {
-    case WNN_OP_ABS: return CK_U_ABS;
-    case WNN_OP_CEIL: return CK_U_CEIL;
-    case WNN_OP_COS: return CK_U_COS;
-    case WNN_OP_ERF: return CK_U_ERF;
-    case WNN_OP_EXP: return CK_U_EXP;
-    case WNN_OP_FLOOR: return CK_U_FLOOR;
-    case WNN_OP_LOG: return CK_U_LOG;
-    case WNN_OP_NEG: return CK_U_NEG;
-    case WNN_OP_RECIPROCAL: return CK_U_RECIPROCAL;
-    case WNN_OP_ROUND_EVEN: return CK_U_ROUND_EVEN;
-    case WNN_OP_SIN: return CK_U_SIN;
-    case WNN_OP_SIGN: return CK_U_SIGN;
-    case WNN_OP_SQRT: return CK_U_SQRT;
-    case WNN_OP_TAN: return CK_U_TAN;
-    case WNN_OP_CLAMP: return CK_U_CLAMP;
-    case WNN_OP_ELU: return CK_U_ELU;
-    case WNN_OP_GELU: return CK_U_GELU;
-    case WNN_OP_HARD_SIGMOID: return CK_U_HARD_SIGMOID;
-    case WNN_OP_HARD_SWISH: return CK_U_HARD_SWISH;
-    case WNN_OP_LEAKY_RELU: return CK_U_LEAKY_RELU;
-    case WNN_OP_LINEAR: return CK_U_LINEAR;
-    case WNN_OP_RELU: return CK_U_RELU;
-    case WNN_OP_SIGMOID: return CK_U_SIGMOID;
-    case WNN_OP_SOFTPLUS: return CK_U_SOFTPLUS;
-    case WNN_OP_SOFTSIGN: return CK_U_SOFTSIGN;
-    case WNN_OP_TANH: return CK_U_TANH;
-    case WNN_OP_LOGICAL_NOT: return CK_U_LOGICAL_NOT;
-    case WNN_OP_IS_NAN: return CK_U_IS_NAN;
-    case WNN_OP_IS_INFINITE: return CK_U_IS_INFINITE;
-    default: return CK_U_IDENTITY;
-    }
+    return cu_ops[op].code;
 }
 
 static int
 binary_op(wnn_op op)
 {
-    switch (op) {
-    case WNN_OP_ADD: return CK_B_ADD;
-    case WNN_OP_SUB: return CK_B_SUB;
-    case WNN_OP_MUL: return CK_B_MUL;
-    case WNN_OP_DIV: return CK_B_DIV;
-    case WNN_OP_MAX: return CK_B_MAX;
-    case WNN_OP_MIN: return CK_B_MIN;
-    case WNN_OP_POW: return CK_B_POW;
-    case WNN_OP_PRELU: return CK_B_PRELU;
-    case WNN_OP_EQUAL: return CK_B_EQ;
-    case WNN_OP_NOT_EQUAL: return CK_B_NE;
-    case WNN_OP_GREATER: return CK_B_GT;
-    case WNN_OP_GREATER_OR_EQUAL: return CK_B_GE;
-    case WNN_OP_LESSER: return CK_B_LT;
-    case WNN_OP_LESSER_OR_EQUAL: return CK_B_LE;
-    case WNN_OP_LOGICAL_AND: return CK_B_AND;
-    case WNN_OP_LOGICAL_OR: return CK_B_OR;
-    default: return CK_B_XOR;
-    }
+    return cu_ops[op].code;
 }
 
 /* ---- compiled nodes ------------------------------------------------------------ */
@@ -902,18 +807,7 @@ prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 static int
 reduce_op(wnn_op op)
 {
-    switch (op) {
-    case WNN_OP_REDUCE_L1: return CK_R_L1;
-    case WNN_OP_REDUCE_L2: return CK_R_L2;
-    case WNN_OP_REDUCE_LOG_SUM: return CK_R_LOG_SUM;
-    case WNN_OP_REDUCE_LOG_SUM_EXP: return CK_R_LOG_SUM_EXP;
-    case WNN_OP_REDUCE_MAX: return CK_R_MAX;
-    case WNN_OP_REDUCE_MEAN: return CK_R_MEAN;
-    case WNN_OP_REDUCE_MIN: return CK_R_MIN;
-    case WNN_OP_REDUCE_PRODUCT: return CK_R_PRODUCT;
-    case WNN_OP_REDUCE_SUM: return CK_R_SUM;
-    default: return CK_R_SUM_SQUARE;
-    }
+    return cu_ops[op].code;
 }
 
 /* reduce*: kept and reduced dimensions (size-1 dimensions dropped, adjacent
