@@ -2521,13 +2521,3 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     *out = &b->base;
     return WNN_OK;
 }
-
-/* The checkers of csrc/ops/ (linked in for the registry) refer to the
- * builder's arena, which only exists in the core; they never run here. */
-void *
-wnn_builder_alloc(wnn_builder *bld, size_t bytes)
-{
-    (void)bld;
-    (void)bytes;
-    return NULL;
-}
