@@ -3,13 +3,9 @@
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <unistd.h>
 
 #include "../ops/ops_internal.h"
@@ -21,17 +17,6 @@ static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
 #include "../ops/ops.def"
 #undef WNN_OP
 };
-
-wnn_status
-cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    wnn_vfailk(err, WNN_OPERATION_ERROR, wnn_op_get(k->node->op)->camel,
-               k->node->label, NULL, fmt, ap);
-    va_end(ap);
-    return WNN_ERR;
-}
 
 typedef struct cpu_node {
     cpu_call call;
@@ -224,45 +209,6 @@ cpu_tensor_free(wnn_backend *be, void *storage)
 {
     (void)be;
     free(storage);
-}
-
-void
-cpu_copy_nt(void *dst, const void *src, size_t n)
-{
-#if defined(__SSE2__)
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > n) {
-        head = n;
-    }
-    memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(d + i), a);
-        _mm_stream_si128((__m128i *)(d + i + 16), b);
-        _mm_stream_si128((__m128i *)(d + i + 32), c);
-        _mm_stream_si128((__m128i *)(d + i + 48), e);
-    }
-    memcpy(d + i, s + i, n - i);
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-void
-cpu_nt_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
 }
 
 typedef struct copy_job {
