@@ -894,53 +894,24 @@ prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 static void
 prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
+    /* the geometry lowered once by the core (compiler/lower/conv.c; the CPU
+     * kernels read the same block) */
+    const wnn_conv_params *q = &cn->lowered->u.conv;
     ck_conv_p *p = &cn->u.conv;
     memset(p, 0, sizeof(*p));
-    const uint32_t *pad, *stride, *dil;
-    uint32_t groups, bias;
-    int il;
-    p->transpose = cn->node->op == WNN_OP_CONV_TRANSPOSE2D;
-    if (p->transpose) {
-        const wnn_conv_transpose2d_options *o = cn->node->options;
-        pad = o->pad, stride = o->stride, dil = o->dilation;
-        groups = o->groups, bias = o->bias, il = o->input_layout;
-        p->flayout = o->filter_layout;
-    } else {
-        const wnn_conv2d_options *o = cn->node->options;
-        pad = o->pad, stride = o->stride, dil = o->dilation;
-        groups = o->groups, bias = o->bias, il = o->input_layout;
-        p->flayout = o->filter_layout;
-    }
+    p->transpose = q->transpose;
+    p->flayout = q->filter_layout;
     p->dt = in[0].dtype;
-    p->nhwc = il == WNN_LAYOUT_NHWC;
+    p->nhwc = q->nhwc;
     p->n = (int64_t)wnn_desc_elements(out);
-    const uint32_t *is = in[0].shape, *os = out->shape, *fs = in[1].shape;
-    p->N = is[0];
-    p->C = p->nhwc ? is[3] : is[1];
-    p->H = p->nhwc ? is[1] : is[2];
-    p->W = p->nhwc ? is[2] : is[3];
-    p->O = p->nhwc ? os[3] : os[1];
-    p->OH = p->nhwc ? os[1] : os[2];
-    p->OW = p->nhwc ? os[2] : os[3];
-    int fl = p->flayout;
-    if (p->transpose) {
-        /* iohw, hwoi, ohwi */
-        p->KH = fl == WNN_CONVT_HWOI ? fs[0] : fl == WNN_CONVT_OHWI ? fs[1] : fs[2];
-        p->KW = fl == WNN_CONVT_HWOI ? fs[1] : fl == WNN_CONVT_OHWI ? fs[2] : fs[3];
-    } else {
-        /* oihw, hwio, ohwi, ihwo */
-        p->KH = fl == WNN_CONV_HWIO ? fs[0] : fl == WNN_CONV_OIHW ? fs[2] : fs[1];
-        p->KW = fl == WNN_CONV_HWIO ? fs[1] : fl == WNN_CONV_OIHW ? fs[3] : fs[2];
-    }
-    p->sh = stride[0];
-    p->sw = stride[1];
-    p->dh = dil[0];
-    p->dw = dil[1];
-    p->pt = pad[0];
-    p->pl = pad[2];
-    p->groups = groups;
-    p->has_bias = bias != 0;
-    cn->bias = bias;
+    p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
+    p->O = q->O, p->OH = q->OH, p->OW = q->OW;
+    p->KH = q->KH, p->KW = q->KW;
+    p->sh = q->sh, p->sw = q->sw, p->dh = q->dh, p->dw = q->dw;
+    p->pt = q->pad[0], p->pl = q->pad[2];
+    p->groups = q->G;
+    p->has_bias = q->bias != 0;
+    cn->bias = q->bias;
 }
 
 static void

@@ -27,6 +27,13 @@ wnn_lower_graph(const wnn_graph *g, wnn_lowered **out, wnn_error *err)
             wnn_lower_broadcast(&lw[id].u.bcast,
                                 &ir->operands[node->out[0]].desc, in,
                                 node->n_in);
+        } else if (node->op == WNN_OP_CONV2D ||
+                   node->op == WNN_OP_CONV_TRANSPOSE2D) {
+            lw[id].kind = WNN_LOWER_CONV;
+            wnn_lower_conv(&lw[id].u.conv, node,
+                           &ir->operands[node->in[0]].desc,
+                           &ir->operands[node->in[1]].desc,
+                           &ir->operands[node->out[0]].desc);
         }
     }
     *out = lw;

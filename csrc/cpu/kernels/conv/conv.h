@@ -188,19 +188,18 @@ conv_filter_strides(int layout, const geom *g, int64_t *s)
 
 
 
-/* The batch, channel and spatial sizes of input and output (both layouts),
- * shared by conv2d and convTranspose2d. */
+/* The geometry lowered at compile (compiler/lower/conv.c), shared by
+ * conv2d and convTranspose2d. */
 static inline void
-geom_sizes(geom *g, bool nhwc, const wnn_desc *xd, const wnn_desc *yd)
+geom_from(geom *g, const wnn_conv_params *p)
 {
-    g->nhwc = nhwc;
-    g->N = xd->shape[0];
-    g->C = xd->shape[nhwc ? 3 : 1];
-    g->H = xd->shape[nhwc ? 1 : 2];
-    g->W = xd->shape[nhwc ? 2 : 3];
-    g->O = yd->shape[nhwc ? 3 : 1];
-    g->OH = yd->shape[nhwc ? 1 : 2];
-    g->OW = yd->shape[nhwc ? 2 : 3];
+    g->nhwc = p->nhwc;
+    g->N = p->N, g->C = p->C, g->H = p->H, g->W = p->W;
+    g->O = p->O, g->OH = p->OH, g->OW = p->OW;
+    g->KH = p->KH, g->KW = p->KW;
+    g->G = p->G, g->Cg = p->Cg, g->Og = p->Og;
+    g->pt = p->pad[0], g->pl = p->pad[2];
+    g->sh = p->sh, g->sw = p->sw, g->dh = p->dh, g->dw = p->dw;
 }
 
 

@@ -11,19 +11,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
                    *yd = &k->out_desc[0];
     wnn_dtype t = yd->dtype;
     geom g;
-    geom_sizes(&g, o->input_layout == WNN_LAYOUT_NHWC, xd, yd);
-    const uint32_t *fs = wd->shape;
-    switch (o->filter_layout) {
-    case WNN_CONV_HWIO: g.KH = fs[0], g.KW = fs[1]; break;
-    case WNN_CONV_OHWI: case WNN_CONV_IHWO: g.KH = fs[1], g.KW = fs[2]; break;
-    default: g.KH = fs[2], g.KW = fs[3]; break;
-    }
-    g.G = o->groups;
-    g.Cg = g.C / g.G;
-    g.Og = g.O / g.G;
-    g.pt = o->pad[0], g.pl = o->pad[2];
-    g.sh = o->stride[0], g.sw = o->stride[1];
-    g.dh = o->dilation[0], g.dw = o->dilation[1];
+    geom_from(&g, &k->lowered->u.conv);
     g.direct_ok = k->config->conv_direct;
     g.winograd_ok = k->config->conv_direct && k->config->conv_winograd;
 

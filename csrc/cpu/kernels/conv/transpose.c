@@ -139,29 +139,19 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
                    *yd = &k->out_desc[0];
     wnn_dtype t = yd->dtype;
     geom g;
-    geom_sizes(&g, o->input_layout == WNN_LAYOUT_NHWC, xd, yd);
-    const uint32_t *fs = wd->shape;
+    geom_from(&g, &k->lowered->u.conv);
     int64_t s[4]; /* filter strides in (i, o, h, w) order */
-    g.G = o->groups;
-    g.Cg = g.C / g.G;
-    g.Og = g.O / g.G;
     switch (o->filter_layout) {
     case WNN_CONVT_HWOI:
-        g.KH = fs[0], g.KW = fs[1];
         s[0] = 1, s[1] = g.C, s[2] = g.KW * g.Og * g.C, s[3] = g.Og * g.C;
         break;
     case WNN_CONVT_OHWI:
-        g.KH = fs[1], g.KW = fs[2];
         s[0] = 1, s[1] = g.KH * g.KW * g.C, s[2] = g.KW * g.C, s[3] = g.C;
         break;
     default:
-        g.KH = fs[2], g.KW = fs[3];
         s[0] = g.Og * g.KH * g.KW, s[1] = g.KH * g.KW, s[2] = g.KW, s[3] = 1;
         break;
     }
-    g.pt = o->pad[0], g.pl = o->pad[2];
-    g.sh = o->stride[0], g.sw = o->stride[1];
-    g.dh = o->dilation[0], g.dw = o->dilation[1];
 
     const int64_t M = g.Og * g.KH * g.KW, HW = g.H * g.W;
     uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),
