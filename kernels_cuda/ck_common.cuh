@@ -135,7 +135,7 @@ ck_bcast_offsets(const ck_bcast &it, int nops, int64_t i, int64_t *off)
     }
 }
 
-/* exp for x in [-87.34, 88.38], Cephes-style (cpu/ref/elementwise.c
+/* exp for x in [-87.34, 88.38], Cephes-style (cpu/kernels/elementwise/elementwise.c
  * exp_core): the same float operations in the same order, so the same bits
  * as the CPU; out-of-range arguments use expf (as the CPU does). */
 __device__ __forceinline__ float

@@ -1,5 +1,5 @@
 /* conv.cu -- CUDA kernels of conv2d and convTranspose2d with the semantics
- * of cpu/ref/conv2d.c: float32 arithmetic (float16 operands widened, the
+ * of cpu/kernels/conv/conv2d.c: float32 arithmetic (float16 operands widened, the
  * result rounded once), bias added last, every filter and input layout.
  * A direct kernel, one thread per output element: correctness first (no
  * TF32, no tensor cores); the sums run in another order than the CPU's, so
@@ -101,7 +101,7 @@ k_conv(ck_conv_p p, const void *__restrict__ x, const void *__restrict__ f,
     }
 }
 
-/* ---- resample2d (cpu/ref/resample2d.c) -------------------------------------------- */
+/* ---- resample2d (cpu/kernels/resample2d/resample2d.c) -------------------------------------------- */
 /* Source index / indices and weight of output o along an axis, in exact
  * integer arithmetic: c = ((2o + 1) in - out) / (2 out), clamped. */
 __device__ __forceinline__ void

@@ -5,7 +5,7 @@
  * the node's operands and the backend's stream; it only enqueues work (no
  * synchronisation) and returns cudaGetLastError().
  *
- * The semantics of every kernel are those of the CPU kernels in cpu/ref/
+ * The semantics of every kernel are those of the CPU kernels in cpu/kernels/
  * (see the comment at the top of each .cu file); element counts are below
  * 2^31 (the builder's "valid dimension" rule), so flat indices are
  * decomposed with 32-bit arithmetic and offsets are int64. */
@@ -37,14 +37,14 @@ typedef struct ck_bcast {
 } ck_bcast;
 
 /* ---- element-wise (elementwise.cu) --------------------------------------- */
+/* op codes generated from cuda_ops.h, in its rows' order */
+#define CU_OP(ID, kind, code)
+#define CU_UNARY(ID, code) code,
 enum {
-    CK_U_ABS, CK_U_CEIL, CK_U_COS, CK_U_ERF, CK_U_EXP, CK_U_FLOOR, CK_U_LOG,
-    CK_U_NEG, CK_U_RECIPROCAL, CK_U_ROUND_EVEN, CK_U_SIN, CK_U_SIGN, CK_U_SQRT,
-    CK_U_TAN, CK_U_CLAMP, CK_U_ELU, CK_U_GELU, CK_U_HARD_SIGMOID,
-    CK_U_HARD_SWISH, CK_U_LEAKY_RELU, CK_U_LINEAR, CK_U_RELU, CK_U_SIGMOID,
-    CK_U_SOFTPLUS, CK_U_SOFTSIGN, CK_U_TANH, CK_U_LOGICAL_NOT, CK_U_IS_NAN,
-    CK_U_IS_INFINITE, CK_U_IDENTITY
+#include "cuda_ops.h"
+    CK_U_IDENTITY
 };
+#undef CU_OP
 
 typedef struct ck_unary_p {
     int op, ti, to;
@@ -57,11 +57,13 @@ typedef struct ck_unary_p {
 cudaError_t ck_unary(const ck_unary_p *p, const void *x, void *y,
                      cudaStream_t s);
 
+#define CU_OP(ID, kind, code)
+#define CU_BINARY(ID, code) code,
 enum {
-    CK_B_ADD, CK_B_SUB, CK_B_MUL, CK_B_DIV, CK_B_MAX, CK_B_MIN, CK_B_POW,
-    CK_B_PRELU, CK_B_EQ, CK_B_NE, CK_B_GT, CK_B_GE, CK_B_LT, CK_B_LE,
-    CK_B_AND, CK_B_OR, CK_B_XOR
+#include "cuda_ops.h"
+    CK_B_COUNT
 };
+#undef CU_OP
 
 typedef struct ck_binary_p {
     int op, ti, to;
@@ -206,10 +208,13 @@ cudaError_t ck_quantize(const ck_quant_p *p, const void *x, const void *scale,
 /* ---- reductions and pooling (reduce.cu) ------------------------------------ */
 /* reduce*: G outputs (row-major over the kept dimensions kext, at input
  * offsets sum(kidx * kst)) of S reduced elements each (over rext / rst). */
+#define CU_OP(ID, kind, code)
+#define CU_REDUCE(ID, code) code,
 enum {
-    CK_R_L1, CK_R_L2, CK_R_LOG_SUM, CK_R_LOG_SUM_EXP, CK_R_MAX, CK_R_MEAN,
-    CK_R_MIN, CK_R_PRODUCT, CK_R_SUM, CK_R_SUM_SQUARE
+#include "cuda_ops.h"
+    CK_R_COUNT
 };
+#undef CU_OP
 typedef struct ck_reduce_p {
     int op, dt, nk, nr;
     int64_t G, S;
@@ -278,7 +283,7 @@ cudaError_t ck_resample2d(const ck_resample_p *p, const void *x, void *y,
 
 /* ---- recurrent networks (recurrent.cu) ------------------------------------- */
 /* gru / gruCell (lstm 0) and lstm / lstmCell (lstm 1) in float32 (float16
- * operands widened, outputs rounded once), as cpu/ref/recurrent.c: G gate
+ * operands widened, outputs rounded once), as cpu/kernels/recurrent/recurrent.c: G gate
  * blocks of H units (G = 3 or 4), D directions, T steps, batch B.  The host
  * runs the products on cuBLAS: xw [T * B, D * G * H] = x W^T once, and per
  * step hr [D][B, G * H] = h R^T; these kernels do the rest. */

@@ -1,7 +1,7 @@
 /* elementwise.cu -- CUDA kernels of the element-wise operators: unary (and
  * logicalNot, isNaN, isInfinite, the activations, clamp), binary with
  * broadcasting (arithmetic, comparisons, logical and/or/xor, prelu), where
- * and cast.  The semantics are those of cpu/ref/elementwise.c:
+ * and cast.  The semantics are those of cpu/kernels/elementwise/elementwise.c:
  *
  *   - three computation domains: float32 (float32 and float16, whose values
  *     are widened exactly and rounded back to nearest even), int64 (int8

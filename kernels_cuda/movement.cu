@@ -4,7 +4,7 @@
  * gatherND / scatterElements / scatterND, and the pointer arrays of a
  * broadcast batched matmul.
  *
- * Semantics of cpu/ref/movement.c and cpu/ref/gather_scatter.c:
+ * Semantics of cpu/kernels/movement/movement.c and cpu/kernels/gather_scatter/gather_scatter.c:
  *   - values move bit for bit by their element size (1, 2, 4, 8 bytes);
  *   - pad: edge repeats the border element, reflection mirrors without
  *     repeating it (a dimension of size 1 pads with its only element);

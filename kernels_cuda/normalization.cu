@@ -1,7 +1,7 @@
 /* normalization.cu -- CUDA kernels of batchNormalization,
  * instanceNormalization, layerNormalization, softmax, quantizeLinear and
- * dequantizeLinear, with the semantics of cpu/ref/normalization.c and
- * cpu/ref/quantize.c:
+ * dequantizeLinear, with the semantics of cpu/kernels/normalization/normalization.c and
+ * cpu/kernels/quantize/quantize.c:
  *
  *   - statistics of a group: one pass in double precision, shifted by the
  *     group's first element (sums of d and d^2 with d = x - x0), population
@@ -287,7 +287,7 @@ k_softmax_cols(ck_softmax_p p, const void *__restrict__ x, void *__restrict__ y)
 
 /* ---- quantizeLinear / dequantizeLinear --------------------------------------- */
 /* double -> float16 in one rounding: to float32 rounding to odd, then to
- * float16 to nearest even (cpu/ref/quantize.c f64_to_f16) */
+ * float16 to nearest even (cpu/kernels/quantize/quantize.c f64_to_f16) */
 __device__ __forceinline__ uint16_t
 f64_to_f16(double d)
 {

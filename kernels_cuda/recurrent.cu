@@ -1,5 +1,5 @@
 /* recurrent.cu -- the gate kernels of gru, gruCell, lstm and lstmCell with
- * the semantics of cpu/ref/recurrent.c (see its comment for the math): the
+ * the semantics of cpu/kernels/recurrent/recurrent.c (see its comment for the math): the
  * products (x W^T for all steps at once, h R^T per step) run on cuBLAS in
  * float32 (backend_cuda.c), these kernels add the biases, apply the
  * activations (relu; sigmoid with the CPU's float32 exp; tanh with the CPU's

@@ -1,6 +1,6 @@
 /* reduce.cu -- CUDA kernels of the reduction family (the ten reduce* ops,
  * argMin / argMax, cumulativeSum) and of pooling (averagePool2d, l2Pool2d,
- * maxPool2d), with the semantics of cpu/ref/reduce.c and cpu/ref/pool2d.c:
+ * maxPool2d), with the semantics of cpu/kernels/reduce/reduce.c and cpu/kernels/pool2d/pool2d.c:
  *
  *   - reduce*: float data (float16 widened exactly) accumulate in double,
  *     rounded once to the output type (float16 through a round-to-odd
@@ -56,7 +56,7 @@ is_unsigned(int t)
     return t == CK_U8 || t == CK_U32 || t == CK_U64;
 }
 
-/* exp(r) for r <= 0: cpu/ref/reduce.c exp_nonpos, the same operations */
+/* exp(r) for r <= 0: cpu/kernels/reduce/reduce.c exp_nonpos, the same operations */
 __device__ __forceinline__ double
 exp_nonpos(double r)
 {
@@ -86,7 +86,7 @@ exp_nonpos(double r)
     return p * scale;
 }
 
-/* double -> float16 with one correct rounding (cpu/ref/reduce.c d2h) */
+/* double -> float16 with one correct rounding (cpu/kernels/reduce/reduce.c d2h) */
 __device__ __forceinline__ uint16_t
 d2h(double d)
 {

@@ -5,12 +5,24 @@
  *
  * Lifecycle: compile() once per graph at build(), execute() per dispatch on
  * the context's timeline thread, compiled_free() when the graph's last
- * reference goes. */
+ * reference goes.  Before compile() the core has run the whole compiler
+ * (core/compile.c): the fused chains (g->fusion, only the kinds the
+ * backend declares in `fuses`) and the memory plan (g->plan).  A backend
+ * never calls into compiler/; it reads what the pipeline left in the graph. */
 #ifndef WNN_BACKEND_H
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 1
+#define WNN_BACKEND_API_VERSION 2
+
+/* What a backend can run fused (wnn_backend.fuses): the core's compiler
+ * (core/compile.c) finds those chains and plans memory for them before
+ * compile(); the backend only reads g->fusion. */
+enum {
+    /* producer (conv2d, convTranspose2d, matmul, gemm) -> [add] ->
+     * [activation] run at the chain's last node (compiler/fuse.h) */
+    WNN_FUSE_EPILOGUE = 1u << 0,
+};
 
 typedef struct wnn_backend wnn_backend;
 struct wnn_graph;
@@ -51,6 +63,8 @@ typedef struct wnn_backend_i {
 struct wnn_backend {
     const wnn_backend_i *iface;
     void *impl;
+    uint32_t fuses;         /* WNN_FUSE_* this instance runs (data, set at
+                             * creation; 0: no fusion)                    */
 };
 
 /* registry.c */

@@ -166,5 +166,17 @@ wnn_backend_create(wnn_device d, wnn_backend **out, wnn_error *err)
         return wnn_failk(err, WNN_NOT_SUPPORTED, "createContext", NULL,
                          "deviceType", "no usable GPU: %s", cuda_why);
     }
-    return cuda_create(out, err);
+    if (cuda_create(out, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if ((*out)->iface->api_version != WNN_BACKEND_API_VERSION) {
+        int v = (*out)->iface->api_version;
+        (*out)->iface->destroy(*out);
+        *out = NULL;
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "createContext", NULL,
+                         "deviceType", "the GPU backend library speaks "
+                         "backend API %d, the core %d (rebuild it)", v,
+                         WNN_BACKEND_API_VERSION);
+    }
+    return WNN_OK;
 }

@@ -19,35 +19,14 @@
  * node (all the chain's inputs are computed by then) and writes the chain's
  * result; the other nodes of the chain do nothing.  The memory plan of
  * such a backend must keep the chain's inputs alive up to that node:
- * wnn_plan_make_fused() (plan.c).  The CPU backend does not fuse. */
+ * wnn_plan_make_fused() (plan.c).  Both are called by the pipeline
+ * (core/compile.c) for a backend that declares WNN_FUSE_EPILOGUE
+ * (backend.h), never by a backend.  The CPU backend does not fuse. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"
 
-#define WNN_NO_NODE UINT32_MAX
-
-typedef enum wnn_epilogue_add {
-    WNN_EPI_ADD_NONE = 0,
-    WNN_EPI_ADD_RESIDUAL,   /* addend has the output's shape            */
-    WNN_EPI_ADD_CHANNEL     /* addend broadcasts along the channel axis */
-} wnn_epilogue_add;
-
-typedef struct wnn_epilogue {
-    uint32_t producer;      /* node id                                  */
-    uint32_t add;           /* node id of the add, or WNN_NO_NODE       */
-    uint32_t addend;        /* operand id of the add's other input      */
-    wnn_epilogue_add add_kind;
-    uint32_t channel_axis;  /* of the producer's output                 */
-    uint32_t act;           /* node id of the activation, or WNN_NO_NODE */
-    uint32_t last;          /* the chain's last node                    */
-    uint32_t result;        /* operand id of the chain's result         */
-} wnn_epilogue;
-
-typedef struct wnn_fusion {
-    wnn_epilogue *chains;
-    uint32_t n_chains;
-    uint32_t *chain_of;     /* per node id: chain index + 1, 0 if none  */
-} wnn_fusion;
+/* wnn_epilogue, wnn_fusion: core/internal.h (they are part of a graph). */
 
 /* Finds the chains of a built graph (g->plan.order must be set).  Only
  * chains with at least one node after the producer are reported. */

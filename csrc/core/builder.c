@@ -540,8 +540,16 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
             goto done;
         }
     }
+    /* The checker reads opts and writes what it resolves into the node's
+     * own copy (checkers are pure: no allocation, opts untouched). */
+    void *resolved = wnn_arena_alloc(&ir->arena, info->options_size);
+    if (!resolved) {
+        oom(err, name);
+        goto done;
+    }
+    memcpy(resolved, opts, info->options_size);
     wnn_check c = { .op = op, .label = lbl, .in = in_desc, .n_in = n_all,
-                    .options = opts, .err = err, .arena_owner = b };
+                    .options = opts, .resolved = resolved, .err = err };
     for (uint32_t i = 0; i < n_all; i++) {
         if (in[i] >= ir->n_operands) {
             wnn_fail(&c, arg[i], "the operand is not from this builder");
@@ -567,6 +575,28 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
     if (c.n_out > max_out) {
         wnn_fail(&c, NULL, "too many outputs (%u)", c.n_out);
         goto done;
+    }
+    /* Lists the checker resolved live in c: into the graph's memory. */
+    for (uint32_t i = 0; i < ft->n && c.n_lists; i++) {
+        const wnn_field *f = &ft->f[i];
+        if (f->type != WNN_F_U32_LIST && f->type != WNN_F_I32_LIST &&
+            f->type != WNN_F_ENUM_LIST) {
+            continue;
+        }
+        wnn_u32_list *l = (wnn_u32_list *)((char *)resolved + f->offset);
+        for (uint32_t j = 0; j < c.n_lists; j++) {
+            if (l->v != c.lists[j]) {
+                continue;
+            }
+            uint32_t *v = wnn_arena_alloc(&ir->arena,
+                                          sizeof(uint32_t) * (l->n + 1));
+            if (!v) {
+                oom(err, name);
+                goto done;
+            }
+            memcpy(v, c.lists[j], sizeof(uint32_t) * l->n);
+            l->v = v;
+        }
     }
     for (uint32_t i = 0; i < c.n_out; i++) {
         uint32_t e = lim.n_inputs + i < lim.n ? lim.n_inputs + i : lim.n - 1u;
@@ -609,7 +639,7 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
     node->in = in;
     node->n_out = c.n_out;
     node->out = out_ids;
-    node->options = opts;
+    node->options = resolved;
     node->label = lbl;
     *n_out = c.n_out;
     st = WNN_OK;

@@ -1,6 +1,7 @@
 /* graph.c -- build(): the spec's output checks, reachability from the
- * outputs, topological order, then the memory plan and the backend's
- * compile.  Also MLGraph's accessors and lifetime. */
+ * outputs, topological order, then the compiler pipeline
+ * (core/compile.c: fuse, plan, the backend's compile).  Also MLGraph's
+ * accessors and lifetime. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +11,7 @@
 static void
 graph_free(wnn_graph *g)
 {
-    if (g->compiled && !wnn_context_forked(g->ctx)) {
-        g->ctx->backend->iface->compiled_free(g->ctx->backend, g->compiled);
-    }
-    wnn_plan_free(&g->plan);
+    wnn_compiled_graph_free(g);
     wnn_ir_free(g->ir);
     free(g->inputs);
     free(g->outputs);
@@ -256,9 +254,7 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     if (oom) {
         st = wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                        "out of memory");
-    } else if (wnn_plan_make(g, &g->plan, err) != WNN_OK ||
-               g->ctx->backend->iface->compile(g->ctx->backend, g,
-                                               &g->compiled, err) != WNN_OK) {
+    } else if (wnn_compile_graph(g, err) != WNN_OK) {
         st = WNN_ERR;
     }
     /* every constant tensor left in the IR is a reachable, pinned one */

@@ -100,6 +100,34 @@ typedef struct wnn_plan {
     uint32_t n_copies;
 } wnn_plan;
 
+/* ---- fused chains (compiler/fuse.c; only for backends that declare
+ * WNN_FUSE_EPILOGUE) ------------------------------------------------------ */
+#define WNN_NO_NODE UINT32_MAX
+
+typedef enum wnn_epilogue_add {
+    WNN_EPI_ADD_NONE = 0,
+    WNN_EPI_ADD_RESIDUAL,   /* addend has the output's shape            */
+    WNN_EPI_ADD_CHANNEL     /* addend broadcasts along the channel axis */
+} wnn_epilogue_add;
+
+typedef struct wnn_epilogue {
+    uint32_t producer;      /* node id                                  */
+    uint32_t add;           /* node id of the add, or WNN_NO_NODE       */
+    uint32_t addend;        /* operand id of the add's other input      */
+    wnn_epilogue_add add_kind;
+    uint32_t channel_axis;  /* of the producer's output                 */
+    uint32_t act;           /* node id of the activation, or WNN_NO_NODE */
+    uint32_t last;          /* the chain's last node                    */
+    uint32_t result;        /* operand id of the chain's result         */
+} wnn_epilogue;
+
+typedef struct wnn_fusion {
+    wnn_epilogue *chains;
+    uint32_t n_chains;
+    uint32_t *chain_of;     /* per node id: chain index + 1, 0 if none  */
+} wnn_fusion;
+
+
 /* ---- backends --------------------------------------------------------- */
 #include "../backend/backend.h"
 
@@ -117,7 +145,9 @@ struct wnn_graph {
     wnn_named *inputs, *outputs;
     uint32_t n_inputs, n_outputs;
     wnn_strmap input_index, output_index; /* name -> index (dispatch)   */
-    wnn_plan plan;
+    wnn_plan plan;          /* compiler/plan.c, made by the pipeline      */
+    wnn_fusion fusion;      /* compiler/fuse.c: chains the backend fuses  */
+    struct wnn_lowered *lowered; /* compiler/lower/: per node id        */
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
 };
@@ -173,5 +203,10 @@ bool wnn_context_forked(const wnn_context *c);
 /* plan.c */
 wnn_status wnn_plan_make(const wnn_graph *g, wnn_plan *p, wnn_error *err);
 void wnn_plan_free(wnn_plan *p);
+/* core/compile.c: everything between build()'s checks and a graph the
+ * backend can execute: fuse (what the backend declares) -> memory plan ->
+ * lower -> backend->compile.  g->plan.order must be set. */
+wnn_status wnn_compile_graph(wnn_graph *g, wnn_error *err);
+void wnn_compiled_graph_free(wnn_graph *g);
 
 #endif

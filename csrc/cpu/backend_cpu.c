@@ -1,15 +1,11 @@
-/* backend_cpu.c -- the CPU backend: host memory, plain loops in cpu/ref and
+/* backend_cpu.c -- the CPU backend: host memory, kernels in cpu/kernels/<family>/ and
  * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <unistd.h>
 
 #include "../ops/ops_internal.h"
@@ -21,52 +17,6 @@ static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
 #include "../ops/ops.def"
 #undef WNN_OP
 };
-
-/* Threads of the CPU backend (its pool, BLIS): WEBNN_NUM_THREADS when set
- * (1 to 1024), else the CPUs this process may run on (its affinity mask,
- * which taskset and containers narrow), else the CPUs online. */
-int
-cpu_num_threads(void)
-{
-    static atomic_int n = 0;
-    int v = atomic_load_explicit(&n, memory_order_relaxed);
-    if (v == 0) {
-        long c = 0;
-        const char *e = getenv("WEBNN_NUM_THREADS");
-        if (e && *e) {
-            char *end;
-            long x = strtol(e, &end, 10);
-            if (*end == '\0' && x >= 1 && x <= 1024) {
-                c = x;
-            }
-        }
-#ifdef CPU_COUNT
-        if (c == 0) {
-            cpu_set_t set;
-            if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-                c = CPU_COUNT(&set);
-            }
-        }
-#endif
-        if (c <= 0) {
-            c = sysconf(_SC_NPROCESSORS_ONLN);
-        }
-        v = c > 0 ? (int)c : 1;
-        atomic_store_explicit(&n, v, memory_order_relaxed);
-    }
-    return v;
-}
-
-wnn_status
-cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    wnn_vfailk(err, WNN_OPERATION_ERROR, wnn_op_get(k->node->op)->camel,
-               k->node->label, NULL, fmt, ap);
-    va_end(ap);
-    return WNN_ERR;
-}
 
 typedef struct cpu_node {
     cpu_call call;
@@ -82,6 +32,7 @@ typedef struct cpu_compiled {
     uint32_t n_owned;
     cpu_node *nodes;
     uint32_t n_nodes;
+    cpu_config config;       /* kernel choices, read at compile            */
     pthread_mutex_t mu;      /* one execution at a time per graph          */
 } cpu_compiled;
 
@@ -131,6 +82,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         goto oom;
     }
     pthread_mutex_init(&c->mu, NULL);
+    cpu_config_read(&c->config);
     c->constants = calloc(ir->n_operands + 1, sizeof(void *));
     c->owned = calloc(ir->n_operands + 1, sizeof(void *));
     c->nodes = calloc(p->n_order + 1, sizeof(cpu_node));
@@ -174,6 +126,8 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             cn->out_desc[j] = ir->operands[node->out[j]].desc;
         }
         cn->call = (cpu_call){ .node = node,
+                               .config = &c->config,
+                               .lowered = &g->lowered[p->order[n]],
                                .options = node->options,
                                .n_in = node->n_in,
                                .n_out = node->n_out,
@@ -255,65 +209,6 @@ cpu_tensor_free(wnn_backend *be, void *storage)
 {
     (void)be;
     free(storage);
-}
-
-uint64_t
-cpu_nt_bytes(void)
-{
-    static _Atomic uint64_t v = UINT64_MAX;
-    uint64_t x = atomic_load_explicit(&v, memory_order_relaxed);
-    if (x == UINT64_MAX) {
-        const char *e = getenv("WEBNN_NT_BYTES");
-        x = (uint64_t)16 << 20;
-        if (e && *e) {
-            char *end;
-            unsigned long long u = strtoull(e, &end, 10);
-            if (*end == '\0') {
-                x = u == 0 ? UINT64_MAX - 1 : u;
-            }
-        }
-        atomic_store_explicit(&v, x, memory_order_relaxed);
-    }
-    return x;
-}
-
-void
-cpu_copy_nt(void *dst, const void *src, size_t n)
-{
-#if defined(__SSE2__)
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > n) {
-        head = n;
-    }
-    memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(d + i), a);
-        _mm_stream_si128((__m128i *)(d + i + 16), b);
-        _mm_stream_si128((__m128i *)(d + i + 32), c);
-        _mm_stream_si128((__m128i *)(d + i + 48), e);
-    }
-    memcpy(d + i, s + i, n - i);
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-void
-cpu_nt_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
 }
 
 typedef struct copy_job {

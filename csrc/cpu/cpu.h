@@ -6,10 +6,15 @@
 #define WNN_CPU_H
 #include "../core/internal.h"
 #include "../ops/options.h"
+#include "../compiler/lower/lower.h"
+#include "config.h"
 #include <string.h>
 
 typedef struct cpu_call {
     const wnn_node *node;
+    const cpu_config *config;  /* kernel choices (cpu/config.h) */
+    const wnn_lowered *lowered; /* the node's parameters, resolved at
+                                 * compile (compiler/lower/lower.h) */
     const void *options;
     uint32_t n_in, n_out;
     const wnn_desc *in_desc;   /* n_in descriptors  */
@@ -71,7 +76,6 @@ cpu_exp_core(float x)
 
 /* Work below this many elements runs on one thread. */
 #define CPU_PARALLEL_MIN 32768
-int cpu_num_threads(void);
 
 /* cpu/pool.c: the backend's thread pool (see there).  cpu_parallel runs
  * fn(arg, tid, nt) once for each tid in [0, nt), tid 0 on the caller, the
@@ -95,8 +99,8 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
 /* Outputs at least this large are written with non-temporal (streaming)
  * stores: they do not fit in the caches anyway, and streaming stores skip
  * reading each destination line before it is overwritten (a third of the
- * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never). */
-uint64_t cpu_nt_bytes(void);
+ * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never):
+ * cpu_nt_bytes() in config.h. */
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the
  * data is read by another thread (the pool's join is not enough). */
 void cpu_copy_nt(void *dst, const void *src, size_t n);
@@ -109,7 +113,16 @@ void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
 void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                float alpha, const float *a, int64_t lda, const float *b,
                int64_t ldb, float beta, float *c, int64_t ldc);
-/* float32 or float16 data -> a malloc'd float32 copy (NULL if out of memory) */
+/* The same on the calling thread alone (alpha 1, beta 0), and cut into
+ * pieces that nt threads of the pool take dynamically (the convolutions'). */
+void cpu_sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                  const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float *c, int64_t ldc);
+void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                     const float *a, int64_t lda, const float *b, int64_t ldb,
+                     float *c, int64_t ldc, int nt);
+/* cpu/convert.c: float32 or float16 data -> a malloc'd float32 copy (NULL
+ * if out of memory) */
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
 /* float32 -> float32 or float16 (round to nearest even) */
 void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);

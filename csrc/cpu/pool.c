@@ -187,10 +187,7 @@ create_helpers(void)
         if (!once) {
             once = true;
             pthread_atfork(NULL, NULL, atfork_child);
-            const char *s = getenv("WEBNN_POOL_SPIN_US");
-            if (s && *s) {
-                spin_ns = (uint64_t)strtoull(s, NULL, 10) * 1000u;
-            }
+            spin_ns = cpu_pool_spin_ns();
         }
         int want = cpu_num_threads() - 1;
         want = want > MAX_HELPERS ? MAX_HELPERS : want < 0 ? 0 : want;

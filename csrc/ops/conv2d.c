@@ -171,23 +171,23 @@ conv_output_size(wnn_check *c, const char *what, uint32_t input,
 wnn_status
 wnn_check_conv2d(wnn_check *c)
 {
-    wnn_conv2d_options *o = c->options;
+    wnn_conv2d_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0], *f = &c->in[1];
     /* input and filter: data types and ranks by the limits table; the
      * filter's type is "same as input" */
     if (wnn_check_same_dtype(c, 0, 1, "input", "filter") != WNN_OK) {
         return WNN_ERR;
     }
-    if (common_options(c, &o->padding, &o->strides, &o->dilations, o->pad,
-                       o->stride, o->dilation) != WNN_OK) {
+    if (common_options(c, &r->padding, &r->strides, &r->dilations, r->pad,
+                       r->stride, r->dilation) != WNN_OK) {
         return WNN_ERR;
     }
-    if (o->groups == 0) {
+    if (r->groups == 0) {
         return wnn_fail(c, "options.groups", "groups is 0");
     }
     /* Calculate the output shape. */
     uint32_t batches, in_c, in_h, in_w;
-    if (o->input_layout == WNN_LAYOUT_NCHW) {
+    if (r->input_layout == WNN_LAYOUT_NCHW) {
         batches = in->shape[0], in_c = in->shape[1], in_h = in->shape[2],
         in_w = in->shape[3];
     } else {
@@ -196,40 +196,40 @@ wnn_check_conv2d(wnn_check *c)
     }
     uint32_t f_h, f_w, f_in, out_c;
     const uint32_t *fs = f->shape;
-    switch (o->filter_layout) {
+    switch (r->filter_layout) {
     case WNN_CONV_HWIO: f_h = fs[0], f_w = fs[1], f_in = fs[2], out_c = fs[3]; break;
     case WNN_CONV_OHWI: out_c = fs[0], f_h = fs[1], f_w = fs[2], f_in = fs[3]; break;
     case WNN_CONV_IHWO: f_in = fs[0], f_h = fs[1], f_w = fs[2], out_c = fs[3]; break;
     default: out_c = fs[0], f_in = fs[1], f_h = fs[2], f_w = fs[3]; break;
     }
-    if (in_c % o->groups != 0) {
+    if (in_c % r->groups != 0) {
         return wnn_fail(c, "options.groups",
                         "input channels %u / groups %u is not an integer",
-                        in_c, o->groups);
+                        in_c, r->groups);
     }
-    if (in_c / o->groups != f_in) {
+    if (in_c / r->groups != f_in) {
         return wnn_fail(c, "filter",
                         "input channels %u (in the %s filter layout) are not "
                         "input channels %u / groups %u",
-                        f_in, conv2d_filter_layouts[o->filter_layout], in_c,
-                        o->groups);
+                        f_in, conv2d_filter_layouts[r->filter_layout], in_c,
+                        r->groups);
     }
-    if (out_c % o->groups != 0) {
+    if (out_c % r->groups != 0) {
         return wnn_fail(c, "options.groups",
                         "output channels %u / groups %u is not an integer",
-                        out_c, o->groups);
+                        out_c, r->groups);
     }
-    if (check_bias(c, o->bias, out_c) != WNN_OK) {
+    if (check_bias(c, r->bias, out_c) != WNN_OK) {
         return WNN_ERR;
     }
     uint32_t out_h, out_w;
-    if (conv_output_size(c, "height", in_h, f_h, o->pad[0], o->pad[1],
-                         o->stride[0], o->dilation[0], &out_h) != 0 ||
-        conv_output_size(c, "width", in_w, f_w, o->pad[2], o->pad[3],
-                         o->stride[1], o->dilation[1], &out_w) != 0) {
+    if (conv_output_size(c, "height", in_h, f_h, r->pad[0], r->pad[1],
+                         r->stride[0], r->dilation[0], &out_h) != 0 ||
+        conv_output_size(c, "width", in_w, f_w, r->pad[2], r->pad[3],
+                         r->stride[1], r->dilation[1], &out_w) != 0) {
         return WNN_ERR;
     }
-    set_output(c, o->input_layout, batches, out_c, out_h, out_w);
+    set_output(c, r->input_layout, batches, out_c, out_h, out_w);
     return WNN_OK;
 }
 
@@ -303,36 +303,36 @@ transposed_output_size(wnn_check *c, const char *what, int axis,
 wnn_status
 wnn_check_conv_transpose2d(wnn_check *c)
 {
-    wnn_conv_transpose2d_options *o = c->options;
+    wnn_conv_transpose2d_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0], *f = &c->in[1];
     if (wnn_check_same_dtype(c, 0, 1, "input", "filter") != WNN_OK) {
         return WNN_ERR;
     }
-    if (common_options(c, &o->padding, &o->strides, &o->dilations, o->pad,
-                       o->stride, o->dilation) != WNN_OK) {
+    if (common_options(c, &r->padding, &r->strides, &r->dilations, r->pad,
+                       r->stride, r->dilation) != WNN_OK) {
         return WNN_ERR;
     }
     uint32_t out_pad[2];
-    if (list_option(c, &o->output_padding, "options.outputPadding", 2, 0,
+    if (list_option(c, &r->output_padding, "options.outputPadding", 2, 0,
                     false, out_pad) != WNN_OK) {
         return WNN_ERR;
     }
-    if (o->output_sizes.present) {
-        if (o->output_sizes.n != 2) {
+    if (r->output_sizes.present) {
+        if (r->output_sizes.n != 2) {
             return wnn_fail(c, "options.outputSizes",
-                            "has %u items, expected 2", o->output_sizes.n);
+                            "has %u items, expected 2", r->output_sizes.n);
         }
-    } else if (out_pad[0] >= o->stride[0] || out_pad[1] >= o->stride[1]) {
+    } else if (out_pad[0] >= r->stride[0] || out_pad[1] >= r->stride[1]) {
         return wnn_fail(c, "options.outputPadding",
                         "[%u, %u] is not smaller than the strides [%u, %u]",
-                        out_pad[0], out_pad[1], o->stride[0], o->stride[1]);
+                        out_pad[0], out_pad[1], r->stride[0], r->stride[1]);
     }
-    if (o->groups == 0) {
+    if (r->groups == 0) {
         return wnn_fail(c, "options.groups", "groups is 0");
     }
     /* Calculate the output shape. */
     uint32_t batches, in_c, in_h, in_w;
-    if (o->input_layout == WNN_LAYOUT_NCHW) {
+    if (r->input_layout == WNN_LAYOUT_NCHW) {
         batches = in->shape[0], in_c = in->shape[1], in_h = in->shape[2],
         in_w = in->shape[3];
     } else {
@@ -341,7 +341,7 @@ wnn_check_conv_transpose2d(wnn_check *c)
     }
     uint32_t f_h, f_w, f_in, f_out;
     const uint32_t *fs = f->shape;
-    switch (o->filter_layout) {
+    switch (r->filter_layout) {
     case WNN_CONVT_HWOI: f_h = fs[0], f_w = fs[1], f_out = fs[2], f_in = fs[3]; break;
     case WNN_CONVT_OHWI: f_out = fs[0], f_h = fs[1], f_w = fs[2], f_in = fs[3]; break;
     default: f_in = fs[0], f_out = fs[1], f_h = fs[2], f_w = fs[3]; break;
@@ -350,38 +350,38 @@ wnn_check_conv_transpose2d(wnn_check *c)
         return wnn_fail(c, "filter",
                         "input channels %u (in the %s filter layout) are not "
                         "the input's %u",
-                        f_in, conv_transpose2d_filter_layouts[o->filter_layout],
+                        f_in, conv_transpose2d_filter_layouts[r->filter_layout],
                         in_c);
     }
-    uint64_t out_c = (uint64_t)f_out * o->groups;
+    uint64_t out_c = (uint64_t)f_out * r->groups;
     if (out_c > WNN_MAX_DIM) {
         return wnn_fail(c, "options.groups",
                         "output channels %u * groups %u = %llu is not a valid "
-                        "dimension", f_out, o->groups,
+                        "dimension", f_out, r->groups,
                         (unsigned long long)out_c);
     }
-    if (check_bias(c, o->bias, (uint32_t)out_c) != WNN_OK) {
+    if (check_bias(c, r->bias, (uint32_t)out_c) != WNN_OK) {
         return WNN_ERR;
     }
-    __int128 calc_h = conv_transpose_size(in_h, f_h, o->pad[0], o->pad[1],
-                                          o->stride[0], o->dilation[0]);
-    __int128 calc_w = conv_transpose_size(in_w, f_w, o->pad[2], o->pad[3],
-                                          o->stride[1], o->dilation[1]);
+    __int128 calc_h = conv_transpose_size(in_h, f_h, r->pad[0], r->pad[1],
+                                          r->stride[0], r->dilation[0]);
+    __int128 calc_w = conv_transpose_size(in_w, f_w, r->pad[2], r->pad[3],
+                                          r->stride[1], r->dilation[1]);
     uint32_t out_h, out_w;
-    if (transposed_output_size(c, "height", 0, calc_h, o, out_pad, &out_h) !=
+    if (transposed_output_size(c, "height", 0, calc_h, r, out_pad, &out_h) !=
             0 ||
-        transposed_output_size(c, "width", 1, calc_w, o, out_pad, &out_w) !=
+        transposed_output_size(c, "width", 1, calc_w, r, out_pad, &out_w) !=
             0) {
         return WNN_ERR;
     }
     /* Not a step of the spec, which leaves this case undefined (checked
      * after the spec's steps so that their errors come first): the input
      * channels are divided into `groups` groups, so groups must divide them. */
-    if (in_c % o->groups != 0) {
+    if (in_c % r->groups != 0) {
         return wnn_fail(c, "options.groups",
                         "input channels %u / groups %u is not an integer",
-                        in_c, o->groups);
+                        in_c, r->groups);
     }
-    set_output(c, o->input_layout, batches, (uint32_t)out_c, out_h, out_w);
+    set_output(c, r->input_layout, batches, (uint32_t)out_c, out_h, out_w);
     return WNN_OK;
 }

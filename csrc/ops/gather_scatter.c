@@ -5,7 +5,7 @@
  * builder against the limits tables below before the checkers run; the
  * checkers do the "same as" rules (ranks, data types) and the shape steps of
  * the spec.  Index values are only known at run time: the kernels
- * (cpu/ref/gather_scatter.c) clamp them. */
+ * (cpu/kernels/gather_scatter/gather_scatter.c) clamp them. */
 #include "ops_internal.h"
 
 #define N WNN_MAX_RANK

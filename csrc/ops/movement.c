@@ -146,19 +146,6 @@ need_axes(wnn_check *c, const wnn_u32_list *l, const char *arg)
     return WNN_OK;
 }
 
-/* A list of n items in graph memory (for defaults that need the rank). */
-static uint32_t *
-new_list(wnn_check *c, wnn_u32_list *l, uint32_t n)
-{
-    l->v = wnn_builder_alloc(c->arena_owner, sizeof(uint32_t) * (n + 1));
-    if (!l->v) {
-        return NULL;
-    }
-    l->n = n;
-    l->present = true;
-    l->scalar = false;
-    return l->v;
-}
 
 static wnn_status
 oom(wnn_check *c)
@@ -274,25 +261,25 @@ wnn_check_expand(wnn_check *c)
 wnn_status
 wnn_check_transpose(wnn_check *c)
 {
-    wnn_transpose_options *o = c->options;
+    wnn_transpose_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0];
-    if (!o->permutation.present) {
-        uint32_t *p = new_list(c, &o->permutation, in->rank);
+    if (!r->permutation.present) {
+        uint32_t *p = wnn_check_list(c, &r->permutation, in->rank);
         if (!p) {
             return oom(c);
         }
         for (uint32_t i = 0; i < in->rank; i++) {
             p[i] = in->rank - 1 - i;
         }
-    } else if (need_rank_items(c, &o->permutation, "options.permutation") !=
+    } else if (need_rank_items(c, &r->permutation, "options.permutation") !=
                    WNN_OK ||
-               need_axes(c, &o->permutation, "options.permutation") != WNN_OK) {
+               need_axes(c, &r->permutation, "options.permutation") != WNN_OK) {
         return WNN_ERR;
     }
     c->out[0].dtype = in->dtype;
     c->out[0].rank = in->rank;
     for (uint32_t i = 0; i < in->rank; i++) {
-        c->out[0].shape[i] = in->shape[o->permutation.v[i]];
+        c->out[0].shape[i] = in->shape[r->permutation.v[i]];
     }
     c->n_out = 1;
     return WNN_OK;
@@ -302,28 +289,28 @@ wnn_check_transpose(wnn_check *c)
 wnn_status
 wnn_check_slice(wnn_check *c)
 {
-    wnn_slice_options *o = c->options;
+    wnn_slice_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0];
-    if (need_sequence(c, &o->starts, "starts") != WNN_OK ||
-        need_sequence(c, &o->sizes, "sizes") != WNN_OK ||
-        need_sequence(c, &o->strides, "options.strides") != WNN_OK) {
+    if (need_sequence(c, &r->starts, "starts") != WNN_OK ||
+        need_sequence(c, &r->sizes, "sizes") != WNN_OK ||
+        need_sequence(c, &r->strides, "options.strides") != WNN_OK) {
         return WNN_ERR;
     }
-    for (uint32_t i = 0; i < o->sizes.n; i++) {
-        if (o->sizes.v[i] == 0) {
+    for (uint32_t i = 0; i < r->sizes.n; i++) {
+        if (r->sizes.v[i] == 0) {
             return wnn_fail(c, "sizes", "item %u is 0", i);
         }
     }
-    if (need_rank_items(c, &o->starts, "starts") != WNN_OK ||
-        need_rank_items(c, &o->sizes, "sizes") != WNN_OK) {
+    if (need_rank_items(c, &r->starts, "starts") != WNN_OK ||
+        need_rank_items(c, &r->sizes, "sizes") != WNN_OK) {
         return WNN_ERR;
     }
-    if (o->strides.present) {
-        if (need_rank_items(c, &o->strides, "options.strides") != WNN_OK) {
+    if (r->strides.present) {
+        if (need_rank_items(c, &r->strides, "options.strides") != WNN_OK) {
             return WNN_ERR;
         }
     } else {
-        uint32_t *s = new_list(c, &o->strides, in->rank);
+        uint32_t *s = wnn_check_list(c, &r->strides, in->rank);
         if (!s) {
             return oom(c);
         }
@@ -334,8 +321,8 @@ wnn_check_slice(wnn_check *c)
     c->out[0].dtype = in->dtype;
     c->out[0].rank = in->rank;
     for (uint32_t i = 0; i < in->rank; i++) {
-        uint64_t size = in->shape[i], start = o->starts.v[i];
-        uint64_t len = o->sizes.v[i], stride = o->strides.v[i];
+        uint64_t size = in->shape[i], start = r->starts.v[i];
+        uint64_t len = r->sizes.v[i], stride = r->strides.v[i];
         if (stride < 1) {
             return wnn_fail(c, "options.strides", "item %u is 0 (strides must "
                                                   "be at least 1)", i);
@@ -457,18 +444,18 @@ wnn_check_tile(wnn_check *c)
 wnn_status
 wnn_check_reverse(wnn_check *c)
 {
-    wnn_reverse_options *o = c->options;
+    wnn_reverse_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0];
-    if (!o->axes.present) {
-        uint32_t *a = new_list(c, &o->axes, in->rank);
+    if (!r->axes.present) {
+        uint32_t *a = wnn_check_list(c, &r->axes, in->rank);
         if (!a) {
             return oom(c);
         }
         for (uint32_t i = 0; i < in->rank; i++) {
             a[i] = i;
         }
-    } else if (need_sequence(c, &o->axes, "options.axes") != WNN_OK ||
-               need_axes(c, &o->axes, "options.axes") != WNN_OK) {
+    } else if (need_sequence(c, &r->axes, "options.axes") != WNN_OK ||
+               need_axes(c, &r->axes, "options.axes") != WNN_OK) {
         return WNN_ERR;
     }
     c->out[0] = *in;

@@ -109,7 +109,7 @@ same_as_input(wnn_check *c)
 wnn_status
 wnn_check_batch_normalization(wnn_check *c)
 {
-    wnn_batch_normalization_options *o = c->options;
+    const wnn_batch_normalization_options *o = c->options;
     const wnn_desc *in = &c->in[0];
     if (o->axis >= in->rank) {
         return wnn_fail(c, "options.axis",
@@ -120,7 +120,8 @@ wnn_check_batch_normalization(wnn_check *c)
         check_1d(c, 2, "variance", o->axis) != WNN_OK) {
         return WNN_ERR;
     }
-    o->epsilon = cast_epsilon(o->epsilon, in->dtype);
+    ((wnn_batch_normalization_options *)c->resolved)->epsilon =
+        cast_epsilon(o->epsilon, in->dtype);
     if (o->scale && check_1d(c, o->scale - 1, "options.scale", o->axis) != WNN_OK) {
         return WNN_ERR;
     }
@@ -135,9 +136,10 @@ wnn_check_batch_normalization(wnn_check *c)
 wnn_status
 wnn_check_instance_normalization(wnn_check *c)
 {
-    wnn_instance_normalization_options *o = c->options;
+    const wnn_instance_normalization_options *o = c->options;
     /* data type and rank 4: the limits table */
-    o->epsilon = cast_epsilon(o->epsilon, c->in[0].dtype);
+    ((wnn_instance_normalization_options *)c->resolved)->epsilon =
+        cast_epsilon(o->epsilon, c->in[0].dtype);
     uint32_t axis = o->layout == 0 ? 1 : 3;
     if (o->scale && check_1d(c, o->scale - 1, "options.scale", axis) != WNN_OK) {
         return WNN_ERR;
@@ -182,13 +184,12 @@ check_ln_operand(wnn_check *c, uint32_t idx, const char *name,
 wnn_status
 wnn_check_layer_normalization(wnn_check *c)
 {
-    wnn_layer_normalization_options *o = c->options;
+    wnn_layer_normalization_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *in = &c->in[0];
     uint32_t rank = in->rank;
-    if (!o->axes.present) {
+    if (!r->axes.present) {
         uint32_t n = rank > 1 ? rank - 1 : 0;
-        uint32_t *v = wnn_builder_alloc(c->arena_owner,
-                                        sizeof(uint32_t) * (n ? n : 1));
+        uint32_t *v = wnn_check_list(c, &r->axes, n);
         if (!v) {
             return wnn_failk(c->err, WNN_OUT_OF_MEMORY,
                              wnn_op_get(c->op)->camel, c->label, NULL,
@@ -197,18 +198,14 @@ wnn_check_layer_normalization(wnn_check *c)
         for (uint32_t i = 0; i < n; i++) {
             v[i] = i + 1;
         }
-        o->axes.v = v;
-        o->axes.n = n;
-        o->axes.present = true;
-        o->axes.scalar = false;
     } else {
-        if (o->axes.scalar) {
+        if (r->axes.scalar) {
             /* IDL sequence<unsigned long>: a bare number is not a sequence */
             return wnn_fail(c, "options.axes", "expected a sequence of axes");
         }
         uint32_t seen = 0;
-        for (uint32_t i = 0; i < o->axes.n; i++) {
-            uint32_t a = o->axes.v[i];
+        for (uint32_t i = 0; i < r->axes.n; i++) {
+            uint32_t a = r->axes.v[i];
             if (a >= rank) {
                 return wnn_fail(c, "options.axes",
                                 "axis %u is not in the range [0, %u) of "
@@ -220,11 +217,11 @@ wnn_check_layer_normalization(wnn_check *c)
             seen |= 1u << a;
         }
     }
-    o->epsilon = cast_epsilon(o->epsilon, in->dtype);
-    if (o->scale && check_ln_operand(c, o->scale - 1, "options.scale", &o->axes) != WNN_OK) {
+    r->epsilon = cast_epsilon(r->epsilon, in->dtype);
+    if (r->scale && check_ln_operand(c, r->scale - 1, "options.scale", &r->axes) != WNN_OK) {
         return WNN_ERR;
     }
-    if (o->bias && check_ln_operand(c, o->bias - 1, "options.bias", &o->axes) != WNN_OK) {
+    if (r->bias && check_ln_operand(c, r->bias - 1, "options.bias", &r->axes) != WNN_OK) {
         return WNN_ERR;
     }
     same_as_input(c);

@@ -9,19 +9,34 @@
 #include "options.h"
 #include "webnn_core.h"
 
+#define WNN_CHECK_LISTS 2
+
 typedef struct wnn_check {
     wnn_op op;
     const char *label;
     const wnn_desc *in;   /* node inputs: positional operands, then the
                              present operand-valued options in field order */
     uint32_t n_in;
-    void *options;        /* filled with defaults + caller values; a checker
-                             may normalise it (defaults that need a rank)  */
+    const void *options;  /* the IDL defaults + the caller's values: read
+                             only (checkers are pure)                      */
+    void *resolved;       /* the node's parameter block, a copy of options:
+                             the checker writes what it resolves there
+                             (defaults that need the rank, lists as arrays)
+                             and nothing else; kernels read it            */
     wnn_desc *out;        /* room for WNN_MAX_OUTPUTS descriptors           */
     uint32_t n_out;       /* set by the checker (1 unless it says more)     */
     wnn_error *err;
-    void *arena_owner;    /* wnn_builder, for wnn_builder_alloc             */
+    /* storage of the lists a checker resolves (wnn_check_list); the builder
+     * copies them into the graph after the checker: checkers never
+     * allocate */
+    uint32_t lists[WNN_CHECK_LISTS][WNN_MAX_RANK];
+    uint32_t n_lists;
 } wnn_check;
+
+/* A resolved list of n <= WNN_MAX_RANK items for `l` (a list field of
+ * c->resolved), in c's own storage: l is set present with n items and its
+ * values are returned for the checker to fill in. */
+uint32_t *wnn_check_list(wnn_check *c, wnn_u32_list *l, uint32_t n);
 
 #define WNN_MAX_OUTPUTS 64
 

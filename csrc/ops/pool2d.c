@@ -91,69 +91,69 @@ out_sizes(uint32_t in, uint32_t window, uint32_t pb, uint32_t pe, uint32_t s,
 wnn_status
 wnn_check_pool2d(wnn_check *c)
 {
-    wnn_pool2d_options *o = c->options;
+    wnn_pool2d_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *x = &c->in[0];
-    bool nhwc = o->layout == 1;
+    bool nhwc = r->layout == 1;
     uint32_t batches = x->shape[0];
     uint32_t channels = nhwc ? x->shape[3] : x->shape[1];
     uint32_t ih = nhwc ? x->shape[1] : x->shape[2];
     uint32_t iw = nhwc ? x->shape[2] : x->shape[3];
 
-    if (o->window_dimensions.present) {
-        if (check_list(c, &o->window_dimensions, "options.windowDimensions", 2,
+    if (r->window_dimensions.present) {
+        if (check_list(c, &r->window_dimensions, "options.windowDimensions", 2,
                        true) != WNN_OK) {
             return WNN_ERR;
         }
-        o->window[0] = o->window_dimensions.v[0];
-        o->window[1] = o->window_dimensions.v[1];
+        r->window[0] = r->window_dimensions.v[0];
+        r->window[1] = r->window_dimensions.v[1];
     } else {
-        o->window[0] = ih;
-        o->window[1] = iw;
+        r->window[0] = ih;
+        r->window[1] = iw;
     }
-    if (o->padding.present) {
-        if (check_list(c, &o->padding, "options.padding", 4, false) != WNN_OK) {
+    if (r->padding.present) {
+        if (check_list(c, &r->padding, "options.padding", 4, false) != WNN_OK) {
             return WNN_ERR;
         }
         for (int i = 0; i < 4; i++) {
-            o->pad[i] = o->padding.v[i];
+            r->pad[i] = r->padding.v[i];
         }
     } else {
-        o->pad[0] = o->pad[1] = o->pad[2] = o->pad[3] = 0;
+        r->pad[0] = r->pad[1] = r->pad[2] = r->pad[3] = 0;
     }
-    if (o->strides.present) {
-        if (check_list(c, &o->strides, "options.strides", 2, true) != WNN_OK) {
+    if (r->strides.present) {
+        if (check_list(c, &r->strides, "options.strides", 2, true) != WNN_OK) {
             return WNN_ERR;
         }
-        o->stride[0] = o->strides.v[0];
-        o->stride[1] = o->strides.v[1];
+        r->stride[0] = r->strides.v[0];
+        r->stride[1] = r->strides.v[1];
     } else {
-        o->stride[0] = o->stride[1] = 1;
+        r->stride[0] = r->stride[1] = 1;
     }
-    if (o->output_sizes.present &&
-        check_list(c, &o->output_sizes, "options.outputSizes", 2, false) !=
+    if (r->output_sizes.present &&
+        check_list(c, &r->output_sizes, "options.outputSizes", 2, false) !=
             WNN_OK) {
         return WNN_ERR;
     }
-    if (o->dilations.present) {
-        if (check_list(c, &o->dilations, "options.dilations", 2, true) !=
+    if (r->dilations.present) {
+        if (check_list(c, &r->dilations, "options.dilations", 2, true) !=
             WNN_OK) {
             return WNN_ERR;
         }
-        o->dilation[0] = o->dilations.v[0];
-        o->dilation[1] = o->dilations.v[1];
+        r->dilation[0] = r->dilations.v[0];
+        r->dilation[1] = r->dilations.v[1];
     } else {
-        o->dilation[0] = o->dilation[1] = 1;
+        r->dilation[0] = r->dilation[1] = 1;
     }
 
     /* Calculate the output shape. */
     int64_t fh, chh, fw, cw, oh, ow;
-    out_sizes(ih, o->window[0], o->pad[0], o->pad[1], o->stride[0],
-              o->dilation[0], &fh, &chh);
-    out_sizes(iw, o->window[1], o->pad[2], o->pad[3], o->stride[1],
-              o->dilation[1], &fw, &cw);
-    if (o->output_sizes.present) {
-        oh = o->output_sizes.v[0];
-        ow = o->output_sizes.v[1];
+    out_sizes(ih, r->window[0], r->pad[0], r->pad[1], r->stride[0],
+              r->dilation[0], &fh, &chh);
+    out_sizes(iw, r->window[1], r->pad[2], r->pad[3], r->stride[1],
+              r->dilation[1], &fw, &cw);
+    if (r->output_sizes.present) {
+        oh = r->output_sizes.v[0];
+        ow = r->output_sizes.v[1];
         if (!(oh == fh && ow == fw) && !(oh == chh && ow == cw)) {
             return wnn_fail(c, "options.outputSizes",
                             "[%lld, %lld] is neither the floor [%lld, %lld] "
@@ -161,7 +161,7 @@ wnn_check_pool2d(wnn_check *c)
                             (long long)oh, (long long)ow, (long long)fh,
                             (long long)fw, (long long)chh, (long long)cw);
         }
-    } else if (o->output_shape_rounding == 1) {
+    } else if (r->output_shape_rounding == 1) {
         oh = chh;
         ow = cw;
     } else {
@@ -170,16 +170,16 @@ wnn_check_pool2d(wnn_check *c)
     }
     if (oh < 1 || oh > (int64_t)WNN_MAX_DIM || ow < 1 ||
         ow > (int64_t)WNN_MAX_DIM) {
-        return wnn_fail(c, o->output_sizes.present ? "options.outputSizes"
+        return wnn_fail(c, r->output_sizes.present ? "options.outputSizes"
                                                    : "options.windowDimensions",
                         "the output height %lld or width %lld is not a valid "
                         "dimension (input %ux%u, window %ux%u, padding "
                         "[%u, %u, %u, %u], strides [%u, %u], dilations "
                         "[%u, %u])",
-                        (long long)oh, (long long)ow, ih, iw, o->window[0],
-                        o->window[1], o->pad[0], o->pad[1], o->pad[2],
-                        o->pad[3], o->stride[0], o->stride[1], o->dilation[0],
-                        o->dilation[1]);
+                        (long long)oh, (long long)ow, ih, iw, r->window[0],
+                        r->window[1], r->pad[0], r->pad[1], r->pad[2],
+                        r->pad[3], r->stride[0], r->stride[1], r->dilation[0],
+                        r->dilation[1]);
     }
     wnn_desc *y = &c->out[0];
     y->dtype = x->dtype;

@@ -82,7 +82,7 @@ reduction_output(const wnn_desc *in, uint32_t mask, bool keep, wnn_dtype t,
 wnn_status
 wnn_check_reduce(wnn_check *c)
 {
-    wnn_reduce_options *o = c->options;
+    const wnn_reduce_options *o = c->options;
     const wnn_desc *in = &c->in[0];
     uint32_t mask = 0;
     if (!o->axes.present) {
@@ -110,7 +110,7 @@ wnn_check_reduce(wnn_check *c)
             mask |= 1u << a;
         }
     }
-    o->axes_mask = mask;
+    ((wnn_reduce_options *)c->resolved)->axes_mask = mask;
     reduction_output(in, mask, o->keep_dimensions, in->dtype, &c->out[0]);
     c->n_out = 1;
     return WNN_OK;

@@ -26,85 +26,85 @@ const wnn_op_limits wnn_limits_resample2d = {
 wnn_status
 wnn_check_resample2d(wnn_check *c)
 {
-    wnn_resample2d_options *o = c->options;
+    wnn_resample2d_options *r = c->resolved; /* c->options stays as given */
     const wnn_desc *x = &c->in[0];
     double scale[2] = { 1.0, 1.0 };
 
-    if (o->scales.present) {
-        if (o->scales.n != 2) {
+    if (r->scales.present) {
+        if (r->scales.n != 2) {
             return wnn_fail(c, "options.scales", "has %u items, expected 2",
-                            o->scales.n);
+                            r->scales.n);
         }
         for (uint32_t i = 0; i < 2; i++) {
-            if (!(o->scales.v[i] > 0.0f)) {
+            if (!(r->scales.v[i] > 0.0f)) {
                 return wnn_fail(c, "options.scales",
                                 "item %u (%g) is not greater than 0", i,
-                                (double)o->scales.v[i]);
+                                (double)r->scales.v[i]);
             }
-            scale[i] = o->scales.v[i];
+            scale[i] = r->scales.v[i];
         }
     }
-    if (o->sizes.present) {
-        if (o->sizes.scalar) {
+    if (r->sizes.present) {
+        if (r->sizes.scalar) {
             return wnn_fail(c, "options.sizes",
                             "expected a sequence, got an integer");
         }
-        if (o->sizes.n != 2) {
+        if (r->sizes.n != 2) {
             return wnn_fail(c, "options.sizes", "has %u items, expected 2",
-                            o->sizes.n);
+                            r->sizes.n);
         }
         for (uint32_t i = 0; i < 2; i++) {
-            if (o->sizes.v[i] == 0) {
+            if (r->sizes.v[i] == 0) {
                 return wnn_fail(c, "options.sizes", "item %u is 0", i);
             }
         }
     }
-    if (o->axes.present) {
-        if (o->axes.scalar) {
+    if (r->axes.present) {
+        if (r->axes.scalar) {
             return wnn_fail(c, "options.axes",
                             "expected a sequence, got an integer");
         }
-        if (o->axes.n != 2) {
+        if (r->axes.n != 2) {
             return wnn_fail(c, "options.axes", "has %u items, expected 2",
-                            o->axes.n);
+                            r->axes.n);
         }
         for (uint32_t i = 0; i < 2; i++) {
-            if (o->axes.v[i] >= x->rank) {
+            if (r->axes.v[i] >= x->rank) {
                 return wnn_fail(c, "options.axes",
                                 "item %u (%u) is not in the range [0, %u)", i,
-                                o->axes.v[i], x->rank);
+                                r->axes.v[i], x->rank);
             }
         }
-        if (o->axes.v[0] == o->axes.v[1]) {
+        if (r->axes.v[0] == r->axes.v[1]) {
             return wnn_fail(c, "options.axes", "contains %u twice",
-                            o->axes.v[0]);
+                            r->axes.v[0]);
         }
-        o->axis[0] = o->axes.v[0];
-        o->axis[1] = o->axes.v[1];
+        r->axis[0] = r->axes.v[0];
+        r->axis[1] = r->axes.v[1];
     } else {
-        o->axis[0] = 2;
-        o->axis[1] = 3;
+        r->axis[0] = 2;
+        r->axis[1] = 3;
     }
 
     /* Calculate the output shape. */
     wnn_desc *y = &c->out[0];
     *y = *x;
     for (uint32_t i = 0; i < 2; i++) {
-        uint32_t in = x->shape[o->axis[i]];
+        uint32_t in = x->shape[r->axis[i]];
         double size;
-        if (o->sizes.present) {
-            size = o->sizes.v[i];
+        if (r->sizes.present) {
+            size = r->sizes.v[i];
         } else {
             /* the product of two numbers, as in JavaScript: a double */
             size = floor((double)in * scale[i]);
         }
         if (!(size >= 1.0) || size > (double)WNN_MAX_DIM) {
-            return wnn_fail(c, o->sizes.present ? "options.sizes"
+            return wnn_fail(c, r->sizes.present ? "options.sizes"
                                                 : "options.scales",
                             "output size %.17g of axis %u is not a valid "
-                            "dimension", size, o->axis[i]);
+                            "dimension", size, r->axis[i]);
         }
-        y->shape[o->axis[i]] = (uint32_t)size;
+        y->shape[r->axis[i]] = (uint32_t)size;
     }
     c->n_out = 1;
     return WNN_OK;

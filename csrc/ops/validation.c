@@ -171,3 +171,17 @@ wnn_check_same_dtype(wnn_check *c, uint32_t i, uint32_t j, const char *ni,
     }
     return WNN_OK;
 }
+
+uint32_t *
+wnn_check_list(wnn_check *c, wnn_u32_list *l, uint32_t n)
+{
+    if (c->n_lists >= WNN_CHECK_LISTS || n > WNN_MAX_RANK) {
+        return NULL; /* a checker bug: never more than WNN_CHECK_LISTS */
+    }
+    uint32_t *v = c->lists[c->n_lists++];
+    l->v = v;
+    l->n = n;
+    l->present = true;
+    l->scalar = false;
+    return v;
+}

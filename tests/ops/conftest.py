@@ -13,8 +13,9 @@ Helpers (import them with ``from .conftest import ...``):
   failure message listing the first mismatching elements with their inputs.
 
 Set WEBNN_TEST_DEVICE=cpu|gpu to choose the context's device (default: the
-package's default context).  Operators that the chosen context does not
-support (a backend that does not run them yet) are skipped, not failed.
+package's default context).  Operators that a GPU context does not support
+(a backend that does not run them yet) are skipped; on the CPU, which runs
+every operator, they fail.
 """
 import functools
 import os
@@ -104,17 +105,25 @@ def implemented(op):
     return op in webnn.OPERATORS
 
 
+@functools.lru_cache(maxsize=None)
+def _is_cpu_context():
+    return _make_context().device_type == "cpu"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A test of an operator that the context's backend does not run (the
-    builder's TypeError "... is not supported by this context's <name>
-    backend") is reported as skipped."""
+    """A test of an operator that a non-CPU context's backend does not run
+    (the builder's TypeError "... is not supported by this context's <name>
+    backend") is reported as skipped.  On the CPU it stays a failure: the CPU
+    backend runs every operator, so a missing CPU kernel must not pass as a
+    skip."""
     outcome = yield
     rep = outcome.get_result()
     exc = call.excinfo
     if (rep.failed and call.when in ("setup", "call") and exc is not None
             and exc.errisinstance(TypeError)
-            and "is not supported by this context" in str(exc.value)):
+            and "is not supported by this context" in str(exc.value)
+            and not _is_cpu_context()):
         rep.outcome = "skipped"
         rep.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {exc.value}")
 

@@ -1,4 +1,5 @@
-/* gemm.c -- matmul and gemm on BLIS (bli_sgemm; float16 is widened to
+/* gemm.c -- the one BLIS wrapper of the CPU backend (cpu_sgemm,
+ * cpu_sgemm_1t, cpu_sgemm_tasks in cpu.h), and matmul and gemm on it (bli_sgemm; float16 is widened to
  * float32 and rounded back).  BLIS runs single-threaded; cpu_sgemm threads
  * large products itself, on the backend's pool (pool.c), and leaves only
  * very large ones to BLIS's own (OpenMP) threads.
@@ -142,30 +143,68 @@ cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
     sgemm_1t(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-float *
-cpu_to_f32(const void *p, wnn_dtype t, uint64_t n)
+/* Row-major C = op(A) * op(B) on the calling thread alone (inside pool
+ * regions, where BLIS must not start threads of its own). */
+void
+cpu_sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+             const float *a, int64_t lda, const float *b, int64_t ldb,
+             float *c, int64_t ldc)
 {
-    float *f = malloc(n * sizeof(float) + 64);
-    if (f) {
-        const uint16_t *h = p;
-        for (uint64_t i = 0; i < n; i++) {
-            f[i] = t == WNN_FLOAT16 ? wnn_f16_to_f32(h[i]) : ((const float *)p)[i];
-        }
-    }
-    return f;
+    sgemm_1t(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
-void
-cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n)
+typedef struct sgtask_job {
+    bool ta, tb, split_m;
+    int64_t m, n, k, lda, ldb, ldc, len, step;
+    const float *a, *b;
+    float *c;
+} sgtask_job;
+
+static void
+sgtask_body(void *p, int64_t b_, int64_t e_, int tid)
 {
-    if (t == WNN_FLOAT32) {
-        memcpy(p, f, n * sizeof(float));
+    (void)tid;
+    const sgtask_job *j = p;
+    for (int64_t i = b_; i < e_; i++) {
+        int64_t lo = i * j->step;
+        int64_t cnt = j->len - lo < j->step ? j->len - lo : j->step;
+        if (j->split_m) {
+            /* rows lo.. of op(A) and of C */
+            cpu_sgemm_1t(j->ta, j->tb, cnt, j->n, j->k,
+                         j->a + (j->ta ? lo : lo * j->lda), j->lda, j->b,
+                         j->ldb, j->c + lo * j->ldc, j->ldc);
+        } else {
+            /* columns lo.. of op(B) and of C */
+            cpu_sgemm_1t(j->ta, j->tb, j->m, cnt, j->k, j->a, j->lda,
+                         j->b + (j->tb ? lo * j->ldb : lo), j->ldb,
+                         j->c + lo, j->ldc);
+        }
+    }
+}
+
+/* Row-major C = op(A) * op(B) on nt threads of the pool: the larger of m
+ * and n is cut into about 4 nt pieces (multiples of 16, at least 32) that
+ * the threads take dynamically, each a single-threaded BLIS product (BLIS's
+ * own threads wait for each other at spinning barriers, which goes badly
+ * when other processes share the cores).  The convolutions' products. */
+void
+cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                const float *a, int64_t lda, const float *b, int64_t ldb,
+                float *c, int64_t ldc, int nt)
+{
+    if (nt <= 1) {
+        cpu_sgemm_1t(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
         return;
     }
-    uint16_t *h = p;
-    for (uint64_t i = 0; i < n; i++) {
-        h[i] = wnn_f32_to_f16(f[i]);
-    }
+    bool split_m = m >= n;
+    int64_t len = split_m ? m : n;
+    int64_t pieces = 4 * (int64_t)nt, step = (len + pieces - 1) / pieces;
+    step = step < 32 ? 32 : (step + 15) / 16 * 16;
+    pieces = (len + step - 1) / step;
+    sgtask_job j = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n,
+                    .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .len = len,
+                    .step = step, .a = a, .b = b, .c = c};
+    cpu_parallel_for_dynamic(pieces, 1, nt, sgtask_body, &j);
 }
 
 /* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast. */

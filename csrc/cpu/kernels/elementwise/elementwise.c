@@ -24,7 +24,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 #define CH 1024 /* elements per chunk */
 
@@ -125,67 +125,11 @@ load_chunk(domain dm, wnn_dtype t, const void *p, int stride, size_t n,
 }
 
 /* ---- broadcasting iteration ------------------------------------------ */
-#define MAXI 3
+#define MAXI WNN_BCAST_MAX_OPERANDS
 
-typedef struct nd {
-    uint32_t rank;            /* after coalescing, >= 1 */
-    uint64_t shape[WNN_MAX_RANK];
-    int64_t st[MAXI][WNN_MAX_RANK]; /* element strides, 0 = broadcast */
-    uint32_t n;               /* operands */
-} nd;
-
-/* Strides of each input broadcast to the output shape, with adjacent
- * dimensions merged where every operand stays contiguous across them. */
-static void
-nd_make(nd *it, const wnn_desc *out, const wnn_desc *const *in, uint32_t n)
-{
-    uint32_t r = out->rank;
-    int64_t st[MAXI][WNN_MAX_RANK];
-    for (uint32_t k = 0; k < n; k++) {
-        int64_t s = 1;
-        for (int d = (int)r - 1; d >= 0; d--) {
-            int di = d - (int)(r - in[k]->rank);
-            uint32_t dim = di >= 0 ? in[k]->shape[di] : 1;
-            st[k][d] = dim == 1 ? 0 : s;
-            s *= dim;
-        }
-    }
-    it->n = n;
-    it->rank = 0;
-    for (uint32_t d = 0; d < r; d++) {
-        if (out->shape[d] == 1) {
-            continue;
-        }
-        if (it->rank > 0) {
-            uint32_t p = it->rank - 1;
-            bool merge = true;
-            for (uint32_t k = 0; k < n; k++) {
-                if (it->st[k][p] != st[k][d] * (int64_t)out->shape[d]) {
-                    merge = false;
-                }
-            }
-            if (merge) {
-                it->shape[p] *= out->shape[d];
-                for (uint32_t k = 0; k < n; k++) {
-                    it->st[k][p] = st[k][d];
-                }
-                continue;
-            }
-        }
-        it->shape[it->rank] = out->shape[d];
-        for (uint32_t k = 0; k < n; k++) {
-            it->st[k][it->rank] = st[k][d];
-        }
-        it->rank++;
-    }
-    if (it->rank == 0) { /* a scalar or all-ones shape */
-        it->rank = 1;
-        it->shape[0] = 1;
-        for (uint32_t k = 0; k < n; k++) {
-            it->st[k][0] = 0;
-        }
-    }
-}
+/* The broadcast iterator of a node, computed once at compile
+ * (compiler/lower/broadcast.c, k->lowered->u.bcast). */
+typedef wnn_broadcast_params nd;
 
 /* Element offsets of row `row` (all dims but the last) for each operand. */
 static void
@@ -784,8 +728,7 @@ cpu_binary(const cpu_call *k, wnn_error *err)
     bop op = bop_of(k->node->op);
     bool cmp = op >= B_EQ;
     domain dm = domain_of(ti);
-    nd it;
-    nd_make(&it, &k->out_desc[0], ins, 2);
+    const nd it = k->lowered->u.bcast;
     uint64_t inner = it.shape[it.rank - 1];
     uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
     uint64_t per_row = (inner + CH - 1) / CH;
@@ -856,10 +799,8 @@ wnn_status
 cpu_where(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_desc *ins[3] = { &k->in_desc[0], &k->in_desc[1], &k->in_desc[2] };
     size_t es = wnn_dtype_size(k->out_desc[0].dtype);
-    nd it;
-    nd_make(&it, &k->out_desc[0], ins, 3);
+    const nd it = k->lowered->u.bcast;
     uint64_t inner = it.shape[it.rank - 1];
     uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
     int64_t s0 = it.st[0][it.rank - 1], s1 = it.st[1][it.rank - 1],

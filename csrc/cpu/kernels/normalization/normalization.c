@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 
 #define CW 64   /* columns per work item in the column layouts */

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 /* Clones by instruction set, not by "arch=": GCC's resolver picks an
  * "arch=skylake-avx512" or "arch=haswell" clone only on those very Intel

@@ -20,7 +20,7 @@
  * offsets fit in int64 and byte offsets in size_t. */
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 /* Bytes moved below which a kernel runs on one thread. */
 #define GS_PARALLEL_BYTES (256u << 10)

@@ -35,7 +35,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 #define VR (2 * WNN_MAX_RANK + 2) /* view rank: tile needs 2r */
 #define CHUNK 16384               /* elements per unit of a long row */

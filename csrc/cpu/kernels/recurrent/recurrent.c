@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES)
@@ -81,12 +81,8 @@ isa_level(void)
                   __builtin_cpu_supports("avx512dq");
         level = v4 ? 4 : v3 ? 3 : 1;
         /* WEBNN_RNN_ISA=avx2|baseline caps it (to test those paths) */
-        const char *cap = getenv("WEBNN_RNN_ISA");
-        if (cap && strcmp(cap, "avx2") == 0 && level > 3) {
-            level = 3;
-        } else if (cap && strcmp(cap, "baseline") == 0) {
-            level = 1;
-        }
+        int cap = cpu_rnn_isa_cap();
+        level = level < cap ? level : cap;
     }
     return level;
 }

@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 #define QCH 1024 /* elements per chunk */
 

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cpu.h"
+#include "../../cpu.h"
 
 /* Selects between floating-point values (the clamps, NaN-aware max / min,
  * argMin / argMax updates) are if-converted and vectorised only when GCC

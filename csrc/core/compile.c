@@ -1,0 +1,55 @@
+/* compile.c -- the one road from a built graph to something a backend can
+ * execute, the same for every backend, owned by the core (graph.c calls
+ * wnn_compile_graph after build()'s checks and the topological order):
+ *
+ *   1. fuse     compiler/fuse.c finds the chains the backend declares it
+ *               runs fused (wnn_backend.fuses, a capability: data, not code
+ *               in the backend) -> g->fusion
+ *   2. plan     compiler/plan.c: where every operand lives, arena offsets
+ *               (with the fused chains' lifetimes when there are chains)
+ *               -> g->plan
+ *   3. lower    compiler/lower/: each node to a typed, resolved parameter
+ *               block the backends' kernels read (broadcast iterators so
+ *               far) -> g->lowered, one per node id
+ *   4. compile  backend->compile: the backend turns nodes into its own
+ *               kernel parameters once; execute() then only runs them.
+ *
+ * Backends never call into compiler/: they read g->fusion, g->plan and
+ * g->lowered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../compiler/fuse.h"
+#include "../compiler/lower/lower.h"
+
+wnn_status
+wnn_compile_graph(wnn_graph *g, wnn_error *err)
+{
+    wnn_backend *be = g->ctx->backend;
+    if ((be->fuses & WNN_FUSE_EPILOGUE) &&
+        wnn_fusion_find(g, &g->fusion, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    wnn_status st = g->fusion.n_chains
+                        ? wnn_plan_make_fused(g, &g->plan, &g->fusion, err)
+                        : wnn_plan_make(g, &g->plan, err);
+    if (st != WNN_OK || wnn_lower_graph(g, &g->lowered, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    return be->iface->compile(be, g, &g->compiled, err);
+}
+
+/* The graph's compiled state (backend first: it may read the plan). */
+void
+wnn_compiled_graph_free(wnn_graph *g)
+{
+    if (g->compiled && !wnn_context_forked(g->ctx)) {
+        g->ctx->backend->iface->compiled_free(g->ctx->backend, g->compiled);
+    }
+    g->compiled = NULL;
+    wnn_plan_free(&g->plan);
+    wnn_fusion_free(&g->fusion);
+    free(g->lowered);
+    g->lowered = NULL;
+}

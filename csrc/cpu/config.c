@@ -1,0 +1,109 @@
+/* config.c -- the CPU backend's environment switches (config.h), the only
+ * getenv calls of csrc/cpu. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static bool
+env_off(const char *name)
+{
+    const char *e = getenv(name);
+    return e && e[0] == '0';
+}
+
+void
+cpu_config_read(cpu_config *c)
+{
+    c->conv_direct = !env_off("WEBNN_CONV_DIRECT");
+    c->conv_winograd = !env_off("WEBNN_CONV_WINOGRAD");
+}
+
+/* WEBNN_NUM_THREADS when set (1 to 1024), else the CPUs this process may
+ * run on (its affinity mask, which taskset and containers narrow), else the
+ * CPUs online. */
+int
+cpu_num_threads(void)
+{
+    static atomic_int n = 0;
+    int v = atomic_load_explicit(&n, memory_order_relaxed);
+    if (v == 0) {
+        long c = 0;
+        const char *e = getenv("WEBNN_NUM_THREADS");
+        if (e && *e) {
+            char *end;
+            long x = strtol(e, &end, 10);
+            if (*end == '\0' && x >= 1 && x <= 1024) {
+                c = x;
+            }
+        }
+#ifdef CPU_COUNT
+        if (c == 0) {
+            cpu_set_t set;
+            if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+                c = CPU_COUNT(&set);
+            }
+        }
+#endif
+        if (c <= 0) {
+            c = sysconf(_SC_NPROCESSORS_ONLN);
+        }
+        v = c > 0 ? (int)c : 1;
+        atomic_store_explicit(&n, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+/* WEBNN_NT_BYTES: default 16 MiB, 0: never (UINT64_MAX - 1). */
+uint64_t
+cpu_nt_bytes(void)
+{
+    static _Atomic uint64_t v = UINT64_MAX;
+    uint64_t x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x == UINT64_MAX) {
+        const char *e = getenv("WEBNN_NT_BYTES");
+        x = (uint64_t)16 << 20;
+        if (e && *e) {
+            char *end;
+            unsigned long long u = strtoull(e, &end, 10);
+            if (*end == '\0') {
+                x = u == 0 ? UINT64_MAX - 1 : u;
+            }
+        }
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x;
+}
+
+/* WEBNN_POOL_SPIN_US: default 50 us (read when the pool starts). */
+uint64_t
+cpu_pool_spin_ns(void)
+{
+    const char *s = getenv("WEBNN_POOL_SPIN_US");
+    if (s && *s) {
+        return (uint64_t)strtoull(s, NULL, 10) * 1000u;
+    }
+    return 50000;
+}
+
+/* WEBNN_RNN_ISA=avx2|baseline */
+int
+cpu_rnn_isa_cap(void)
+{
+    static atomic_int v = 0;
+    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x == 0) {
+        const char *cap = getenv("WEBNN_RNN_ISA");
+        x = 4;
+        if (cap && strcmp(cap, "avx2") == 0) {
+            x = 3;
+        } else if (cap && strcmp(cap, "baseline") == 0) {
+            x = 1;
+        }
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x;
+}

@@ -1,0 +1,34 @@
+/* config.h -- every environment switch of the CPU backend, read in one place
+ * (config.c); kernels never call getenv.  Listed in README's table.
+ *
+ * Process-wide settings are read once per process, the first time they are
+ * asked for (the pool and the thread count exist once per process):
+ *   WEBNN_NUM_THREADS    threads of the pool and BLIS
+ *   WEBNN_POOL_SPIN_US   how long the pool's helpers spin (default 50)
+ *   WEBNN_NT_BYTES       output size from which streaming stores are used
+ *   WEBNN_RNN_ISA        avx2|baseline: caps the recurrent micro-kernels
+ * Kernel choices are read once per compile (build()) and stored in the
+ * compiled graph, so a graph keeps the kernels it was compiled with:
+ *   WEBNN_CONV_DIRECT=0    no AVX-512 direct convolution (nor Winograd):
+ *                          the portable im2col + BLIS path
+ *   WEBNN_CONV_WINOGRAD=0  no Winograd for 3x3 filters (direct instead) */
+#ifndef WNN_CPU_CONFIG_H
+#define WNN_CPU_CONFIG_H
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct cpu_config {
+    bool conv_direct;       /* WEBNN_CONV_DIRECT != 0   */
+    bool conv_winograd;     /* WEBNN_CONV_WINOGRAD != 0 */
+} cpu_config;
+
+/* The kernel choices, read from the environment now (at compile). */
+void cpu_config_read(cpu_config *c);
+
+/* Process-wide settings (read once). */
+int cpu_num_threads(void);          /* >= 1 */
+uint64_t cpu_nt_bytes(void);        /* UINT64_MAX - 1: never */
+uint64_t cpu_pool_spin_ns(void);
+int cpu_rnn_isa_cap(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
+
+#endif

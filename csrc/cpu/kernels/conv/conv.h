@@ -1,0 +1,256 @@
+/* conv.h -- the CPU kernels of conv2d and convTranspose2d, one file per
+ * algorithm (this header: what they share)
+ * (#api-mlgraphbuilder-conv2d, #api-mlgraphbuilder-convtranspose2d).
+ *
+ * Everything is computed in float32 (float16 operands are widened first and
+ * the result rounded back once).  conv2d takes one of these paths:
+ *
+ *   depthwise  groups == input channels, one input channel per group (any
+ *              channel multiplier): direct kernels, vectorised along the
+ *              width on a zero-padded copy of each plane (nchw) or along
+ *              the channels with the 3x3 weights in registers (nhwc).
+ *   winograd   3x3 filters, strides and dilations 1, groups 1, >= 16
+ *              channels in and out, on a CPU with AVX-512: Winograd
+ *              F(2x2, 3x3) (16 products per 2 x 2 outputs instead of 36),
+ *              its 16 channel sums on the micro-kernel below; inputs with
+ *              infinities, NaN or huge values take the direct kernel.
+ *   direct     groups 1 on a CPU with AVX-512: a register-blocked
+ *              micro-kernel (6 x 4 vectors of accumulators; a broadcast
+ *              value times 4 vectors per step) with no im2col and no
+ *              packing.  nhwc: 6 output pixels x 64 output channels, any
+ *              filter size, strides, dilations, padding (the border pixels
+ *              take only their valid taps).  nchw 1x1 with strides 1 and no
+ *              padding: the product W (O x C) X (C x HW), 6 output channels
+ *              x 64 pixels.  nchw with larger filters: the input transposed
+ *              to nhwc and the result back (vectorised 16 x 16 transposes;
+ *              two cheap passes next to the work).  WEBNN_CONV_DIRECT=0 in
+ *              the environment turns this path off.
+ *   general    everything else (grouped convolutions, strided or padded
+ *              1x1 in nchw, CPUs without AVX-512): im2col of a band of
+ *              output rows into a per-thread buffer (sized for L2), then a
+ *              single-threaded BLIS product per band; 1x1 filters with
+ *              strides 1 and no padding use the input as the matrix,
+ *              without im2col.  When there are fewer bands than threads,
+ *              the product is cut across the threads instead.
+ *
+ * Work is cut into tasks (rows, bands, planes) that the pool's threads take
+ * dynamically, so that a thread held up by another process does not keep
+ * the others waiting; the bias is added in the kernels (no extra pass).  The
+ * filter is used in place when its layout is the one a path wants and is
+ * otherwise reordered once per call.
+ *
+ * convTranspose2d: per image and group, one product (cut across the
+ * threads) gives every (output channel, ky, kx) contribution of every input
+ * pixel; then, starting from the bias, each nchw output plane adds its
+ * contributions row by row, and each nhwc output pixel gathers its own (no
+ * write conflicts; threaded over planes / rows).
+ *
+ * Every index into the input is checked against its bounds or comes from a
+ * range computed to stay inside it (padding reads zeros), whatever the
+ * options; vector loads never run past a buffer.
+ *
+ * Files: conv2d.c (the choice of path), depthwise.c, winograd.c, direct.c,
+ * im2col.c (im2col + BLIS, the general path), transpose.c
+ * (convTranspose2d).  BLIS is called through cpu/blis/gemm.c only. */
+#ifndef WNN_CPU_CONV_H
+#define WNN_CPU_CONV_H
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cpu.h"
+
+/* a * b + c may be one fused multiply-add (-std=c11 turns contraction off
+ * in GCC) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+/* Hot loops are compiled for AVX-512, AVX2 + FMA and baseline x86-64, picked
+ * at load time.  The x86-64-v4 / -v3 ISA levels are chosen by CPU features;
+ * "arch=skylake-avx512" / "arch=haswell" clones would be chosen by CPU model
+ * (__builtin_cpu_is) and never run on AMD processors. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HOT
+#endif
+
+/* 16 floats; loads and stores through it may be unaligned.  In the
+ * AVX-512 clones one register, in the others two or four. */
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+/* f in every lane (f - 0 is f for every f, -0 included, and folds away) */
+#define bcast(f) ((float)(f) - (v16){ 0 })
+
+typedef int v16i __attribute__((vector_size(64)));
+/* the even / odd elements of the 32 in a, b */
+#if defined(__clang__)
+#define EVEN(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, \
+                                           18, 20, 22, 24, 26, 28, 30)
+#define ODD(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, \
+                                          19, 21, 23, 25, 27, 29, 31)
+#else
+#define SHUF2(a, b, m) __builtin_shuffle(a, b, m)
+#define EVEN(a, b) __builtin_shuffle(a, b, (v16i){ 0, 2, 4, 6, 8, 10, 12, 14, 16, \
+                                                   18, 20, 22, 24, 26, 28, 30 })
+#define ODD(a, b) __builtin_shuffle(a, b, (v16i){ 1, 3, 5, 7, 9, 11, 13, 15, 17, \
+                                                  19, 21, 23, 25, 27, 29, 31 })
+#endif
+
+
+/* cpu/blis/gemm.c: the one BLIS wrapper (alpha 1, beta 0) */
+#define sgemm_1t cpu_sgemm_1t
+#define sgemm_par cpu_sgemm_tasks
+
+static inline int64_t
+ceil_div(int64_t a, int64_t b) /* b > 0 */
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static inline int64_t
+clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The range [lo, hi) of outputs o in [0, n) whose input o * s + off falls in
+ * [0, len). */
+static inline void
+valid_range(int64_t n, int64_t s, int64_t off, int64_t len, int64_t *lo,
+            int64_t *hi)
+{
+    int64_t a = ceil_div(-off, s), b = ceil_div(len - off, s);
+    *lo = clamp64(a, 0, n);
+    *hi = clamp64(b, *lo, n);
+}
+
+static inline int
+threads_for(double flops)
+{
+    return flops < 2e6 ? 1 : cpu_num_threads();
+}
+
+/* Operand data as float32: the pointer itself, or a widened copy in *own. */
+static inline const float *
+as_f32(const void *p, wnn_dtype t, uint64_t n, float **own)
+{
+    *own = NULL;
+    if (t == WNN_FLOAT32) {
+        return p;
+    }
+    *own = cpu_to_f32(p, t, n);
+    return *own;
+}
+
+/* A filter with dimensions (o, i, h, w) of sizes d[4] and element strides
+ * s[4], copied to the layout with strides t[4]. */
+static inline void
+reorder(const float *src, const int64_t *s, float *dst, const int64_t *t,
+        const int64_t *d)
+{
+    for (int64_t o = 0; o < d[0]; o++) {
+        for (int64_t i = 0; i < d[1]; i++) {
+            for (int64_t h = 0; h < d[2]; h++) {
+                for (int64_t w = 0; w < d[3]; w++) {
+                    dst[o * t[0] + i * t[1] + h * t[2] + w * t[3]] =
+                        src[o * s[0] + i * s[1] + h * s[2] + w * s[3]];
+                }
+            }
+        }
+    }
+}
+
+/* ---- conv2d geometry ------------------------------------------------------ */
+typedef struct geom {
+    int64_t N, C, H, W;     /* input                                  */
+    int64_t O, OH, OW;      /* output channels and size               */
+    int64_t KH, KW;         /* filter size                            */
+    int64_t G, Cg, Og;      /* groups, channels per group in and out  */
+    int64_t pt, pl;         /* padding at the top and left            */
+    int64_t sh, sw, dh, dw; /* strides, dilations                     */
+    bool nhwc;
+    bool direct_ok, winograd_ok; /* kernel choice (cpu/config.h)  */
+} geom;
+
+/* Strides of a conv2d filter layout, in (o, i, h, w) order. */
+static inline void
+conv_filter_strides(int layout, const geom *g, int64_t *s)
+{
+    int64_t O = g->O, I = g->Cg, KH = g->KH, KW = g->KW;
+    switch (layout) {
+    case WNN_CONV_HWIO: s[0] = 1, s[1] = O, s[2] = KW * I * O, s[3] = I * O; break;
+    case WNN_CONV_OHWI: s[0] = KH * KW * I, s[1] = 1, s[2] = KW * I, s[3] = I; break;
+    case WNN_CONV_IHWO: s[0] = 1, s[1] = KH * KW * O, s[2] = KW * O, s[3] = O; break;
+    default: s[0] = I * KH * KW, s[1] = KH * KW, s[2] = KW, s[3] = 1; break;
+    }
+}
+
+
+
+/* The geometry lowered at compile (compiler/lower/conv.c), shared by
+ * conv2d and convTranspose2d. */
+static inline void
+geom_from(geom *g, const wnn_conv_params *p)
+{
+    g->nhwc = p->nhwc;
+    g->N = p->N, g->C = p->C, g->H = p->H, g->W = p->W;
+    g->O = p->O, g->OH = p->OH, g->OW = p->OW;
+    g->KH = p->KH, g->KW = p->KW;
+    g->G = p->G, g->Cg = p->Cg, g->Og = p->Og;
+    g->pt = p->pad[0], g->pl = p->pad[2];
+    g->sh = p->sh, g->sw = p->sw, g->dh = p->dh, g->dw = p->dw;
+}
+
+
+/* ---- direct kernels (AVX-512; direct.c, winograd.c) ---------------------- */
+/* ---- direct nhwc convolution (AVX-512) ------------------------------------- */
+
+/* A register-blocked direct convolution for nhwc, groups 1: PB output pixels
+ * of a row times NV x 16 output channels stay in registers while the taps
+ * and input channels stream by (a broadcast input value times NV weight
+ * vectors).  No im2col, no packing; the filter is [KH][KW][C][OP] with the
+ * output channels padded to OP, a multiple of 16.  Only where the CPU has
+ * AVX-512 (32 vector registers hold the 6 x 4 accumulators); elsewhere the
+ * im2col + BLIS path runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
+#define HAVE_DIRECT 1
+#define DIRECT __attribute__((target("arch=x86-64-v4")))
+#define DIRECT_PB 6
+typedef void (*direct_fn)(const float *, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, const float *, int64_t,
+                          const float *, const float *, float *, int64_t,
+                          int64_t);
+/* the micro-kernels, direct_fns[nv][pb] (direct.c) */
+extern const direct_fn conv_direct_fns[5][7];
+#define direct_fns conv_direct_fns
+#endif
+
+/* ---- the paths ------------------------------------------------------------ */
+wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,
+                          int layout, const float *x, const float *w,
+                          const float *b, float *y);
+wnn_status conv_gemm(const cpu_call *k, wnn_error *err, const geom *g,
+                     int layout, const float *x, const float *w,
+                     const float *b, float *y);
+#if HAVE_DIRECT
+bool conv_direct_usable(const geom *g);
+bool conv_winograd_usable(const geom *g, const float *x, const float *w);
+wnn_status conv_winograd_nhwc(const cpu_call *k, wnn_error *err,
+                              const geom *g, int layout, const float *x,
+                              const float *w, const float *b, float *y);
+wnn_status conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
+                            int layout, const float *x, const float *w,
+                            const float *b, float *y);
+wnn_status conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g,
+                            int layout, const float *x, const float *w,
+                            const float *b, float *y);
+wnn_status conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err,
+                                const geom *g, int layout, const float *x,
+                                const float *w, const float *b, float *y);
+#define direct_usable conv_direct_usable
+#define winograd_usable conv_winograd_usable
+#endif
+
+#endif

@@ -1,0 +1,564 @@
+/* depthwise.c -- conv2d with one input channel per group (conv.h has the overview). */
+#include "conv.h"
+
+/* ---- depthwise ------------------------------------------------------------ */
+
+/* One output plane of an nchw depthwise convolution: xp is the input plane
+ * (H x W), wk the KH x KW filter, yp the output plane (OH x OW). */
+HOT static void
+dw_plane_nchw(const geom *g, const float *xp, const float *wk, float bias,
+              float *yp, const float *zeros)
+{
+    const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
+    /* columns whose taps are all inside the row */
+    int64_t lo, hi, lo2, hi2;
+    valid_range(OW, sw, -g->pl, W, &lo, &hi);
+    valid_range(OW, sw, -g->pl + (KW - 1) * dw, W, &lo2, &hi2);
+    lo = lo2 > lo ? lo2 : lo;
+    hi = hi2 < hi ? hi2 : hi;
+    if (hi < lo) {
+        hi = lo;
+    }
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        float *yr = yp + oh * OW;
+        int64_t ih0 = oh * sh - g->pt;
+        /* borders: every tap checked */
+        for (int64_t ow = 0; ow < OW; ow++) {
+            if (ow == lo) {
+                ow = hi;
+                if (ow >= OW) {
+                    break;
+                }
+            }
+            float s = bias;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                int64_t ih = ih0 + kh * dh;
+                if (ih < 0 || ih >= H) {
+                    continue;
+                }
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    int64_t iw = ow * sw - g->pl + kw * dw;
+                    if (iw >= 0 && iw < W) {
+                        s += wk[kh * KW + kw] * xp[ih * W + iw];
+                    }
+                }
+            }
+            yr[ow] = s;
+        }
+        if (hi <= lo) {
+            continue;
+        }
+        if (KH == 3 && KW == 3) {
+            /* rows outside the input read a row of zeros */
+            const float *r[3];
+            for (int kh = 0; kh < 3; kh++) {
+                int64_t ih = ih0 + kh * dh;
+                r[kh] = (ih < 0 || ih >= H ? zeros : xp + ih * W) - g->pl;
+            }
+            const float w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3],
+                        w4 = wk[4], w5 = wk[5], w6 = wk[6], w7 = wk[7],
+                        w8 = wk[8];
+            const float *r0 = r[0], *r1 = r[1], *r2 = r[2];
+            if (sw == 1) {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    yr[ow] = bias + w0 * r0[ow] + w1 * r0[ow + d1] +
+                             w2 * r0[ow + d2] + w3 * r1[ow] +
+                             w4 * r1[ow + d1] + w5 * r1[ow + d2] +
+                             w6 * r2[ow] + w7 * r2[ow + d1] + w8 * r2[ow + d2];
+                }
+            } else if (sw == 2 && dw == 1) {
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    int64_t i = 2 * ow;
+                    yr[ow] = bias + w0 * r0[i] + w1 * r0[i + 1] +
+                             w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] +
+                             w5 * r1[i + 2] + w6 * r2[i] + w7 * r2[i + 1] +
+                             w8 * r2[i + 2];
+                }
+            } else {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = lo; ow < hi; ow++) {
+                    int64_t i = ow * sw;
+                    yr[ow] = bias + w0 * r0[i] + w1 * r0[i + d1] +
+                             w2 * r0[i + d2] + w3 * r1[i] + w4 * r1[i + d1] +
+                             w5 * r1[i + d2] + w6 * r2[i] + w7 * r2[i + d1] +
+                             w8 * r2[i + d2];
+                }
+            }
+            continue;
+        }
+        for (int64_t ow = lo; ow < hi; ow++) {
+            yr[ow] = bias;
+        }
+        for (int64_t kh = 0; kh < KH; kh++) {
+            int64_t ih = ih0 + kh * dh;
+            if (ih < 0 || ih >= H) {
+                continue;
+            }
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const float wv = wk[kh * KW + kw];
+                const float *rr = xp + ih * W - g->pl + kw * dw;
+                if (sw == 1) {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * rr[ow];
+                    }
+                } else {
+                    for (int64_t ow = lo; ow < hi; ow++) {
+                        yr[ow] += wv * rr[ow * sw];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* One output row (image n, row oh) of an nhwc depthwise convolution with
+ * channel multiplier 1: wk is [KH][KW][C]. */
+#define DW_CB 64
+HOT static void
+dw_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
+            float *y, int64_t n, int64_t oh)
+{
+    const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW, KW = g->KW;
+    int64_t kh_lo, kh_hi;
+    /* ih = oh*sh - pt + kh*dh in [0, H) */
+    valid_range(g->KH, g->dh, oh * g->sh - g->pt, H, &kh_lo, &kh_hi);
+    const float *xn = x + n * H * W * C;
+    float *yr = y + (n * g->OH + oh) * OW * C;
+    for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t kw_lo, kw_hi;
+        valid_range(KW, g->dw, ow * g->sw - g->pl, W, &kw_lo, &kw_hi);
+        int64_t ih0 = oh * g->sh - g->pt, iw0 = ow * g->sw - g->pl;
+        float *yo = yr + ow * C;
+        int64_t c0 = 0;
+        for (; c0 + DW_CB <= C; c0 += DW_CB) {
+            float acc[DW_CB];
+            for (int j = 0; j < DW_CB; j++) {
+                acc[j] = b ? b[c0 + j] : 0.0f;
+            }
+            for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+                const float *xr = xn + (ih0 + kh * g->dh) * W * C + c0;
+                const float *wr = wk + kh * KW * C + c0;
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                    const float *xp = xr + (iw0 + kw * g->dw) * C;
+                    const float *wp = wr + kw * C;
+                    for (int j = 0; j < DW_CB; j++) {
+                        acc[j] += xp[j] * wp[j];
+                    }
+                }
+            }
+            for (int j = 0; j < DW_CB; j++) {
+                yo[c0 + j] = acc[j];
+            }
+        }
+        if (c0 < C) {
+            int64_t cb = C - c0;
+            for (int64_t j = 0; j < cb; j++) {
+                yo[c0 + j] = b ? b[c0 + j] : 0.0f;
+            }
+            for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+                const float *xr = xn + (ih0 + kh * g->dh) * W * C + c0;
+                const float *wr = wk + kh * KW * C + c0;
+                for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                    const float *xp = xr + (iw0 + kw * g->dw) * C;
+                    const float *wp = wr + kw * C;
+                    for (int64_t j = 0; j < cb; j++) {
+                        yo[c0 + j] += xp[j] * wp[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* nhwc depthwise with a channel multiplier m > 1: output channel o reads
+ * input channel o / m.  wk is [KH][KW][O]. */
+static void
+dw_row_nhwc_mult(const geom *g, const float *x, const float *wk,
+                 const float *b, float *y, int64_t n, int64_t oh)
+{
+    const int64_t C = g->C, O = g->O, m = g->O / g->C, H = g->H, W = g->W;
+    int64_t kh_lo, kh_hi;
+    valid_range(g->KH, g->dh, oh * g->sh - g->pt, H, &kh_lo, &kh_hi);
+    for (int64_t ow = 0; ow < g->OW; ow++) {
+        int64_t kw_lo, kw_hi;
+        valid_range(g->KW, g->dw, ow * g->sw - g->pl, W, &kw_lo, &kw_hi);
+        float *yo = y + ((n * g->OH + oh) * g->OW + ow) * O;
+        for (int64_t o = 0; o < O; o++) {
+            yo[o] = b ? b[o] : 0.0f;
+        }
+        for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            for (int64_t kw = kw_lo; kw < kw_hi; kw++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw;
+                const float *xp = x + ((n * H + ih) * W + iw) * C;
+                const float *wp = wk + (kh * g->KW + kw) * O;
+                for (int64_t c = 0; c < C; c++) {
+                    for (int64_t j = 0; j < m; j++) {
+                        yo[c * m + j] += xp[c] * wp[c * m + j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* nchw depthwise on a zero-padded copy of the input plane: no bounds checks
+ * and whole vectors.  pad is PH x PW (PW >= (OWR - 1) * sw + (KW - 1) * dw
+ * + 1, OWR = OW rounded up to 16), row is OWR floats of scratch. */
+typedef struct dw_pad {
+    int64_t PH, PW, OWR;
+} dw_pad;
+
+static bool
+dw_pad_dims(const geom *g, dw_pad *d)
+{
+    d->OWR = (g->OW + 15) / 16 * 16;
+    d->PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    d->PW = (d->OWR - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    /* keep the copy small and cheap next to the work (pathological
+     * paddings, strides or dilations take the checked kernel) */
+    double copy = (double)d->PH * d->PW, work = (double)g->OH * g->OW * g->KH * g->KW;
+    return copy <= (1 << 22) && copy <= 4.0 * work + 4096;
+}
+
+HOT static void
+dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
+                     const float *wk, float bias, float *yp, float *pad,
+                     float *row)
+{
+    const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
+    const int64_t PH = d->PH, PW = d->PW, OWR = d->OWR;
+    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
+    /* pad[r][c] = x[r - pt][c - pl], zero outside (plain loops: the rows
+     * are short, library calls would cost more than the copies) */
+    int64_t c_lo = clamp64(g->pl, 0, PW), c_hi = clamp64(g->pl + W, c_lo, PW);
+    const int64_t sx = c_lo - g->pl;
+    for (int64_t r = 0; r < PH; r++) {
+        float *pr = pad + r * PW;
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= H) {
+            for (int64_t c = 0; c < PW; c++) {
+                pr[c] = 0.0f;
+            }
+            continue;
+        }
+        const float *xr = xp + ih * W + sx;
+        for (int64_t c = 0; c < c_lo; c++) {
+            pr[c] = 0.0f;
+        }
+        for (int64_t c = c_lo; c < c_hi; c++) {
+            pr[c] = xr[c - c_lo];
+        }
+        for (int64_t c = c_hi; c < PW; c++) {
+            pr[c] = 0.0f;
+        }
+    }
+    for (int64_t oh = 0; oh < g->OH; oh++) {
+        /* whole vectors: a row may spill into the rows after it, which are
+         * computed later; the last rows of the plane go through `row` */
+        float *out = oh * OW + OWR <= g->OH * OW ? yp + oh * OW : row;
+        const float *base = pad + oh * sh * PW;
+        if (KH == 3 && KW == 3) {
+            const float *r0 = base, *r1 = base + dh * PW, *r2 = base + 2 * dh * PW;
+            v16 w[9];
+            for (int t = 0; t < 9; t++) {
+                w[t] = (v16){ 0 } + wk[t];
+            }
+            const v16 bv = (v16){ 0 } + bias;
+            if (sw == 1) {
+                const int64_t d1 = dw, d2 = 2 * dw;
+#define L(p) (*(const v16 *)(p))
+                for (int64_t ow = 0; ow < OWR; ow += 16) {
+                    v16 a = bv + L(r0 + ow) * w[0] + L(r0 + ow + d1) * w[1] +
+                            L(r0 + ow + d2) * w[2];
+                    v16 b = L(r1 + ow) * w[3] + L(r1 + ow + d1) * w[4] +
+                            L(r1 + ow + d2) * w[5];
+                    v16 c = L(r2 + ow) * w[6] + L(r2 + ow + d1) * w[7] +
+                            L(r2 + ow + d2) * w[8];
+                    *(v16 *)(out + ow) = a + (b + c);
+                }
+            } else if (sw == 2 && dw == 1) {
+                /* x[2 ow], x[2 ow + 1], x[2 ow + 2]: the even and odd
+                 * elements of 32 loaded ones, and the even ones 2 further */
+                v16 acc;
+                for (int64_t ow = 0; ow < OWR; ow += 16) {
+                    const int64_t i = 2 * ow;
+                    acc = bv;
+                    const float *rr[3] = { r0 + i, r1 + i, r2 + i };
+                    for (int kh = 0; kh < 3; kh++) {
+                        v16 lo = L(rr[kh]), hi = L(rr[kh] + 16);
+                        v16 lo2 = L(rr[kh] + 2), hi2 = L(rr[kh] + 18);
+                        acc += EVEN(lo, hi) * w[3 * kh] +
+                               ODD(lo, hi) * w[3 * kh + 1] +
+                               EVEN(lo2, hi2) * w[3 * kh + 2];
+                    }
+                    *(v16 *)(out + ow) = acc;
+                }
+#undef L
+            } else {
+                const int64_t d1 = dw, d2 = 2 * dw;
+                for (int64_t ow = 0; ow < OWR; ow++) {
+                    int64_t i = ow * sw;
+                    float a = bias + wk[0] * r0[i] + wk[1] * r0[i + d1] + wk[2] * r0[i + d2];
+                    float b = wk[3] * r1[i] + wk[4] * r1[i + d1] + wk[5] * r1[i + d2];
+                    float c = wk[6] * r2[i] + wk[7] * r2[i + d1] + wk[8] * r2[i + d2];
+                    out[ow] = a + (b + c);
+                }
+            }
+        } else {
+            for (int64_t ow = 0; ow < OWR; ow++) {
+                out[ow] = bias;
+            }
+            for (int64_t kh = 0; kh < KH; kh++) {
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float wv = wk[kh * KW + kw];
+                    const float *rr = base + kh * dh * PW + kw * dw;
+                    if (sw == 1) {
+                        for (int64_t ow = 0; ow < OWR; ow++) {
+                            out[ow] += wv * rr[ow];
+                        }
+                    } else {
+                        for (int64_t ow = 0; ow < OWR; ow++) {
+                            out[ow] += wv * rr[ow * sw];
+                        }
+                    }
+                }
+            }
+        }
+        if (out == row) {
+            for (int64_t ow = 0; ow < OW; ow++) {
+                yp[oh * OW + ow] = row[ow];
+            }
+        }
+    }
+}
+
+/* nhwc 3x3 depthwise (multiplier 1), output row oh of image n: taps of rows
+ * outside the input read `zeros` (a row of W * C zeros); columns whose taps
+ * all fall inside the row run 16 channels at a time with the 9 weights in
+ * registers, the others check every tap. */
+HOT static void
+dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
+             float *y, int64_t n, int64_t oh, const float *zeros, int64_t lo,
+             int64_t hi)
+{
+    const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW;
+    const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
+    const float *r[3];
+    for (int kh = 0; kh < 3; kh++) {
+        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        r[kh] = ih < 0 || ih >= H ? zeros : x + (n * H + ih) * W * C;
+    }
+    float *yr = y + (n * g->OH + oh) * OW * C;
+    const int64_t C16 = C / 16 * 16;
+    for (int64_t c0 = 0; c0 < C16; c0 += 16) {
+        v16 w[9];
+        for (int t = 0; t < 9; t++) {
+            w[t] = *(const v16 *)(wk + t * C + c0);
+        }
+        v16 bv = b ? *(const v16 *)(b + c0) : (v16){ 0 };
+        const float *r0 = r[0] + c0, *r1 = r[1] + c0, *r2 = r[2] + c0;
+        const int64_t s1 = dw * C, s2 = 2 * dw * C;
+        for (int64_t ow = lo; ow < hi; ow++) {
+            int64_t i = (ow * sw - pl) * C;
+            v16 a = bv + *(const v16 *)(r0 + i) * w[0] +
+                    *(const v16 *)(r0 + i + s1) * w[1] +
+                    *(const v16 *)(r0 + i + s2) * w[2];
+            v16 bb = *(const v16 *)(r1 + i) * w[3] +
+                     *(const v16 *)(r1 + i + s1) * w[4] +
+                     *(const v16 *)(r1 + i + s2) * w[5];
+            v16 cc = *(const v16 *)(r2 + i) * w[6] +
+                     *(const v16 *)(r2 + i + s1) * w[7] +
+                     *(const v16 *)(r2 + i + s2) * w[8];
+            *(v16 *)(yr + ow * C + c0) = a + (bb + cc);
+        }
+    }
+    /* the border columns (all channels) and the last C % 16 channels of the
+     * interior ones */
+    for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t cs = ow >= lo && ow < hi ? C16 : 0;
+        if (cs == C) {
+            continue;
+        }
+        float *yo = yr + ow * C;
+        for (int64_t c = cs; c < C; c++) {
+            yo[c] = b ? b[c] : 0.0f;
+        }
+        for (int64_t kw = 0; kw < 3; kw++) {
+            int64_t iw = ow * sw - pl + kw * dw;
+            if (iw < 0 || iw >= W) {
+                continue;
+            }
+            for (int kh = 0; kh < 3; kh++) {
+                const float *xp = r[kh] + iw * C;
+                const float *wp = wk + (kh * 3 + kw) * C;
+                for (int64_t c = cs; c < C; c++) {
+                    yo[c] += xp[c] * wp[c];
+                }
+            }
+        }
+    }
+}
+
+typedef struct dw_nchw_job {
+    float *scratch;
+    int64_t per;
+    const geom *g;
+    const float *x;
+    const float *w;
+    const float *b;
+    float *y;
+    int64_t m;
+    dw_pad pd;
+    float *zeros;
+} dw_nchw_job;
+
+static void
+dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const dw_nchw_job *j_ = p_;
+    float *scratch = j_->scratch;
+    int64_t per = j_->per;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    const float *w = j_->w;
+    const float *b = j_->b;
+    float *y = j_->y;
+    int64_t m = j_->m;
+    dw_pad pd = j_->pd;
+    float *zeros = j_->zeros;
+    for (int64_t p = (int64_t)b_; p < (int64_t)e_; p++) {
+        float *pad = scratch ? scratch + tid_ * per : NULL;
+        int64_t n = p / g->O, o = p % g->O;
+        const float *xp = x + (n * g->C + o / m) * g->H * g->W;
+        const float *wk = w + o * g->KH * g->KW;
+        float bv = b ? b[o] : 0.0f, *yp = y + p * g->OH * g->OW;
+        if (pad) {
+            dw_plane_nchw_padded(g, &pd, xp, wk, bv, yp, pad,
+                                 pad + pd.PH * pd.PW);
+        } else {
+            dw_plane_nchw(g, xp, wk, bv, yp, zeros);
+        }
+    }
+}
+
+typedef struct dw_nhwc_job {
+    const geom *g;
+    const float *x;
+    const float *w;
+    const float *b;
+    float *y;
+    bool k3;
+    bool mult;
+    float *zeros;
+    int64_t lo;
+    int64_t hi;
+} dw_nhwc_job;
+
+static void
+dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const dw_nhwc_job *j_ = p_;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    const float *w = j_->w;
+    const float *b = j_->b;
+    float *y = j_->y;
+    bool k3 = j_->k3;
+    bool mult = j_->mult;
+    float *zeros = j_->zeros;
+    int64_t lo = j_->lo;
+    int64_t hi = j_->hi;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
+        if (k3) {
+            dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
+        } else if (mult) {
+            dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
+        } else {
+            dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
+        }
+    }
+}
+
+wnn_status
+conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
+               const float *x, const float *w, const float *b, float *y)
+{
+    /* wanted: [O][KH][KW] for nchw, [KH][KW][O] for nhwc */
+    int64_t s[4], t[4], d[4] = { g->O, 1, g->KH, g->KW };
+    conv_filter_strides(layout, g, s);
+    bool direct = g->nhwc ? (layout == WNN_CONV_HWIO || layout == WNN_CONV_IHWO)
+                          : (layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI);
+    float *wc = NULL;
+    if (!direct) {
+        wc = malloc((size_t)(g->O * g->KH * g->KW) * sizeof(float) + 64);
+        if (!wc) {
+            return cpu_fail(k, err, "out of memory");
+        }
+        if (g->nhwc) {
+            t[0] = 1, t[1] = 0, t[2] = g->KW * g->O, t[3] = g->O;
+        } else {
+            t[0] = g->KH * g->KW, t[1] = 0, t[2] = g->KW, t[3] = 1;
+        }
+        reorder(w, s, wc, t, d);
+        w = wc;
+    }
+    double flops = 2.0 * g->N * g->O * g->OH * g->OW * g->KH * g->KW;
+    int nt = threads_for(flops);
+    if (!g->nhwc) {
+        int64_t planes = g->N * g->O, m = g->O / g->C;
+        dw_pad pd;
+        float *scratch = NULL;
+        int64_t per = 0;
+        if (dw_pad_dims(g, &pd)) {
+            per = pd.PH * pd.PW + pd.OWR + 16;
+            scratch = malloc((size_t)(per * nt) * sizeof(float));
+        }
+        float *zeros = scratch ? NULL : calloc((size_t)g->W + 16, sizeof(float));
+        if (!scratch && !zeros) {
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        {
+            dw_nchw_job j_ = {.scratch = scratch, .per = per, .g = g, .x = x,
+                              .w = w, .b = b, .y = y, .m = m, .pd = pd,
+                              .zeros = zeros};
+            cpu_parallel_for_dynamic((int64_t)(planes), 4, nt, dw_nchw_body, &j_);
+        }
+        free(scratch);
+        free(zeros);
+    } else {
+        int64_t rows = g->N * g->OH;
+        bool mult = g->O != g->C, k3 = g->KH == 3 && g->KW == 3 && !mult;
+        float *zeros = NULL;
+        int64_t lo = 0, hi = 0;
+        if (k3) {
+            zeros = calloc((size_t)(g->W * g->C) + 16, sizeof(float));
+            if (!zeros) {
+                free(wc);
+                return cpu_fail(k, err, "out of memory");
+            }
+            /* columns whose three taps are inside the row */
+            int64_t lo2, hi2;
+            valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
+            valid_range(g->OW, g->sw, -g->pl + 2 * g->dw, g->W, &lo2, &hi2);
+            lo = lo2 > lo ? lo2 : lo;
+            hi = hi2 < hi ? hi2 : hi;
+            if (hi < lo) {
+                hi = lo;
+            }
+        }
+        {
+            dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
+                              .mult = mult, .zeros = zeros, .lo = lo,
+                              .hi = hi};
+            cpu_parallel_for_dynamic((int64_t)(rows), 2, nt, dw_nhwc_body, &j_);
+        }
+        free(zeros);
+    }
+    free(wc);
+    return WNN_OK;
+}

@@ -1,0 +1,508 @@
+/* direct.c -- conv2d's register-blocked direct kernels (AVX-512), nhwc and nchw (conv.h has the overview). */
+#include "conv.h"
+
+#if HAVE_DIRECT
+/* The micro-kernel: acc[p][j] (PB x NV vectors of 16) += x0[p ps + c] *
+ * w[c OP + 16 j] over the taps and c.  For nhwc convolution: p runs over
+ * output pixels (x0: input pixel of output pixel 0 at the first tap; ps: to
+ * the next output pixel's; rs, cs: to the next tap row / column), j over
+ * output channels (w: the weights of the first tap and output channel o0).
+ * For the nchw 1x1 product it is a GEMM with p over output channels and j
+ * over pixels.  The accumulators start at the bias: vectors bias[16 j] or,
+ * when bias_p, scalars bias_p[p].  y: where acc[0][0] goes, ys: to the next
+ * p; nvalid: lanes (of the NV * 16) that exist. */
+#define DIRECT_BLOCK(NV, PB)                                                   \
+    DIRECT static void direct_##NV##_##PB(                                     \
+        const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
+        int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
+        const float *bias, const float *bias_p, float *y, int64_t ys,          \
+        int64_t nvalid)                                                        \
+    {                                                                          \
+        v16 acc[PB][NV];                                                       \
+        _Pragma("GCC unroll 6") for (int p = 0; p < PB; p++)                   \
+        {                                                                      \
+            _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)               \
+            {                                                                  \
+                if (bias_p) {                                                  \
+                    acc[p][j] = bcast(bias_p[p]);                              \
+                } else {                                                       \
+                    acc[p][j] = *(const v16 *)(bias + 16 * j);                 \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+        for (int64_t kh = 0; kh < nkh; kh++) {                                 \
+            for (int64_t kw = 0; kw < nkw; kw++) {                             \
+                const float *xp = x0 + kh * rs + kw * cs;                      \
+                const float *wp = w + (kh * KW + kw) * C * OP;                 \
+                for (int64_t c = 0; c < C; c++) {                              \
+                    v16 wv[NV];                                                \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) wv[j] = \
+                        *(const v16 *)(wp + c * OP + 16 * j);                  \
+                    _Pragma("GCC unroll 6") for (int p = 0; p < PB; p++)       \
+                    {                                                          \
+                        v16 xb = bcast(xp[p * ps + c]);                        \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)   \
+                            acc[p][j] += xb * wv[j];                           \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+        for (int p = 0; p < PB; p++) {                                         \
+            float *yp = y + p * ys;                                            \
+            if (nvalid >= 16 * NV) {                                           \
+                _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
+                    *(v16 *)(yp + 16 * j) = acc[p][j];                         \
+            } else {                                                           \
+                float t[16 * NV];                                              \
+                for (int j = 0; j < NV; j++) {                                 \
+                    *(v16 *)(t + 16 * j) = acc[p][j];                          \
+                }                                                              \
+                for (int64_t i = 0; i < nvalid; i++) {                         \
+                    yp[i] = t[i];                                              \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+#define DIRECT_PBS(NV)                                                         \
+    DIRECT_BLOCK(NV, 1)                                                        \
+    DIRECT_BLOCK(NV, 2)                                                        \
+    DIRECT_BLOCK(NV, 3) DIRECT_BLOCK(NV, 4) DIRECT_BLOCK(NV, 5) DIRECT_BLOCK(NV, 6)
+DIRECT_PBS(1)
+DIRECT_PBS(2)
+DIRECT_PBS(3)
+DIRECT_PBS(4)
+/* direct_fns[nv][pb] */
+const direct_fn conv_direct_fns[5][7] = {
+    { NULL },
+    { NULL, direct_1_1, direct_1_2, direct_1_3, direct_1_4, direct_1_5, direct_1_6 },
+    { NULL, direct_2_1, direct_2_2, direct_2_3, direct_2_4, direct_2_5, direct_2_6 },
+    { NULL, direct_3_1, direct_3_2, direct_3_3, direct_3_4, direct_3_5, direct_3_6 },
+    { NULL, direct_4_1, direct_4_2, direct_4_3, direct_4_4, direct_4_5, direct_4_6 },
+};
+
+/* dst (16 x 16, rows ldd apart) = src (16 x 16, rows lds apart)^T: four
+ * rounds of swapping the off-diagonal blocks of size 8, 4, 2, 1. */
+HOT static void
+transpose16(const float *src, int64_t lds, float *dst, int64_t ldd)
+{
+#if defined(__clang__)
+    for (int i = 0; i < 16; i++) {
+        for (int j = 0; j < 16; j++) {
+            dst[j * ldd + i] = src[i * lds + j];
+        }
+    }
+#else
+    v16 r[16];
+    for (int i = 0; i < 16; i++) {
+        r[i] = *(const v16 *)(src + i * lds);
+    }
+    for (int i = 0; i < 16; i++) {
+        if (!(i & 8)) {
+            v16 a = r[i], b = r[i + 8];
+            r[i] = SHUF2(a, b, ((v16i){ 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 }));
+            r[i + 8] = SHUF2(a, b, ((v16i){ 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 }));
+        }
+    }
+    for (int i = 0; i < 16; i++) {
+        if (!(i & 4)) {
+            v16 a = r[i], b = r[i + 4];
+            r[i] = SHUF2(a, b, ((v16i){ 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 }));
+            r[i + 4] = SHUF2(a, b, ((v16i){ 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 }));
+        }
+    }
+    for (int i = 0; i < 16; i++) {
+        if (!(i & 2)) {
+            v16 a = r[i], b = r[i + 2];
+            r[i] = SHUF2(a, b, ((v16i){ 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 }));
+            r[i + 2] = SHUF2(a, b, ((v16i){ 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 }));
+        }
+    }
+    for (int i = 0; i < 16; i++) {
+        if (!(i & 1)) {
+            v16 a = r[i], b = r[i + 1];
+            r[i] = SHUF2(a, b, ((v16i){ 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 }));
+            r[i + 1] = SHUF2(a, b, ((v16i){ 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 }));
+        }
+    }
+    for (int i = 0; i < 16; i++) {
+        *(v16 *)(dst + i * ldd) = r[i];
+    }
+#endif
+}
+
+/* dst (cols x rows) = src (rows x cols)^T, tile (r0, c0) of 64 x 64 */
+static void
+transpose_tile(const float *src, int64_t rows, int64_t cols, float *dst,
+               int64_t r0, int64_t c0)
+{
+    int64_t r1 = r0 + 64 < rows ? r0 + 64 : rows;
+    int64_t c1 = c0 + 64 < cols ? c0 + 64 : cols;
+    int64_t r16 = r0 + (r1 - r0) / 16 * 16, c16 = c0 + (c1 - c0) / 16 * 16;
+    for (int64_t r = r0; r < r16; r += 16) {
+        for (int64_t c = c0; c < c16; c += 16) {
+            transpose16(src + r * cols + c, cols, dst + c * rows + r, rows);
+        }
+    }
+    for (int64_t c = c0; c < c1; c++) {
+        for (int64_t r = c < c16 ? r16 : r0; r < r1; r++) {
+            dst[c * rows + r] = src[r * cols + c];
+        }
+    }
+}
+
+typedef struct timg_job {
+    const float *src;
+    int64_t rows;
+    int64_t cols;
+    float *dst;
+    int64_t tr;
+    int64_t tc;
+} timg_job;
+
+static void
+timg_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const timg_job *j_ = p_;
+    const float *src = j_->src;
+    int64_t rows = j_->rows;
+    int64_t cols = j_->cols;
+    float *dst = j_->dst;
+    int64_t tr = j_->tr;
+    int64_t tc = j_->tc;
+    for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
+        int64_t i = t / (tr * tc), rem = t % (tr * tc);
+        transpose_tile(src + i * rows * cols, rows, cols,
+                       dst + i * rows * cols, rem / tc * 64, rem % tc * 64);
+    }
+}
+
+static void
+transpose_images(const float *src, int64_t n, int64_t rows, int64_t cols,
+                 float *dst, int nt)
+{
+    int64_t tr = (rows + 63) / 64, tc = (cols + 63) / 64;
+    {
+        timg_job j_ = {.src = src, .rows = rows, .cols = cols, .dst = dst,
+                       .tr = tr, .tc = tc};
+        cpu_parallel_for_dynamic((int64_t)(n * tr * tc), 4, nt, timg_body, &j_);
+    }
+}
+
+bool
+direct_usable(const geom *g)
+{
+    static int avx512 = -1;
+    if (avx512 < 0) {
+        __builtin_cpu_init();
+        avx512 = __builtin_cpu_supports("avx512f") &&
+                 __builtin_cpu_supports("avx512dq") &&
+                 __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl");
+    }
+    /* faster than im2col + BLIS for every channel count measured (1 to
+     * 256 in, 8 to 256 out); WEBNN_CONV_DIRECT=0 turns it off (the tests
+     * use it to run the portable paths too) */
+    return avx512 && g->G == 1 && g->direct_ok;
+}
+
+/* Output row oh of image n, output channels [o0, o0 + 16 nv). */
+static void
+direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
+           const float *bp, float *y, int64_t n, int64_t oh, int64_t o0,
+           int nv, int64_t lo, int64_t hi)
+{
+    const int64_t C = g->C, W = g->W, KW = g->KW;
+    int64_t kh_lo, kh_hi;
+    valid_range(g->KH, g->dh, oh * g->sh - g->pt, g->H, &kh_lo, &kh_hi);
+    int64_t nkh = kh_hi - kh_lo, ih = oh * g->sh - g->pt + kh_lo * g->dh;
+    const float *xrow = x + (n * g->H + (nkh > 0 ? ih : 0)) * W * C;
+    const float *wk = wt + kh_lo * KW * C * OP + o0;
+    const int64_t ps = g->sw * C, rs = g->dh * W * C, cs = g->dw * C;
+    float *yr = y + (n * g->OH + oh) * g->OW * g->O + o0;
+    int64_t nvalid = g->O - o0 < 16 * nv ? g->O - o0 : 16 * nv;
+    for (int64_t ow = lo; ow < hi; ow += DIRECT_PB) {
+        int64_t pb = hi - ow < DIRECT_PB ? hi - ow : DIRECT_PB;
+        direct_fns[nv][pb](xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh,
+                           KW, KW, C, wk, OP, bp + o0, NULL, yr + ow * g->O,
+                           g->O, nvalid);
+    }
+    /* border columns: only the taps inside the row */
+    for (int64_t o = 0; o < g->OW; o++) {
+        if (o == lo) {
+            o = hi;
+            if (o >= g->OW) {
+                break;
+            }
+        }
+        int64_t kw_lo, kw_hi;
+        valid_range(KW, g->dw, o * g->sw - g->pl, W, &kw_lo, &kw_hi);
+        int64_t iw = o * g->sw - g->pl + kw_lo * g->dw;
+        direct_fns[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
+                          kw_hi - kw_lo, KW, C, wk + kw_lo * C * OP, OP,
+                          bp + o0, NULL, yr + o * g->O, g->O, nvalid);
+    }
+}
+
+
+
+typedef struct d1x1_job {
+    int64_t nob;
+    int64_t chunk;
+    int64_t P;
+    int64_t OP;
+    int64_t O;
+    int64_t C;
+    const float *x;
+    float *wt;
+    float *bp;
+    float *y;
+} d1x1_job;
+
+static void
+d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const d1x1_job *j_ = p_;
+    int64_t nob = j_->nob;
+    int64_t chunk = j_->chunk;
+    int64_t P = j_->P;
+    int64_t OP = j_->OP;
+    int64_t O = j_->O;
+    int64_t C = j_->C;
+    const float *x = j_->x;
+    float *wt = j_->wt;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
+        int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
+        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+        for (int64_t p = p0; p < p1; p += DIRECT_PB) {
+            int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
+            direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
+                               bp + o0, NULL, y + p * O + o0, O, nvalid);
+        }
+    }
+}
+
+typedef struct drows_job {
+    int64_t nob;
+    int64_t OP;
+    const geom *g;
+    const float *x;
+    float *wt;
+    float *bp;
+    float *y;
+    int64_t lo;
+    int64_t hi;
+} drows_job;
+
+static void
+drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const drows_job *j_ = p_;
+    int64_t nob = j_->nob;
+    int64_t OP = j_->OP;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    float *wt = j_->wt;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    int64_t lo = j_->lo;
+    int64_t hi = j_->hi;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        int64_t r = tsk / nob, ob = tsk % nob;
+        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        direct_row(g, x, wt, OP, bp, y, r / g->OH, r % g->OH, o0, (int)nv, lo,
+                   hi);
+    }
+}
+
+wnn_status
+conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
+                 int layout, const float *x, const float *w, const float *b,
+                 float *y)
+{
+    if (winograd_usable(g, x, w)) {
+        return conv_winograd_nhwc(k, err, g, layout, x, w, b, y);
+    }
+    const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW;
+    const int64_t OP = (O + 15) / 16 * 16;
+    float *wt = malloc((size_t)(KH * KW * C * OP) * sizeof(float) + 64);
+    float *bp = calloc((size_t)OP + 16, sizeof(float));
+    if (!wt || !bp) {
+        free(wt);
+        free(bp);
+        return cpu_fail(k, err, "out of memory");
+    }
+    /* the filter as [KH][KW][C][OP], zeros in the padding channels */
+    int64_t s[4], t[4] = { 1, OP, KW * C * OP, C * OP }, d[4] = { O, C, KH, KW };
+    conv_filter_strides(layout, g, s);
+    if (OP != O) {
+        memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
+    }
+    reorder(w, s, wt, t, d);
+    if (b) {
+        memcpy(bp, b, (size_t)O * sizeof(float));
+    }
+    /* columns whose taps are all inside the row */
+    int64_t lo, hi, lo2, hi2;
+    valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
+    valid_range(g->OW, g->sw, -g->pl + (KW - 1) * g->dw, g->W, &lo2, &hi2);
+    lo = lo2 > lo ? lo2 : lo;
+    hi = hi2 < hi ? hi2 : hi;
+    if (hi < lo) {
+        hi = lo;
+    }
+    int64_t nob = (OP + 63) / 64, rows = g->N * g->OH;
+    double flops = 2.0 * g->N * O * g->OH * g->OW * C * KH * KW;
+    int nt = threads_for(flops);
+    if (KH == 1 && KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
+        g->pl == 0 && g->OH == g->H && g->OW == g->W) {
+        /* 1x1 without strides or padding: one long row of N H W pixels */
+        const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
+        const int64_t nch = (P + chunk - 1) / chunk;
+        {
+            d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP,
+                           .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y};
+            cpu_parallel_for_dynamic((int64_t)(nch * nob), 1, nt, d1x1_body, &j_);
+        }
+        free(wt);
+        free(bp);
+        return WNN_OK;
+    }
+    {
+        drows_job j_ = {.nob = nob, .OP = OP, .g = g, .x = x, .wt = wt,
+                        .bp = bp, .y = y, .lo = lo, .hi = hi};
+        cpu_parallel_for_dynamic((int64_t)(rows * nob), 1, nt, drows_body, &j_);
+    }
+    free(wt);
+    free(bp);
+    return WNN_OK;
+}
+
+/* nchw through the nhwc kernel: the input transposed to nhwc, the result
+ * transposed back (two passes, small next to a convolution with a filter
+ * larger than 1x1). */
+wnn_status
+conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g, int layout,
+                 const float *x, const float *w, const float *b, float *y)
+{
+    int64_t nx = g->N * g->C * g->H * g->W, ny = g->N * g->O * g->OH * g->OW;
+    float *xt = malloc((size_t)nx * sizeof(float) + 64);
+    float *yt = malloc((size_t)ny * sizeof(float) + 64);
+    wnn_status st = WNN_ERR;
+    if (!xt || !yt) {
+        st = cpu_fail(k, err, "out of memory");
+    } else {
+        geom gt = *g;
+        gt.nhwc = true;
+        transpose_images(x, g->N, g->C, g->H * g->W, xt, threads_for(nx * 8.0));
+        st = conv_direct_nhwc(k, err, &gt, layout, xt, w, b, yt);
+        if (st == WNN_OK) {
+            transpose_images(yt, g->N, g->OH * g->OW, g->O, y,
+                             threads_for(ny * 8.0));
+        }
+    }
+    free(xt);
+    free(yt);
+    return st;
+}
+
+typedef struct d1nchw_job {
+    float *scratch;
+    int64_t C;
+    int64_t nblk;
+    int64_t P;
+    const float *x;
+    int64_t O;
+    const float *w;
+    const float *bias;
+    float *y;
+} d1nchw_job;
+
+static void
+d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const d1nchw_job *j_ = p_;
+    float *scratch = j_->scratch;
+    int64_t C = j_->C;
+    int64_t nblk = j_->nblk;
+    int64_t P = j_->P;
+    const float *x = j_->x;
+    int64_t O = j_->O;
+    const float *w = j_->w;
+    const float *bias = j_->bias;
+    float *y = j_->y;
+    for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
+        float *sc = scratch + tid_ * C * 64;
+        int64_t n = t / nblk, p0 = t % nblk * 64;
+        int64_t valid = P - p0 < 64 ? P - p0 : 64;
+        int nv = (int)((valid + 15) / 16);
+        const float *xb = x + n * C * P + p0;
+        int64_t ldx = P;
+        if (p0 + 16 * nv > P) {
+            for (int64_t c = 0; c < C; c++) {
+                for (int64_t i = 0; i < 16 * nv; i++) {
+                    sc[c * 64 + i] = i < valid ? xb[c * P + i] : 0.0f;
+                }
+            }
+            xb = sc;
+            ldx = 64;
+        }
+        float *yb = y + n * O * P + p0;
+        for (int64_t o = 0; o < O; o += DIRECT_PB) {
+            int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
+            direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
+                               NULL, bias + o, yb + o * P, P, valid);
+        }
+    }
+}
+
+/* nchw 1x1 convolution, strides 1, no padding, groups 1: per image the
+ * product Y (O x P) = W (O x C) X (C x P) + bias, P = H W, with the
+ * micro-kernel above (6 output channels x 64 pixels in registers).  w is
+ * O x C; the last, partial block of pixels is copied to zero-padded scratch
+ * so that no load reads past the input. */
+wnn_status
+conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
+                     int layout, const float *x, const float *w,
+                     const float *b, float *y)
+{
+    const int64_t C = g->C, O = g->O, P = g->H * g->W;
+    const bool o_by_c = layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI;
+    float *wc = o_by_c ? NULL : malloc((size_t)(O * C) * sizeof(float) + 64);
+    float *zb = b ? NULL : calloc((size_t)O + 16, sizeof(float));
+    int64_t nblk = (P + 63) / 64, tasks = g->N * nblk;
+    double flops = 2.0 * g->N * O * P * C;
+    int nt = threads_for(flops);
+    float *scratch = malloc((size_t)(C * 64 * nt) * sizeof(float) + 64);
+    if ((!o_by_c && !wc) || (!b && !zb) || !scratch) {
+        free(wc);
+        free(zb);
+        free(scratch);
+        return cpu_fail(k, err, "out of memory");
+    }
+    if (wc) { /* [C][O] -> [O][C] */
+        for (int64_t o = 0; o < O; o++) {
+            for (int64_t c = 0; c < C; c++) {
+                wc[o * C + c] = w[c * O + o];
+            }
+        }
+        w = wc;
+    }
+    const float *bias = b ? b : zb;
+    {
+        d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P,
+                         .x = x, .O = O, .w = w, .bias = bias, .y = y};
+        cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, d1nchw_body, &j_);
+    }
+    free(wc);
+    free(zb);
+    free(scratch);
+    return WNN_OK;
+}
+#endif

@@ -1,0 +1,285 @@
+/* winograd.c -- conv2d with Winograd F(2x2, 3x3), nhwc (AVX-512) (conv.h has the overview). */
+#include "conv.h"
+
+#if HAVE_DIRECT
+/* ---- Winograd F(2x2, 3x3), nhwc (AVX-512) --------------------------------
+
+ * 3x3 filters, strides 1, dilations 1: each 2 x 2 block of outputs comes
+ * from a 4 x 4 block of inputs through Y = A^T [ (G g G^T) .* (B^T d B) ] A,
+ * the channel sums of the 16 products being 16 matrix products (the
+ * micro-kernel above) -- 16 multiply-adds per 4 outputs and channel pair
+ * instead of 36.  The transforms take only additions and halvings, so the
+ * rounding stays close to the direct sum's.  Inputs or filters with an
+ * infinity, a NaN or a magnitude above 2^100 take the direct kernel, so
+ * special values come out as the direct sum gives them.
+ * WEBNN_CONV_WINOGRAD=0 in the environment turns it off. */
+#define WINO_TILES 30 /* tiles per task: a multiple of the 6 of a block */
+
+/* True when every |p[i]| <= 2^100: no infinity, no NaN, nothing near
+ * overflow.  (The transforms add and subtract inputs: an infinity could
+ * become inf - inf = NaN where the direct sum gives an infinity, and sums
+ * of huge values could overflow where the direct sum does not.) */
+HOT static bool
+all_moderate(const float *p, int64_t n)
+{
+    typedef uint32_t u32a __attribute__((may_alias));
+    const u32a *u = (const u32a *)p;
+    const uint32_t lim = (127u + 100u) << 23; /* bits of 2^100 */
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bad |= (u[i] & 0x7fffffffu) > lim;
+    }
+    return bad == 0;
+}
+
+bool
+winograd_usable(const geom *g, const float *x, const float *w)
+{
+    return g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
+           g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
+           g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
+           all_moderate(x, g->N * g->H * g->W * g->C);
+}
+
+/* u[xi][c][OP] = (G g G^T)[xi] of the filter g of (o, c), from gt, the
+ * filter as [C][3][3][OP] (zeros in the padding channels): 16 output
+ * channels at a time. */
+DIRECT static void
+wino_filter(const float *gt, int64_t C, int64_t OP, float *u)
+{
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t o = 0; o < OP; o += 16) {
+            v16 gk[3][3], t[4][3];
+            for (int h = 0; h < 3; h++) {
+                for (int q = 0; q < 3; q++) {
+                    gk[h][q] = *(const v16 *)(gt + ((c * 3 + h) * 3 + q) * OP + o);
+                }
+            }
+            for (int q = 0; q < 3; q++) {
+                t[0][q] = gk[0][q];
+                t[1][q] = 0.5f * (gk[0][q] + gk[1][q] + gk[2][q]);
+                t[2][q] = 0.5f * (gk[0][q] - gk[1][q] + gk[2][q]);
+                t[3][q] = gk[2][q];
+            }
+            for (int i = 0; i < 4; i++) {
+                v16 r[4] = { t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]),
+                             0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2] };
+                for (int q = 0; q < 4; q++) {
+                    *(v16 *)(u + ((i * 4 + q) * C + c) * OP + o) = r[q];
+                }
+            }
+        }
+    }
+}
+
+/* B^T d B of a 4 x 4 block d (rows r, columns q) */
+#define WINO_IN(T, d, V)                                                       \
+    do {                                                                       \
+        T t_[4][4];                                                            \
+        for (int q = 0; q < 4; q++) {                                          \
+            t_[0][q] = d[0][q] - d[2][q];                                      \
+            t_[1][q] = d[1][q] + d[2][q];                                      \
+            t_[2][q] = d[2][q] - d[1][q];                                      \
+            t_[3][q] = d[1][q] - d[3][q];                                      \
+        }                                                                      \
+        for (int r = 0; r < 4; r++) {                                          \
+            V[r * 4 + 0] = t_[r][0] - t_[r][2];                                \
+            V[r * 4 + 1] = t_[r][1] + t_[r][2];                                \
+            V[r * 4 + 2] = t_[r][2] - t_[r][1];                                \
+            V[r * 4 + 3] = t_[r][1] - t_[r][3];                                \
+        }                                                                      \
+    } while (0)
+
+/* v[xi][t][C] for tiles t0 .. t0 + nt - 1 of image n, numbered row by
+ * row, TW to a row (inputs outside the image are zeros) */
+DIRECT static void
+wino_input(const geom *g, const float *x, int64_t n, int64_t t0, int64_t nt,
+           int64_t TW, float *v)
+{
+    const int64_t C = g->C, H = g->H, W = g->W, C16 = C / 16 * 16;
+    for (int64_t t = 0; t < nt; t++) {
+        const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
+        const float *p[4][4];
+        for (int r = 0; r < 4; r++) {
+            int64_t ih = 2 * th - g->pt + r;
+            for (int q = 0; q < 4; q++) {
+                int64_t iw = 2 * tw - g->pl + q;
+                p[r][q] = ih >= 0 && ih < H && iw >= 0 && iw < W
+                              ? x + ((n * H + ih) * W + iw) * C
+                              : NULL;
+            }
+        }
+        for (int64_t c = 0; c < C16; c += 16) {
+            v16 d[4][4], V[16];
+            for (int r = 0; r < 4; r++) {
+                for (int q = 0; q < 4; q++) {
+                    d[r][q] = p[r][q] ? *(const v16 *)(p[r][q] + c) : (v16){ 0 };
+                }
+            }
+            WINO_IN(v16, d, V);
+            for (int xi = 0; xi < 16; xi++) {
+                *(v16 *)(v + (xi * nt + t) * C + c) = V[xi];
+            }
+        }
+        for (int64_t c = C16; c < C; c++) {
+            float d[4][4], V[16];
+            for (int r = 0; r < 4; r++) {
+                for (int q = 0; q < 4; q++) {
+                    d[r][q] = p[r][q] ? p[r][q][c] : 0.0f;
+                }
+            }
+            WINO_IN(float, d, V);
+            for (int xi = 0; xi < 16; xi++) {
+                v[(xi * nt + t) * C + c] = V[xi];
+            }
+        }
+    }
+}
+
+/* y = A^T m A + bias for the tiles of m[xi][t][OP] (as in wino_input) */
+DIRECT static void
+wino_output(const geom *g, const float *m, int64_t OP, const float *bp,
+            float *y, int64_t n, int64_t t0, int64_t nt, int64_t TW)
+{
+    const int64_t O = g->O, OH = g->OH, OW = g->OW;
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t oh0 = 2 * ((t0 + t) / TW), ow0 = 2 * ((t0 + t) % TW);
+        for (int64_t o = 0; o < OP; o += 16) {
+            v16 a[16], s[2][4], out[2][2];
+            for (int xi = 0; xi < 16; xi++) {
+                a[xi] = *(const v16 *)(m + (xi * nt + t) * OP + o);
+            }
+            for (int q = 0; q < 4; q++) {
+                s[0][q] = a[q] + a[4 + q] + a[8 + q];
+                s[1][q] = a[4 + q] - a[8 + q] - a[12 + q];
+            }
+            v16 bv = *(const v16 *)(bp + o);
+            for (int r = 0; r < 2; r++) {
+                out[r][0] = bv + (s[r][0] + s[r][1] + s[r][2]);
+                out[r][1] = bv + (s[r][1] - s[r][2] - s[r][3]);
+            }
+            for (int r = 0; r < 2; r++) {
+                for (int q = 0; q < 2; q++) {
+                    if (oh0 + r >= OH || ow0 + q >= OW) {
+                        continue;
+                    }
+                    float *yp = y + ((n * OH + oh0 + r) * OW + ow0 + q) * O + o;
+                    if (o + 16 <= O) {
+                        *(v16 *)yp = out[r][q];
+                    } else {
+                        float tmp[16];
+                        *(v16 *)tmp = out[r][q];
+                        for (int64_t i = 0; i < O - o; i++) {
+                            yp[i] = tmp[i];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+typedef struct wino_job {
+    float *buf;
+    int64_t vsz;
+    int64_t msz;
+    int64_t chunks;
+    int64_t TT;
+    int64_t TW;
+    const geom *g;
+    const float *x;
+    int64_t C;
+    int64_t OP;
+    float *u;
+    float *zb;
+    float *bp;
+    float *y;
+} wino_job;
+
+static void
+wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    const wino_job *j_ = p_;
+    float *buf = j_->buf;
+    int64_t vsz = j_->vsz;
+    int64_t msz = j_->msz;
+    int64_t chunks = j_->chunks;
+    int64_t TT = j_->TT;
+    int64_t TW = j_->TW;
+    const geom *g = j_->g;
+    const float *x = j_->x;
+    int64_t C = j_->C;
+    int64_t OP = j_->OP;
+    float *u = j_->u;
+    float *zb = j_->zb;
+    float *bp = j_->bp;
+    float *y = j_->y;
+    for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
+        float *v = buf + tid_ * (vsz + msz), *m = v + vsz;
+        int64_t n = tsk / chunks, t0 = tsk % chunks * WINO_TILES;
+        int64_t cnt = TT - t0 < WINO_TILES ? TT - t0 : WINO_TILES;
+        wino_input(g, x, n, t0, cnt, TW, v);
+        for (int xi = 0; xi < 16; xi++) {
+            for (int64_t o0 = 0; o0 < OP; o0 += 64) {
+                int nv = (OP - o0) / 16 < 4 ? (int)((OP - o0) / 16) : 4;
+                for (int64_t t = 0; t < cnt; t += DIRECT_PB) {
+                    int64_t pb = cnt - t < DIRECT_PB ? cnt - t : DIRECT_PB;
+                    direct_fns[nv][pb](v + (xi * cnt + t) * C, C, 0, 0, 1,
+                                       1, 1, C, u + xi * C * OP + o0, OP,
+                                       zb, NULL,
+                                       m + (xi * cnt + t) * OP + o0, OP,
+                                       16 * nv);
+                }
+            }
+        }
+        wino_output(g, m, OP, bp, y, n, t0, cnt, TW);
+    }
+}
+
+wnn_status
+conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
+                   int layout, const float *x, const float *w, const float *b,
+                   float *y)
+{
+    const int64_t C = g->C, O = g->O, OP = (O + 15) / 16 * 16;
+    const int64_t TW = (g->OW + 1) / 2, TT = (g->OH + 1) / 2 * TW;
+    const int64_t chunks = (TT + WINO_TILES - 1) / WINO_TILES;
+    const int64_t tasks = g->N * chunks;
+    double flops = 2.0 * g->N * O * g->OH * g->OW * C * 9;
+    int nt = threads_for(flops);
+    const int64_t vsz = 16 * WINO_TILES * C, msz = 16 * WINO_TILES * OP;
+    float *u = malloc((size_t)(16 * C * OP) * sizeof(float) + 64);
+    float *gt = calloc((size_t)(9 * C * OP) + 16, sizeof(float));
+    float *bp = calloc((size_t)OP + 16, sizeof(float));
+    float *zb = calloc(80, sizeof(float));
+    float *buf = malloc((size_t)((vsz + msz) * nt) * sizeof(float) + 64);
+    if (!u || !gt || !bp || !zb || !buf) {
+        free(u);
+        free(gt);
+        free(bp);
+        free(zb);
+        free(buf);
+        return cpu_fail(k, err, "out of memory");
+    }
+    /* the filter as [C][3][3][OP], then transformed */
+    int64_t s[4], t4[4] = { 1, 9 * OP, 3 * OP, OP }, d[4] = { O, C, 3, 3 };
+    conv_filter_strides(layout, g, s);
+    reorder(w, s, gt, t4, d);
+    wino_filter(gt, C, OP, u);
+    free(gt);
+    if (b) {
+        memcpy(bp, b, (size_t)O * sizeof(float));
+    }
+    {
+        wino_job j_ = {.buf = buf, .vsz = vsz, .msz = msz, .chunks = chunks,
+                       .TT = TT, .TW = TW, .g = g, .x = x, .C = C, .OP = OP,
+                       .u = u, .zb = zb, .bp = bp, .y = y};
+        cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, wino_body, &j_);
+    }
+    free(u);
+    free(bp);
+    free(zb);
+    free(buf);
+    return WNN_OK;
+}
+#endif

@@ -1,0 +1,244 @@
+/* cu_blas.c -- cuBLAS: matmul, gemm and the recurrent networks' products
+ * (cu_internal.h has the overview). */
+#include "cu_internal.h"
+
+const char *
+blas_error(cublasStatus_t s)
+{
+    return cublasGetStatusString(s);
+}
+
+/* Row-major C = op(A) op(B) on cuBLAS, which is column-major: the column-
+ * major C^T = op(B)^T op(A)^T, i.e. the operands swapped with the same
+ * transpose flags. */
+cublasStatus_t
+blas_gemm(cu_backend *b, int dt, bool ta, bool tb, int M, int N, int K,
+          float alpha, const void *A, int lda, long long sa, const void *B,
+          int ldb, long long sb, float beta, void *C, int ldc, long long sc,
+          int batch)
+{
+    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (dt == WNN_FLOAT32) {
+        if (batch == 1) {
+            return cublasSgemm(b->blas, opb, opa, N, M, K, &alpha, B, ldb, A,
+                               lda, &beta, C, ldc);
+        }
+        return cublasSgemmStridedBatched(b->blas, opb, opa, N, M, K, &alpha,
+                                         B, ldb, sb, A, lda, sa, &beta, C, ldc,
+                                         sc, batch);
+    }
+    if (batch == 1) {
+        return cublasGemmEx(b->blas, opb, opa, N, M, K, &alpha, B, CUDA_R_16F,
+                            ldb, A, CUDA_R_16F, lda, &beta, C, CUDA_R_16F, ldc,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
+    return cublasGemmStridedBatchedEx(b->blas, opb, opa, N, M, K, &alpha, B,
+                                      CUDA_R_16F, ldb, sb, A, CUDA_R_16F, lda,
+                                      sa, &beta, C, CUDA_R_16F, ldc, sc, batch,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+wnn_status
+run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+           void *scratch, wnn_error *err)
+{
+    const mm_plan *m = &cn->u.mm;
+    const char *op = wnn_op_get(cn->node->op)->camel;
+    cublasStatus_t s;
+    if (m->mode != MM_POINTERS) {
+        s = blas_gemm(b, m->dt, false, false, m->M, m->N, m->K, 1.0f, in[0],
+                      m->K, m->sa, in[1], m->N, m->sb, 0.0f, out[0], m->N,
+                      m->sc, m->batch);
+    } else {
+        void **ptrs = scratch;
+        cudaError_t e = ck_batch_pointers(&m->bp, in[0], in[1], out[0], ptrs,
+                                          b->stream);
+        if (e != cudaSuccess) {
+            return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label,
+                              e, "kernel launch");
+        }
+        float alpha = 1.0f, beta = 0.0f;
+        int batch = m->batch;
+        if (m->dt == WNN_FLOAT32) {
+            s = cublasSgemmBatched(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->N,
+                                   m->M, m->K, &alpha,
+                                   (const float *const *)(ptrs + batch), m->N,
+                                   (const float *const *)ptrs, m->K, &beta,
+                                   (float *const *)(ptrs + 2 * batch), m->N,
+                                   batch);
+        } else {
+            s = cublasGemmBatchedEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->N,
+                                    m->M, m->K, &alpha,
+                                    (const void *const *)(ptrs + batch),
+                                    CUDA_R_16F, m->N,
+                                    (const void *const *)ptrs, CUDA_R_16F,
+                                    m->K, &beta,
+                                    (void *const *)(ptrs + 2 * batch),
+                                    CUDA_R_16F, m->N, batch,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        }
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+                         "cuBLAS failed: %s", blas_error(s));
+    }
+    return WNN_OK;
+}
+
+wnn_status
+run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+         wnn_error *err)
+{
+    const gemm_plan *g = &cn->u.gm;
+    const char *op = wnn_op_get(cn->node->op)->camel;
+    if (g->use_c) {
+        /* c broadcast into the output (c is node input c_in) */
+        const void *cin[1] = { in[g->c_in] };
+        cudaError_t e = run_view(b, &g->cview, (void *const *)cin, out);
+        if (e != cudaSuccess) {
+            return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label,
+                              e, "kernel launch");
+        }
+    }
+    cublasStatus_t s = blas_gemm(b, g->dt, g->ta, g->tb, g->M, g->N, g->K,
+                                 g->alpha, in[0], g->lda, 0, in[1], g->ldb, 0,
+                                 g->beta, out[0], g->N, 0, 1);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+                         "cuBLAS failed: %s", blas_error(s));
+    }
+    return WNN_OK;
+}
+
+/* gru / gruCell / lstm / lstmCell: x W^T for every step and direction in
+ * one product, then per step h R^T (one strided-batched product over the
+ * directions) and the gate kernel; gru without resetAfter takes z and r
+ * first, then (r * h) Rn.  float32 products (float16 operands widened into
+ * scratch first), as the CPU. */
+wnn_status
+run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+        void *scratch, wnn_error *err)
+{
+    const rnn_plan *r = &cn->u.rnn;
+    const ck_rnn_p *p = &r->p;
+    const char *op = wnn_op_get(cn->node->op)->camel;
+    cudaStream_t s = b->stream;
+    char *sc = scratch;
+#define F(off) ((float *)(sc + (off)))
+    const int64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const int64_t G = p->lstm ? 4 : 3, GH = G * H, state = D * B * H;
+    const float *x = in[0], *w = in[1], *rw = in[2];
+    cudaError_t e = cudaSuccess;
+    if (p->dt == WNN_FLOAT16) {
+        e = ck_cast(CK_F16, CK_F32, T * B * I, in[0], F(r->x32), s);
+        if (e == cudaSuccess) {
+            e = ck_cast(CK_F16, CK_F32, D * GH * I, in[1], F(r->w32), s);
+        }
+        if (e == cudaSuccess) {
+            e = ck_cast(CK_F16, CK_F32, D * GH * H, in[2], F(r->r32), s);
+        }
+        x = F(r->x32), w = F(r->w32), rw = F(r->r32);
+    }
+    if (e == cudaSuccess) {
+        e = ck_rnn_init(p, r->bias ? in[r->bias - 1] : NULL,
+                        r->rbias ? in[r->rbias - 1] : NULL,
+                        r->h0 ? in[r->h0 - 1] : NULL,
+                        r->c0 ? in[r->c0 - 1] : NULL, F(r->bsum), F(r->rbn),
+                        F(r->h[0]), p->lstm ? F(r->c[0]) : NULL, s);
+    }
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label, e,
+                          "kernel launch");
+    }
+    cublasStatus_t bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)(T * B),
+                                  (int)(D * GH), (int)I, 1.0f, x, (int)I, 0,
+                                  w, (int)I, 0, 0.0f, F(r->xw), (int)(D * GH),
+                                  0, 1);
+    const void *peep = r->peep ? in[r->peep - 1] : NULL;
+    void *seq = r->out_seq ? out[r->out_seq - 1] : NULL;
+    float *hr = F(r->hr);
+    for (int64_t k = 0; k < T && bs == CUBLAS_STATUS_SUCCESS &&
+                        e == cudaSuccess; k++) {
+        float *hp = F(r->h[k & 1]), *hn = F(r->h[(k + 1) & 1]);
+        float *cp = p->lstm ? F(r->c[k & 1]) : NULL;
+        float *cnx = p->lstm ? F(r->c[(k + 1) & 1]) : NULL;
+        bool two = !p->lstm && !p->reset_after;
+        /* hr[d] = h[d] R[d]^T (gru without resetAfter: z and r only) */
+        bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)B,
+                       (int)(two ? 2 * H : GH), (int)H, 1.0f, hp, (int)H,
+                       B * H, rw, (int)H, GH * H, 0.0f, hr, (int)GH, B * GH,
+                       (int)D);
+        if (bs != CUBLAS_STATUS_SUCCESS) {
+            break;
+        }
+        e = ck_rnn_gates(p, 0, k, F(r->xw), hr, F(r->bsum), F(r->rbn), peep,
+                         hp, cp, hn, cnx, F(r->rh), seq, s);
+        if (two && e == cudaSuccess) {
+            bs = blas_gemm(b, WNN_FLOAT32, false, true, (int)B, (int)H,
+                           (int)H, 1.0f, F(r->rh), (int)H, B * H,
+                           rw + 2 * H * H, (int)H, GH * H, 0.0f, hr + 2 * H,
+                           (int)GH, B * GH, (int)D);
+            if (bs == CUBLAS_STATUS_SUCCESS) {
+                e = ck_rnn_gates(p, 1, k, F(r->xw), hr, F(r->bsum), F(r->rbn),
+                                 peep, hp, cp, hn, cnx, F(r->rh), seq, s);
+            }
+        }
+    }
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+                         "cuBLAS failed: %s", blas_error(bs));
+    }
+    /* the final states into the outputs */
+    const float *hf = F(r->h[T & 1]);
+    const float *cf = p->lstm ? F(r->c[T & 1]) : NULL;
+    size_t bytes = (size_t)state * sizeof(float);
+    if (e == cudaSuccess) {
+        e = p->dt == WNN_FLOAT32
+                ? cudaMemcpyAsync(out[0], hf, bytes, cudaMemcpyDeviceToDevice, s)
+                : ck_cast(CK_F32, CK_F16, state, hf, out[0], s);
+    }
+    if (e == cudaSuccess && r->out_c) {
+        e = p->dt == WNN_FLOAT32
+                ? cudaMemcpyAsync(out[r->out_c - 1], cf, bytes,
+                                  cudaMemcpyDeviceToDevice, s)
+                : ck_cast(CK_F32, CK_F16, state, cf, out[r->out_c - 1], s);
+    }
+#undef F
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label, e,
+                          "kernel launch");
+    }
+    return WNN_OK;
+}
+
+/* The cuBLAS handle, made on first use (creating one costs time and memory
+ * that contexts without products need not pay).  float32 products in
+ * float32: CUBLAS_DEFAULT_MATH with cublasSgemm* and CUBLAS_COMPUTE_32F
+ * never use TF32; float16 products run on tensor cores, accumulating in
+ * float32. */
+wnn_status
+need_blas(cu_backend *b, wnn_error *err)
+{
+    wnn_status st = WNN_OK;
+    pthread_mutex_lock(&b->blas_mu);
+    if (!b->blas) {
+        cublasStatus_t s = cublasCreate(&b->blas);
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            s = cublasSetStream(b->blas, b->stream);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            s = cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH);
+        }
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            if (b->blas) {
+                cublasDestroy(b->blas);
+            }
+            b->blas = NULL;
+            st = wnn_failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
+                           "cannot initialise cuBLAS: %s", blas_error(s));
+        }
+    }
+    pthread_mutex_unlock(&b->blas_mu);
+    return st;
+}

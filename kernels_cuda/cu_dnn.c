@@ -1,0 +1,357 @@
+/* cu_dnn.c -- cuDNN (loaded at run time, cudnn_dl.c): convolution planning
+ * at compile, the calls at execute (cu_internal.h has the overview). */
+#include "cu_internal.h"
+
+/* ---- cuDNN (loaded at run time, cudnn_dl.c) ------------------------------------- */
+/* The cuDNN handle, made on first use on the backend's stream; false when
+ * cuDNN is off (WEBNN_CUDNN=0), missing, or fails to initialise: the
+ * direct kernels then run every convolution. */
+bool
+need_dnn(cu_backend *b)
+{
+    pthread_mutex_lock(&b->blas_mu);
+    if (!b->dnn_tried) {
+        b->dnn_tried = true;
+        const wdnn_api *d = b->dnn_off ? NULL : wdnn_load(NULL);
+        if (d && d->cudnnCreate(&b->dnn_h) == WDNN_STATUS_SUCCESS) {
+            if (d->cudnnSetStream(b->dnn_h, b->stream) == WDNN_STATUS_SUCCESS) {
+                b->dnn = d;
+            } else {
+                d->cudnnDestroy(b->dnn_h);
+                b->dnn_h = NULL;
+            }
+        }
+    }
+    bool ok = b->dnn != NULL;
+    pthread_mutex_unlock(&b->blas_mu);
+    return ok;
+}
+
+/* held: the caller holds dnn_mu */
+void
+dnn_free(cu_backend *b, cu_dnn *d, bool held)
+{
+    if (!d) {
+        return;
+    }
+    const wdnn_api *a = b->dnn;
+    if (a) {
+        if (!held) {
+            pthread_mutex_lock(&b->dnn_mu);
+        }
+        if (d->x) a->cudnnDestroyTensorDescriptor(d->x);
+        if (d->y) a->cudnnDestroyTensorDescriptor(d->y);
+        if (d->bias) a->cudnnDestroyTensorDescriptor(d->bias);
+        if (d->w) a->cudnnDestroyFilterDescriptor(d->w);
+        if (d->conv) a->cudnnDestroyConvolutionDescriptor(d->conv);
+        if (d->act) a->cudnnDestroyActivationDescriptor(d->act);
+        if (!held) {
+            pthread_mutex_unlock(&b->dnn_mu);
+        }
+    }
+    free(d);
+}
+
+/* Position of each logical filter axis (K, C, R, S) in a layout: conv2d K =
+ * output channels, C = input channels per group; convTranspose2d (as the
+ * forward convolution of cudnnConvolutionBackwardData) K = input channels,
+ * C = output channels per group. */
+const int *
+cu_filter_axes(bool transpose, int layout)
+{
+    static const int kcrs[4] = { 0, 1, 2, 3 }, rsck[4] = { 2, 3, 1, 0 },
+                     krsc[4] = { 0, 2, 3, 1 }, crsk[4] = { 1, 2, 3, 0 };
+    if (transpose) {
+        return layout == WNN_CONVT_IOHW ? kcrs : layout == WNN_CONVT_HWOI ? rsck : crsk;
+    }
+    switch (layout) {
+    case WNN_CONV_OIHW: return kcrs;
+    case WNN_CONV_HWIO: return rsck;
+    case WNN_CONV_OHWI: return krsc;
+    default: return crsk;
+    }
+}
+
+#define DNN_WS_MAX ((size_t)512 << 20)
+
+
+/* Prepares cn (K_CONV) for cuDNN; false: the direct kernel runs it
+ * (asymmetric padding, no cuDNN, a shape or layout cuDNN refuses).
+ * chain: the fused chain the convolution heads, or NULL. */
+bool
+plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+         const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
+    }
+    if (pad[0] != pad[1] || pad[2] != pad[3] || !need_dnn(b)) {
+        return false;
+    }
+    pthread_mutex_lock(&b->dnn_mu);
+    bool planned = plan_dnn_locked(b, ir, cn, chain, act_cn);
+    pthread_mutex_unlock(&b->dnn_mu);
+    return planned;
+}
+
+bool
+plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+                const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
+    }
+    const wdnn_api *a = b->dnn;
+    cu_dnn *d = calloc(1, sizeof(*d));
+    if (!d) {
+        return false;
+    }
+    d->bwd = p->transpose;
+    int dt = p->dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
+    int fmt = p->nhwc ? WDNN_TENSOR_NHWC : WDNN_TENSOR_NCHW;
+    /* forward-convolution view: K filters over C / groups channels */
+    int K = (int)(d->bwd ? p->C : p->O);
+    int Cg = (int)((d->bwd ? p->O : p->C) / p->groups);
+    bool ok =
+        a->cudnnCreateTensorDescriptor(&d->x) == 0 &&
+        a->cudnnCreateTensorDescriptor(&d->y) == 0 &&
+        a->cudnnCreateFilterDescriptor(&d->w) == 0 &&
+        a->cudnnCreateConvolutionDescriptor(&d->conv) == 0 &&
+        a->cudnnSetTensor4dDescriptor(d->x, fmt, dt, (int)p->N, (int)p->C,
+                                      (int)p->H, (int)p->W) == 0 &&
+        a->cudnnSetTensor4dDescriptor(d->y, fmt, dt, (int)p->N, (int)p->O,
+                                      (int)p->OH, (int)p->OW) == 0 &&
+        a->cudnnSetFilter4dDescriptor(d->w, dt, fmt, K, Cg, (int)p->KH,
+                                      (int)p->KW) == 0 &&
+        a->cudnnSetConvolution2dDescriptor(d->conv, (int)pad[0], (int)pad[2],
+                                           (int)p->sh, (int)p->sw, (int)p->dh,
+                                           (int)p->dw, WDNN_CROSS_CORRELATION,
+                                           WDNN_DATA_FLOAT) == 0 &&
+        a->cudnnSetConvolutionGroupCount(d->conv, (int)p->groups) == 0 &&
+        /* float32: FMA kernels only (no TF32); float16: tensor cores,
+         * float32 accumulation (the compute type above) */
+        a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+                                                    ? WDNN_TENSOR_OP_MATH
+                                                    : WDNN_FMA_MATH) == 0;
+    /* the forward convolution's output must be exactly the other side */
+    int n, c, h, w;
+    wdnn_tdesc fin = d->bwd ? d->y : d->x, fout = d->bwd ? d->x : d->y;
+    const ck_conv_p *q = p;
+    ok = ok && a->cudnnGetConvolution2dForwardOutputDim(d->conv, fin, d->w, &n, &c,
+                                                        &h, &w) == 0 &&
+         n == (int)q->N && c == K && h == (int)(d->bwd ? q->H : q->OH) &&
+         w == (int)(d->bwd ? q->W : q->OW);
+    (void)fout;
+    /* the algorithm: the heuristics' first that fits (FMA for float32) */
+    wdnn_algo_perf perf[16];
+    int got = 0;
+    d->algo = -1;
+    if (ok) {
+        wdnn_status st = d->bwd
+            ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
+                                                             d->y, 16, &got, perf)
+            : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
+                                                        d->y, 16, &got, perf);
+        for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
+            if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
+                (p->dt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
+                 perf[i].mathType != WDNN_DEFAULT_MATH)) {
+                continue;
+            }
+            size_t ws = 0;
+            st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
+                              b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
+                        : a->cudnnGetConvolutionForwardWorkspaceSize(
+                              b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
+            if (st == 0 && ws <= DNN_WS_MAX) {
+                d->algo = perf[i].algo;
+                d->ws = ws;
+            }
+            st = 0;
+        }
+        /* the algorithm's math type may differ from the request: set ours
+         * again (no TF32 for float32) */
+        ok = d->algo >= 0 &&
+             a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+                                                         ? WDNN_TENSOR_OP_MATH
+                                                         : WDNN_FMA_MATH) == 0;
+    }
+    if (!ok) {
+        dnn_free(b, d, true);
+        return false;
+    }
+    /* the filter in cuDNN's layout */
+    const int *src = cu_filter_axes(d->bwd, p->flayout);
+    static const int kcrs[4] = { 0, 1, 2, 3 }, krsc[4] = { 0, 2, 3, 1 };
+    const int *dst = p->nhwc ? krsc : kcrs;
+    if (memcmp(src, dst, sizeof(kcrs)) != 0) {
+        const int64_t dims[4] = { K, Cg, p->KH, p->KW };
+        int64_t sstride[4], acc = 1;
+        for (int i = 3; i >= 0; i--) {
+            sstride[src[i]] = acc; /* logical axis src[i] at position i */
+            acc *= dims[src[i]];
+        }
+        ck_view_p *v = &d->fview.p;
+        memset(&d->fview, 0, sizeof(d->fview));
+        v->rank = 4;
+        acc = 1;
+        for (int i = 3; i >= 0; i--) {
+            v->shape[i] = (uint32_t)dims[dst[i]];
+            v->is[i] = sstride[dst[i]];
+            v->os[i] = acc;
+            acc *= dims[dst[i]];
+        }
+        d->fview.in = 1;
+        d->fview.out = 0;
+        view_finish(&d->fview, (int)wnn_dtype_size(p->dt));
+        d->fbytes = cu_align_up((uint64_t)acc * wnn_dtype_size(p->dt));
+        d->frelayout = ir->operands[node->in[1]].kind == WNN_OPERAND_CONSTANT ? 1 : 2;
+    }
+    d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
+    cn->scratch = d->ws_off + cu_align_up(d->ws);
+    /* float16 with a bias: cuDNN's convolution would round to float16 before
+     * the bias is added (the CPU rounds once, after it): the bias goes into
+     * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
+     * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
+    bool half_bias = p->dt == WNN_FLOAT16 && cn->bias;
+    if (half_bias && d->bwd) {
+        dnn_free(b, d, true);
+        return false;
+    }
+    /* bias + residual + relu / relu6 in one cuDNN call (forward only) */
+    if (!d->bwd && chain && act_cn) {
+        int act = act_cn->u.un.op;
+        float lo = act_cn->u.un.lo, hi = act_cn->u.un.hi;
+        bool relu = act == CK_U_RELU;
+        bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
+        bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
+        bool one_bias = (cn->bias != 0) != chan;
+        if ((relu || relu6) && one_bias &&
+            a->cudnnCreateTensorDescriptor(&d->bias) == 0 &&
+            a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                          (int)p->O, 1, 1) == 0 &&
+            a->cudnnCreateActivationDescriptor(&d->act) == 0 &&
+            a->cudnnSetActivationDescriptor(
+                d->act, relu ? WDNN_ACTIVATION_RELU : WDNN_ACTIVATION_CLIPPED_RELU,
+                WDNN_PROPAGATE_NAN, relu ? 0.0 : (double)hi) == 0) {
+            d->fused = true;
+            d->bias_src = cn->bias;
+        }
+    }
+    if (half_bias && !d->fused) {
+        size_t ws = 0;
+        int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
+                                                       algo, &ws) != 0 ||
+            ws > DNN_WS_MAX ||
+            (!d->bias && (a->cudnnCreateTensorDescriptor(&d->bias) != 0 ||
+                          a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                                        (int)p->O, 1, 1) != 0)) ||
+            (!d->act && a->cudnnCreateActivationDescriptor(&d->act) != 0) ||
+            a->cudnnSetActivationDescriptor(d->act, WDNN_ACTIVATION_IDENTITY,
+                                            WDNN_PROPAGATE_NAN, 0.0) != 0) {
+            dnn_free(b, d, true);
+            return false;
+        }
+        d->algo = algo;
+        d->ws = ws;
+        cn->scratch = d->ws_off + cu_align_up(d->ws);
+        d->fused = d->identity = true;
+        d->bias_src = cn->bias;
+    }
+    cn->dnn = d;
+    return true;
+}
+
+/* The filter operand cuDNN reads: as given, prepared once among the
+ * constants, or relaid out now into the scratch. */
+wnn_status
+dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
+           void *const *in, void *scratch, const void **wp, wnn_error *err)
+{
+    const cu_dnn *d = cn->dnn;
+    *wp = in[1];
+    if (d->frelayout == 1) {
+        *wp = (const char *)c->consts + d->fprep_off;
+    } else if (d->frelayout == 2) {
+        void *outs[1] = { scratch };
+        cudaError_t e = run_view(b, &d->fview, in, outs);
+        if (e != cudaSuccess) {
+            return cuda_error(err, WNN_OPERATION_ERROR,
+                              wnn_op_get(cn->node->op)->camel, cn->node->label,
+                              e, "kernel launch");
+        }
+        *wp = scratch;
+    }
+    return WNN_OK;
+}
+
+wnn_status
+dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err)
+{
+    return wnn_failk(err, WNN_OPERATION_ERROR, wnn_op_get(cn->node->op)->camel,
+                     cn->node->label, NULL, "cuDNN failed: %s",
+                     b->dnn->cudnnGetErrorString(st));
+}
+
+/* A convolution on cuDNN (with its fused chain): writes y; *done is false
+ * when the epilogue kernel must still run. */
+wnn_status
+run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
+        void *y, const void *addend, void *scratch, bool *done, wnn_error *err)
+{
+    cu_dnn *d = cn->dnn;
+    const wdnn_api *a = b->dnn;
+    const void *w;
+    *done = false;
+    if (dnn_filter(b, c, cn, in, scratch, &w, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    void *ws = d->ws ? (char *)scratch + d->ws_off : NULL;
+    float one = 1.0f, zero = 0.0f;
+    wdnn_status st;
+    pthread_mutex_lock(&b->dnn_mu);
+    if (d->bwd) {
+        st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
+                                             d->algo, ws, d->ws, &zero, d->y, y);
+    } else if (d->fused && !d->fused_failed) {
+        bool residual = !d->identity && cn->addend != UINT32_MAX && cn->epi.add == 1;
+        const void *bias = d->bias_src ? in[d->bias_src - 1] : addend;
+        float alpha2 = residual ? 1.0f : 0.0f;
+        st = a->cudnnConvolutionBiasActivationForward(
+            b->dnn_h, &one, d->x, in[0], d->w, w, d->conv, d->algo, ws, d->ws, &alpha2,
+            d->y, residual ? addend : y, d->bias, bias, d->act, d->y, y);
+        if (st == WDNN_STATUS_SUCCESS) {
+            pthread_mutex_unlock(&b->dnn_mu);
+            *done = !d->identity; /* IDENTITY: the chain's rest follows */
+            return WNN_OK;
+        }
+        /* not supported for these descriptors on this GPU: from now on the
+         * convolution, then the epilogue kernel (with the bias) */
+        d->fused_failed = true;
+        if (d->identity) {
+            cn->epi.bias = 1;
+            cn->epi_on = true;
+        }
+        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                        d->algo, ws, d->ws, &zero, d->y, y);
+    } else {
+        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                        d->algo, ws, d->ws, &zero, d->y, y);
+    }
+    pthread_mutex_unlock(&b->dnn_mu);
+    if (st != WDNN_STATUS_SUCCESS) {
+        return dnn_fail(b, cn, st, err);
+    }
+    return WNN_OK;
+}

@@ -1,0 +1,346 @@
+/* cu_internal.h -- what the files of the CUDA backend share: the backend,
+ * compiled-graph and node structs, the launcher kinds, and the functions
+ * each file gives the others.  Files:
+ *   backend_cuda.c  lifecycle (creation, device, stream, destroy), tensors,
+ *                   pinned staging, the wnn_backend_i
+ *   cu_prep.c       compile-time parameter blocks (dispatch table from
+ *                   cuda_ops.h, op_limits, prep_*)
+ *   cu_launch.c     compile() and execute(): per-node state once, then only
+ *                   launches
+ *   cu_blas.c       cuBLAS products
+ *   cu_dnn.c        cuDNN planning and calls
+ *   cu_epilogue.c   fused chains (producer + epilogue)
+ *
+ * The CUDA backend (the wnn_backend_i of backend.h) for
+ * NVIDIA GPUs, built by setup.py into webnn/libwebnn_cuda.so, which
+ * csrc/backend/registry.c loads with dlopen() only when a context asks for
+ * the GPU.  It is plain C (the graph IR's headers use C11 atomics); the
+ * kernels are in the .cu files behind cuda_kernels.h.
+ *
+ *   memory     device memory from cudaMalloc (never managed memory); one
+ *              CUDA stream per backend, i.e. per context timeline: every
+ *              copy and kernel is queued on it in timeline order;
+ *   tensors    tensor_write / tensor_read go through two pinned staging
+ *              buffers (cudaMallocHost) with cudaMemcpyAsync on the stream,
+ *              pipelined in chunks; synchronize() is cudaStreamSynchronize;
+ *   compile()  uploads the constants once (one device block), allocates the
+ *              memory plan's arena once (compiler/plan.c gives the offsets)
+ *              and a scratch block for the nodes that need one, and turns
+ *              each node into a kernel parameter struct;
+ *   execute()  only launches kernels and cuBLAS calls on the stream: no
+ *              synchronisation, no allocation;
+ *   products   matmul and gemm on cuBLAS (one handle per backend, made by
+ *              the first compile() with a product): float32 with cublasSgemm* in
+ *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
+ *              in float32), float16 with cublasGemmEx on tensor cores
+ *              accumulating in float32 (CUBLAS_COMPUTE_32F);
+ *   convs      conv2d / convTranspose2d on cuDNN 9 (dlopen'd, cudnn_dl.c;
+ *              descriptors, algorithm and workspace made at compile;
+ *              float32 with FMA math only, float16 on tensor cores with
+ *              float32 compute), else the direct kernels of conv.cu;
+ *   fusion     the backend declares WNN_FUSE_EPILOGUE (backend.h); the core's
+ *              pipeline finds the chains (g->fusion: producer -> add ->
+ *              activation) and plans memory for them (g->plan) before
+ *              compile(); each chain runs at its last node as the producer
+ *              plus one epilogue kernel (or one
+ *              cudnnConvolutionBiasActivationForward).  No call into
+ *              csrc/compiler/ from here.
+ *
+ * The library also holds its own copy of the operator registry
+ * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with
+ * RTLD_LOCAL and exports nothing, so wnn_op_get(), wnn_failk() and
+ * wnn_number_store() are linked in here; only wnn_cuda_backend_create is
+ * exported. */
+#ifndef WNN_CU_INTERNAL_H
+#define WNN_CU_INTERNAL_H
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "../csrc/core/internal.h"
+#include "../csrc/compiler/lower/lower.h"
+#include "../csrc/ops/ops_internal.h"
+#include "cuda_kernels.h"
+#include "cudnn_dl.h"
+
+_Static_assert((int)CK_F32 == (int)WNN_FLOAT32 && (int)CK_F16 == (int)WNN_FLOAT16 &&
+                   (int)CK_I32 == (int)WNN_INT32 && (int)CK_U32 == (int)WNN_UINT32 &&
+                   (int)CK_I64 == (int)WNN_INT64 && (int)CK_U64 == (int)WNN_UINT64 &&
+                   (int)CK_I8 == (int)WNN_INT8 && (int)CK_U8 == (int)WNN_UINT8,
+               "cuda_kernels.h data types follow wnn_dtype");
+_Static_assert((int)CK_RANK == (int)WNN_MAX_RANK, "cuda_kernels.h rank");
+
+#define STAGE_BYTES ((size_t)8 << 20) /* per pinned staging buffer */
+#define DEV_ALIGN 256u
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- the backend ------------------------------------------------------------ */
+typedef struct cu_backend {
+    wnn_backend base;       /* base.impl points here */
+    wnn_backend_i iface;    /* per instance: max_tensor_bytes of the device */
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;    /* made by the first compile() that needs it */
+    pthread_mutex_t blas_mu; /* also guards the cuDNN handle */
+    bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
+    bool dnn_tried;         /* need_dnn() ran */
+    const wdnn_api *dnn;    /* cuDNN, loaded by the first convolution */
+    wdnn_handle dnn_h;      /* on `stream` */
+    pthread_mutex_t dnn_mu; /* one cuDNN call at a time on the handle (a
+                             * compile() may query while a dispatch runs) */
+    pthread_mutex_t stage_mu; /* the staging buffers, for any thread */
+    void *stage[2];
+    cudaEvent_t stage_ev[2];
+    int stage_next;
+} cu_backend;
+
+/* ---- kernels of each operator ------------------------------------------------- */
+enum {
+    K_NONE = -1,
+    K_UNARY,
+    K_BINARY,
+    K_WHERE,
+    K_CAST,
+    K_COPY,
+    K_VIEWS,     /* transpose expand slice tile reverse split concat */
+    K_PAD,
+    K_TRI,
+    K_GATHER,
+    K_GATHER_EL,
+    K_GATHER_ND,
+    K_SCATTER_EL,
+    K_SCATTER_ND,
+    K_NORM,
+    K_BN,
+    K_SOFTMAX,
+    K_QUANT,
+    K_MATMUL,
+    K_GEMM,
+    K_REDUCE,
+    K_ARG,
+    K_CUMSUM,
+    K_POOL,
+    K_CONV,
+    K_RESAMPLE,
+    K_RNN        /* gru gruCell lstm lstmCell */
+};
+
+/* ---- compiled nodes ------------------------------------------------------------ */
+/* One strided copy of a movement operator: node input `in` (at byte
+ * offset in_off) to node output `out` (at out_off). */
+typedef struct cu_view {
+    ck_view_p p;
+    uint32_t in, out;
+    int64_t in_off, out_off;
+    bool plain; /* contiguous on both sides: a cudaMemcpyAsync */
+} cu_view;
+
+enum { MM_ONE, MM_STRIDED, MM_POINTERS };
+
+typedef struct mm_plan {
+    int dt, mode;
+    int M, N, K, batch;
+    long long sa, sb, sc; /* element strides between matrices */
+    ck_bptr_p bp;
+} mm_plan;
+
+typedef struct gemm_plan {
+    int dt, M, N, K, lda, ldb;
+    bool ta, tb, use_c;
+    float alpha, beta;
+    uint32_t c_in; /* node input of c */
+    cu_view cview; /* c broadcast into the output */
+} gemm_plan;
+
+/* gru / gruCell / lstm / lstmCell: the kernels' parameters, the operands
+ * (node input + 1, 0 absent), the outputs (node output + 1) and the scratch
+ * layout (byte offsets; float32 copies of x, W, R only for float16). */
+typedef struct rnn_plan {
+    ck_rnn_p p;
+    int64_t I;
+    uint32_t bias, rbias, peep, h0, c0;      /* node inputs + 1    */
+    uint32_t out_c, out_seq;                 /* node outputs + 1   */
+    uint64_t x32, w32, r32, xw, bsum, rbn, h[2], c[2], rh, hr;
+} rnn_plan;
+
+/* A convolution on cuDNN, prepared at compile: descriptors, algorithm,
+ * workspace, the filter in cuDNN's layout (KCRS for nchw, KRSC for nhwc). */
+typedef struct cu_dnn {
+    bool bwd;               /* convTranspose2d: cudnnConvolutionBackwardData */
+    bool fused;             /* cudnnConvolutionBiasActivationForward */
+    bool identity;          /* ... with IDENTITY: only the conv's bias (float16:
+                             * one rounding, as the CPU); the chain's add and
+                             * activation in the epilogue kernel */
+    bool fused_failed;      /* it returned an error once: conv + epilogue */
+    wdnn_tdesc x, y, bias;  /* our input, our output, [1, O, 1, 1] */
+    wdnn_fdesc w;
+    wdnn_cdesc conv;
+    wdnn_adesc act;
+    int algo;
+    size_t ws;              /* workspace bytes, at scratch + ws_off */
+    uint64_t ws_off;
+    int frelayout;          /* 0: filter as is; 1: constant, prepared once
+                             * at const_off (consts block); 2: per dispatch
+                             * into scratch at 0 */
+    cu_view fview;          /* the relayout (node input 1 -> prepared) */
+    uint64_t fprep_off, fbytes;
+    uint32_t bias_src;      /* fused: node input + 1 of the conv bias, or 0
+                             * (the chain's per-channel addend) */
+} cu_dnn;
+
+typedef struct cu_node {
+    const wnn_node *node;
+    const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/) */
+    /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
+     * chain's last node, writing `result`; the chain's other nodes skip. */
+    bool skip;             /* runs elsewhere or not at all */
+    uint32_t run_head;     /* on a chain's last node: producer's index + 1 */
+    uint32_t result;       /* operand the producer (+ epilogue) writes */
+    uint32_t addend;       /* operand of the fused add, or UINT32_MAX */
+    bool epi_on;
+    ck_epi_p epi;
+    cu_dnn *dnn;           /* K_CONV on cuDNN, or NULL (direct kernel) */
+    int kind;
+    uint64_t scratch;      /* bytes of scratch the node needs */
+    uint32_t scale, bias;  /* normalization: node input + 1, 0 absent */
+    union {
+        ck_unary_p un;
+        ck_binary_p bin;
+        ck_where_p wh;
+        struct { int ti, to; int64_t n; } cast;
+        uint64_t copy_bytes;
+        ck_pad_p pad;
+        ck_tri_p tri;
+        ck_gather_p ga;
+        ck_gather_el_p gel;
+        ck_nd_p nd;
+        ck_norm_p norm;
+        ck_bn_p bn;
+        ck_softmax_p sm;
+        ck_quant_p q;
+        ck_reduce_p red;
+        ck_axis_p ax;
+        ck_pool_p pool;
+        ck_conv_p conv;
+        ck_resample_p rs;
+        mm_plan mm;
+        gemm_plan gm;
+        rnn_plan rnn;
+    } u;
+    cu_view *views;        /* K_VIEWS */
+    uint32_t n_views;
+    uint64_t in_bytes;     /* scatter: bytes of the input copied first */
+} cu_node;
+
+typedef struct cu_compiled {
+    void *arena;           /* the plan's intermediates */
+    void *consts;          /* every constant, at const_off[operand] */
+    uint64_t *const_off;
+    void *scratch;
+    cu_node *nodes;
+    uint32_t n_nodes;
+    void **ptr_in, **ptr_out; /* resolved operands of one node */
+    uint32_t max_io;
+    pthread_mutex_t mu;    /* one execution at a time per graph */
+} cu_compiled;
+
+
+/* ---- functions shared between the files ---- */
+static inline cu_backend *
+cu_of(wnn_backend *be)
+{
+    return (cu_backend *)be->impl;
+}
+
+static inline uint64_t
+cu_align_up(uint64_t n)
+{
+    return (n + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN;
+}
+
+void cu_enter(cu_backend *b);
+wnn_status cuda_error(wnn_error *err, wnn_error_kind kind, const char *op,
+           const char *label, cudaError_t e, const char *what);
+cudaError_t stage_ready(cu_backend *b);
+cudaError_t stage_write(cu_backend *b, void *dst, const void *src, uint64_t bytes);
+cudaError_t stage_read(cu_backend *b, void *dst, const void *src, uint64_t bytes);
+wnn_status cu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
+                wnn_error *err);
+void cu_tensor_free(wnn_backend *be, void *storage);
+wnn_status cu_tensor_write(wnn_backend *be, void *storage, const void *src,
+                uint64_t bytes, wnn_error *err);
+wnn_status cu_tensor_read(wnn_backend *be, const void *storage, void *dst,
+               uint64_t bytes, wnn_error *err);
+void cu_synchronize(wnn_backend *be);
+void cu_destroy(wnn_backend *be);
+wnn_status cu_not_supported(wnn_error *err, const char *fmt, ...);
+int cu_kind_of(wnn_op op);
+uint16_t kind_dtypes(int kind);
+int cu_unary_op(wnn_op op);
+int cu_binary_op(wnn_op op);
+void cu_contiguous_strides(const wnn_desc *d, int64_t *st);
+uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
+void bcast_from(ck_bcast *it, const wnn_broadcast_params *bp);
+void view_finish(cu_view *v, int es);
+void prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+bool prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix);
+void prep_norm(cu_node *cn, const wnn_desc *in);
+void prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+int cu_reduce_op(wnn_op op);
+void prep_reduce(cu_node *cn, const wnn_desc *in);
+void prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out, uint32_t axis);
+void prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+void prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+uint64_t rnn_take(uint64_t *at, uint64_t floats);
+void prep_rnn(cu_node *cn, const wnn_desc *in);
+bool prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
+bool cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out);
+const char *blas_error(cublasStatus_t s);
+cublasStatus_t blas_gemm(cu_backend *b, int dt, bool ta, bool tb, int M, int N, int K,
+          float alpha, const void *A, int lda, long long sa, const void *B,
+          int ldb, long long sb, float beta, void *C, int ldc, long long sc,
+          int batch);
+wnn_status run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+           void *scratch, wnn_error *err);
+wnn_status run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+         wnn_error *err);
+wnn_status run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+        void *scratch, wnn_error *err);
+wnn_status need_blas(cu_backend *b, wnn_error *err);
+bool need_dnn(cu_backend *b);
+void dnn_free(cu_backend *b, cu_dnn *d, bool held);
+const int *cu_filter_axes(bool transpose, int layout);
+bool plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+         const cu_node *act_cn);
+bool plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+                const cu_node *act_cn);
+wnn_status dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
+           void *const *in, void *scratch, const void **wp, wnn_error *err);
+wnn_status dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err);
+wnn_status run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
+        void *y, const void *addend, void *scratch, bool *done, wnn_error *err);
+wnn_status run_fused(cu_backend *b, const wnn_graph *g, cu_compiled *c, cu_node *cn,
+          void *const *in, void *const *out, wnn_error *err);
+void cu_compiled_free(wnn_backend *be, void *ptr);
+wnn_status cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err);
+void *cu_resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
+        void *const *out);
+wnn_status cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
+           void *const *in, void *const *out, wnn_error *err);
+cudaError_t run_view(cu_backend *b, const cu_view *v, void *const *in, void *const *out);
+wnn_status run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+         void *scratch, wnn_error *err);
+
+#endif

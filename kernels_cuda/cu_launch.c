@@ -1,0 +1,402 @@
+/* cu_launch.c -- compile() and execute(): the per-node state made once, then
+ * only launches (run_node, views) (cu_internal.h has the overview). */
+#include "cu_internal.h"
+
+void
+cu_compiled_free(wnn_backend *be, void *ptr)
+{
+    cu_compiled *c = ptr;
+    if (!c) {
+        return;
+    }
+    cu_backend *b = cu_of(be);
+    cu_enter(b);
+    /* queued work may still use the memory */
+    cudaStreamSynchronize(b->stream);
+    for (uint32_t i = 0; i < c->n_nodes; i++) {
+        free(c->nodes[i].views);
+        dnn_free(b, c->nodes[i].dnn, false);
+    }
+    cudaFree(c->arena);
+    cudaFree(c->consts);
+    cudaFree(c->scratch);
+    pthread_mutex_destroy(&c->mu);
+    free(c->nodes);
+    free(c->const_off);
+    free(c->ptr_in);
+    free(c->ptr_out);
+    free(c);
+}
+
+wnn_status
+cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    cudaError_t e = cudaSuccess;
+    const char *what = "";
+    cu_enter(b);
+    cu_compiled *c = calloc(1, sizeof(*c));
+    if (!c) {
+        goto oom;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
+    c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
+    uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
+    if (!c->const_off || !c->nodes || !idx) {
+        free(idx);
+        goto oom;
+    }
+    /* The core's pipeline (core/compile.c) has found the epilogue
+     * chains (g->fusion: this backend declares WNN_FUSE_EPILOGUE unless
+     * WEBNN_CUDA_FUSION=0) and made the memory plan that keeps each chain's
+     * inputs alive until the chain's last node, where it runs (g->plan). */
+    const wnn_fusion *fusion = &g->fusion;
+    /* nodes: kernel parameters, scratch */
+    uint64_t scratch = 0;
+    for (uint32_t n = 0; n < p->n_order; n++) {
+        idx[p->order[n]] = n;
+        const wnn_node *node = &ir->nodes[p->order[n]];
+        cu_node *cn = &c->nodes[c->n_nodes++];
+        wnn_desc in[node->n_in + 1], outd[node->n_out + 1];
+        for (uint32_t j = 0; j < node->n_in; j++) {
+            in[j] = ir->operands[node->in[j]].desc;
+        }
+        for (uint32_t j = 0; j < node->n_out; j++) {
+            outd[j] = ir->operands[node->out[j]].desc;
+        }
+        cn->node = node;
+        cn->lowered = &g->lowered[p->order[n]];
+        cn->kind = cu_kind_of(node->op);
+        cn->result = node->n_out ? node->out[0] : 0;
+        cn->addend = UINT32_MAX;
+        if (cn->kind == K_NONE) {
+            free(idx);
+            cu_compiled_free(be, c);
+            return wnn_failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
+                             "%s has no CUDA kernel",
+                             wnn_op_get(node->op)->camel);
+        }
+        if (!prep_node(cn, in, outd)) {
+            free(idx);
+            goto oom;
+        }
+        if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
+            need_blas(b, err) != WNN_OK) {
+            free(idx);
+            cu_compiled_free(be, c);
+            return WNN_ERR;
+        }
+        if (node->n_in > c->max_io) {
+            c->max_io = node->n_in;
+        }
+        if (node->n_out > c->max_io) {
+            c->max_io = node->n_out;
+        }
+    }
+    /* the producers: fused chains, convolutions on cuDNN */
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        cu_node *cn = &c->nodes[n];
+        if (cn->kind != K_CONV && cn->kind != K_MATMUL && cn->kind != K_GEMM) {
+            continue;
+        }
+        uint32_t id = p->order[n];
+        uint32_t k = fusion->n_chains ? fusion->chain_of[id] : 0;
+        const wnn_epilogue *chain = k ? &fusion->chains[k - 1] : NULL;
+        if (chain && chain->producer != id) {
+            chain = NULL;
+        }
+        const cu_node *act_cn = NULL;
+        const wnn_desc *od = &ir->operands[cn->node->out[0]].desc;
+        ck_epi_p *ep = &cn->epi;
+        memset(ep, 0, sizeof(*ep));
+        ep->dt = od->dtype;
+        ep->n = (int64_t)wnn_desc_elements(od);
+        ep->act = -1;
+        ep->C = ep->inner = 1;
+        uint32_t axis = cn->kind == K_CONV ? (cn->u.conv.nhwc ? 3 : 1)
+                                           : (od->rank ? od->rank - 1 : 0);
+        if (chain) {
+            axis = chain->channel_axis;
+            cn->skip = true; /* runs at the chain's last node */
+            c->nodes[idx[chain->last]].run_head = n + 1;
+            cn->result = chain->result;
+            if (chain->add != WNN_NO_NODE) {
+                c->nodes[idx[chain->add]].skip = true;
+                cn->addend = chain->addend;
+                ep->add = chain->add_kind == WNN_EPI_ADD_RESIDUAL ? 1 : 2;
+            }
+            if (chain->act != WNN_NO_NODE) {
+                act_cn = &c->nodes[idx[chain->act]];
+                c->nodes[idx[chain->act]].skip = true;
+                ep->act = act_cn->u.un.op;
+                ep->u = act_cn->u.un;
+            }
+        }
+        if (axis < od->rank) {
+            ep->C = od->shape[axis];
+            ep->inner = (int64_t)cu_prod(od->shape, axis + 1, od->rank);
+        }
+        if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
+            /* cuDNN's convolution has no bias (the fused call has) */
+            ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
+        }
+        cn->epi_on = ep->bias || ep->add || ep->act >= 0;
+    }
+    free(idx);
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        if (c->nodes[n].scratch > scratch) {
+            scratch = c->nodes[n].scratch;
+        }
+    }
+    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
+    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
+    if (!c->ptr_in || !c->ptr_out) {
+        goto oom;
+    }
+    /* constants: one device block, uploaded once */
+    uint64_t const_bytes = 0;
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        if (p->slots[i].kind == WNN_SLOT_CONSTANT) {
+            c->const_off[i] = const_bytes;
+            const_bytes += cu_align_up(wnn_desc_bytes(&ir->operands[i].desc));
+        }
+    }
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        cu_dnn *d = c->nodes[n].dnn;
+        if (d && d->frelayout == 1) { /* a constant filter, relaid out once */
+            d->fprep_off = const_bytes;
+            const_bytes += d->fbytes;
+        }
+    }
+    if (const_bytes) {
+        what = "cudaMalloc (constants)";
+        if ((e = cudaMalloc(&c->consts, const_bytes)) != cudaSuccess) {
+            c->consts = NULL;
+            goto cuda_fail;
+        }
+    }
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        const wnn_operand *o = &ir->operands[i];
+        if (p->slots[i].kind != WNN_SLOT_CONSTANT) {
+            continue;
+        }
+        uint64_t bytes = wnn_desc_bytes(&o->desc);
+        char *dst = (char *)c->consts + c->const_off[i];
+        what = "upload of a constant";
+        if (o->tensor) {
+            /* a constant MLTensor: device to device, after its creation
+             * (queued earlier on the same stream) */
+            e = cudaMemcpyAsync(dst, o->tensor->storage, bytes,
+                                cudaMemcpyDeviceToDevice, b->stream);
+        } else if (o->data) {
+            e = stage_write(b, dst, o->data, bytes);
+        }
+        if (e != cudaSuccess) {
+            goto cuda_fail;
+        }
+    }
+    what = "filter layout for cuDNN";
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        const cu_node *cn = &c->nodes[n];
+        if (cn->dnn && cn->dnn->frelayout == 1) {
+            void *fin[2] = { NULL, (char *)c->consts + c->const_off[cn->node->in[1]] };
+            void *fout[1] = { (char *)c->consts + cn->dnn->fprep_off };
+            if ((e = run_view(b, &cn->dnn->fview, fin, fout)) != cudaSuccess) {
+                goto cuda_fail;
+            }
+        }
+    }
+    what = "cudaMalloc (intermediates)";
+    if (p->arena_bytes &&
+        (e = cudaMalloc(&c->arena, p->arena_bytes)) != cudaSuccess) {
+        c->arena = NULL;
+        goto cuda_fail;
+    }
+    what = "cudaMalloc (scratch)";
+    if (scratch && (e = cudaMalloc(&c->scratch, scratch)) != cudaSuccess) {
+        c->scratch = NULL;
+        goto cuda_fail;
+    }
+    what = "upload of the constants";
+    if ((e = cudaStreamSynchronize(b->stream)) != cudaSuccess) {
+        goto cuda_fail;
+    }
+    *out = c;
+    return WNN_OK;
+cuda_fail:
+    cu_compiled_free(be, c);
+    return cuda_error(err, e == cudaErrorMemoryAllocation ? WNN_OUT_OF_MEMORY
+                                                          : WNN_OPERATION_ERROR,
+                      "build", NULL, e, what);
+oom:
+    cu_compiled_free(be, c);
+    return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                     "out of memory while compiling for the GPU");
+}
+
+void *
+cu_resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
+        void *const *out)
+{
+    const wnn_slot *s = &g->plan.slots[id];
+    switch (s->kind) {
+    case WNN_SLOT_INPUT: return in[s->index];
+    case WNN_SLOT_OUTPUT: return out[s->index];
+    case WNN_SLOT_CONSTANT: return (char *)c->consts + c->const_off[id];
+    case WNN_SLOT_ARENA: return (char *)c->arena + s->offset;
+    default: return NULL;
+    }
+}
+
+wnn_status
+cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
+           void *const *in, void *const *out, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    cu_compiled *c = compiled;
+    wnn_status st = WNN_OK;
+    cu_enter(b);
+    pthread_mutex_lock(&c->mu);
+    for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
+        cu_node *cn = &c->nodes[n];
+        if (cn->run_head) {
+            /* a fused chain's last node: its producer runs now */
+            st = run_fused(b, g, c, &c->nodes[cn->run_head - 1], in, out, err);
+            continue;
+        }
+        if (cn->skip) {
+            continue;
+        }
+        if (cn->dnn || cn->epi_on) {
+            st = run_fused(b, g, c, cn, in, out, err);
+            continue;
+        }
+        const wnn_node *node = cn->node;
+        for (uint32_t j = 0; j < node->n_in; j++) {
+            c->ptr_in[j] = cu_resolve(g, c, node->in[j], in, out);
+        }
+        for (uint32_t j = 0; j < node->n_out; j++) {
+            c->ptr_out[j] = cu_resolve(g, c, node->out[j], in, out);
+        }
+        st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
+    }
+    for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
+        const wnn_output_copy *cp = &g->plan.copies[i];
+        cudaError_t e = cudaMemcpyAsync(
+            out[cp->to_output], out[cp->from_output],
+            wnn_desc_bytes(&g->outputs[cp->to_output].desc),
+            cudaMemcpyDeviceToDevice, b->stream);
+        if (e != cudaSuccess) {
+            st = cuda_error(err, WNN_OPERATION_ERROR, "dispatch", NULL, e,
+                            "copy of an output");
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+/* ---- running one node (at execute) --------------------------------------------- */
+cudaError_t
+run_view(cu_backend *b, const cu_view *v, void *const *in, void *const *out)
+{
+    const char *src = (const char *)in[v->in] + v->in_off;
+    char *dst = (char *)out[v->out] + v->out_off;
+    if (v->plain) {
+        return cudaMemcpyAsync(dst, src, (size_t)v->p.n * (size_t)v->p.es,
+                               cudaMemcpyDeviceToDevice, b->stream);
+    }
+    return ck_copy_view(&v->p, src, dst, b->stream);
+}
+
+wnn_status
+run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
+         void *scratch, wnn_error *err)
+{
+    cudaStream_t s = b->stream;
+    cudaError_t e = cudaSuccess;
+    switch (cn->kind) {
+    case K_UNARY: e = ck_unary(&cn->u.un, in[0], out[0], s); break;
+    case K_BINARY: e = ck_binary(&cn->u.bin, in[0], in[1], out[0], s); break;
+    case K_WHERE: e = ck_where(&cn->u.wh, in[0], in[1], in[2], out[0], s); break;
+    case K_CAST:
+        if (cn->u.cast.ti == cn->u.cast.to) {
+            e = cudaMemcpyAsync(out[0], in[0],
+                                (size_t)cn->u.cast.n *
+                                    wnn_dtype_size(cn->u.cast.ti),
+                                cudaMemcpyDeviceToDevice, s);
+        } else {
+            e = ck_cast(cn->u.cast.ti, cn->u.cast.to, cn->u.cast.n, in[0],
+                        out[0], s);
+        }
+        break;
+    case K_COPY:
+        if (out[0] != in[0]) {
+            e = cudaMemcpyAsync(out[0], in[0], cn->u.copy_bytes,
+                                cudaMemcpyDeviceToDevice, s);
+        }
+        break;
+    case K_VIEWS:
+        for (uint32_t j = 0; j < cn->n_views && e == cudaSuccess; j++) {
+            e = run_view(b, &cn->views[j], in, out);
+        }
+        break;
+    case K_PAD: e = ck_pad(&cn->u.pad, in[0], out[0], s); break;
+    case K_TRI: e = ck_triangular(&cn->u.tri, in[0], out[0], s); break;
+    case K_GATHER: e = ck_gather(&cn->u.ga, in[0], in[1], out[0], s); break;
+    case K_GATHER_EL:
+        e = ck_gather_elements(&cn->u.gel, in[0], in[1], out[0], s);
+        break;
+    case K_GATHER_ND: e = ck_gather_nd(&cn->u.nd, in[0], in[1], out[0], s); break;
+    case K_SCATTER_EL:
+        e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
+                            cudaMemcpyDeviceToDevice, s);
+        if (e == cudaSuccess) {
+            e = ck_scatter_elements(&cn->u.gel, in[1], in[2], out[0], s);
+        }
+        break;
+    case K_SCATTER_ND:
+        e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
+                            cudaMemcpyDeviceToDevice, s);
+        if (e == cudaSuccess) {
+            e = ck_scatter_nd(&cn->u.nd, in[1], in[2], out[0], scratch, s);
+        }
+        break;
+    case K_NORM:
+        e = ck_norm(&cn->u.norm, in[0], cn->scale ? in[cn->scale - 1] : NULL,
+                    cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
+        break;
+    case K_BN:
+        e = ck_batch_norm(&cn->u.bn, in[0], in[1], in[2],
+                          cn->scale ? in[cn->scale - 1] : NULL,
+                          cn->bias ? in[cn->bias - 1] : NULL, out[0], scratch,
+                          s);
+        break;
+    case K_SOFTMAX: e = ck_softmax(&cn->u.sm, in[0], out[0], s); break;
+    case K_QUANT: e = ck_quantize(&cn->u.q, in[0], in[1], in[2], out[0], s); break;
+    case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
+    case K_GEMM: return run_gemm(b, cn, in, out, err);
+    case K_RNN: return run_rnn(b, cn, in, out, scratch, err);
+    case K_REDUCE: e = ck_reduce(&cn->u.red, in[0], out[0], s); break;
+    case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
+    case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
+    case K_POOL: e = ck_pool2d(&cn->u.pool, in[0], out[0], s); break;
+    case K_RESAMPLE: e = ck_resample2d(&cn->u.rs, in[0], out[0], s); break;
+    case K_CONV:
+        e = ck_conv2d(&cn->u.conv, in[0], in[1],
+                      cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
+        break;
+    default:
+        return wnn_failk(err, WNN_NOT_SUPPORTED,
+                         wnn_op_get(cn->node->op)->camel, cn->node->label,
+                         NULL, "no CUDA kernel");
+    }
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR,
+                          wnn_op_get(cn->node->op)->camel, cn->node->label, e,
+                          "kernel launch");
+    }
+    return WNN_OK;
+}

@@ -1,0 +1,894 @@
+/* cu_prep.c -- compile-time parameter blocks of each node (the dispatch
+ * table from cuda_ops.h, op_limits, the prep_* functions; the broadcast
+ * iterators and the convolution geometry come from the core's lowering,
+ * g->lowered) (cu_internal.h has the overview). */
+#include "cu_internal.h"
+
+/* The dispatch table, generated from cuda_ops.h (the CUDA column of the
+ * operator table): launcher kind + 1 (0: no kernel) and the kernel's op
+ * code of each operator. */
+static const struct {
+    int8_t kind1;
+    int8_t code;
+} cu_ops[WNN_OP_COUNT] = {
+#define CU_OP(ID, kind, code) [WNN_OP_##ID] = { (kind) + 1, (code) },
+#include "cuda_ops.h"
+#undef CU_OP
+};
+
+int
+cu_kind_of(wnn_op op)
+{
+    return (unsigned)op < WNN_OP_COUNT ? cu_ops[op].kind1 - 1 : K_NONE;
+}
+
+/* Data types the kernels of a kind handle (intersected with the spec's). */
+uint16_t
+kind_dtypes(int kind)
+{
+    switch (kind) {
+    case K_MATMUL: case K_GEMM: case K_NORM: case K_BN: case K_SOFTMAX:
+    case K_CONV: case K_RNN:
+        return WNN_DT_FLOAT;
+    default:
+        return WNN_DT_ANY;
+    }
+}
+
+int
+cu_unary_op(wnn_op op)
+{
+    return cu_ops[op].code;
+}
+
+int
+cu_binary_op(wnn_op op)
+{
+    return cu_ops[op].code;
+}
+
+void
+cu_contiguous_strides(const wnn_desc *d, int64_t *st)
+{
+    int64_t s = 1;
+    for (int i = (int)d->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= d->shape[i];
+    }
+}
+
+uint64_t
+cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
+{
+    uint64_t p = 1;
+    for (uint32_t i = lo; i < hi; i++) {
+        p *= shape[i];
+    }
+    return p;
+}
+
+/* The broadcast iterator lowered once by the core (compiler/lower/
+ * broadcast.c, the CPU kernels read the same block) in the kernels' types. */
+void
+bcast_from(ck_bcast *it, const wnn_broadcast_params *bp)
+{
+    memset(it, 0, sizeof(*it));
+    it->rank = (int)bp->rank;
+    for (uint32_t d = 0; d < bp->rank; d++) {
+        it->shape[d] = (uint32_t)bp->shape[d];
+        for (uint32_t k = 0; k < bp->n; k++) {
+            it->st[k][d] = bp->st[k][d];
+        }
+    }
+}
+
+/* Drop size-1 dimensions and merge neighbours contiguous on both sides
+ * (cpu/kernels/movement/movement.c view_simplify); sets n and plain. */
+void
+view_finish(cu_view *v, int es)
+{
+    ck_view_p *p = &v->p;
+    int r = 0;
+    for (int d = 0; d < p->rank; d++) {
+        if (p->shape[d] == 1) {
+            continue;
+        }
+        if (r > 0 && p->is[r - 1] == p->is[d] * (int64_t)p->shape[d] &&
+            p->os[r - 1] == p->os[d] * (int64_t)p->shape[d]) {
+            p->shape[r - 1] *= p->shape[d];
+            p->is[r - 1] = p->is[d];
+            p->os[r - 1] = p->os[d];
+            continue;
+        }
+        p->shape[r] = p->shape[d];
+        p->is[r] = p->is[d];
+        p->os[r] = p->os[d];
+        r++;
+    }
+    if (r == 0) {
+        p->shape[0] = 1;
+        p->is[0] = p->os[0] = 1;
+        r = 1;
+    }
+    p->rank = r;
+    p->es = es;
+    p->n = 1;
+    for (int d = 0; d < r; d++) {
+        p->n *= p->shape[d];
+    }
+    v->plain = r == 1 && p->is[0] == 1 && p->os[0] == 1;
+}
+
+/* ---- per-operator preparation (at compile) ------------------------------------ */
+void
+prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_node *node = cn->node;
+    ck_unary_p *p = &cn->u.un;
+    wnn_dtype t = in->dtype;
+    memset(p, 0, sizeof(*p));
+    p->op = cu_unary_op(node->op);
+    p->ti = in->dtype;
+    p->to = out->dtype;
+    p->n = (int64_t)wnn_desc_elements(out);
+    wnn_scalar_params sp;
+    wnn_scalar_params_of(node->op, node->options, t, &sp);
+    p->a = sp.a;
+    p->b = sp.b;
+    p->lo = sp.lo;
+    p->hi = sp.hi;
+    p->ilo = sp.ilo;
+    p->ihi = sp.ihi;
+    p->ulo = sp.ulo;
+    p->uhi = sp.uhi;
+}
+
+void
+prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    ck_binary_p *p = &cn->u.bin;
+    p->op = cu_binary_op(cn->node->op);
+    p->ti = in[0].dtype;
+    p->to = out->dtype;
+    p->n = (int64_t)wnn_desc_elements(out);
+    bcast_from(&p->it, &cn->lowered->u.bcast);
+}
+
+void
+prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    ck_where_p *p = &cn->u.wh;
+    p->es = (int)wnn_dtype_size(out->dtype);
+    p->n = (int64_t)wnn_desc_elements(out);
+    bcast_from(&p->it, &cn->lowered->u.bcast);
+}
+
+/* Views of transpose expand slice tile reverse split concat
+ * (cpu/kernels/movement/movement.c). */
+bool
+prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_node *node = cn->node;
+    uint32_t n = node->op == WNN_OP_SPLIT    ? node->n_out
+                 : node->op == WNN_OP_CONCAT ? node->n_in
+                                             : 1;
+    cn->views = calloc(n, sizeof(cu_view));
+    if (!cn->views) {
+        return false;
+    }
+    cn->n_views = n;
+    int es = (int)wnn_dtype_size(in[0].dtype);
+    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
+    cu_view *v = cn->views;
+    switch (node->op) {
+    case WNN_OP_TRANSPOSE: {
+        const wnn_transpose_options *o = node->options;
+        cu_contiguous_strides(&in[0], ist);
+        cu_contiguous_strides(&out[0], ost);
+        v->p.rank = (int)out[0].rank;
+        for (uint32_t i = 0; i < out[0].rank; i++) {
+            uint32_t p = o->permutation.v[i];
+            v->p.shape[i] = out[0].shape[i];
+            v->p.is[i] = p < in[0].rank ? ist[p] : 0;
+            v->p.os[i] = ost[i];
+        }
+        break;
+    }
+    case WNN_OP_EXPAND: {
+        cu_contiguous_strides(&in[0], ist);
+        cu_contiguous_strides(&out[0], ost);
+        v->p.rank = (int)out[0].rank;
+        int shift = (int)out[0].rank - (int)in[0].rank;
+        for (int i = 0; i < (int)out[0].rank; i++) {
+            int j = i - shift;
+            v->p.shape[i] = out[0].shape[i];
+            v->p.is[i] = j >= 0 && in[0].shape[j] != 1 ? ist[j] : 0;
+            v->p.os[i] = ost[i];
+        }
+        break;
+    }
+    case WNN_OP_SLICE: {
+        const wnn_slice_options *o = node->options;
+        cu_contiguous_strides(&in[0], ist);
+        cu_contiguous_strides(&out[0], ost);
+        v->p.rank = (int)out[0].rank;
+        int64_t base = 0;
+        for (uint32_t i = 0; i < out[0].rank; i++) {
+            v->p.shape[i] = out[0].shape[i];
+            v->p.is[i] = ist[i] * (int64_t)o->strides.v[i];
+            v->p.os[i] = ost[i];
+            base += ist[i] * (int64_t)o->starts.v[i];
+        }
+        v->in_off = base * es;
+        break;
+    }
+    case WNN_OP_TILE: {
+        const wnn_tile_options *o = node->options;
+        cu_contiguous_strides(&in[0], ist);
+        cu_contiguous_strides(&out[0], ost);
+        v->p.rank = 2 * (int)in[0].rank;
+        for (uint32_t i = 0; i < in[0].rank; i++) {
+            v->p.shape[2 * i] = o->repetitions.v[i];
+            v->p.is[2 * i] = 0;
+            v->p.os[2 * i] = ost[i] * in[0].shape[i];
+            v->p.shape[2 * i + 1] = in[0].shape[i];
+            v->p.is[2 * i + 1] = ist[i];
+            v->p.os[2 * i + 1] = ost[i];
+        }
+        break;
+    }
+    case WNN_OP_REVERSE: {
+        const wnn_reverse_options *o = node->options;
+        cu_contiguous_strides(&in[0], ist);
+        v->p.rank = (int)in[0].rank;
+        int64_t base = 0;
+        for (uint32_t i = 0; i < in[0].rank; i++) {
+            v->p.shape[i] = in[0].shape[i];
+            v->p.is[i] = ist[i];
+            v->p.os[i] = ist[i];
+        }
+        for (uint32_t a = 0; a < o->axes.n; a++) {
+            uint32_t i = o->axes.v[a];
+            if (i < in[0].rank && v->p.is[i] > 0) { /* duplicates ignored */
+                base += (int64_t)(in[0].shape[i] - 1) * ist[i];
+                v->p.is[i] = -ist[i];
+            }
+        }
+        v->in_off = base * es;
+        break;
+    }
+    case WNN_OP_SPLIT: {
+        const wnn_split_options *o = node->options;
+        int64_t start = 0;
+        cu_contiguous_strides(&in[0], ist);
+        for (uint32_t j = 0; j < n; j++) {
+            cu_contiguous_strides(&out[j], ost);
+            v[j].p.rank = (int)out[j].rank;
+            for (uint32_t i = 0; i < out[j].rank; i++) {
+                v[j].p.shape[i] = out[j].shape[i];
+                v[j].p.is[i] = ist[i];
+                v[j].p.os[i] = ost[i];
+            }
+            v[j].out = j;
+            v[j].in_off = start * ist[o->axis] * es;
+            start += out[j].shape[o->axis];
+        }
+        break;
+    }
+    case WNN_OP_CONCAT: {
+        const wnn_concat_options *o = node->options;
+        int64_t start = 0;
+        cu_contiguous_strides(&out[0], ost);
+        for (uint32_t j = 0; j < n; j++) {
+            cu_contiguous_strides(&in[j], ist);
+            v[j].p.rank = (int)in[j].rank;
+            for (uint32_t i = 0; i < in[j].rank; i++) {
+                v[j].p.shape[i] = in[j].shape[i];
+                v[j].p.is[i] = ist[i];
+                v[j].p.os[i] = ost[i];
+            }
+            v[j].in = j;
+            v[j].out_off = start * ost[o->axis] * es;
+            start += in[j].shape[o->axis];
+        }
+        break;
+    }
+    default:
+        return false;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        view_finish(&v[j], es);
+    }
+    return true;
+}
+
+void
+prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_pad_options *o = cn->node->options;
+    ck_pad_p *p = &cn->u.pad;
+    memset(p, 0, sizeof(*p));
+    p->rank = (int)in->rank;
+    p->es = (int)wnn_dtype_size(in->dtype);
+    p->mode = o->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
+              : o->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
+                                              : CK_PAD_CONSTANT;
+    p->n = (int64_t)wnn_desc_elements(out);
+    cu_contiguous_strides(in, p->ist);
+    for (uint32_t d = 0; d < in->rank; d++) {
+        p->ishape[d] = in->shape[d];
+        p->oshape[d] = out->shape[d];
+        p->begin[d] = o->beginning_padding.v[d];
+    }
+    uint64_t val = 0;
+    wnn_number_store(&o->value, in->dtype, &val);
+    p->value = val;
+}
+
+void
+prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix)
+{
+    memset(p, 0, sizeof(*p));
+    p->es = (int)wnn_dtype_size(in->dtype);
+    p->it = ix->dtype;
+    p->coord = (int)ix->shape[ix->rank - 1];
+    p->tuples = (int64_t)cu_prod(ix->shape, 0, ix->rank - 1);
+    p->slice = (int64_t)cu_prod(in->shape, (uint32_t)p->coord, in->rank);
+    p->n_slices = (int64_t)cu_prod(in->shape, 0, (uint32_t)p->coord);
+    int64_t s = 1;
+    for (int d = p->coord - 1; d >= 0; d--) {
+        p->dims[d] = in->shape[d];
+        p->strides[d] = s;
+        s *= in->shape[d];
+    }
+}
+
+/* Group description of instance / layer normalization. */
+void
+prep_norm(cu_node *cn, const wnn_desc *in)
+{
+    ck_norm_p *p = &cn->u.norm;
+    memset(p, 0, sizeof(*p));
+    p->dt = in->dtype;
+    int64_t st[WNN_MAX_RANK];
+    cu_contiguous_strides(in, st);
+    if (cn->node->op == WNN_OP_INSTANCE_NORMALIZATION) {
+        const wnn_instance_normalization_options *o = cn->node->options;
+        uint32_t N = in->shape[0];
+        bool nhwc = o->layout != 0;
+        uint32_t C = nhwc ? in->shape[3] : in->shape[1];
+        uint32_t H = nhwc ? in->shape[1] : in->shape[2];
+        uint32_t W = nhwc ? in->shape[2] : in->shape[3];
+        p->nk = 2;
+        p->kext[0] = N;
+        p->kext[1] = C;
+        p->kst[0] = st[0];
+        p->kst[1] = nhwc ? 1 : st[1];
+        p->nr = 2;
+        p->rext[0] = H;
+        p->rext[1] = W;
+        p->rst[0] = nhwc ? st[1] : st[2];
+        p->rst[1] = nhwc ? st[2] : 1;
+        p->per_channel = C;
+        p->G = (int64_t)N * C;
+        p->S = (int64_t)H * W;
+        p->eps = o->epsilon;
+        cn->scale = o->scale;
+        cn->bias = o->bias;
+        return;
+    }
+    const wnn_layer_normalization_options *o = cn->node->options;
+    bool red[WNN_MAX_RANK] = { false };
+    for (uint32_t i = 0; i < o->axes.n; i++) {
+        red[o->axes.v[i]] = true;
+    }
+    p->G = 1;
+    p->S = 1;
+    for (uint32_t i = 0; i < in->rank; i++) {
+        if (!red[i]) {
+            p->kext[p->nk] = in->shape[i];
+            p->kst[p->nk++] = st[i];
+            p->G *= in->shape[i];
+        }
+    }
+    for (uint32_t i = 0; i < o->axes.n; i++) {
+        uint32_t a = o->axes.v[i];
+        p->rext[p->nr] = in->shape[a];
+        p->rst[p->nr++] = st[a];
+        p->S *= in->shape[a];
+    }
+    p->per_channel = 0;
+    p->eps = o->epsilon;
+    cn->scale = o->scale;
+    cn->bias = o->bias;
+}
+
+/* Blockwise broadcasting of scale / zeroPoint (cpu/kernels/quantize/quantize.c). */
+void
+prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    ck_quant_p *p = &cn->u.q;
+    const wnn_desc *sc = &in[1];
+    memset(p, 0, sizeof(*p));
+    p->dequant = cn->node->op == WNN_OP_DEQUANTIZE_LINEAR;
+    p->it = in[0].dtype;
+    p->st = in[1].dtype;
+    p->zt = in[2].dtype;
+    p->ot = out->dtype;
+    p->n = (int64_t)wnn_desc_elements(&in[0]);
+    uint64_t ish[WNN_MAX_RANK], ssh[WNN_MAX_RANK];
+    uint32_t r = 0;
+    for (uint32_t d = 0; d < in[0].rank; d++) {
+        uint64_t i = in[0].shape[d], s = sc->shape[d];
+        if (i == 1) {
+            continue;
+        }
+        if (r > 0) {
+            uint64_t pi = ish[r - 1], ps = ssh[r - 1];
+            if ((ps == pi && s == i) || (ps == 1 && s == 1)) {
+                ish[r - 1] = pi * i;
+                ssh[r - 1] = ps * s;
+                continue;
+            }
+        }
+        ish[r] = i;
+        ssh[r] = s;
+        r++;
+    }
+    if (r == 0) {
+        ish[0] = ssh[0] = 1;
+        r = 1;
+    }
+    p->rank = (int)r;
+    int64_t stv = 1;
+    for (int d = (int)r - 1; d >= 0; d--) {
+        p->shape[d] = (uint32_t)ish[d];
+        p->block[d] = (uint32_t)(ish[d] / ssh[d]);
+        p->sstride[d] = stv;
+        stv *= (int64_t)ssh[d];
+    }
+}
+
+int
+cu_reduce_op(wnn_op op)
+{
+    return cu_ops[op].code;
+}
+
+/* reduce*: kept and reduced dimensions (size-1 dimensions dropped, adjacent
+ * ones of the same group merged when contiguous). */
+void
+prep_reduce(cu_node *cn, const wnn_desc *in)
+{
+    const wnn_reduce_options *o = cn->node->options;
+    ck_reduce_p *p = &cn->u.red;
+    memset(p, 0, sizeof(*p));
+    p->op = cu_reduce_op(cn->node->op);
+    p->dt = in->dtype;
+    int64_t st[WNN_MAX_RANK];
+    cu_contiguous_strides(in, st);
+    p->G = 1;
+    p->S = 1;
+    for (uint32_t i = 0; i < in->rank; i++) {
+        if (in->shape[i] == 1) {
+            continue;
+        }
+        if (o->axes_mask & (1u << i)) {
+            if (p->nr > 0 && p->rst[p->nr - 1] == st[i] * in->shape[i]) {
+                p->rext[p->nr - 1] *= in->shape[i];
+                p->rst[p->nr - 1] = st[i];
+            } else {
+                p->rext[p->nr] = in->shape[i];
+                p->rst[p->nr++] = st[i];
+            }
+            p->S *= in->shape[i];
+        } else {
+            if (p->nk > 0 && p->kst[p->nk - 1] == st[i] * in->shape[i]) {
+                p->kext[p->nk - 1] *= in->shape[i];
+                p->kst[p->nk - 1] = st[i];
+            } else {
+                p->kext[p->nk] = in->shape[i];
+                p->kst[p->nk++] = st[i];
+            }
+            p->G *= in->shape[i];
+        }
+    }
+}
+
+void
+prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out, uint32_t axis)
+{
+    ck_axis_p *p = &cn->u.ax;
+    memset(p, 0, sizeof(*p));
+    p->dt = in->dtype;
+    p->to = out->dtype;
+    p->n = in->shape[axis];
+    p->outer = (int64_t)cu_prod(in->shape, 0, axis);
+    p->inner = (int64_t)cu_prod(in->shape, axis + 1, in->rank);
+}
+
+void
+prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_pool2d_options *o = cn->node->options;
+    ck_pool_p *p = &cn->u.pool;
+    memset(p, 0, sizeof(*p));
+    wnn_op op = cn->node->op;
+    p->op = op == WNN_OP_AVERAGE_POOL2D ? CK_POOL_AVG
+            : op == WNN_OP_L2_POOL2D   ? CK_POOL_L2
+                                       : CK_POOL_MAX;
+    p->dt = in->dtype;
+    p->nhwc = o->layout != 0;
+    p->n = (int64_t)wnn_desc_elements(out);
+    p->N = in->shape[0];
+    p->C = p->nhwc ? in->shape[3] : in->shape[1];
+    p->H = p->nhwc ? in->shape[1] : in->shape[2];
+    p->W = p->nhwc ? in->shape[2] : in->shape[3];
+    p->OH = p->nhwc ? out->shape[1] : out->shape[2];
+    p->OW = p->nhwc ? out->shape[2] : out->shape[3];
+    p->kh = o->window[0];
+    p->kw = o->window[1];
+    p->sh = o->stride[0];
+    p->sw = o->stride[1];
+    p->dh = o->dilation[0];
+    p->dw = o->dilation[1];
+    p->pt = o->pad[0];
+    p->pl = o->pad[2];
+}
+
+void
+prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    /* the geometry lowered once by the core (compiler/lower/conv.c; the CPU
+     * kernels read the same block) */
+    const wnn_conv_params *q = &cn->lowered->u.conv;
+    ck_conv_p *p = &cn->u.conv;
+    memset(p, 0, sizeof(*p));
+    p->transpose = q->transpose;
+    p->flayout = q->filter_layout;
+    p->dt = in[0].dtype;
+    p->nhwc = q->nhwc;
+    p->n = (int64_t)wnn_desc_elements(out);
+    p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
+    p->O = q->O, p->OH = q->OH, p->OW = q->OW;
+    p->KH = q->KH, p->KW = q->KW;
+    p->sh = q->sh, p->sw = q->sw, p->dh = q->dh, p->dw = q->dw;
+    p->pt = q->pad[0], p->pl = q->pad[2];
+    p->groups = q->G;
+    p->has_bias = q->bias != 0;
+    cn->bias = q->bias;
+}
+
+void
+prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    mm_plan *m = &cn->u.mm;
+    const wnn_desc *ad = &in[0], *bd = &in[1], *od = out;
+    memset(m, 0, sizeof(*m));
+    m->dt = od->dtype;
+    int64_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
+    int64_t N = bd->shape[bd->rank - 1];
+    int64_t batch = (int64_t)wnn_desc_elements(od) / (M * N);
+    int64_t nba = (int64_t)wnn_desc_elements(ad) / (M * K);
+    int64_t nbb = (int64_t)wnn_desc_elements(bd) / (K * N);
+    m->M = (int)M;
+    m->N = (int)N;
+    m->K = (int)K;
+    m->batch = (int)batch;
+    if (nbb == 1 && nba == batch) {
+        /* b shared: a's matrices are one tall matrix */
+        m->mode = MM_ONE;
+        m->M = (int)(M * batch);
+        m->batch = 1;
+    } else if ((nba == 1 || nba == batch) && (nbb == 1 || nbb == batch)) {
+        m->mode = MM_STRIDED;
+        m->sa = nba == 1 ? 0 : M * K;
+        m->sb = nbb == 1 ? 0 : K * N;
+        m->sc = M * N;
+    } else {
+        /* batch dimensions broadcast both ways: pointer arrays */
+        m->mode = MM_POINTERS;
+        ck_bptr_p *bp = &m->bp;
+        uint32_t rb = od->rank - 2;
+        int64_t acc_a = 1, acc_b = 1;
+        size_t es = wnn_dtype_size(od->dtype);
+        bp->rb = (int)rb;
+        bp->batch = batch;
+        for (int d = (int)rb - 1; d >= 0; d--) {
+            int da = d - (int)(rb - (ad->rank - 2));
+            int db = d - (int)(rb - (bd->rank - 2));
+            uint32_t xa = da >= 0 ? ad->shape[da] : 1;
+            uint32_t xb = db >= 0 ? bd->shape[db] : 1;
+            bp->oshape[d] = od->shape[d];
+            bp->sa[d] = xa == 1 ? 0 : acc_a;
+            bp->sb[d] = xb == 1 ? 0 : acc_b;
+            acc_a *= xa;
+            acc_b *= xb;
+        }
+        bp->ma = M * K * (int64_t)es;
+        bp->mb = K * N * (int64_t)es;
+        bp->mc = M * N * (int64_t)es;
+        cn->scratch = 3 * (uint64_t)batch * sizeof(void *);
+    }
+}
+
+void
+prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_gemm_options *o = cn->node->options;
+    gemm_plan *g = &cn->u.gm;
+    memset(g, 0, sizeof(*g));
+    wnn_dtype t = out->dtype;
+    g->dt = t;
+    g->M = (int)out->shape[0];
+    g->N = (int)out->shape[1];
+    g->K = (int)(o->a_transpose ? in[0].shape[0] : in[0].shape[1]);
+    g->lda = (int)in[0].shape[1];
+    g->ldb = (int)in[1].shape[1];
+    g->ta = o->a_transpose;
+    g->tb = o->b_transpose;
+    g->alpha = wnn_cast_float(o->alpha, t);
+    g->beta = wnn_cast_float(o->beta, t);
+    if (o->c && g->beta != 0.0f) {
+        /* c broadcast into the output, then accumulated onto */
+        const wnn_desc *cd = &in[o->c - 1];
+        uint32_t r0 = cd->rank == 2 ? cd->shape[0] : 1;
+        uint32_t r1 = cd->rank >= 1 ? cd->shape[cd->rank - 1] : 1;
+        cu_view *v = &g->cview;
+        v->p.rank = 2;
+        v->p.shape[0] = out->shape[0];
+        v->p.shape[1] = out->shape[1];
+        v->p.is[0] = r0 == 1 ? 0 : r1;
+        v->p.is[1] = r1 == 1 ? 0 : 1;
+        v->p.os[0] = out->shape[1];
+        v->p.os[1] = 1;
+        view_finish(v, (int)wnn_dtype_size(t));
+        g->use_c = true;
+        g->c_in = o->c - 1;
+    } else {
+        g->beta = 0.0f;
+    }
+}
+
+/* Scratch bytes, 256-byte aligned pieces. */
+uint64_t
+rnn_take(uint64_t *at, uint64_t floats)
+{
+    uint64_t off = *at;
+    *at += (floats * sizeof(float) + 255) / 256 * 256;
+    return off;
+}
+
+void
+prep_rnn(cu_node *cn, const wnn_desc *in)
+{
+    rnn_plan *r = &cn->u.rnn;
+    ck_rnn_p *p = &r->p;
+    memset(r, 0, sizeof(*r));
+    const wnn_node *node = cn->node;
+    const wnn_u32_list *acts;
+    int layout;
+    p->dt = in[0].dtype;
+    p->direction = CK_RNN_FORWARD;
+    switch (node->op) {
+    case WNN_OP_GRU: {
+        const wnn_gru_options *o = node->options;
+        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
+        p->H = o->hidden_size, p->reset_after = o->reset_after;
+        p->direction = o->direction;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->h0 = o->initial_hidden_state;
+        r->out_seq = o->return_sequence && node->n_out > 1 ? 2 : 0;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    case WNN_OP_GRU_CELL: {
+        const wnn_gru_cell_options *o = node->options;
+        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
+        p->H = o->hidden_size, p->reset_after = o->reset_after;
+        r->bias = o->bias, r->rbias = o->recurrent_bias, r->h0 = 4;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    case WNN_OP_LSTM: {
+        const wnn_lstm_options *o = node->options;
+        p->lstm = 1;
+        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
+        p->H = o->hidden_size, p->direction = o->direction;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->peep = o->peephole_weight, r->h0 = o->initial_hidden_state;
+        r->c0 = o->initial_cell_state, r->out_c = 2;
+        r->out_seq = o->return_sequence && node->n_out > 2 ? 3 : 0;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    default: { /* lstmCell */
+        const wnn_lstm_cell_options *o = node->options;
+        p->lstm = 1;
+        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
+        p->H = o->hidden_size;
+        r->bias = o->bias, r->rbias = o->recurrent_bias;
+        r->peep = o->peephole_weight, r->h0 = 4, r->c0 = 5, r->out_c = 2;
+        acts = &o->activations, layout = o->layout;
+        break;
+    }
+    }
+    p->D = p->direction == CK_RNN_BOTH ? 2 : 1;
+    const uint32_t *av = acts->present ? acts->v : NULL;
+    p->act_f = av ? (int)av[0] : CK_RNN_SIGMOID;
+    p->act_g = av ? (int)av[1] : CK_RNN_TANH;
+    p->act_h = p->lstm && av ? (int)av[2] : CK_RNN_TANH;
+    if (p->lstm) {
+        bool iofg = layout == WNN_LSTM_IOFG;
+        p->gi = 0;
+        p->go = iofg ? 1 : 3;
+        p->gf = iofg ? 2 : 1;
+        p->gg = iofg ? 3 : 2;
+    } else {
+        p->gz = layout == WNN_GRU_ZRN ? 0 : 1;
+        p->gr = 1 - p->gz;
+    }
+    const uint64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const uint64_t GH = (p->lstm ? 4 : 3) * H, state = D * B * H;
+    uint64_t at = 0;
+    if (p->dt == WNN_FLOAT16) {
+        r->x32 = rnn_take(&at, T * B * I);
+        r->w32 = rnn_take(&at, D * GH * I);
+        r->r32 = rnn_take(&at, D * GH * H);
+    }
+    r->xw = rnn_take(&at, T * B * D * GH);
+    r->bsum = rnn_take(&at, D * GH);
+    r->rbn = rnn_take(&at, D * H);
+    for (int k = 0; k < 2; k++) {
+        r->h[k] = rnn_take(&at, state);
+        r->c[k] = p->lstm ? rnn_take(&at, state) : 0;
+    }
+    r->rh = rnn_take(&at, state);
+    r->hr = rnn_take(&at, D * B * GH);
+    cn->scratch = at;
+}
+
+/* Fill cn for its node; false when out of memory. */
+bool
+prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
+{
+    const wnn_node *node = cn->node;
+    switch (cn->kind) {
+    case K_UNARY: prep_unary(cn, &in[0], &out[0]); break;
+    case K_BINARY: prep_binary(cn, in, &out[0]); break;
+    case K_WHERE: prep_where(cn, in, &out[0]); break;
+    case K_CAST:
+        cn->u.cast.ti = in[0].dtype;
+        cn->u.cast.to = out[0].dtype;
+        cn->u.cast.n = (int64_t)wnn_desc_elements(&out[0]);
+        break;
+    case K_COPY: cn->u.copy_bytes = wnn_desc_bytes(&out[0]); break;
+    case K_VIEWS: return prep_views(cn, in, out);
+    case K_PAD: prep_pad(cn, &in[0], &out[0]); break;
+    case K_TRI: {
+        const wnn_triangular_options *o = node->options;
+        const wnn_desc *d = &in[0];
+        cn->u.tri.es = (int)wnn_dtype_size(d->dtype);
+        cn->u.tri.upper = o->upper;
+        cn->u.tri.n = (int64_t)wnn_desc_elements(d);
+        cn->u.tri.h = d->shape[d->rank - 2];
+        cn->u.tri.w = d->shape[d->rank - 1];
+        cn->u.tri.diag = o->diagonal;
+        break;
+    }
+    case K_GATHER: {
+        const wnn_gather_options *o = node->options;
+        ck_gather_p *p = &cn->u.ga;
+        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->it = in[1].dtype;
+        p->dim = in[0].shape[o->axis];
+        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
+        p->n_idx = (int64_t)wnn_desc_elements(&in[1]);
+        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        break;
+    }
+    case K_GATHER_EL:
+    case K_SCATTER_EL: {
+        /* MLGatherOptions and MLScatterOptions: one axis field */
+        uint32_t axis = cn->kind == K_GATHER_EL
+                            ? ((const wnn_gather_options *)node->options)->axis
+                            : ((const wnn_scatter_options *)node->options)->axis;
+        ck_gather_el_p *p = &cn->u.gel;
+        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->it = in[1].dtype;
+        p->dim = in[0].shape[axis];
+        p->a_n = in[1].shape[axis];
+        p->inner = (int64_t)cu_prod(in[0].shape, axis + 1, in[0].rank);
+        if (cn->kind == K_GATHER_EL) {
+            p->n = (int64_t)wnn_desc_elements(&in[1]);
+        } else {
+            p->n = (int64_t)cu_prod(in[0].shape, 0, axis) * p->inner;
+            cn->in_bytes = wnn_desc_bytes(&in[0]);
+        }
+        break;
+    }
+    case K_GATHER_ND: prep_nd(&cn->u.nd, &in[0], &in[1]); break;
+    case K_SCATTER_ND:
+        prep_nd(&cn->u.nd, &in[0], &in[1]);
+        cn->in_bytes = wnn_desc_bytes(&in[0]);
+        cn->scratch = (uint64_t)cn->u.nd.n_slices * sizeof(int32_t);
+        break;
+    case K_NORM: prep_norm(cn, &in[0]); break;
+    case K_BN: {
+        const wnn_batch_normalization_options *o = node->options;
+        ck_bn_p *p = &cn->u.bn;
+        p->dt = in[0].dtype;
+        p->n = (int64_t)wnn_desc_elements(&in[0]);
+        p->C = in[0].shape[o->axis];
+        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
+        p->eps = o->epsilon;
+        cn->scale = o->scale;
+        cn->bias = o->bias;
+        cn->scratch = 3 * (uint64_t)p->C * sizeof(double);
+        break;
+    }
+    case K_SOFTMAX: {
+        const wnn_softmax_options *o = node->options;
+        ck_softmax_p *p = &cn->u.sm;
+        p->dt = in[0].dtype;
+        p->C = in[0].shape[o->axis];
+        p->outer = (int64_t)cu_prod(in[0].shape, 0, o->axis);
+        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
+        break;
+    }
+    case K_QUANT: prep_quant(cn, in, &out[0]); break;
+    case K_MATMUL: prep_matmul(cn, in, &out[0]); break;
+    case K_GEMM: prep_gemm(cn, in, &out[0]); break;
+    case K_REDUCE: prep_reduce(cn, &in[0]); break;
+    case K_ARG:
+        prep_axis(cn, &in[0], &out[0],
+                  ((const wnn_arg_min_max_options *)node->options)->axis);
+        cn->u.ax.is_max = node->op == WNN_OP_ARG_MAX;
+        break;
+    case K_CUMSUM: {
+        const wnn_cumulative_sum_options *o = node->options;
+        prep_axis(cn, &in[0], &out[0], o->axis);
+        cn->u.ax.exclusive = o->exclusive;
+        cn->u.ax.reversed = o->reversed;
+        break;
+    }
+    case K_POOL: prep_pool(cn, &in[0], &out[0]); break;
+    case K_CONV: prep_conv(cn, in, &out[0]); break;
+    case K_RNN: prep_rnn(cn, in); break;
+    case K_RESAMPLE: {
+        const wnn_resample2d_options *o = node->options;
+        ck_resample_p *p = &cn->u.rs;
+        memset(p, 0, sizeof(*p));
+        p->dt = in[0].dtype;
+        p->linear = o->mode == 1;
+        uint32_t a = o->axis[0], c = o->axis[1];
+        p->ya = (int)(a < c ? a : c);
+        p->xa = (int)(a < c ? c : a);
+        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        for (int d = 0; d < 4; d++) {
+            p->in[d] = in[0].shape[d];
+            p->out[d] = out[0].shape[d];
+        }
+        break;
+    }
+    default: break;
+    }
+    return true;
+}
+
+/* ---- the interface ---------------------------------------------------------------- */
+bool
+cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
+{
+    (void)be;
+    int kind = cu_kind_of(op);
+    if (kind == K_NONE) {
+        return false;
+    }
+    *out = *wnn_op_get(op)->limits;
+    uint16_t mask = kind_dtypes(kind);
+    for (uint32_t i = 0; i < out->n; i++) {
+        out->e[i].dtypes &= mask;
+    }
+    return true;
+}
