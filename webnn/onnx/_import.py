@@ -89,9 +89,9 @@ class OnnxModel:
     context: webnn.MLContext
     #: The compiled graph (None when every output is a constant of the model).
     graph: Optional[webnn.MLGraph]
-    #: The model's inputs: ONNX name -> (WebNN data type, shape).
+    #: The model's inputs, ONNX name -> (WebNN data type, shape).
     inputs: Dict[str, ValueInfo]
-    #: The model's outputs, in the model's order: ONNX name -> (WebNN data type, shape).
+    #: The model's outputs in the model's order, ONNX name -> (WebNN data type, shape).
     outputs: Dict[str, ValueInfo]
     #: The imported model.
     model_proto: onnx.ModelProto
