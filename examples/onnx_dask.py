@@ -15,21 +15,33 @@ there once: that worker's context compiles the graph once.  The batch is cut
 into chunks of the model's batch size; client.map runs one task per chunk
 and each task only calls model.run on its worker's compiled model.  The
 results are gathered in order and compared with a single-process run."""
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-try:
-    from distributed import WorkerPlugin
-except ImportError:  # pragma: no cover
-    WorkerPlugin = object
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster, Worker, WorkerPlugin
+
+    from webnn.onnx import OnnxModel
+else:
+    try:
+        from distributed import WorkerPlugin
+    except ImportError:  # pragma: no cover
+        WorkerPlugin = object
+
+#: {output name: array}
+Outputs = Dict[str, npt.NDArray[Any]]
 
 CHUNK = 32
 
@@ -39,59 +51,68 @@ class WebNNModel(WorkerPlugin):
 
     name = "webnn-onnx-model"
 
-    def __init__(self, model_bytes, input_shapes=None, device=None):
+    def __init__(self, model_bytes: bytes, input_shapes: Optional[Mapping[str, Any]] = None,
+                 device: Optional[Literal["cpu", "gpu"]] = None) -> None:
         self.model_bytes = model_bytes
         self.input_shapes = input_shapes
         self.device = device
 
-    def setup(self, worker):
+    def setup(self, worker: Worker) -> None:
         import webnn.onnx
         ctx = webnn.ml.create_context(device_type=self.device) if self.device else \
             webnn.ml.create_context()
-        worker.webnn_model = webnn.onnx.load(self.model_bytes, context=ctx,
-                                             input_shapes=self.input_shapes)
-        worker.webnn_loads = getattr(worker, "webnn_loads", 0) + 1
+        # the plugin's own attributes on the worker (Worker does not declare them)
+        worker.webnn_model = webnn.onnx.load(  # type: ignore[attr-defined]
+            self.model_bytes, context=ctx, input_shapes=self.input_shapes)
+        worker.webnn_loads = getattr(worker, "webnn_loads", 0) + 1  # type: ignore[attr-defined]
 
 
-def infer_chunk(index, chunk):
+def infer_chunk(index: int, chunk: npt.NDArray[Any]
+                ) -> Tuple[int, Outputs, str, int]:
     """One task: run the worker's model on one chunk (padded to the batch)."""
     from distributed import get_worker
     worker = get_worker()
-    model = worker.webnn_model
+    model: OnnxModel = worker.webnn_model  # type: ignore[attr-defined]  # set by setup()
     (name, (dt, shape)), = model.inputs.items()
     n = chunk.shape[0]
     if n < shape[0]:
         pad = np.zeros((shape[0] - n,) + chunk.shape[1:], chunk.dtype)
         chunk = np.concatenate([chunk, pad])
     outs = model.run({name: chunk})
-    return index, {k: v[:n] for k, v in outs.items()}, worker.address, worker.webnn_loads
+    loads: int = worker.webnn_loads  # type: ignore[attr-defined]  # set by setup()
+    return index, {k: v[:n] for k, v in outs.items()}, worker.address, loads
 
 
-def run_distributed(client, model_bytes, images, input_shapes=None):
+def run_distributed(client: Client, model_bytes: bytes, images: npt.NDArray[Any],
+                    input_shapes: Optional[Mapping[str, Any]] = None
+                    ) -> Tuple[Outputs, Dict[str, int]]:
     """{output name: ndarray over all images}, {worker address: loads}."""
     plugin = WebNNModel(model_bytes, input_shapes)
     if hasattr(client, "register_plugin"):
         client.register_plugin(plugin)
     else:  # distributed before 2023.9
-        client.register_worker_plugin(plugin)
+        client.register_worker_plugin(plugin)  # type: ignore[attr-defined]  # gone in 2023.9
     batch = _batch_of(model_bytes, input_shapes)
     chunks = [images[i:i + batch] for i in range(0, len(images), batch)]
     futures = client.map(infer_chunk, range(len(chunks)), chunks, pure=False)
-    results = sorted(client.gather(futures), key=lambda r: r[0])
-    loads = {}
+    gathered: list[Tuple[int, Outputs, str, int]] = \
+        client.gather(futures)  # type: ignore[no-untyped-call]  # Client.gather is unannotated
+    results = sorted(gathered, key=lambda r: r[0])
+    loads: Dict[str, int] = {}
     for _, _, addr, n in results:
         loads[addr] = n
     names = results[0][1].keys()
     return {k: np.concatenate([r[1][k] for r in results]) for k in names}, loads
 
 
-def run_single(model_bytes, images, input_shapes=None):
+def run_single(model_bytes: bytes, images: npt.NDArray[Any],
+               input_shapes: Optional[Mapping[str, Any]] = None) -> Outputs:
     """The same work in this process, for comparison."""
     import webnn.onnx
     model = webnn.onnx.load(model_bytes, input_shapes=input_shapes)
     (name, (dt, shape)), = model.inputs.items()
     batch = shape[0]
-    parts = []
+    parts: list[Outputs] = []
     for i in range(0, len(images), batch):
         chunk = images[i:i + batch]
         n = chunk.shape[0]
@@ -101,7 +122,7 @@ def run_single(model_bytes, images, input_shapes=None):
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def _batch_of(model_bytes, input_shapes):
+def _batch_of(model_bytes: bytes, input_shapes: Optional[Mapping[str, Any]]) -> int:
     import onnx
     m = onnx.load_from_string(model_bytes)
     inits = {t.name for t in m.graph.initializer}
@@ -111,10 +132,12 @@ def _batch_of(model_bytes, input_shapes):
     d = vi.type.tensor_type.shape.dim[0]
     if d.HasField("dim_value"):
         return int(d.dim_value)
-    return int(input_shapes[d.dim_param])
+    # input_shapes is None here only for a model whose batch is dynamic and
+    # not given: a TypeError, as it should be
+    return int(input_shapes[d.dim_param])  # type: ignore[index]
 
 
-def lenet_onnx(batch=CHUNK):
+def lenet_onnx(batch: int = CHUNK) -> bytes:
     """LeNet exported to ONNX bytes (batch `batch`)."""
     import onnx  # noqa: F401
     import webnn.onnx
@@ -122,10 +145,11 @@ def lenet_onnx(batch=CHUNK):
     ctx = webnn.ml.create_context()
     b = webnn.MLGraphBuilder(ctx)
     _, probs = lenet.build(b, lenet.load_weights(), batch=batch)
-    return webnn.onnx.export(b.build({"probabilities": probs})).SerializeToString()
+    data: bytes = webnn.onnx.export(b.build({"probabilities": probs})).SerializeToString()
+    return data   # (protobuf's Message methods are untyped: Any)
 
 
-def mnist_batch(n, seed=0):
+def mnist_batch(n: int, seed: int = 0) -> Tuple[npt.NDArray[np.float32], npt.NDArray[Any]]:
     """n noisy copies of the ten MNIST digits (float32 [n, 1, 28, 28]) and their labels."""
     from zoo import lenet
     digits = np.concatenate([lenet.load_digit(d) for d in range(10)])
@@ -135,7 +159,7 @@ def mnist_batch(n, seed=0):
     return np.clip(digits[labels] + noise, 0, 255).astype(np.float32), labels
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", help="an .onnx file (default: LeNet exported)")
     p.add_argument("--images", type=int, default=2000)
@@ -165,17 +189,19 @@ def main(argv=None):
     cluster = None
     t0 = time.perf_counter()
     if args.scheduler:
-        client = Client(args.scheduler)
+        client = Client(args.scheduler)  # type: ignore[no-untyped-call]  # unannotated
     else:
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, local_directory=tempfile.gettempdir())
-        client = Client(cluster)
+        # (Client's and LocalCluster's constructors are unannotated)
+        cluster = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=args.workers, threads_per_worker=1, processes=True,
+            dashboard_address=None, local_directory=tempfile.gettempdir())
+        client = Client(cluster)  # type: ignore[no-untyped-call]
     try:
         t1 = time.perf_counter()
         dist, loads = run_distributed(client, model_bytes, images)
         t2 = time.perf_counter()
     finally:
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]  # unannotated
         if cluster is not None:
             cluster.close()
     t3 = time.perf_counter()

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webnn  # noqa: E402
 
 
-def run_mobilenet_onnx(ctx, folder):
+def run_mobilenet_onnx(ctx: webnn.MLContext, folder: str) -> bool:
     import onnx
     import webnn.onnx
     from zoo import mobilenetv2
@@ -51,7 +51,7 @@ def run_mobilenet_onnx(ctx, folder):
           f"features equal to the hand-built graph's: {same}")
     ok = same
     try:
-        import onnxruntime as ort
+        import onnxruntime as ort   # no type information: its calls are Any
     except ImportError:
         print("  (onnxruntime not installed: no comparison)")
         return ok
@@ -63,7 +63,7 @@ def run_mobilenet_onnx(ctx, folder):
     return ok and err <= 1e-3 * max(1.0, float(np.max(np.abs(ref))))
 
 
-def run_shipped_resnet(ctx):
+def run_shipped_resnet(ctx: webnn.MLContext) -> bool:
     import onnx
     from onnx import numpy_helper
     import webnn.onnx
@@ -90,7 +90,7 @@ def run_shipped_resnet(ctx):
     return err <= 1e-5
 
 
-def main():
+def main() -> bool:
     try:
         import onnx  # noqa: F401
     except ImportError:

@@ -4,13 +4,24 @@ Reads the record of builder calls (_record.py) and writes one or more ONNX
 nodes per WebNN operator (opset 21, the standard domain).  WebNN's uint8
 results of comparisons and logical operators are written as ONNX bool
 results cast to uint8, so the exported model has WebNN's types exactly."""
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Dict, Tuple, Union
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 import webnn
 from webnn import NotSupportedError
+
+if TYPE_CHECKING:
+    import onnx
+
+    #: What export() takes: an MLGraph, {output name: MLOperand}, or
+    #: (builder, {output name: MLOperand}).
+    ExportSource = Union[webnn.MLGraph, Dict[str, webnn.MLOperand],
+                         Tuple[webnn.MLGraphBuilder, Dict[str, webnn.MLOperand]]]
 
 OPSET = 21
 
@@ -20,7 +31,7 @@ _TO_ONNX = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16,
             "int8": TensorProto.INT8, "uint8": TensorProto.UINT8}
 
 
-def export(graph_or_outputs, name="webnn"):
+def export(graph_or_outputs: ExportSource, name: str = "webnn") -> onnx.ModelProto:
     """An MLGraph built after ``import webnn.onnx``, or the outputs a builder
     would build ({name: MLOperand}, or (builder, {name: MLOperand})), as an
     onnx.ModelProto."""

@@ -9,10 +9,13 @@ Values flow through the converter as either
 ONNX bool travels as uint8 inside the graph (WebNN's logical operators do
 the same); the model's own inputs and outputs of a type WebNN lacks (double,
 bool, string, ...) raise NotSupportedError."""
+from __future__ import annotations
+
 import asyncio
 import math
 import os
 import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import onnx
@@ -20,6 +23,18 @@ from onnx import TensorProto, helper, numpy_helper
 
 import webnn
 from webnn import NotSupportedError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    #: What load() takes as a model: a path, the bytes of an .onnx file, or
+    #: an onnx.ModelProto.
+    ModelSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, onnx.ModelProto]
+    #: An input or output of an OnnxModel: (WebNN data type, shape).
+    ValueInfo = Tuple[str, Tuple[int, ...]]
+    #: load()'s input_shapes: {input name: shape (a list or tuple)} and/or
+    #: {dim_param name: size}.
+    InputShapes = Mapping[str, Union[List[int], Tuple[int, ...], int]]
 
 _ELEM = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -70,7 +85,21 @@ class OnnxModel:
     """An imported ONNX model: .graph (the MLGraph), .inputs / .outputs
     (ONNX name -> (WebNN data type, shape)), .run(feeds), .run_async(feeds)."""
 
-    def __init__(self, context, graph, inputs, outputs, graph_outputs, const_outputs, proto):
+    #: The context the graph was compiled for.
+    context: webnn.MLContext
+    #: The compiled graph (None when every output is a constant of the model).
+    graph: Optional[webnn.MLGraph]
+    #: The model's inputs, ONNX name -> (WebNN data type, shape).
+    inputs: Dict[str, ValueInfo]
+    #: The model's outputs in the model's order, ONNX name -> (WebNN data type, shape).
+    outputs: Dict[str, ValueInfo]
+    #: The imported model.
+    model_proto: onnx.ModelProto
+
+    def __init__(self, context: webnn.MLContext, graph: Optional[webnn.MLGraph],
+                 inputs: Dict[str, ValueInfo], outputs: Dict[str, ValueInfo],
+                 graph_outputs: Dict[str, str], const_outputs: Dict[str, npt.NDArray[Any]],
+                 proto: onnx.ModelProto) -> None:
         self.context = context
         self.graph = graph
         self.inputs = inputs
@@ -78,7 +107,8 @@ class OnnxModel:
         self._graph_outputs = graph_outputs   # ONNX name -> graph output name
         self._const = const_outputs           # ONNX name -> ndarray
         self.model_proto = proto
-        self._tensors = None                  # (inputs, outputs): MLTensors made once
+        self._tensors: Optional[Tuple[Dict[str, Any], Dict[str, Any]]] = None
+        # (inputs, outputs): MLTensors made once
         self._lock = threading.Lock()
 
     def _compute(self, feeds):
@@ -100,7 +130,7 @@ class OnnxModel:
             ctx.dispatch(g, tin, tout)
             return {n: ctx.read_tensor(t) for n, t in tout.items()}
 
-    def run(self, feeds):
+    def run(self, feeds: Dict[str, Any]) -> Dict[str, npt.NDArray[Any]]:
         """feeds: {input name: array} -> {output name: ndarray}, in the model's output order."""
         if not isinstance(feeds, dict):
             raise TypeError("run: feeds must be a dict of input name -> array")
@@ -134,10 +164,11 @@ class OnnxModel:
                 out[name] = results[self._graph_outputs[name]]
         return out
 
-    async def run_async(self, feeds):
+    async def run_async(self, feeds: Dict[str, Any]) -> Dict[str, npt.NDArray[Any]]:
+        """run() in the event loop's default executor: awaits {output name: ndarray}."""
         return await asyncio.get_running_loop().run_in_executor(None, self.run, feeds)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"OnnxModel(inputs={self.inputs}, outputs={self.outputs})"
 
 
@@ -168,7 +199,9 @@ def _check(proto, source):
         raise TypeError(f"load: the model is not valid ONNX: {e}") from None
 
 
-def load(model, context=None, input_shapes=None, *, _bound=None):
+def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
+         input_shapes: Optional[InputShapes] = None, *,
+         _bound: Optional[Mapping[str, Any]] = None) -> OnnxModel:
     """Import an ONNX model (a path, bytes or an onnx.ModelProto) into `context`
     (default: a new default context).  `input_shapes` fixes dynamic dimensions:
     {input name: shape} and/or {dim_param name: size}."""
