@@ -13,7 +13,6 @@ import webnn
 from webnn.testing import assert_close, ulp_distance, wpt
 from webnn.testing.plugin import available_devices
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_ulp():
@@ -84,7 +83,10 @@ def test_readme_user_test_runs_with_the_plugin(tmp_path):
             y = ml_context.compute(g, {"x": np.array([-1, 0, 1], np.float32)})["y"]
             assert_close(y, [-0.15865525, 0.0, 0.84134475], data_type="float32", tolerance=18)
     '''))
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    # the webnn this run imports (the checkout, or a sanitizer's or another
+    # Python version's build of it)
+    import webnn
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(webnn.__file__))))
     env.pop("WEBNN_TEST_DEVICE", None)
     from importlib import metadata
     eps = metadata.entry_points()

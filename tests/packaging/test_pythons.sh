@@ -45,7 +45,10 @@ build_one() {
     touch "$d/venv/.deps-1"
   fi
   WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$TEMP"
-  cp webnn/*.py "$d/lib/webnn/"
+  # the whole package (subpackages, stubs, py.typed), not this checkout's
+  # built libraries
+  tar -C webnn --exclude='*.so' --exclude='__pycache__' --exclude='_webnn.c' -cf - . | \
+    tar -C "$d/lib/webnn" -xf -
 }
 
 for v in $VERSIONS; do
