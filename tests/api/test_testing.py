@@ -88,11 +88,10 @@ def test_readme_user_test_runs_with_the_plugin(tmp_path):
     import webnn
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(webnn.__file__))))
     env.pop("WEBNN_TEST_DEVICE", None)
-    from importlib import metadata
-    eps = metadata.entry_points()
-    group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
-    installed = any(ep.value == "webnn.testing.plugin" for ep in group)
-    plugin = [] if installed else ["-p", "webnn.testing.plugin"]   # source tree: by hand
+    # the plugin by name, entry points off: what the subprocess can import
+    # decides, not what this process's metadata says is installed
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    plugin = ["-p", "webnn.testing.plugin"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         *plugin, "--webnn-device", "cpu", str(tmp_path / "test_user.py")],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
