@@ -8,7 +8,6 @@ scratch bytes, the fusable chains).  The picture is drawn by Graphviz (the
 the summary's text."""
 import html
 import math
-import os
 import shutil
 
 from . import _core
@@ -82,8 +81,9 @@ class GraphSummary:
     peak_bytes : int
         The plan's scratch memory for intermediate results (after reuse).
     fused_groups : list of list of str
-        The chains (producer, add, activation) that a fusing backend such as
-        the GPU's runs as one operation; the CPU backend runs them one by one.
+        The chains (producer, add, activation) that the backend runs as one
+        operation (``WEBNN_CPU_FUSION=0`` / ``WEBNN_CUDA_FUSION=0`` turn
+        fusion off; then the chains it would fuse).
     fuses : bool
         Whether this graph's backend runs those chains fused.
     """
@@ -94,9 +94,9 @@ class GraphSummary:
             raise RuntimeError("the graph's structure is no longer available")
         ops, nodes = view["operands"], view["nodes"]
         self.device = graph._ctx.device_type
-        # the GPU backend runs the chains fused unless WEBNN_CUDA_FUSION=0;
-        # the CPU backend does not fuse
-        self.fuses = self.device == "gpu" and os.environ.get("WEBNN_CUDA_FUSION", "1") != "0"
+        # the backends run the chains fused unless WEBNN_CPU_FUSION=0 /
+        # WEBNN_CUDA_FUSION=0 when the context was created
+        self.fuses = bool(view["fuses"])
         self.rows = []
         for nid in view["order"]:
             n = nodes[nid]
@@ -142,9 +142,9 @@ class GraphSummary:
                    f"inputs+outputs {_bytes(self.io_bytes)}, "
                    f"peak intermediate memory {_bytes(self.peak_bytes)}")
         if self.fused_groups:
-            how = ("run fused on this GPU context" if self.fuses else
-                   "the GPU backend runs each as one operation; this CPU context runs them one by one")
-            out.append(f"fusable chains ({how}): "
+            how = ("each run as one operation on this context" if self.fuses else
+                   "fusion is off on this context: run one by one")
+            out.append(f"fused chains ({how}): "
                        + "; ".join(" -> ".join(g) for g in self.fused_groups))
         return "\n".join(out)
 

@@ -2157,12 +2157,13 @@ m_graph_view(PyObject *m, PyObject *cap)
     for (uint32_t i = 0; i < nn; i++) {
         PyList_SET_ITEM(fusion, i, PyLong_FromUnsignedLong(n_fused > 0 ? groups[i] : 0));
     }
-    result = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:K,s:O,s:i}", "operands", ops,
+    result = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:K,s:O,s:i,s:O}", "operands", ops,
                            "nodes", nodes, "inputs", ins, "outputs", outs,
                            "order", order,
                            "arena_bytes",
                            (unsigned long long)wnn_graph_plan_arena_bytes(g),
-                           "fusion", fusion, "n_fused", n_fused < 0 ? 0 : n_fused);
+                           "fusion", fusion, "n_fused", n_fused < 0 ? 0 : n_fused,
+                           "fuses", wnn_graph_fuses(g) ? Py_True : Py_False);
 done:
     Py_XDECREF(ops);
     Py_XDECREF(nodes);

@@ -109,11 +109,24 @@ wnn_graph_plan_arena_bytes(const wnn_graph *g)
     return g ? g->plan.arena_bytes : 0;
 }
 
+bool
+wnn_graph_fuses(const wnn_graph *g)
+{
+    return g && g->ctx && g->ctx->backend &&
+           (g->ctx->backend->fuses & WNN_FUSE_EPILOGUE);
+}
+
 int
 wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of)
 {
     if (!g || !g->ir || !g->plan.order) {
         return -1;
+    }
+    if (wnn_graph_fuses(g)) { /* the chains the pipeline fused */
+        for (uint32_t i = 0; i < g->ir->n_nodes; i++) {
+            group_of[i] = g->fusion.chain_of ? g->fusion.chain_of[i] : 0;
+        }
+        return (int)g->fusion.n_chains;
     }
     wnn_fusion f;
     wnn_error err;

@@ -23,6 +23,13 @@ typedef struct cpu_node {
     const void **in;
     void **out;
     wnn_desc *in_desc, *out_desc;
+    /* a fused chain (g->fusion) runs at its last node: the producer's
+     * kernel with the chain's epilogue, writing the chain's result; the
+     * chain's other nodes are skipped */
+    bool skip;
+    uint32_t result;         /* operand the kernel writes (out[0])         */
+    uint32_t addend;         /* operand id of the epilogue's addend        */
+    cpu_epi epi;
 } cpu_node;
 
 typedef struct cpu_compiled {
@@ -111,7 +118,19 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     }
     for (uint32_t n = 0; n < p->n_order; n++) {
         const wnn_node *node = &ir->nodes[p->order[n]];
+        uint32_t node_id = p->order[n];
         cpu_node *cn = &c->nodes[c->n_nodes++];
+        const wnn_epilogue *chain = NULL;
+        if (g->fusion.chain_of && g->fusion.chain_of[node_id]) {
+            chain = &g->fusion.chains[g->fusion.chain_of[node_id] - 1];
+            if (chain->last != node_id) {
+                cn->skip = true;
+                continue;
+            }
+            node_id = chain->producer;
+            node = &ir->nodes[node_id];
+        }
+        cn->result = chain ? chain->result : WNN_NO_NODE;
         cn->in = calloc(node->n_in + 1, sizeof(void *));
         cn->out = calloc(node->n_out + 1, sizeof(void *));
         cn->in_desc = calloc(node->n_in + 1, sizeof(wnn_desc));
@@ -125,9 +144,23 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         for (uint32_t j = 0; j < node->n_out; j++) {
             cn->out_desc[j] = ir->operands[node->out[j]].desc;
         }
+        if (chain) {
+            const wnn_node *act = chain->act != WNN_NO_NODE
+                                      ? &ir->nodes[chain->act] : NULL;
+            cn->addend = chain->addend;
+            cn->epi = (cpu_epi){ .act = act ? act->op : WNN_OP_COUNT,
+                                 .add_kind = chain->add_kind,
+                                 .channel_axis = chain->channel_axis,
+                                 .dtype = cn->out_desc[0].dtype };
+            if (act) {
+                wnn_scalar_params_of(act->op, act->options,
+                                     cn->out_desc[0].dtype, &cn->epi.pr);
+            }
+        }
         cn->call = (cpu_call){ .node = node,
+                               .epi = chain ? &cn->epi : NULL,
                                .config = &c->config,
-                               .lowered = &g->lowered[p->order[n]],
+                               .lowered = &g->lowered[node_id],
                                .options = node->options,
                                .n_in = node->n_in,
                                .n_out = node->n_out,
@@ -169,6 +202,9 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     pthread_mutex_lock(&c->mu);
     for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
         cpu_node *cn = &c->nodes[n];
+        if (cn->skip) {
+            continue;
+        }
         const wnn_node *node = cn->call.node;
         for (uint32_t j = 0; j < node->n_in; j++) {
             cn->in[j] = resolve(g, c, node->in[j], in, out);
@@ -176,7 +212,17 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         for (uint32_t j = 0; j < node->n_out; j++) {
             cn->out[j] = resolve(g, c, node->out[j], in, out);
         }
+        if (cn->call.epi) {
+            cn->out[0] = resolve(g, c, cn->result, in, out);
+            cn->epi.addend = cn->epi.add_kind != WNN_EPI_ADD_NONE
+                                 ? resolve(g, c, cn->addend, in, out)
+                                 : NULL;
+            cn->epi.applied = false;
+        }
         st = cpu_kernels[node->op](&cn->call, err);
+        if (st == WNN_OK && cn->call.epi && !cn->epi.applied) {
+            cpu_epi_output(&cn->epi, cn->out[0], &cn->out_desc[0]);
+        }
     }
     for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
         const wnn_output_copy *cp = &g->plan.copies[i];
@@ -316,6 +362,9 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     }
     cpu_blis_init();
     be->iface = &cpu_iface;
+    /* conv2d / convTranspose2d / matmul / gemm -> [add] -> [activation]
+     * chains run as one kernel with its epilogue (epilogue.c) */
+    be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE : 0;
     *out = be;
     return WNN_OK;
 }

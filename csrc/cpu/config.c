@@ -22,6 +22,12 @@ cpu_config_read(cpu_config *c)
     c->conv_winograd = !env_off("WEBNN_CONV_WINOGRAD");
 }
 
+bool
+cpu_config_fusion(void)
+{
+    return !env_off("WEBNN_CPU_FUSION");
+}
+
 /* WEBNN_NUM_THREADS when set (1 to 1024), else the CPUs this process may
  * run on (its affinity mask, which taskset and containers narrow), else the
  * CPUs online. */

@@ -29,6 +29,9 @@ void cpu_config_read(cpu_config *c);
 int cpu_num_threads(void);          /* >= 1 */
 uint64_t cpu_nt_bytes(void);        /* UINT64_MAX - 1: never */
 uint64_t cpu_pool_spin_ns(void);
-int cpu_rnn_isa_cap(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
+int cpu_rnn_isa_cap(void);
+/* WEBNN_CPU_FUSION=0: the CPU backend fuses nothing (read when a context's
+ * backend is created) */
+bool cpu_config_fusion(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
 
 #endif

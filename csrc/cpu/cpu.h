@@ -10,8 +10,28 @@
 #include "config.h"
 #include <string.h>
 
+/* A fused epilogue (compiler/fuse.h): what runs on the producer's output
+ * (conv2d, convTranspose2d, matmul, gemm) before it is stored as the
+ * chain's result: y = act(y + addend).  The backend makes one per chain at
+ * compile and resolves `addend` per dispatch (epilogue.c). */
+typedef struct cpu_epi {
+    wnn_op act;                 /* the activation, or WNN_OP_COUNT: none  */
+    wnn_scalar_params pr;       /* its alpha / beta / clamp bounds        */
+    wnn_epilogue_add add_kind;  /* none, residual or per-channel addend   */
+    uint32_t channel_axis;      /* of the output, for a per-channel add   */
+    wnn_dtype dtype;            /* the chain's data type                  */
+    const void *addend;         /* per dispatch                           */
+    bool applied;               /* set by a kernel that applied it itself */
+} cpu_epi;
+
 typedef struct cpu_call {
     const wnn_node *node;
+    cpu_epi *epi;              /* NULL, or the epilogue of a fused chain
+                                * whose producer this is: a kernel may
+                                * apply it on each tile while the tile is
+                                * hot (cpu_epi_tile) and set epi->applied;
+                                * otherwise the backend applies it to the
+                                * whole output after the kernel.        */
     const cpu_config *config;  /* kernel choices (cpu/config.h) */
     const wnn_lowered *lowered; /* the node's parameters, resolved at
                                  * compile (compiler/lower/lower.h) */
@@ -126,6 +146,20 @@ void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
 /* float32 -> float32 or float16 (round to nearest even) */
 void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
+
+/* cpu/epilogue.c.  cpu_epi_tile: the epilogue on the float32 values
+ * y[0..n) that sit at element offset `off` of the output; their channels
+ * are ch, ch + chstep, ... (chstep 0: all in channel ch, an nchw row;
+ * 1: consecutive channels, an nhwc pixel or a matmul row).  cpu_epi_output:
+ * the epilogue over a whole output of descriptor d (float32 or float16,
+ * rounded as the unfused add and activation would), threaded. */
+void cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n,
+                  int64_t ch, int chstep);
+void cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d);
+/* elementwise.c: the float32 loop of a unary operator (x and y may be the
+ * same buffer) */
+void cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
+                   const float *x, float *y);
 
 /* kernel errors name the node's operator and label */
 wnn_status cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)

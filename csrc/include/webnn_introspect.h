@@ -55,6 +55,9 @@ uint64_t wnn_graph_plan_arena_bytes(const wnn_graph *g);
  * group_of has room for wnn_graph_num_nodes().  Returns the chain count,
  * or -1 on failure. */
 int wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of);
+/* Whether the graph's backend runs those chains fused (then they are the
+ * chains its pipeline fused; otherwise the chains a fusing backend would). */
+bool wnn_graph_fuses(const wnn_graph *g);
 /* The backend's name ("cpu", "cuda"). */
 const char *wnn_context_backend_name(const wnn_context *c);
 /* The CPU backend's threads; 0 for other devices. */

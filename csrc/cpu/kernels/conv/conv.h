@@ -171,6 +171,12 @@ typedef struct geom {
     int64_t sh, sw, dh, dw; /* strides, dilations                     */
     bool nhwc;
     bool direct_ok, winograd_ok; /* kernel choice (cpu/config.h)  */
+    /* a fused epilogue (float32 only) that the path may apply on each
+     * block it stores (cpu_epi_tile, offsets in this geometry's layout)
+     * and then mark applied; a path that does not leaves it to the
+     * backend.  A path that computes in another layout (nchw through
+     * nhwc) clears it for the inner call. */
+    cpu_epi *epi;
 } geom;
 
 /* Strides of a conv2d filter layout, in (o, i, h, w) order. */

@@ -14,6 +14,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     geom_from(&g, &k->lowered->u.conv);
     g.direct_ok = k->config->conv_direct;
     g.winograd_ok = k->config->conv_direct && k->config->conv_winograd;
+    g.epi = t == WNN_FLOAT32 ? k->epi : NULL;
 
     uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),
              ny = wnn_desc_elements(yd);

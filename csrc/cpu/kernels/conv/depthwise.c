@@ -441,6 +441,9 @@ dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
         } else {
             dw_plane_nchw(g, xp, wk, bv, yp, zeros);
         }
+        if (g->epi) { /* the plane just stored */
+            cpu_epi_tile(g->epi, yp, p * g->OH * g->OW, g->OH * g->OW, o, 0);
+        }
     }
 }
 
@@ -479,6 +482,12 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
             dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
         } else {
             dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
+        }
+        if (g->epi) { /* the row of OW pixels x O channels just stored */
+            for (int64_t ow = 0; ow < g->OW; ow++) {
+                int64_t off = (r * g->OW + ow) * g->O;
+                cpu_epi_tile(g->epi, y + off, off, g->O, 0, 1);
+            }
         }
     }
 }
@@ -560,5 +569,8 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         free(zeros);
     }
     free(wc);
+    if (g->epi) {
+        g->epi->applied = true;
+    }
     return WNN_OK;
 }

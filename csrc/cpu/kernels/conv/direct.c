@@ -242,6 +242,12 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
                           kw_hi - kw_lo, KW, C, wk + kw_lo * C * OP, OP,
                           bp + o0, NULL, yr + o * g->O, g->O, nvalid);
     }
+    if (g->epi) { /* the row's pixels, channels [o0, o0 + nvalid) */
+        for (int64_t o = 0; o < g->OW; o++) {
+            int64_t off = ((n * g->OH + oh) * g->OW + o) * g->O + o0;
+            cpu_epi_tile(g->epi, y + off, off, nvalid, o0, 1);
+        }
+    }
 }
 
 
@@ -257,6 +263,7 @@ typedef struct d1x1_job {
     float *wt;
     float *bp;
     float *y;
+    const cpu_epi *epi;
 } d1x1_job;
 
 static void
@@ -283,6 +290,9 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
             int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
             direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
                                bp + o0, NULL, y + p * O + o0, O, nvalid);
+            for (int64_t q = p; j_->epi && q < p + pb; q++) {
+                cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
+            }
         }
     }
 }
@@ -367,8 +377,12 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         const int64_t nch = (P + chunk - 1) / chunk;
         {
             d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP,
-                           .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y};
+                           .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y,
+                           .epi = g->epi};
             cpu_parallel_for_dynamic((int64_t)(nch * nob), 1, nt, d1x1_body, &j_);
+        }
+        if (g->epi) {
+            g->epi->applied = true;
         }
         free(wt);
         free(bp);
@@ -378,6 +392,9 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         drows_job j_ = {.nob = nob, .OP = OP, .g = g, .x = x, .wt = wt,
                         .bp = bp, .y = y, .lo = lo, .hi = hi};
         cpu_parallel_for_dynamic((int64_t)(rows * nob), 1, nt, drows_body, &j_);
+    }
+    if (g->epi) {
+        g->epi->applied = true;
     }
     free(wt);
     free(bp);
@@ -400,6 +417,7 @@ conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     } else {
         geom gt = *g;
         gt.nhwc = true;
+        gt.epi = NULL; /* offsets of the nhwc result: applied by the backend */
         transpose_images(x, g->N, g->C, g->H * g->W, xt, threads_for(nx * 8.0));
         st = conv_direct_nhwc(k, err, &gt, layout, xt, w, b, yt);
         if (st == WNN_OK) {
@@ -422,6 +440,7 @@ typedef struct d1nchw_job {
     const float *w;
     const float *bias;
     float *y;
+    const cpu_epi *epi;
 } d1nchw_job;
 
 static void
@@ -458,6 +477,12 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
             int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
             direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
                                NULL, bias + o, yb + o * P, P, valid);
+            if (j_->epi) { /* the rows just stored, still in L1 */
+                for (int64_t q = o; q < o + pb; q++) {
+                    cpu_epi_tile(j_->epi, yb + q * P, (n * O + q) * P + p0,
+                                 valid, q, 0);
+                }
+            }
         }
     }
 }
@@ -497,8 +522,12 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     const float *bias = b ? b : zb;
     {
         d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P,
-                         .x = x, .O = O, .w = w, .bias = bias, .y = y};
+                         .x = x, .O = O, .w = w, .bias = bias, .y = y,
+                         .epi = g->epi};
         cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, d1nchw_body, &j_);
+    }
+    if (g->epi) {
+        g->epi->applied = true;
     }
     free(wc);
     free(zb);

@@ -332,6 +332,25 @@ uop_of(wnn_op op)
     }
 }
 
+/* cpu.h: a unary operator's float32 loop for other kernels (the fused
+ * epilogues, epilogue.c).  unary_f32 may read x after writing y, so an
+ * in-place call goes through a copy of each chunk. */
+void
+cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
+              const float *x, float *y)
+{
+    if (x != y) {
+        unary_f32(uop_of(op), pr, n, x, y);
+        return;
+    }
+    float t[CH];
+    for (size_t i = 0; i < n; i += CH) {
+        size_t m = n - i < CH ? n - i : CH;
+        memcpy(t, x + i, m * sizeof(float));
+        unary_f32(uop_of(op), pr, m, t, y + i);
+    }
+}
+
 /* Chunks of a flat range, split over threads. */
 static inline size_t
 n_chunks(uint64_t total)

@@ -1,0 +1,158 @@
+/* epilogue.c -- the fused epilogues of the CPU backend (cpu.h, cpu_epi):
+ * y = act(y + addend) on a producer's output, as compiler/fuse.c's chains
+ * producer -> [add] -> [activation] say.  The results equal the unfused
+ * operators' exactly: the same float32 add, then the activation's own loop
+ * (elementwise.c); float16 chains round after the add and after the
+ * activation, as the separate operators do.
+ *
+ * A convolution or product kernel calls cpu_epi_tile on each block of its
+ * output right after storing it (the block is still in the cache); where a
+ * kernel does not, the backend calls cpu_epi_output after it, one pass over
+ * the output instead of the add's and the activation's two. */
+#include "cpu.h"
+
+/* float32: add (when `add`), then the activation (when `act`) */
+static inline void
+epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
+        int chstep, bool add, bool act)
+{
+    if (add && e->add_kind == WNN_EPI_ADD_RESIDUAL) {
+        const float *a = (const float *)e->addend + off;
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = y[i] + a[i];
+        }
+    } else if (add && e->add_kind == WNN_EPI_ADD_CHANNEL && chstep == 0) {
+        const float v = ((const float *)e->addend)[ch];
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = y[i] + v;
+        }
+    } else if (add && e->add_kind == WNN_EPI_ADD_CHANNEL) {
+        const float *a = (const float *)e->addend + ch;
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = y[i] + a[i];
+        }
+    }
+    if (!act) {
+        return;
+    }
+    switch (e->act) {
+    case WNN_OP_COUNT:
+        break;
+    case WNN_OP_CLAMP: { /* elementwise.c's clamp: NaN stays NaN */
+        const float lo = e->pr.lo, hi = e->pr.hi;
+        for (int64_t i = 0; i < n; i++) {
+            float v = y[i] < lo ? lo : y[i];
+            y[i] = v > hi ? hi : v;
+        }
+        break;
+    }
+    case WNN_OP_RELU: /* max(0, x), NaN propagating */
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = (y[i] > 0 || y[i] != y[i]) ? y[i] : 0.0f;
+        }
+        break;
+    default:
+        cpu_unary_f32(e->act, &e->pr, (size_t)n, y, y);
+        break;
+    }
+}
+
+void
+cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
+             int chstep)
+{
+    epi_f32(e, y, off, n, ch, chstep, true, true);
+}
+
+/* ---- the whole output ---------------------------------------------------- */
+#define EPI_CHUNK 4096
+
+typedef struct epi_job {
+    const cpu_epi *e;
+    void *y;
+    int64_t total, inner, C; /* inner: elements per step of the channel */
+} epi_job;
+
+/* the runs of [b, end) that stay in one channel (inner > 1) or step
+ * through consecutive channels (inner == 1): fn(off, len, ch, chstep) */
+#define FOR_RUNS(j, b, end, BODY)                                              \
+    for (int64_t off = (b); off < (end);) {                                    \
+        int64_t len = (end) - off, ch = 0;                                     \
+        int chstep = 0;                                                        \
+        if ((j)->e->add_kind == WNN_EPI_ADD_CHANNEL) {                         \
+            if ((j)->inner == 1) {                                             \
+                ch = off % (j)->C;                                             \
+                chstep = 1;                                                    \
+                len = len < (j)->C - ch ? len : (j)->C - ch;                   \
+            } else {                                                           \
+                ch = off / (j)->inner % (j)->C;                                \
+                int64_t r = (j)->inner - off % (j)->inner;                     \
+                len = len < r ? len : r;                                       \
+            }                                                                  \
+        }                                                                      \
+        BODY;                                                                  \
+        off += len;                                                            \
+    }
+
+static void
+epi_f32_body(void *p, int64_t b_, int64_t e_, int tid)
+{
+    (void)tid;
+    const epi_job *j = p;
+    float *y = j->y;
+    int64_t b = b_ * EPI_CHUNK;
+    int64_t end = e_ * EPI_CHUNK < j->total ? e_ * EPI_CHUNK : j->total;
+    FOR_RUNS(j, b, end, epi_f32(j->e, y + off, off, len, ch, chstep, true, true));
+}
+
+/* float16: widen, add, round; widen, activate, round (as the separate add
+ * and activation compute in float32 and store float16) */
+static void
+epi_f16_body(void *p, int64_t b_, int64_t e_, int tid)
+{
+    (void)tid;
+    const epi_job *j = p;
+    uint16_t *y = j->y;
+    const uint16_t *a = j->e->addend;
+    float t[EPI_CHUNK];
+    for (int64_t c = b_; c < e_; c++) {
+        int64_t b = c * EPI_CHUNK;
+        int64_t end = b + EPI_CHUNK < j->total ? b + EPI_CHUNK : j->total;
+        for (int64_t i = b; i < end; i++) {
+            t[i - b] = wnn_f16_to_f32(y[i]);
+        }
+        if (j->e->add_kind != WNN_EPI_ADD_NONE) {
+            FOR_RUNS(j, b, end, {
+                for (int64_t i = 0; i < len; i++) {
+                    int64_t ai = j->e->add_kind == WNN_EPI_ADD_RESIDUAL
+                                     ? off + i
+                                     : ch + (chstep ? i : 0);
+                    t[off - b + i] = wnn_f16_to_f32(wnn_f32_to_f16(
+                        t[off - b + i] + wnn_f16_to_f32(a[ai])));
+                }
+            });
+        }
+        epi_f32(j->e, t, 0, end - b, 0, 0, false, true);
+        for (int64_t i = b; i < end; i++) {
+            y[i] = wnn_f32_to_f16(t[i - b]);
+        }
+    }
+}
+
+void
+cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d)
+{
+    epi_job j = { .e = e, .y = y, .total = (int64_t)wnn_desc_elements(d),
+                  .inner = 1, .C = 1 };
+    if (e->add_kind == WNN_EPI_ADD_CHANNEL) {
+        j.C = d->shape[e->channel_axis];
+        for (uint32_t i = e->channel_axis + 1; i < d->rank; i++) {
+            j.inner *= d->shape[i];
+        }
+    }
+    int64_t chunks = (j.total + EPI_CHUNK - 1) / EPI_CHUNK;
+    int nt = j.total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
+    cpu_parallel_for(chunks, nt,
+                     e->dtype == WNN_FLOAT16 ? epi_f16_body : epi_f32_body,
+                     &j);
+}

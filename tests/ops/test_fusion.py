@@ -1,0 +1,269 @@
+"""Fused epilogues on the CPU (compiler/fuse.c, cpu/epilogue.c): every chain
+producer -> [add] -> [activation] that the pipeline fuses gives exactly the
+results of the same graph run operator by operator (a context created with
+WEBNN_CPU_FUSION=0), on random data and on edge values (NaN, +-Inf, values
+on and beyond the clamp bounds), for every producer path (1x1 / 3x3 / strided
+/ grouped / depthwise convolutions in both layouts, convTranspose2d, matmul,
+gemm), residual and per-channel addends of several broadcast shapes, every
+fusable activation, float32 and float16.  Each test also checks from the
+graph's summary that the chain was (or, for the patterns that must not
+fuse, was not) fused.  The unfused operators are checked against NumPy in
+their own tests; one case here checks the fused result against NumPy float64
+directly."""
+import zlib
+
+import numpy as np
+import pytest
+
+import webnn
+
+ACTS = {
+    "relu": {}, "clamp": {"min_value": -0.5, "max_value": 0.75}, "sigmoid": {},
+    "tanh": {}, "gelu": {}, "elu": {"alpha": 0.7}, "hard_swish": {},
+    "hard_sigmoid": {"alpha": 0.3, "beta": 0.4}, "leaky_relu": {"alpha": 0.2},
+    "linear": {"alpha": 1.5, "beta": -0.25}, "softplus": {}, "softsign": {},
+}
+
+
+@pytest.fixture(scope="module")
+def contexts():
+    import os
+    old = os.environ.get("WEBNN_CPU_FUSION")
+    try:
+        os.environ["WEBNN_CPU_FUSION"] = "1"
+        fused = webnn.ml.create_context(device_type="cpu")
+        os.environ["WEBNN_CPU_FUSION"] = "0"
+        plain = webnn.ml.create_context(device_type="cpu")
+    finally:
+        if old is None:
+            os.environ.pop("WEBNN_CPU_FUSION", None)
+        else:
+            os.environ["WEBNN_CPU_FUSION"] = old
+    return fused, plain
+
+
+def edge_values(rng, shape, dtype):
+    """Random normal values with NaN, +-Inf, huge values and values around
+    the clamp bounds sprinkled in."""
+    a = rng.standard_normal(shape) * 2
+    flat = a.reshape(-1)
+    k = max(1, flat.size // 50)
+    idx = rng.choice(flat.size, size=min(flat.size, 6 * k), replace=False)
+    specials = [np.nan, np.inf, -np.inf, 1e30, -1e30, 0.75, -0.5, 0.0, -0.0, 88.5, -88.5, 1e-40]
+    for n, i in enumerate(idx):
+        flat[i] = specials[n % len(specials)]
+    with np.errstate(over="ignore"):
+        return a.astype(dtype)
+
+
+def run_both(contexts, make, inputs):
+    """make(builder, dtype) -> output operand; returns (fused, unfused)
+    results and the fused graph's summary."""
+    outs, summaries = [], []
+    for ctx in contexts:
+        b = webnn.MLGraphBuilder(ctx)
+        ops = {name: b.input(name, {"dataType": str(a.dtype), "shape": list(a.shape)})
+               for name, a in inputs.items()}
+        y = make(b, ops)
+        if not isinstance(y, dict):
+            y = {"y": y}
+        g = b.build(y)
+        outs.append(ctx.compute(g, inputs))
+        summaries.append(g.summary())
+    return outs[0], outs[1], summaries[0]
+
+
+def assert_same(fused, plain):
+    for name in plain:
+        np.testing.assert_array_equal(fused[name], plain[name], err_msg=name)
+
+
+def conv_case(rng, dt, layout, groups, cin, cout, k, stride, pad, hw=9, n=2):
+    if layout == "nchw":
+        xs = (n, cin, hw, hw)
+        ws = (cout, cin // groups, k, k)
+    else:
+        xs = (n, hw, hw, cin)
+        ws = (cout, k, k, cin // groups)  # ohwi
+    x = edge_values(rng, xs, dt)
+    w = (rng.standard_normal(ws) * 0.3).astype(dt)
+    bias = rng.standard_normal(cout).astype(dt)
+    opts = {"strides": [stride, stride], "padding": [pad] * 4, "groups": groups,
+            "input_layout": layout}
+    if layout == "nhwc":
+        opts["filter_layout"] = "ohwi"
+    return x, w, bias, opts
+
+
+CONVS = {
+    # name: (layout, groups, cin, cout, k, stride, pad)
+    "1x1_nchw": ("nchw", 1, 8, 20, 1, 1, 0),
+    "3x3_nchw": ("nchw", 1, 8, 16, 3, 1, 1),
+    "3x3_s2_nchw": ("nchw", 1, 6, 10, 3, 2, 1),
+    "dw_nchw": ("nchw", 12, 12, 12, 3, 1, 1),
+    "dw_s2_nchw": ("nchw", 12, 12, 12, 3, 2, 1),
+    "grouped_nchw": ("nchw", 2, 8, 6, 3, 1, 1),
+    "1x1_nhwc": ("nhwc", 1, 8, 20, 1, 1, 0),
+    "3x3_nhwc": ("nhwc", 1, 8, 24, 3, 1, 1),
+    "winograd_nhwc": ("nhwc", 1, 16, 32, 3, 1, 1),
+    "dw_nhwc": ("nhwc", 12, 12, 12, 3, 1, 1),
+}
+
+
+def out_shape(x, opts, cout, k):
+    nchw = opts["input_layout"] == "nchw"
+    n, hw = x.shape[0], x.shape[2] if nchw else x.shape[1]
+    s, p = opts["strides"][0], opts["padding"][0]
+    o = (hw + 2 * p - k) // s + 1
+    return (n, cout, o, o) if nchw else (n, o, o, cout)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("conv", sorted(CONVS))
+@pytest.mark.parametrize("epi", ["clamp", "relu", "add", "add_relu", "chan_clamp", "add_sigmoid"])
+def test_conv2d_chains(contexts, conv, dt, epi):
+    rng = np.random.default_rng(zlib.crc32(f"{conv}-{dt}-{epi}".encode()))
+    layout, groups, cin, cout, k, stride, pad = CONVS[conv]
+    x, w, bias, opts = conv_case(rng, dt, layout, groups, cin, cout, k, stride, pad)
+    ys = out_shape(x, opts, cout, k)
+    inputs = {"x": x}
+    if epi.startswith("add"):
+        inputs["r"] = edge_values(rng, ys, dt)
+    if epi.startswith("chan"):
+        inputs["c"] = edge_values(rng, (cout, 1, 1) if layout == "nchw" else (cout,), dt)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        if "r" in ops:
+            y = b.add(ops["r"], y) if epi == "add_sigmoid" else b.add(y, ops["r"])
+        if "c" in ops:
+            y = b.add(y, ops["c"])
+        act = epi.split("_")[-1]
+        if act in ACTS:
+            y = getattr(b, act)(y, **ACTS[act])
+        return y
+
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert summary.fuses and len(summary.fused_groups) == 1, summary
+    assert_same(fused, plain)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("act", sorted(ACTS))
+def test_every_activation(contexts, act, dt):
+    """1x1 nchw (tile epilogue) and a matmul (whole-output epilogue) with a
+    per-channel add and each activation."""
+    rng = np.random.default_rng(7)
+    x, w, bias, opts = conv_case(rng, dt, "nchw", 1, 8, 20, 1, 1, 0)
+    a = edge_values(rng, (3, 17, 24), dt)
+    bm = (rng.standard_normal((24, 40)) * 0.3).astype(dt)
+    c = edge_values(rng, (1, 20, 1, 1), dt)
+    cm = edge_values(rng, (40,), dt)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        y = getattr(b, act)(b.add(y, ops["c"]), **ACTS[act])
+        z = b.matmul(ops["a"], b.constant(bm))
+        z = getattr(b, act)(b.add(z, ops["cm"]), **ACTS[act])
+        return {"y": y, "z": z}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "c": c, "a": a, "cm": cm})
+    assert len(summary.fused_groups) == 2, summary
+    assert_same(fused, plain)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_conv_transpose_gemm_chains(contexts, dt):
+    rng = np.random.default_rng(3)
+    x = edge_values(rng, (2, 6, 5, 5), dt)
+    w = (rng.standard_normal((6, 4, 3, 3)) * 0.3).astype(dt)
+    a = edge_values(rng, (9, 11), dt)
+    bg = (rng.standard_normal((11, 13)) * 0.3).astype(dt)
+    r = edge_values(rng, (2, 4, 11, 11), dt)
+    rg = edge_values(rng, (9, 13), dt)
+
+    def make(b, ops):
+        y = b.conv_transpose2d(ops["x"], b.constant(w), strides=[2, 2])
+        y = b.hard_swish(b.add(y, ops["r"]))
+        z = b.gemm(ops["a"], b.constant(bg), alpha=0.5)
+        z = b.clamp(b.add(ops["rg"], z), min_value=-1, max_value=1)
+        return {"y": y, "z": z}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "r": r, "a": a, "rg": rg})
+    assert len(summary.fused_groups) == 2, summary
+    assert_same(fused, plain)
+
+
+def test_fused_matches_numpy(contexts):
+    """matmul + bias + relu fused, against NumPy float64."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((4, 33, 70)).astype(np.float32)
+    w = rng.standard_normal((70, 50)).astype(np.float32)
+    bias = rng.standard_normal(50).astype(np.float32)
+    b = webnn.MLGraphBuilder(contexts[0])
+    x = b.input("a", {"dataType": "float32", "shape": [4, 33, 70]})
+    y = b.relu(b.add(b.matmul(x, b.constant(w)), b.constant(bias)))
+    g = b.build({"y": y})
+    assert g.summary().fused_groups == [["matmul", "add", "relu"]]
+    got = contexts[0].compute(g, {"a": a})["y"]
+    want = np.maximum(a.astype(np.float64) @ w.astype(np.float64) + bias, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_broadcast_addends_that_are_not_per_channel(contexts):
+    """An addend that broadcasts along other axes than the channel (a
+    spatial map, a scalar) is not fused into the add; the activation alone
+    is not fused either (the add separates it).  Results still equal."""
+    rng = np.random.default_rng(5)
+    x, w, bias, opts = conv_case(rng, "float32", "nchw", 1, 8, 16, 1, 1, 0)
+    s = edge_values(rng, (1, 1, 9, 9), "float32")
+    z = edge_values(rng, (1,), "float32")
+
+    def make(b, ops):
+        y = b.relu(b.add(b.conv2d(ops["x"], b.constant(w), **opts), ops["s"]))
+        u = b.relu(b.add(b.conv2d(ops["x"], b.constant(w), **opts), ops["z"]))
+        return {"y": y, "u": u}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "s": s, "z": z})
+    assert summary.fused_groups == [], summary
+    assert_same(fused, plain)
+
+
+def test_patterns_that_must_not_fuse(contexts):
+    """An intermediate that is also a graph output, or that has a second
+    reader, ends the chain before it: the conv's own output stays
+    observable and unclamped."""
+    rng = np.random.default_rng(9)
+    x, w, bias, opts = conv_case(rng, "float32", "nchw", 1, 8, 16, 1, 1, 0)
+    r = edge_values(rng, (2, 16, 9, 9), "float32")
+
+    def make(b, ops):
+        c1 = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        y1 = b.clamp(c1, min_value=0, max_value=0.5)           # c1 is an output
+        c2 = b.conv2d(ops["x"], b.constant(w), **opts)
+        y2 = b.relu(c2)
+        y3 = b.sigmoid(c2)                                      # c2 read twice
+        c3 = b.conv2d(ops["x"], b.constant(w), **opts)
+        a3 = b.add(c3, ops["r"])
+        y4 = b.relu(a3)
+        y5 = b.neg(a3)                                          # add read twice
+        c4 = b.conv2d(ops["x"], b.constant(w), **opts)
+        y6 = b.add(c4, c4)                                      # addend is itself
+        return {"c1": c1, "y1": y1, "y2": y2, "y3": y3, "y4": y4, "y5": y5, "y6": y6}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "r": r})
+    # only conv c3 + add fuses (the add's output has two readers, so relu
+    # and neg stay apart)
+    assert summary.fused_groups == [["conv2d", "add"]], summary.fused_groups
+    assert_same(fused, plain)
+    assert (fused["c1"] > 0.5).any() and (fused["c1"] < 0).any()
+    np.testing.assert_array_equal(fused["y1"], np.clip(fused["c1"], 0, 0.5))
+
+
+def test_switch_off(contexts):
+    b = webnn.MLGraphBuilder(contexts[1])
+    x = b.input("x", {"dataType": "float32", "shape": [2, 3]})
+    g = b.build({"y": b.relu(b.matmul(x, b.constant(np.ones((3, 3), np.float32))))})
+    s = g.summary()
+    assert not s.fuses and s.fused_groups == [["matmul", "relu"]]
+    assert "fusion is off" in str(s)
