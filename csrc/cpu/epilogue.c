@@ -11,8 +11,9 @@
  * the output instead of the add's and the activation's two. */
 #include "cpu.h"
 
-/* float32: add (when `add`), then the activation (when `act`) */
-static inline void
+/* float32: add (when `add`), then the activation (when `act`); compiled
+ * for AVX-512, AVX2 and baseline (it runs on every block a kernel stores) */
+CPU_HOT static void
 epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
         int chstep, bool add, bool act)
 {

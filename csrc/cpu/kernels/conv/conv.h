@@ -227,11 +227,54 @@ geom_from(geom *g, const wnn_conv_params *p)
 typedef void (*direct_fn)(const float *, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, const float *, int64_t,
                           const float *, const float *, float *, int64_t,
-                          int64_t);
+                          int64_t, const float *, const float *);
 /* the micro-kernels, direct_fns[nv][pb] (direct.c) */
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns
 #endif
+
+/* The part of a fused epilogue the direct micro-kernels apply in registers
+ * before the store: a residual add and clamp / relu.  reg_epi_of fills
+ * clamp[3] = { lo, hi, pz } (relu: 0, +inf, +0: max(0, x) + 0 turns -0
+ * into +0 as relu does; clamp: pz = -0, which changes nothing) and says
+ * whether `e` is of that kind; *res is the residual's base or NULL. */
+static inline bool
+reg_epi_of(const cpu_epi *e, float clamp[3], const float **res,
+           const float **cl)
+{
+    *res = NULL;
+    *cl = NULL;
+    if (!e || (e->add_kind != WNN_EPI_ADD_NONE &&
+               e->add_kind != WNN_EPI_ADD_RESIDUAL) ||
+        (e->act != WNN_OP_COUNT && e->act != WNN_OP_CLAMP &&
+         e->act != WNN_OP_RELU)) {
+        return false;
+    }
+    if (e->add_kind == WNN_EPI_ADD_RESIDUAL) {
+        *res = e->addend;
+    }
+    if (e->act == WNN_OP_CLAMP) {
+        clamp[0] = e->pr.lo, clamp[1] = e->pr.hi, clamp[2] = -0.0f;
+        *cl = clamp;
+    } else if (e->act == WNN_OP_RELU) {
+        clamp[0] = 0.0f, clamp[1] = __builtin_inff(), clamp[2] = 0.0f;
+        *cl = clamp;
+    }
+    return true;
+}
+
+/* clamp(v) of reg_epi_of in portable code: lanes below lo (not NaN) take
+ * lo, then lanes above hi take hi (compare masks and blends) */
+static inline __attribute__((always_inline)) void
+reg_clamp16(v16 *v, const float *cl)
+{
+    const v16 lo = bcast(cl[0]), hi = bcast(cl[1]);
+    v16i m = *v < lo;
+    v16 r = (v16)((m & (v16i)lo) | (~m & (v16i)*v));
+    m = r > hi;
+    r = (v16)((m & (v16i)hi) | (~m & (v16i)r));
+    *v = r + cl[2];
+}
 
 /* ---- the paths ------------------------------------------------------------ */
 wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,

@@ -226,11 +226,18 @@ dw_pad_dims(const geom *g, dw_pad *d)
 HOT static void
 dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
                      const float *wk, float bias, float *yp, float *pad,
-                     float *row)
+                     float *row, int64_t off, int64_t ch)
 {
     const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
     const int64_t PH = d->PH, PW = d->PW, OWR = d->OWR;
     const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
+    /* a clamp / relu epilogue alone is applied in registers (3x3, strides
+     * 1 or 2) */
+    float clamp[3];
+    const float *res, *cl;
+    if (!reg_epi_of(g->epi, clamp, &res, &cl) || res) {
+        cl = NULL;
+    }
     /* pad[r][c] = x[r - pt][c - pl], zero outside (plain loops: the rows
      * are short, library calls would cost more than the copies) */
     int64_t c_lo = clamp64(g->pl, 0, PW), c_hi = clamp64(g->pl + W, c_lo, PW);
@@ -277,7 +284,11 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
                             L(r1 + ow + d2) * w[5];
                     v16 c = L(r2 + ow) * w[6] + L(r2 + ow + d1) * w[7] +
                             L(r2 + ow + d2) * w[8];
-                    *(v16 *)(out + ow) = a + (b + c);
+                    v16 r = a + (b + c);
+                    if (cl) {
+                        reg_clamp16(&r, cl);
+                    }
+                    *(v16 *)(out + ow) = r;
                 }
             } else if (sw == 2 && dw == 1) {
                 /* x[2 ow], x[2 ow + 1], x[2 ow + 2]: the even and odd
@@ -293,6 +304,9 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
                         acc += EVEN(lo, hi) * w[3 * kh] +
                                ODD(lo, hi) * w[3 * kh + 1] +
                                EVEN(lo2, hi2) * w[3 * kh + 2];
+                    }
+                    if (cl) {
+                        reg_clamp16(&acc, cl);
                     }
                     *(v16 *)(out + ow) = acc;
                 }
@@ -331,6 +345,10 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
             for (int64_t ow = 0; ow < OW; ow++) {
                 yp[oh * OW + ow] = row[ow];
             }
+        }
+        if (g->epi && !(cl && KH == 3 && KW == 3 && (sw == 1 || (sw == 2 && dw == 1)))) {
+            /* the row just stored, in L1 (or clamped above) */
+            cpu_epi_tile(g->epi, yp + oh * OW, off + oh * OW, OW, ch, 0);
         }
     }
 }
@@ -437,12 +455,13 @@ dw_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
         float bv = b ? b[o] : 0.0f, *yp = y + p * g->OH * g->OW;
         if (pad) {
             dw_plane_nchw_padded(g, &pd, xp, wk, bv, yp, pad,
-                                 pad + pd.PH * pd.PW);
+                                 pad + pd.PH * pd.PW, p * g->OH * g->OW, o);
         } else {
             dw_plane_nchw(g, xp, wk, bv, yp, zeros);
-        }
-        if (g->epi) { /* the plane just stored */
-            cpu_epi_tile(g->epi, yp, p * g->OH * g->OW, g->OH * g->OW, o, 0);
+            if (g->epi) { /* the plane just stored */
+                cpu_epi_tile(g->epi, yp, p * g->OH * g->OW, g->OH * g->OW, o,
+                             0);
+            }
         }
     }
 }

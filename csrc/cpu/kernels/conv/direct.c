@@ -2,6 +2,7 @@
 #include "conv.h"
 
 #if HAVE_DIRECT
+#include <immintrin.h>
 /* The micro-kernel: acc[p][j] (PB x NV vectors of 16) += x0[p ps + c] *
  * w[c OP + 16 j] over the taps and c.  For nhwc convolution: p runs over
  * output pixels (x0: input pixel of output pixel 0 at the first tap; ps: to
@@ -10,13 +11,15 @@
  * For the nchw 1x1 product it is a GEMM with p over output channels and j
  * over pixels.  The accumulators start at the bias: vectors bias[16 j] or,
  * when bias_p, scalars bias_p[p].  y: where acc[0][0] goes, ys: to the next
- * p; nvalid: lanes (of the NV * 16) that exist. */
+ * p; nvalid: lanes (of the NV * 16) that exist.  Before the store, a fused
+ * epilogue (conv.h, reg_epi_of): + res[same offset] when res, then clamp to
+ * [cl[0], cl[1]] (NaN kept) + cl[2] when cl. */
 #define DIRECT_BLOCK(NV, PB)                                                   \
     DIRECT static void direct_##NV##_##PB(                                     \
         const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
         int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
         const float *bias, const float *bias_p, float *y, int64_t ys,          \
-        int64_t nvalid)                                                        \
+        int64_t nvalid, const float *res, const float *cl)                     \
     {                                                                          \
         v16 acc[PB][NV];                                                       \
         _Pragma("GCC unroll 6") for (int p = 0; p < PB; p++)                   \
@@ -49,16 +52,37 @@
         }                                                                      \
         for (int p = 0; p < PB; p++) {                                         \
             float *yp = y + p * ys;                                            \
+            const float *rp = res ? res + p * ys : NULL;                       \
             if (nvalid >= 16 * NV) {                                           \
                 _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
-                    *(v16 *)(yp + 16 * j) = acc[p][j];                         \
+                {                                                              \
+                    __m512 v = (__m512)acc[p][j];                              \
+                    if (rp) {                                                  \
+                        v = _mm512_add_ps(v, _mm512_loadu_ps(rp + 16 * j));    \
+                    }                                                          \
+                    if (cl) {                                                  \
+                        v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);           \
+                        v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);           \
+                        v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));           \
+                    }                                                          \
+                    _mm512_storeu_ps(yp + 16 * j, v);                          \
+                }                                                              \
             } else {                                                           \
                 float t[16 * NV];                                              \
                 for (int j = 0; j < NV; j++) {                                 \
                     *(v16 *)(t + 16 * j) = acc[p][j];                          \
                 }                                                              \
                 for (int64_t i = 0; i < nvalid; i++) {                         \
-                    yp[i] = t[i];                                              \
+                    float v = t[i];                                            \
+                    if (rp) {                                                  \
+                        v = v + rp[i];                                         \
+                    }                                                          \
+                    if (cl) {                                                  \
+                        v = v < cl[0] ? cl[0] : v;                             \
+                        v = v > cl[1] ? cl[1] : v;                             \
+                        v = v + cl[2];                                         \
+                    }                                                          \
+                    yp[i] = v;                                                 \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -221,11 +245,15 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     const int64_t ps = g->sw * C, rs = g->dh * W * C, cs = g->dw * C;
     float *yr = y + (n * g->OH + oh) * g->OW * g->O + o0;
     int64_t nvalid = g->O - o0 < 16 * nv ? g->O - o0 : 16 * nv;
+    float clamp[3];
+    const float *res, *cl;
+    bool reg = reg_epi_of(g->epi, clamp, &res, &cl);
     for (int64_t ow = lo; ow < hi; ow += DIRECT_PB) {
         int64_t pb = hi - ow < DIRECT_PB ? hi - ow : DIRECT_PB;
         direct_fns[nv][pb](xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh,
                            KW, KW, C, wk, OP, bp + o0, NULL, yr + ow * g->O,
-                           g->O, nvalid);
+                           g->O, nvalid, res ? res + (yr - y) + ow * g->O : NULL,
+                           cl);
     }
     /* border columns: only the taps inside the row */
     for (int64_t o = 0; o < g->OW; o++) {
@@ -240,9 +268,10 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
         int64_t iw = o * g->sw - g->pl + kw_lo * g->dw;
         direct_fns[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
                           kw_hi - kw_lo, KW, C, wk + kw_lo * C * OP, OP,
-                          bp + o0, NULL, yr + o * g->O, g->O, nvalid);
+                          bp + o0, NULL, yr + o * g->O, g->O, nvalid,
+                          res ? res + (yr - y) + o * g->O : NULL, cl);
     }
-    if (g->epi) { /* the row's pixels, channels [o0, o0 + nvalid) */
+    if (g->epi && !reg) { /* the row's pixels, channels [o0, o0 + nvalid) */
         for (int64_t o = 0; o < g->OW; o++) {
             int64_t off = ((n * g->OH + oh) * g->OW + o) * g->O + o0;
             cpu_epi_tile(g->epi, y + off, off, nvalid, o0, 1);
@@ -281,6 +310,9 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *wt = j_->wt;
     float *bp = j_->bp;
     float *y = j_->y;
+    float clamp[3];
+    const float *res, *cl;
+    bool reg = reg_epi_of(j_->epi, clamp, &res, &cl);
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
         int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
@@ -289,8 +321,9 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         for (int64_t p = p0; p < p1; p += DIRECT_PB) {
             int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
             direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
-                               bp + o0, NULL, y + p * O + o0, O, nvalid);
-            for (int64_t q = p; j_->epi && q < p + pb; q++) {
+                               bp + o0, NULL, y + p * O + o0, O, nvalid,
+                               res ? res + p * O + o0 : NULL, cl);
+            for (int64_t q = p; j_->epi && !reg && q < p + pb; q++) {
                 cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
             }
         }
@@ -456,6 +489,9 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *w = j_->w;
     const float *bias = j_->bias;
     float *y = j_->y;
+    float clamp[3];
+    const float *res, *cl;
+    bool reg = reg_epi_of(j_->epi, clamp, &res, &cl);
     for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
         float *sc = scratch + tid_ * C * 64;
         int64_t n = t / nblk, p0 = t % nblk * 64;
@@ -476,8 +512,9 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
         for (int64_t o = 0; o < O; o += DIRECT_PB) {
             int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
             direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
-                               NULL, bias + o, yb + o * P, P, valid);
-            if (j_->epi) { /* the rows just stored, still in L1 */
+                               NULL, bias + o, yb + o * P, P, valid,
+                               res ? res + (yb - y) + o * P : NULL, cl);
+            if (j_->epi && !reg) { /* the rows just stored, still in L1 */
                 for (int64_t q = o; q < o + pb; q++) {
                     cpu_epi_tile(j_->epi, yb + q * P, (n * O + q) * P + p0,
                                  valid, q, 0);
