@@ -22,6 +22,10 @@ enum {
     /* producer (conv2d, convTranspose2d, matmul, gemm) -> [add] ->
      * [activation] run at the chain's last node (compiler/fuse.h) */
     WNN_FUSE_EPILOGUE = 1u << 0,
+    /* a run of float element-wise operators (unary, binary arithmetic with
+     * broadcast operands), each the only reader of the one before, all of
+     * the result's shape: one pass over memory (compiler/fuse.h) */
+    WNN_FUSE_ELTWISE = 1u << 1,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -23,6 +23,22 @@ wnn_fusion_is_activation(wnn_op op)
     }
 }
 
+bool
+wnn_fusion_is_eltwise(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_ADD: case WNN_OP_SUB: case WNN_OP_MUL: case WNN_OP_DIV:
+    case WNN_OP_MAX: case WNN_OP_MIN: case WNN_OP_POW: case WNN_OP_PRELU:
+    case WNN_OP_ABS: case WNN_OP_CEIL: case WNN_OP_COS: case WNN_OP_ERF:
+    case WNN_OP_EXP: case WNN_OP_FLOOR: case WNN_OP_LOG: case WNN_OP_NEG:
+    case WNN_OP_RECIPROCAL: case WNN_OP_ROUND_EVEN: case WNN_OP_SIN:
+    case WNN_OP_SIGN: case WNN_OP_SQRT: case WNN_OP_TAN:
+        return true;
+    default:
+        return wnn_fusion_is_activation(op);
+    }
+}
+
 void
 wnn_fusion_free(wnn_fusion *f)
 {
@@ -80,8 +96,30 @@ channel_axis(const wnn_node *n, const wnn_desc *out)
     return layout == WNN_LAYOUT_NHWC ? 3 : 1;
 }
 
+/* an element-wise node a chain may hold: one output, every input and the
+ * output of one float data type */
+static bool
+eltwise_node(const wnn_ir *ir, const wnn_node *n)
+{
+    if (!wnn_fusion_is_eltwise(n->op) || n->n_out != 1 || n->n_in < 1 ||
+        n->n_in > 2) {
+        return false;
+    }
+    wnn_dtype t = ir->operands[n->out[0]].desc.dtype;
+    if (t != WNN_FLOAT32 && t != WNN_FLOAT16) {
+        return false;
+    }
+    for (uint32_t j = 0; j < n->n_in; j++) {
+        if (ir->operands[n->in[j]].desc.dtype != t) {
+            return false;
+        }
+    }
+    return true;
+}
+
 wnn_status
-wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err)
+wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
+                wnn_error *err)
 {
     const wnn_ir *ir = g->ir;
     const wnn_plan *p = &g->plan;
@@ -114,7 +152,8 @@ wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err)
     /* an intermediate that only the next node of a chain reads */
     #define SOLE(op_id) (uses[op_id] == 1 && !is_out[op_id] && \
                          ir->operands[op_id].kind == WNN_OPERAND_NODE)
-    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+    for (uint32_t pos = 0; pos < p->n_order && (kinds & WNN_FUSE_EPILOGUE);
+         pos++) {
         uint32_t id = p->order[pos];
         const wnn_node *n = &ir->nodes[id];
         if (n->op != WNN_OP_CONV2D && n->op != WNN_OP_CONV_TRANSPOSE2D &&
@@ -130,7 +169,8 @@ wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err)
             continue;
         }
         wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
-                           channel_axis(n, od), WNN_NO_NODE, id, t };
+                           channel_axis(n, od), WNN_NO_NODE, id, t,
+                           WNN_FUSE_EPILOGUE };
         if (!SOLE(t)) {
             continue;
         }
@@ -185,6 +225,43 @@ wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err)
         if (e.act != WNN_NO_NODE) {
             f->chain_of[e.act] = k + 1;
         }
+    }
+    /* element-wise chains among the nodes left, from each chain's first
+     * node (the plan's order visits a node before its readers) */
+    for (uint32_t pos = 0; pos < p->n_order && (kinds & WNN_FUSE_ELTWISE);
+         pos++) {
+        uint32_t id = p->order[pos];
+        const wnn_node *n = &ir->nodes[id];
+        if (f->chain_of[id] || !eltwise_node(ir, n)) {
+            continue;
+        }
+        const wnn_desc *od = &ir->operands[n->out[0]].desc;
+        wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE, 0,
+                           WNN_NO_NODE, id, n->out[0], WNN_FUSE_ELTWISE };
+        uint32_t k = f->n_chains + 1, len = 1;
+        f->chain_of[id] = k;
+        for (;;) {
+            uint32_t t = e.result;
+            if (!SOLE(t)) {
+                break;
+            }
+            uint32_t next = consumer[t];
+            const wnn_node *nn = &ir->nodes[next];
+            if (f->chain_of[next] || !eltwise_node(ir, nn) ||
+                ir->operands[nn->out[0]].desc.dtype != od->dtype ||
+                !same_shape(&ir->operands[nn->out[0]].desc, od)) {
+                break;
+            }
+            f->chain_of[next] = k;
+            e.last = next;
+            e.result = nn->out[0];
+            len++;
+        }
+        if (len < 2) {
+            f->chain_of[id] = 0;
+            continue;
+        }
+        f->chains[f->n_chains++] = e;
     }
     #undef SOLE
     free(uses);

@@ -21,18 +21,29 @@
  * such a backend must keep the chain's inputs alive up to that node:
  * wnn_plan_make_fused() (plan.c).  Both are called by the pipeline
  * (core/compile.c) for a backend that declares WNN_FUSE_EPILOGUE
- * (backend.h), never by a backend.  The CPU backend does not fuse. */
+ * (backend.h), never by a backend.  The CPU and CUDA backends run these
+ * chains; the CPU also runs element-wise chains (below). */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"
 
 /* wnn_epilogue, wnn_fusion: core/internal.h (they are part of a graph). */
 
-/* Finds the chains of a built graph (g->plan.order must be set).  Only
- * chains with at least one node after the producer are reported. */
-wnn_status wnn_fusion_find(const wnn_graph *g, wnn_fusion *f, wnn_error *err);
+/* Finds the chains of the kinds in `kinds` (WNN_FUSE_* of backend.h) in a
+ * built graph (g->plan.order must be set).  Only chains with at least two
+ * nodes are reported.
+ *
+ * Element-wise chains (WNN_FUSE_ELTWISE), found after the epilogue chains
+ * among the nodes left: float32 / float16 unary operators
+ * (wnn_fusion_is_eltwise) and add, sub, mul, div, max, min, pow, prelu,
+ * all of one data type, where each node's output has the chain's result
+ * shape and is read only by the next node (and is not a graph output);
+ * a binary node's other input may broadcast. */
+wnn_status wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
+                           wnn_error *err);
 void wnn_fusion_free(wnn_fusion *f);
 bool wnn_fusion_is_activation(wnn_op op);
+bool wnn_fusion_is_eltwise(wnn_op op);
 
 /* plan.c: the plan of wnn_plan_make() where the inputs of every node of a
  * chain stay alive until the chain's last node (p->order must be set). */

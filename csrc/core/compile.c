@@ -27,8 +27,7 @@ wnn_status
 wnn_compile_graph(wnn_graph *g, wnn_error *err)
 {
     wnn_backend *be = g->ctx->backend;
-    if ((be->fuses & WNN_FUSE_EPILOGUE) &&
-        wnn_fusion_find(g, &g->fusion, err) != WNN_OK) {
+    if (be->fuses && wnn_fusion_find(g, be->fuses, &g->fusion, err) != WNN_OK) {
         return WNN_ERR;
     }
     wnn_status st = g->fusion.n_chains

@@ -100,8 +100,8 @@ typedef struct wnn_plan {
     uint32_t n_copies;
 } wnn_plan;
 
-/* ---- fused chains (compiler/fuse.c; only for backends that declare
- * WNN_FUSE_EPILOGUE) ------------------------------------------------------ */
+/* ---- fused chains (compiler/fuse.c; only the kinds a backend declares in
+ * wnn_backend.fuses) ------------------------------------------------------ */
 #define WNN_NO_NODE UINT32_MAX
 
 typedef enum wnn_epilogue_add {
@@ -119,6 +119,11 @@ typedef struct wnn_epilogue {
     uint32_t act;           /* node id of the activation, or WNN_NO_NODE */
     uint32_t last;          /* the chain's last node                    */
     uint32_t result;        /* operand id of the chain's result         */
+    /* WNN_FUSE_EPILOGUE: the fields above.  WNN_FUSE_ELTWISE: a run of
+     * element-wise operators, each reading the one before it (`producer`
+     * is the first node, `last` the last; the nodes are those whose
+     * chain_of names this chain, in the plan's order; add, act: none). */
+    uint32_t kind;          /* WNN_FUSE_EPILOGUE or WNN_FUSE_ELTWISE     */
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

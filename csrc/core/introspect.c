@@ -112,8 +112,7 @@ wnn_graph_plan_arena_bytes(const wnn_graph *g)
 bool
 wnn_graph_fuses(const wnn_graph *g)
 {
-    return g && g->ctx && g->ctx->backend &&
-           (g->ctx->backend->fuses & WNN_FUSE_EPILOGUE);
+    return g && g->ctx && g->ctx->backend && g->ctx->backend->fuses;
 }
 
 int
@@ -131,7 +130,8 @@ wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of)
     wnn_fusion f;
     wnn_error err;
     memset(&f, 0, sizeof(f));
-    if (wnn_fusion_find(g, &f, &err) != WNN_OK) {
+    if (wnn_fusion_find(g, WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE, &f, &err) !=
+        WNN_OK) {
         return -1;
     }
     for (uint32_t i = 0; i < g->ir->n_nodes; i++) {

@@ -30,6 +30,8 @@ typedef struct cpu_node {
     uint32_t result;         /* operand the kernel writes (out[0])         */
     uint32_t addend;         /* operand id of the epilogue's addend        */
     cpu_epi epi;
+    cpu_chain *chain;        /* an element-wise chain, run at its last node */
+    const void **chain_ptrs; /* its operands' addresses, per dispatch      */
 } cpu_node;
 
 typedef struct cpu_compiled {
@@ -66,6 +68,8 @@ cpu_compiled_free(wnn_backend *be, void *p)
         free(c->owned[i]);
     }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
+        cpu_chain_free(c->nodes[i].chain);
+        free(c->nodes[i].chain_ptrs);
         free(c->nodes[i].in);
         free(c->nodes[i].out);
         free(c->nodes[i].in_desc);
@@ -122,9 +126,33 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         cpu_node *cn = &c->nodes[c->n_nodes++];
         const wnn_epilogue *chain = NULL;
         if (g->fusion.chain_of && g->fusion.chain_of[node_id]) {
-            chain = &g->fusion.chains[g->fusion.chain_of[node_id] - 1];
+            uint32_t k = g->fusion.chain_of[node_id];
+            chain = &g->fusion.chains[k - 1];
             if (chain->last != node_id) {
                 cn->skip = true;
+                continue;
+            }
+            if (chain->kind == WNN_FUSE_ELTWISE) {
+                /* its nodes, in the plan's order */
+                uint32_t *ids = malloc((n + 1) * sizeof(uint32_t)), m = 0;
+                for (uint32_t q = 0; ids && q <= n; q++) {
+                    if (g->fusion.chain_of[p->order[q]] == k) {
+                        ids[m++] = p->order[q];
+                    }
+                }
+                const uint32_t *ops;
+                cn->chain = ids ? cpu_chain_make(g, ids, m) : NULL;
+                free(ids);
+                if (!cn->chain) {
+                    goto oom;
+                }
+                uint32_t no = cpu_chain_operands(cn->chain, &ops);
+                cn->chain_ptrs = calloc(no + 1, sizeof(void *));
+                if (!cn->chain_ptrs) {
+                    goto oom;
+                }
+                cn->result = chain->result;
+                cn->call.node = node;
                 continue;
             }
             node_id = chain->producer;
@@ -203,6 +231,16 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
         cpu_node *cn = &c->nodes[n];
         if (cn->skip) {
+            continue;
+        }
+        if (cn->chain) {
+            const uint32_t *ops;
+            uint32_t no = cpu_chain_operands(cn->chain, &ops);
+            for (uint32_t j = 0; j < no; j++) {
+                cn->chain_ptrs[j] = resolve(g, c, ops[j], in, out);
+            }
+            cpu_chain_run(cn->chain, cn->chain_ptrs,
+                          resolve(g, c, cn->result, in, out));
             continue;
         }
         const wnn_node *node = cn->call.node;
@@ -363,8 +401,9 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     cpu_blis_init();
     be->iface = &cpu_iface;
     /* conv2d / convTranspose2d / matmul / gemm -> [add] -> [activation]
-     * chains run as one kernel with its epilogue (epilogue.c) */
-    be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE : 0;
+     * chains run as one kernel with its epilogue (epilogue.c); runs of
+     * element-wise operators in one pass (chain.c) */
+    be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE : 0;
     *out = be;
     return WNN_OK;
 }

@@ -157,9 +157,24 @@ void cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n,
                   int64_t ch, int chstep);
 void cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d);
 /* elementwise.c: the float32 loop of a unary operator (x and y may be the
- * same buffer) */
+ * same buffer), of a binary arithmetic operator (add ... pow, prelu; y may
+ * be a or b) */
 void cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
                    const float *x, float *y);
+void cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b,
+                    float *y);
+
+/* chain.c: a fused element-wise chain (compiler/fuse.h, WNN_FUSE_ELTWISE),
+ * made once at compile from the chain's nodes (in order) and run per
+ * dispatch with the addresses of its operands: one pass over memory, in
+ * chunks that stay in L1. */
+typedef struct cpu_chain cpu_chain;
+cpu_chain *cpu_chain_make(const wnn_graph *g, const uint32_t *nodes,
+                          uint32_t n);
+void cpu_chain_free(cpu_chain *c);
+/* the operand ids whose addresses cpu_chain_run needs, in order */
+uint32_t cpu_chain_operands(const cpu_chain *c, const uint32_t **ids);
+void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
 
 /* kernel errors name the node's operator and label */
 wnn_status cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)

@@ -1294,7 +1294,7 @@ fx_check(wnn_context *c, fx *f, const char *what, uint32_t n_outs, const uint32_
     }
     wnn_fusion fu;
     wnn_error err;
-    if (check_ok(wnn_fusion_find(g, &fu, &err), &err, what)) {
+    if (check_ok(wnn_fusion_find(g, WNN_FUSE_EPILOGUE, &fu, &err), &err, what)) {
         bool ok = fu.n_chains == want_chains;
         if (ok && want_chains) {
             const wnn_epilogue *e = &fu.chains[0];

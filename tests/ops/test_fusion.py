@@ -212,8 +212,8 @@ def test_fused_matches_numpy(contexts):
 
 def test_broadcast_addends_that_are_not_per_channel(contexts):
     """An addend that broadcasts along other axes than the channel (a
-    spatial map, a scalar) is not fused into the add; the activation alone
-    is not fused either (the add separates it).  Results still equal."""
+    spatial map, a scalar) is not fused into the conv's epilogue; the add
+    and the activation then form an element-wise chain.  Results equal."""
     rng = np.random.default_rng(5)
     x, w, bias, opts = conv_case(rng, "float32", "nchw", 1, 8, 16, 1, 1, 0)
     s = edge_values(rng, (1, 1, 9, 9), "float32")
@@ -225,7 +225,7 @@ def test_broadcast_addends_that_are_not_per_channel(contexts):
         return {"y": y, "u": u}
 
     fused, plain, summary = run_both(contexts, make, {"x": x, "s": s, "z": z})
-    assert summary.fused_groups == [], summary
+    assert summary.fused_groups == [["add", "relu"], ["add", "relu"]], summary
     assert_same(fused, plain)
 
 
@@ -267,3 +267,118 @@ def test_switch_off(contexts):
     s = g.summary()
     assert not s.fuses and s.fused_groups == [["matmul", "relu"]]
     assert "fusion is off" in str(s)
+
+
+# ---- element-wise chains (WNN_FUSE_ELTWISE) --------------------------------
+BCAST = {
+    "same": lambda s: s,
+    "scalar": lambda s: (),
+    "one": lambda s: (1,),
+    "last": lambda s: s[-1:],
+    "column": lambda s: s[:-1] + (1,),
+    "middle": lambda s: (s[0], 1) + s[2:] if len(s) > 1 else (1,),
+    "lead1": lambda s: (1,) + s[1:],
+}
+
+
+def _chain(b, ops, names):
+    """x -> add(x, p0) -> sigmoid -> sub(p1, .) -> mul(., p2) -> clamp ->
+    div(p3, .) -> max(., p4) -> pow(., p5) -> prelu(., p6) -> tanh"""
+    y = b.add(ops["x"], ops["p0"])
+    y = b.sigmoid(y)
+    y = b.sub(ops["p1"], y)
+    y = b.mul(y, ops["p2"])
+    y = b.clamp(y, min_value=-2, max_value=3)
+    y = b.div(ops["p3"], y)
+    y = b.max(y, ops["p4"])
+    y = b.pow(y, ops["p5"])
+    y = b.prelu(y, ops["p6"])
+    return b.tanh(y)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+@pytest.mark.parametrize("shape", [(3,), (2, 3, 5), (2, 7, 5, 9), (3, 4099), (1, 2049)])
+@pytest.mark.parametrize("bc", sorted(BCAST))
+def test_eltwise_chain(contexts, shape, bc, dt):
+    rng = np.random.default_rng(zlib.crc32(f"{shape}-{bc}-{dt}".encode()))
+    inputs = {"x": edge_values(rng, shape, dt)}
+    for i in range(7):
+        s = BCAST[bc](shape) if i % 2 else BCAST["same"](shape)
+        inputs[f"p{i}"] = edge_values(rng, s, dt)
+    inputs["p5"] = np.round(inputs["p5"]).astype(dt)  # integral exponents too
+    fused, plain, summary = run_both(contexts, lambda b, ops: _chain(b, ops, None), inputs)
+    assert summary.fused_groups == [["add", "sigmoid", "sub", "mul", "clamp", "div",
+                                     "max", "pow", "prelu", "tanh"]], summary
+    assert_same(fused, plain)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_eltwise_chain_first_node_broadcasts_both(contexts, dt):
+    """The first node reads two broadcast operands ([1,5] + [4,1] -> [4,5]);
+    every unary operator in a chain; the result is also right against
+    NumPy float64 for the float32 case."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((1, 5)).astype(dt)
+    c = rng.standard_normal((4, 1)).astype(dt)
+    unary = ["abs", "neg", "exp", "log", "sqrt", "reciprocal", "floor", "ceil",
+             "round_even", "sign", "sin", "cos", "tan", "erf", "elu", "gelu",
+             "hard_sigmoid", "hard_swish", "leaky_relu", "linear", "relu",
+             "softplus", "softsign"]
+
+    def make(b, ops):
+        y = b.add(ops["a"], ops["c"])
+        for u in unary:
+            y = getattr(b, u)(y, **ACTS.get(u, {}))
+        return y
+
+    fused, plain, summary = run_both(contexts, make, {"a": a, "c": c})
+    assert summary.fused_groups == [["add"] + [u.replace("_", "") if False else
+                                              _camel(u) for u in unary]], summary
+    assert_same(fused, plain)
+
+
+def _camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def test_eltwise_chain_against_numpy(contexts):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 1000)).astype(np.float32)
+    r = rng.standard_normal((1000,)).astype(np.float32)
+    b = webnn.MLGraphBuilder(contexts[0])
+    xi = b.input("x", {"dataType": "float32", "shape": [3, 1000]})
+    ri = b.input("r", {"dataType": "float32", "shape": [1000]})
+    y = b.sigmoid(b.mul(b.sub(xi, ri), ri))
+    g = b.build({"y": y})
+    assert g.summary().fused_groups == [["sub", "mul", "sigmoid"]]
+    got = contexts[0].compute(g, {"x": x, "r": r})["y"]
+    x64, r64 = x.astype(np.float64), r.astype(np.float64)
+    want = 1 / (1 + np.exp(-((x64 - r64) * r64)))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_eltwise_chains_that_must_stop(contexts):
+    """A chain ends at an intermediate that is a graph output or has a
+    second reader, and before a node whose output is larger than the
+    chain's (the running value would broadcast)."""
+    rng = np.random.default_rng(4)
+    x = edge_values(rng, (4, 6), "float32")
+    big = edge_values(rng, (3, 4, 6), "float32")
+
+    def make(b, ops):
+        a = b.relu(b.neg(ops["x"]))                 # a: an output
+        c = b.exp(a)
+        d = b.abs(b.sigmoid(ops["x"]))              # d read twice
+        e = b.tanh(d)
+        f = b.sqrt(d)
+        h = b.add(b.floor(ops["x"]), ops["big"])   # grows to [3,4,6]
+        k = b.relu(h)
+        return {"a": a, "c": c, "e": e, "f": f, "k": k}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "big": big})
+    assert sorted(summary.fused_groups) == [["add", "relu"], ["neg", "relu"],
+                                            ["sigmoid", "abs"]], summary.fused_groups
+    assert_same(fused, plain)
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(fused["c"], np.exp(fused["a"].astype(np.float64)), rtol=2e-7)

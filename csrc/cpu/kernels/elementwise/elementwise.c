@@ -624,6 +624,14 @@ binary_u64(bop op, size_t n, const uint64_t *a, const uint64_t *b, uint64_t *y)
     }
 }
 
+/* cpu.h: a binary arithmetic operator's float32 loop for other kernels
+ * (the fused element-wise chains, cpu/chain.c); y may be a or b. */
+void
+cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b, float *y)
+{
+    binary_f32(bop_of(op), n, a, b, y);
+}
+
 typedef struct binary_job {
     bop op;
     bool cmp;

@@ -1,0 +1,261 @@
+/* chain.c -- fused element-wise chains on the CPU (cpu.h, cpu_chain;
+ * compiler/fuse.h, WNN_FUSE_ELTWISE): a run of unary and binary
+ * element-wise operators computed in one pass over memory.  The output is
+ * cut into chunks of CHAIN_CH elements; for each chunk the first operator
+ * reads its inputs, every later one works on the chunk in place (reading a
+ * broadcast operand through its node's lowered iterator,
+ * compiler/lower/broadcast.c) and the last result is stored once.  The
+ * operators' own float32 loops (elementwise.c) compute each step, so the
+ * results equal the unfused operators' exactly; float16 chains round every
+ * step's result to float16, as the separate operators store it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+#define CHAIN_CH 2048
+
+typedef struct chain_src {
+    uint32_t slot;              /* index into the run's pointers          */
+    bool direct;                /* the output's shape: no iterator needed */
+    const wnn_broadcast_params *it;
+    int k;                      /* the operand's index in `it`           */
+} chain_src;
+
+typedef struct chain_step {
+    wnn_op op;
+    bool binary;
+    wnn_scalar_params pr;
+    int carried;                /* input position of the running value, or
+                                 * -1 (the first step reads its inputs)   */
+    chain_src src[2];           /* inputs read from memory               */
+} chain_step;
+
+struct cpu_chain {
+    wnn_dtype dt;
+    uint64_t total;
+    uint32_t n_steps;
+    chain_step *steps;
+    uint32_t n_ops;
+    uint32_t *ops;              /* operand ids, by slot                   */
+    wnn_broadcast_params *its;  /* one per step (binary steps)            */
+};
+
+static bool
+same_shape(const wnn_desc *a, const wnn_desc *b)
+{
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->shape[i] != b->shape[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t
+slot_of(cpu_chain *c, uint32_t operand)
+{
+    for (uint32_t i = 0; i < c->n_ops; i++) {
+        if (c->ops[i] == operand) {
+            return i;
+        }
+    }
+    c->ops[c->n_ops] = operand;
+    return c->n_ops++;
+}
+
+cpu_chain *
+cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
+{
+    const wnn_ir *ir = g->ir;
+    cpu_chain *c = calloc(1, sizeof(*c));
+    if (!c) {
+        return NULL;
+    }
+    c->steps = calloc(n, sizeof(chain_step));
+    c->ops = calloc(2 * n + 1, sizeof(uint32_t));
+    c->its = calloc(n, sizeof(wnn_broadcast_params));
+    if (!c->steps || !c->ops || !c->its) {
+        cpu_chain_free(c);
+        return NULL;
+    }
+    const wnn_desc *od = &ir->operands[ir->nodes[nodes[n - 1]].out[0]].desc;
+    c->dt = od->dtype;
+    c->total = wnn_desc_elements(od);
+    c->n_steps = n;
+    uint32_t prev = WNN_NO_NODE;
+    for (uint32_t s = 0; s < n; s++) {
+        const wnn_node *node = &ir->nodes[nodes[s]];
+        chain_step *st = &c->steps[s];
+        st->op = node->op;
+        st->binary = node->n_in == 2;
+        st->carried = -1;
+        wnn_scalar_params_of(node->op, node->options, c->dt, &st->pr);
+        if (st->binary) {
+            /* the node's own iterator, as its unfused kernel reads it */
+            c->its[s] = g->lowered[nodes[s]].u.bcast;
+        }
+        for (uint32_t j = 0; j < node->n_in; j++) {
+            uint32_t id = node->in[j];
+            if (prev != WNN_NO_NODE && id == prev) {
+                st->carried = (int)j;
+                continue;
+            }
+            chain_src *src = &st->src[j];
+            src->slot = slot_of(c, id);
+            src->direct = same_shape(&ir->operands[id].desc, od);
+            src->it = st->binary ? &c->its[s] : NULL;
+            src->k = (int)j;
+        }
+        prev = node->out[0];
+    }
+    return c;
+}
+
+void
+cpu_chain_free(cpu_chain *c)
+{
+    if (c) {
+        free(c->steps);
+        free(c->ops);
+        free(c->its);
+        free(c);
+    }
+}
+
+uint32_t
+cpu_chain_operands(const cpu_chain *c, const uint32_t **ids)
+{
+    *ids = c->ops;
+    return c->n_ops;
+}
+
+/* ---- running ------------------------------------------------------------- */
+static inline float
+round16(float v)
+{
+    return wnn_f16_to_f32(wnn_f32_to_f16(v));
+}
+
+/* row-major offset of row `row` of the iterator's rows (all dimensions but
+ * the last) in operand k */
+static int64_t
+row_offset(const wnn_broadcast_params *it, int k, uint64_t row)
+{
+    int64_t off = 0;
+    for (int d = (int)it->rank - 2; d >= 0; d--) {
+        uint64_t i = row % it->shape[d];
+        row /= it->shape[d];
+        off += (int64_t)i * it->st[k][d];
+    }
+    return off;
+}
+
+/* the values of `src` at output elements [b, b + n) as float32 */
+static void
+gather(const cpu_chain *c, const chain_src *src, const void *base, uint64_t b,
+       uint64_t n, float *dst)
+{
+    const bool f16 = c->dt == WNN_FLOAT16;
+    if (src->direct) {
+        if (f16) {
+            const uint16_t *s = (const uint16_t *)base + b;
+            for (uint64_t i = 0; i < n; i++) {
+                dst[i] = wnn_f16_to_f32(s[i]);
+            }
+        } else {
+            memcpy(dst, (const float *)base + b, n * sizeof(float));
+        }
+        return;
+    }
+    const wnn_broadcast_params *it = src->it;
+    const uint64_t inner = it->shape[it->rank - 1];
+    const int64_t si = it->st[src->k][it->rank - 1];
+    for (uint64_t f = b; f < b + n;) {
+        uint64_t row = f / inner, col = f % inner;
+        uint64_t len = b + n - f < inner - col ? b + n - f : inner - col;
+        int64_t off = row_offset(it, src->k, row) + (int64_t)col * si;
+        for (uint64_t i = 0; i < len; i++) {
+            int64_t o = off + (int64_t)i * si;
+            dst[i] = f16 ? wnn_f16_to_f32(((const uint16_t *)base)[o])
+                         : ((const float *)base)[o];
+        }
+        dst += len;
+        f += len;
+    }
+}
+
+typedef struct chain_job {
+    const cpu_chain *c;
+    const void *const *ptrs;
+    void *out;
+} chain_job;
+
+static void
+chain_body(void *p, int64_t b_, int64_t e_, int tid)
+{
+    (void)tid;
+    const chain_job *j = p;
+    const cpu_chain *c = j->c;
+    const bool f16 = c->dt == WNN_FLOAT16;
+    float tmp[CHAIN_CH], side[CHAIN_CH], side2[CHAIN_CH];
+    for (int64_t chunk = b_; chunk < e_; chunk++) {
+        uint64_t b = (uint64_t)chunk * CHAIN_CH;
+        size_t n = c->total - b < CHAIN_CH ? (size_t)(c->total - b) : CHAIN_CH;
+        /* the running value: in the output itself (float32) or tmp */
+        float *v = f16 ? tmp : (float *)j->out + b;
+        for (uint32_t s = 0; s < c->n_steps; s++) {
+            const chain_step *st = &c->steps[s];
+            if (st->carried < 0) { /* the first step */
+                gather(c, &st->src[0], j->ptrs[st->src[0].slot], b, n, v);
+                if (st->binary) {
+                    gather(c, &st->src[1], j->ptrs[st->src[1].slot], b, n,
+                           side);
+                    cpu_binary_f32(st->op, n, v, side, v);
+                } else {
+                    cpu_unary_f32(st->op, &st->pr, n, v, v);
+                }
+            } else if (st->binary) {
+                const chain_src *src = &st->src[1 - st->carried];
+                const float *o;
+                if (src->direct && !f16) {
+                    o = (const float *)j->ptrs[src->slot] + b;
+                } else {
+                    gather(c, src, j->ptrs[src->slot], b, n, side2);
+                    o = side2;
+                }
+                if (st->carried == 0) {
+                    cpu_binary_f32(st->op, n, v, o, v);
+                } else {
+                    cpu_binary_f32(st->op, n, o, v, v);
+                }
+            } else {
+                cpu_unary_f32(st->op, &st->pr, n, v, v);
+            }
+            if (f16) {
+                for (size_t i = 0; i < n; i++) {
+                    v[i] = round16(v[i]);
+                }
+            }
+        }
+        if (f16) {
+            uint16_t *y = (uint16_t *)j->out + b;
+            for (size_t i = 0; i < n; i++) {
+                y[i] = wnn_f32_to_f16(v[i]);
+            }
+        }
+    }
+}
+
+void
+cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out)
+{
+    chain_job j = { c, ptrs, out };
+    int64_t chunks = (int64_t)((c->total + CHAIN_CH - 1) / CHAIN_CH);
+    cpu_parallel_for(chunks,
+                     c->total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1,
+                     chain_body, &j);
+}
