@@ -783,8 +783,9 @@ class MLTensor:
             except (TypeError, ValueError, IndexError):
                 raise TypeError(f"MLTensor.__dlpack__: argument 'dl_device': expected a "
                                 f"(device_type, device_id) tuple, got {dl_device!r}") from None
-        host = mine[0] == _DLPACK_CPU or dl_device == (_DLPACK_CPU, 0)
-        if dl_device is not None and dl_device != mine and not (host and copy is not False):
+        to_host = dl_device == (_DLPACK_CPU, 0)
+        host = mine[0] == _DLPACK_CPU or to_host
+        if dl_device is not None and dl_device != mine and not (to_host and copy is not False):
             raise BufferError(f"MLTensor.__dlpack__: cannot export to device {dl_device}: "
                               f"the tensor is on {mine}"
                               + (" (copy=False)" if dl_device == (_DLPACK_CPU, 0) else ""))
