@@ -524,6 +524,9 @@ class MLContext:
         what = "writeTensor: argument 'inputData'"
         data = _as_data(input_data, what, self)
         if isinstance(data, _DeviceData):
+            _, _, _, writable, _, destroyed = _core.tensor_info(h)
+            if tensor._ctx is not self or destroyed or not writable:
+                _core.tensor_write(self._h, h, b"")  # the spec's TypeError, first
             _check_device_data(data, tensor._dt, None, what)
             _core.tensor_write_device(self._h, h, data.addr, data.nbytes)
             return

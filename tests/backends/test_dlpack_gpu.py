@@ -484,7 +484,16 @@ def test_wrong_producers_are_clear_errors(gctx):
     # a write into a tensor that is not writable names the tensor first
     r = tensor(gctx, readable=True, writable=False)
     with pytest.raises(TypeError, match="not writable"):
-        gctx.write_tensor(r, FakeCuda(X.copy()))
+        gctx.write_tensor(r, FakeCuda(np.zeros((2, 3), np.int32)))
+    t.destroy()
+    with pytest.raises(TypeError, match="destroyed"):
+        gctx.write_tensor(t, FakeCuda(np.zeros((2, 3), np.int32)))
+    other = webnn.ml.create_context(device_type="gpu")
+    try:
+        with pytest.raises(TypeError, match="another context"):
+            other.write_tensor(r, FakeCuda(X.copy()))
+    finally:
+        other.destroy()
 
 
 def test_cuda_producer_on_a_cpu_context_is_a_type_error():
