@@ -186,7 +186,8 @@ def _device_data(obj, what, ctx):
                         f"not CUDA device {ctx._device_id}")
     dt = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
     if dt is None:
-        name = f"{_DLPACK_CODES.get(code, f'code {code}')}{bits}" +             (f"x{lanes}" if lanes != 1 else "")
+        lanes_s = f"x{lanes}" if lanes != 1 else ""
+        name = f"{_DLPACK_CODES.get(code, f'code {code}')}{bits}{lanes_s}"
         raise TypeError(f"{what}: the DLPack producer's data type {name} is not an "
                         f"MLOperandDataType ({', '.join(DATA_TYPES)}); cast it first")
     if strides is not None:
