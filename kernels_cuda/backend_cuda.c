@@ -182,6 +182,53 @@ cu_tensor_read(wnn_backend *be, const void *storage, void *dst,
     return WNN_OK;
 }
 
+/* DLPack export: the consumer may read on any stream of the device (or
+ * none), so every piece of work queued on the device has to be finished,
+ * not only this backend's stream. */
+wnn_status
+cu_tensor_device_ptr(wnn_backend *be, void *storage, void **ptr,
+                     int *device_id, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    cu_enter(b);
+    cudaError_t e = cudaStreamSynchronize(b->stream);
+    if (e == cudaSuccess) {
+        e = cudaDeviceSynchronize();
+    }
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, "__dlpack__", NULL, e,
+                          "synchronization");
+    }
+    *ptr = storage;
+    *device_id = b->device;
+    return WNN_OK;
+}
+
+/* DLPack import: src was produced on some stream of the device (the
+ * producer made it ready on the legacy default stream, which the Python
+ * layer asks for): wait for the device, copy on the backend's stream and
+ * wait for the copy, after which the producer may free src. */
+wnn_status
+cu_tensor_write_device(wnn_backend *be, void *storage, const void *src,
+                       uint64_t bytes, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    cu_enter(b);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess && bytes) {
+        e = cudaMemcpyAsync(storage, src, (size_t)bytes,
+                            cudaMemcpyDeviceToDevice, b->stream);
+    }
+    if (e == cudaSuccess) {
+        e = cudaStreamSynchronize(b->stream);
+    }
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_UNKNOWN_ERROR, "writeTensor", NULL, e,
+                          "device-to-device copy");
+    }
+    return WNN_OK;
+}
+
 void
 cu_synchronize(wnn_backend *be)
 {
@@ -237,6 +284,8 @@ static const wnn_backend_i cu_iface = {
     .tensor_read = cu_tensor_read,
     .synchronize = cu_synchronize,
     .destroy = cu_destroy,
+    .tensor_device_ptr = cu_tensor_device_ptr,
+    .tensor_write_device = cu_tensor_write_device,
 };
 
 /* NotSupportedError "no usable GPU: <reason>" (as registry.c says when the
@@ -307,6 +356,7 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     b->base.iface = &b->iface;
     b->base.impl = b;
     b->iface = cu_iface;
+    b->iface.device_id = dev;
     pthread_mutex_init(&b->stage_mu, NULL);
     pthread_mutex_init(&b->blas_mu, NULL);
     pthread_mutex_init(&b->dnn_mu, NULL);

@@ -277,6 +277,10 @@ wnn_status cu_tensor_write(wnn_backend *be, void *storage, const void *src,
                 uint64_t bytes, wnn_error *err);
 wnn_status cu_tensor_read(wnn_backend *be, const void *storage, void *dst,
                uint64_t bytes, wnn_error *err);
+wnn_status cu_tensor_device_ptr(wnn_backend *be, void *storage, void **ptr,
+                int *device_id, wnn_error *err);
+wnn_status cu_tensor_write_device(wnn_backend *be, void *storage,
+                const void *src, uint64_t bytes, wnn_error *err);
 void cu_synchronize(wnn_backend *be);
 void cu_destroy(wnn_backend *be);
 wnn_status cu_not_supported(wnn_error *err, const char *fmt, ...);

@@ -140,6 +140,80 @@ def _desc(descriptor):
 
 # ---- interop: arrays of any byte order, buffers, __array_interface__, DLPack -
 _DLPACK_CPU = 1
+_DLPACK_CUDA = 2
+# DLPack's (type code, bits) of each MLOperandDataType (lanes 1)
+_DLPACK_DTYPES = {
+    (2, 32): "float32", (2, 16): "float16", (0, 32): "int32", (1, 32): "uint32",
+    (0, 64): "int64", (1, 64): "uint64", (0, 8): "int8", (1, 8): "uint8",
+}
+_DLPACK_CODES = {0: "int", 1: "uint", 2: "float", 3: "opaque handle", 4: "bfloat",
+                 5: "complex", 6: "bool"}
+# The stream a CUDA producer is asked to make its data ready on: the legacy
+# default stream (the array API's 1); the GPU backend then waits for the
+# whole device before copying (kernels_cuda/backend_cuda.c).
+_DLPACK_LEGACY_STREAM = 1
+
+
+class _DeviceData:
+    """A CUDA DLPack producer's memory, validated: the capsule (which keeps
+    the memory alive while it is copied), its address, shape and data type."""
+
+    __slots__ = ("capsule", "addr", "shape", "dt", "nbytes")
+
+    def __init__(self, capsule, addr, shape, dt):
+        self.capsule, self.addr, self.shape, self.dt = capsule, addr, shape, dt
+        self.nbytes = int(np.prod(shape, dtype=np.int64)) * DATA_TYPES[dt].itemsize
+
+
+def _device_data(obj, what, ctx):
+    """A CUDA DLPack producer given to a GPU context: asks for its capsule
+    (ready on the legacy default stream) and checks the device, data type
+    and strides (C-contiguous).  Nothing is copied here."""
+    _, dev_id = obj.__dlpack_device__()
+    if dev_id != ctx._device_id:
+        raise TypeError(f"{what}: the DLPack producer's memory is on CUDA device {dev_id}, "
+                        f"the context's is device {ctx._device_id}")
+    try:
+        try:
+            cap = obj.__dlpack__(stream=_DLPACK_LEGACY_STREAM, max_version=(1, 0))
+        except TypeError:       # a producer older than DLPack 1.0's protocol
+            cap = obj.__dlpack__(stream=_DLPACK_LEGACY_STREAM)
+    except (TypeError, BufferError, RuntimeError, ValueError) as e:
+        raise TypeError(f"{what}: the DLPack producer could not be read: {e}") from None
+    kind, dev, addr, (code, bits, lanes), shape, strides, _ = _core.dlpack_info(cap)
+    if (kind, dev) != (_DLPACK_CUDA, ctx._device_id):
+        raise TypeError(f"{what}: the DLPack capsule's memory is on device ({kind}, {dev}), "
+                        f"not CUDA device {ctx._device_id}")
+    dt = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
+    if dt is None:
+        lanes_s = f"x{lanes}" if lanes != 1 else ""
+        name = f"{_DLPACK_CODES.get(code, f'code {code}')}{bits}{lanes_s}"
+        raise TypeError(f"{what}: the DLPack producer's data type {name} is not an "
+                        f"MLOperandDataType ({', '.join(DATA_TYPES)}); cast it first")
+    if strides is not None:
+        want, acc = [], 1
+        for n in reversed(shape):
+            want.append(acc)
+            acc *= n
+        want.reverse()
+        if any(n != 1 and st != w for n, st, w in zip(shape, strides, want)):
+            raise TypeError(f"{what}: the DLPack producer is not C-contiguous: strides "
+                            f"{tuple(strides)} (in elements) for shape {tuple(shape)}, "
+                            f"expected {tuple(want)}; make it contiguous first "
+                            f"(e.g. tensor.contiguous())")
+    return _DeviceData(cap, addr, tuple(shape), dt)
+
+
+def _check_device_data(d, dt, shape, what):
+    """A CUDA producer given for data of dt (and of shape, when given): its
+    data type must be dt's, or uint8 (raw bytes)."""
+    if d.dt != dt and d.dt != "uint8":
+        raise TypeError(f"{what}: data type {d.dt} does not match the expected data type "
+                        f"{dt} (cast it first)")
+    if shape is not None and d.dt == dt and tuple(d.shape) != tuple(shape) and not (
+            int(np.prod(d.shape)) == 1 and int(np.prod(shape)) == 1):
+        raise TypeError(f"{what}: array shape {tuple(d.shape)} does not match the "
+                        f"graph's input shape {tuple(shape)}")
 
 
 def _native(a):
@@ -149,13 +223,17 @@ def _native(a):
     return a
 
 
-def _as_data(obj, what):
+def _as_data(obj, what, ctx=None):
     """What the core takes as data: an ndarray in native byte order, or a
     buffer.  DLPack producers (PyTorch, JAX, CuPy on the CPU) and objects with
     __array_interface__ / __array__ become ndarrays; a buffer whose format
-    has a non-native byte order is converted through NumPy."""
+    has a non-native byte order is converted through NumPy.  A CUDA DLPack
+    producer given to a GPU context `ctx` becomes a _DeviceData (copied
+    device to device by the caller); elsewhere it is a TypeError."""
     if isinstance(obj, np.ndarray):
         return _native(obj)
+    if isinstance(obj, _DeviceData):
+        return obj
     if isinstance(obj, MLTensor):
         raise TypeError(f"{what}: an MLTensor is not a buffer; read it with "
                         f"read_tensor() or use it in dispatch()")
@@ -163,10 +241,15 @@ def _as_data(obj, what):
         dev = getattr(obj, "__dlpack_device__", None)
         if dev is not None:
             kind = dev()[0]
+            if kind == _DLPACK_CUDA and ctx is not None and ctx._device_type == "gpu":
+                return _device_data(obj, what, ctx)
             if kind != _DLPACK_CPU:
+                where = "a CPU context" if ctx is not None and ctx._device_type == "cpu" \
+                    else "host data"
                 raise TypeError(
                     f"{what}: the DLPack producer's memory is on device type {kind} "
-                    f"(not the CPU); copy it to the host first (e.g. tensor.cpu()); "
+                    f"(not the CPU), given as {where}; copy it to the host first "
+                    f"(e.g. tensor.cpu()) or use a GPU context (device_type='gpu'); "
                     f"see the README, 'Interop'")
         try:
             return _native(np.from_dlpack(obj))
@@ -280,6 +363,7 @@ class MLContext:
         info = _core.context_info(handle)
         self._accelerated = info["accelerated"]
         self._device_type = info["device_type"]
+        self._device_id = info["device_id"]
         self._max_bytes = info["max_tensor_byte_length"]
         self._backend, self._threads = _core.context_backend(handle)
         self._power = power_preference
@@ -386,14 +470,36 @@ class MLContext:
         descriptor : dict
             ``MLOperandDescriptor``: ``data_type`` and ``shape``.
         input_data : buffer, ndarray, array-like or DLPack producer
-            Exactly the descriptor's byte length; copied.
+            Exactly the descriptor's byte length; copied.  On a GPU context
+            a CUDA DLPack producer (a PyTorch / CuPy tensor on the context's
+            device) is copied device to device.
         """
-        data = _as_data(input_data, "createConstantTensor: argument 'inputData'")
+        what = "createConstantTensor: argument 'inputData'"
+        data = _as_data(input_data, what, self)
         dt = _get(_desc(descriptor), "data_type")
+        if isinstance(data, _DeviceData):
+            return MLTensor(self, self._constant_device(descriptor, data, what))
         if isinstance(dt, str) and dt in DATA_TYPES:
-            _check_dtype(data, dt, "createConstantTensor: argument 'inputData'")
+            _check_dtype(data, dt, what)
         return MLTensor(self, _core.tensor_create(self._h, _desc(descriptor), False, False,
                                                   data))
+
+    def _constant_device(self, descriptor, data, what):
+        """A constant tensor's handle copied device to device from a CUDA
+        producer's memory (_DeviceData)."""
+        dt = _get(_desc(descriptor), "data_type")
+        if isinstance(dt, str) and dt in DATA_TYPES:
+            _check_device_data(data, dt, None, what)
+            shape = _get(descriptor, "shape")
+            try:
+                want = int(np.prod([int(n) for n in shape], dtype=np.int64)) * \
+                    DATA_TYPES[dt].itemsize
+            except (TypeError, ValueError):
+                want = None     # the core names what is wrong with the shape
+            if want is not None and want != data.nbytes:
+                raise TypeError(f"{what}: byte length {data.nbytes} differs from the "
+                                f"descriptor's {want}")
+        return _core.tensor_create_constant_device(self._h, _desc(descriptor), data.addr)
 
     async def create_constant_tensor_async(self, descriptor, input_data):
         """Awaitable twin of :meth:`create_constant_tensor`."""
@@ -408,11 +514,24 @@ class MLContext:
         tensor : MLTensor
         input_data : buffer, ndarray, array-like or DLPack producer
             The tensor's byte length; an ndarray must have the tensor's dtype
-            (or be ``uint8`` raw bytes), any byte order (converted).
+            (or be ``uint8`` raw bytes), any byte order (converted).  On a GPU
+            context a CUDA DLPack producer (a C-contiguous PyTorch / CuPy
+            tensor on the context's device) is copied device to device, with
+            no host round trip; that write waits for the copy (the producer's
+            memory may be reused when it returns).  A CUDA producer given to
+            a CPU context is a TypeError.
         """
         h = self._tensor(tensor, "writeTensor")
-        data = _as_data(input_data, "writeTensor: argument 'inputData'")
-        _check_dtype(data, tensor._dt, "writeTensor: argument 'inputData'")
+        what = "writeTensor: argument 'inputData'"
+        data = _as_data(input_data, what, self)
+        if isinstance(data, _DeviceData):
+            _, _, _, writable, _, destroyed = _core.tensor_info(h)
+            if tensor._ctx is not self or destroyed or not writable:
+                _core.tensor_write(self._h, h, b"")  # the spec's TypeError, first
+            _check_device_data(data, tensor._dt, None, what)
+            _core.tensor_write_device(self._h, h, data.addr, data.nbytes)
+            return
+        _check_dtype(data, tensor._dt, what)
         _core.tensor_write(self._h, h, data)
 
     def read_tensor(self, tensor, output_data=None):
@@ -494,7 +613,9 @@ class MLContext:
         inputs : dict of str to array
             One value per graph input: an ndarray (any byte order) of the
             input's dtype and shape, a buffer of its byte length, or an
-            array-like / DLPack producer (PyTorch CPU tensors, JAX arrays).
+            array-like / DLPack producer (PyTorch CPU tensors, JAX arrays;
+            on a GPU context also CUDA tensors of its device, copied device to
+            device into the input tensors).
 
         Returns
         -------
@@ -517,7 +638,11 @@ class MLContext:
                 data[name] = v          # the common case: nothing to convert or check
                 continue
             what = f"compute: input {name!r}"
-            v = _as_data(v, what)
+            v = _as_data(v, what, self)
+            if isinstance(v, _DeviceData):
+                _check_device_data(v, dt, shape, what)
+                data[name] = v
+                continue
             _check_dtype(v, dt, what)
             # (one element for a one-element input is accepted whatever its
             # shape: np.ascontiguousarray makes 0-d arrays 1-d)
@@ -614,18 +739,90 @@ class MLTensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of a readable tensor, for ``np.from_dlpack(t)`` or
-        ``torch.from_dlpack(t)``: a host copy read from the timeline (also
-        for a GPU context: exporting device memory without a copy is not
-        implemented).  ``copy=False`` is refused for that reason."""
-        if copy is False:
-            raise BufferError("MLTensor: a DLPack export is always a copy read from the "
-                              "context's timeline")
-        a = self.__array__()
-        kw = {} if max_version is None else {"max_version": max_version}
-        return a.__dlpack__(**kw)
+        """DLPack export of a readable tensor, for ``torch.from_dlpack(t)``,
+        ``cupy.from_dlpack(t)`` or ``np.from_dlpack(t)``.
+
+        On a GPU context the capsule points at the tensor's own device memory
+        (``kDLCUDA``, no copy): the work queued before on the context's
+        timeline and every stream of the device are waited for first, so the
+        data is ready on any consumer ``stream``.  The capsule keeps the
+        tensor's memory alive (a ``destroy()`` meanwhile is deferred until
+        the consumer releases it); writes through it by the consumer are
+        seen by the context.  ``copy=True`` exports a device copy instead;
+        ``dl_device=(1, 0)`` (the CPU) a host copy.
+
+        On a CPU context it is a host copy read from the timeline
+        (``copy=False`` is refused for that reason).
+
+        Parameters
+        ----------
+        stream : int, optional
+            The consumer's stream (the array API's convention: ``None``,
+            ``-1``, ``1``, ``2`` or a ``cudaStream_t`` address); the export
+            synchronises the whole device, so every stream is served.
+        max_version : tuple of int, optional
+            ``(1, 0)`` or later: a versioned capsule
+            (``DLManagedTensorVersioned``, ``"dltensor_versioned"``).
+        dl_device : tuple, optional
+            The device to export to: the tensor's own, or ``(1, 0)`` for a
+            host copy; another one is a :class:`BufferError`.
+        copy : bool, optional
+            ``True``: always a copy; ``False``: never (a CPU context's
+            export is a :class:`BufferError`).
+        """
+        if not self._readable:
+            raise TypeError("MLTensor.__dlpack__: the tensor is not readable: create it with "
+                            "readable=True to export it")
+        if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool)):
+            raise TypeError(f"MLTensor.__dlpack__: argument 'stream': expected an int or None, "
+                            f"got {type(stream).__name__}")
+        if stream is not None and (stream == 0 or stream < -1):
+            raise ValueError(f"MLTensor.__dlpack__: argument 'stream': {stream} is not a "
+                             f"stream (the array API disallows 0; -1, 1, 2 or a "
+                             f"cudaStream_t address)")
+        mine = self.__dlpack_device__()
+        if dl_device is not None:
+            try:
+                dl_device = (int(dl_device[0]), int(dl_device[1]))
+            except (TypeError, ValueError, IndexError):
+                raise TypeError(f"MLTensor.__dlpack__: argument 'dl_device': expected a "
+                                f"(device_type, device_id) tuple, got {dl_device!r}") from None
+        to_host = dl_device == (_DLPACK_CPU, 0)
+        host = mine[0] == _DLPACK_CPU or to_host
+        if dl_device is not None and dl_device != mine and not (to_host and copy is not False):
+            raise BufferError(f"MLTensor.__dlpack__: cannot export to device {dl_device}: "
+                              f"the tensor is on {mine}"
+                              + (" (copy=False)" if dl_device == (_DLPACK_CPU, 0) else ""))
+        if host:
+            if copy is False:
+                raise BufferError("MLTensor: a DLPack export of a CPU context's tensor (or to "
+                                  "the host) is always a copy read from the context's timeline")
+            a = self.__array__()
+            kw = {} if max_version is None else {"max_version": max_version}
+            return a.__dlpack__(**kw)
+        versioned = max_version is not None and tuple(max_version)[:1] >= (1,)
+        if not copy:
+            return _core.tensor_dlpack(self._ctx._h, self._h, versioned, False)
+        # copy=True: a fresh tensor, copied device to device, exported, and
+        # destroyed at once (deferred until the consumer releases it)
+        ctx = self._ctx
+        t = ctx.create_tensor({"dataType": self._dt, "shape": list(self._shape),
+                               "readable": True, "writable": True})
+        try:
+            src = _core.tensor_dlpack(ctx._h, self._h, False, False)
+            addr = _core.dlpack_info(src)[2]
+            nbytes = int(np.prod(self._shape, dtype=np.int64)) * DATA_TYPES[self._dt].itemsize
+            _core.tensor_write_device(ctx._h, t._h, addr, nbytes)
+            del src                  # the deleter unpins this tensor
+            return _core.tensor_dlpack(ctx._h, t._h, versioned, True)
+        finally:
+            t.destroy()
 
     def __dlpack_device__(self):
+        """``(2, device_id)`` (``kDLCUDA``) for a GPU context's tensor, ``(1, 0)``
+        (``kDLCPU``) for a CPU context's (its export is a host copy)."""
+        if self._ctx._device_type == "gpu":
+            return (_DLPACK_CUDA, self._ctx._device_id)
         return (_DLPACK_CPU, 0)
 
     def __repr__(self):
@@ -751,7 +948,9 @@ class MLGraphBuilder:
         :class:`MLTensor`), ``constant(data_type, value)`` (a scalar) and
         ``constant(ndarray)`` (descriptor from the array).  Data is copied;
         arrays of any byte order, buffers, array-likes and CPU DLPack
-        producers are accepted.
+        producers are accepted; on a GPU context a CUDA DLPack producer of
+        its device (a PyTorch / CuPy tensor) is copied device to device into
+        a constant tensor.
 
         Returns
         -------
@@ -774,7 +973,10 @@ class MLGraphBuilder:
             if not isinstance(a, (str, dict, bytes, bytearray, memoryview)) and (
                     isinstance(a, np.ndarray) or hasattr(a, "__dlpack__")
                     or hasattr(a, "__array_interface__") or hasattr(a, "__array__")):
-                a = _as_data(a, "constant: argument 'buffer'")
+                a = _as_data(a, "constant: argument 'buffer'", self._ctx)
+                if isinstance(a, _DeviceData):
+                    return self._constant_device(
+                        {"dataType": a.dt, "shape": list(a.shape)}, a)
                 dt = _NP_TO_DT.get(a.dtype)
                 if dt is None:
                     raise TypeError(f"constant: data type {a.dtype} is not an MLOperandDataType "
@@ -785,7 +987,9 @@ class MLGraphBuilder:
         if len(args) == 2:
             a, b = args
             if isinstance(a, dict):
-                data = _as_data(b, "constant: argument 'buffer'")
+                data = _as_data(b, "constant: argument 'buffer'", self._ctx)
+                if isinstance(data, _DeviceData):
+                    return self._constant_device(a, data)
                 dt = _get(a, "data_type")
                 if isinstance(dt, str) and dt in DATA_TYPES:
                     _check_dtype(data, dt, "constant: argument 'buffer'")
@@ -794,6 +998,12 @@ class MLGraphBuilder:
                 return _core.builder_constant_scalar(self._h, a, b)
             raise TypeError("constant: expected (descriptor, buffer) or (data_type, value)")
         raise TypeError(f"constant: takes 1 or 2 arguments, got {len(args)}")
+
+    def _constant_device(self, descriptor, data):
+        """constant() of a CUDA producer's memory on a GPU context: a
+        constant tensor copied device to device (the operand holds it)."""
+        h = self._ctx._constant_device(descriptor, data, "constant: argument 'buffer'")
+        return _core.builder_constant_tensor(self._h, h)
 
     def build(self, outputs):
         """Build the graph (spec: ``build()``); a builder builds once.

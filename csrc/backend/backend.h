@@ -13,7 +13,7 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 2
+#define WNN_BACKEND_API_VERSION 3
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -62,6 +62,27 @@ typedef struct wnn_backend_i {
     /* Tensors are plain host memory: execute() may run on any host buffers
      * (wnn_context_compute runs on the caller's arrays). */
     bool host_storage;
+
+    /* ---- device memory interop (DLPack), since API version 3 ----------
+     * Both run on the context's timeline thread.  A backend whose tensors
+     * are host memory fails them with a NotSupportedError ("not a device
+     * tensor"): the core never hands host storage out this way. */
+    /* The device address of `storage` and the device's number (the CUDA
+     * device ordinal), after every piece of work queued on the device --
+     * the backend's stream and any other library's -- has finished, so
+     * that a consumer on any stream of the device may read it at once. */
+    wnn_status (*tensor_device_ptr)(wnn_backend *be, void *storage,
+                                    void **ptr, int *device_id,
+                                    wnn_error *err);
+    /* Copy `bytes` from `src`, device memory of the backend's device
+     * produced by work on any stream (the backend waits for the whole
+     * device first), into `storage` device to device.  Returns when the
+     * copy has finished: src may then be freed or reused. */
+    wnn_status (*tensor_write_device)(wnn_backend *be, void *storage,
+                                      const void *src, uint64_t bytes,
+                                      wnn_error *err);
+    /* The backend's device number (-1: host memory). */
+    int device_id;
 } wnn_backend_i;
 
 struct wnn_backend {

@@ -95,7 +95,9 @@ spin_until(const atomic_uint *flag)
 
 typedef enum task_kind {
     T_CREATE, T_WRITE, T_READ, T_DISPATCH, T_FREE, T_FLUSH,
-    T_EXEC /* a graph on the caller's host buffers (compute) */
+    T_EXEC,     /* a graph on the caller's host buffers (compute) */
+    T_EXPORT,   /* the device address of a pinned tensor (DLPack)  */
+    T_WRITE_DEV /* a device-to-device write (DLPack import)        */
 } task_kind;
 
 typedef struct wnn_task {
@@ -110,6 +112,10 @@ typedef struct wnn_task {
     bool pinned;                /* DISPATCH: the tensors are pinned     */
     void **ptrs;                /* EXEC: the inputs' then the outputs'
                                    host buffers (the caller's)          */
+    const void *device_src;     /* CREATE WRITE_DEV: device memory of the
+                                   backend's device (the caller's)      */
+    void **export_ptr;          /* EXPORT: where the address goes       */
+    int *export_id;             /* EXPORT: where the device number goes */
     waiter *w;                  /* NULL when nobody waits               */
 } wnn_task;
 
@@ -219,6 +225,32 @@ run_task(wnn_context *c, wnn_task *t)
         if (st == WNN_OK && t->data) {
             st = be->iface->tensor_write(be, t->tensor->storage, t->data,
                                          t->bytes, &err);
+        } else if (st == WNN_OK && t->device_src) {
+            st = be->iface->tensor_write_device(be, t->tensor->storage,
+                                                t->device_src, t->bytes, &err);
+        }
+        break;
+    case T_WRITE_DEV:
+        if (t->tensor->storage) {
+            st = be->iface->tensor_write_device(be, t->tensor->storage,
+                                                t->device_src, t->bytes, &err);
+            tensor_mark(t->tensor, st == WNN_OK ? NULL : &err);
+        }
+        break;
+    case T_EXPORT:
+        /* the tensor is pinned: its storage outlives a destroy() */
+        if (!t->tensor->storage) {
+            st = wnn_failk(&err, WNN_INVALID_STATE, "__dlpack__", NULL,
+                           "tensor", "the tensor was destroyed");
+        } else if (atomic_load(&t->tensor->failed)) {
+            st = wnn_failk(&err, WNN_OPERATION_ERROR, "__dlpack__", NULL,
+                           "tensor", "the work that wrote it failed: %s",
+                           t->tensor->fail_msg);
+        } else {
+            be->iface->synchronize(be);
+            st = be->iface->tensor_device_ptr(be, t->tensor->storage,
+                                              t->export_ptr, t->export_id,
+                                              &err);
         }
         break;
     case T_WRITE:
@@ -573,12 +605,18 @@ wnn_context_flush(wnn_context *c)
 }
 
 /* ---- tensors ---------------------------------------------------------- */
-wnn_status
-wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
-                  bool writable, const void *constant_data, wnn_tensor **out,
-                  wnn_error *err)
+static wnn_status
+tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
+              bool writable, const void *constant_data,
+              const void *device_src, wnn_tensor **out, wnn_error *err)
 {
-    const char *op = constant_data ? "createConstantTensor" : "createTensor";
+    const char *op = constant_data || device_src ? "createConstantTensor"
+                                                 : "createTensor";
+    if (device_src && c->backend->iface->host_storage) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, op, NULL, "inputData",
+                         "device memory given to a context whose tensors "
+                         "are host memory");
+    }
     if (wnn_context_is_lost(c)) {
         return wnn_failk(err, WNN_INVALID_STATE, op, NULL, NULL,
                          "the context is lost");
@@ -609,13 +647,15 @@ wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
     wnn_context_retain(c);
     t->desc = *d;
     t->bytes = bytes;
-    t->readable = constant_data ? false : readable;
-    t->writable = constant_data ? false : writable;
-    t->constant = constant_data != NULL;
+    bool constant = constant_data != NULL || device_src != NULL;
+    t->readable = constant ? false : readable;
+    t->writable = constant ? false : writable;
+    t->constant = constant;
     task->kind = T_CREATE;
     task->tensor = t;
     wnn_tensor_retain(t);
     task->data = copy;
+    task->device_src = device_src;
     task->bytes = bytes;
     if (enqueue_wait(c, task, op, err) != WNN_OK) {
         wnn_tensor_release(t);
@@ -623,6 +663,23 @@ wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
     }
     *out = t;
     return WNN_OK;
+}
+
+wnn_status
+wnn_tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
+                  bool writable, const void *constant_data, wnn_tensor **out,
+                  wnn_error *err)
+{
+    return tensor_create(c, d, readable, writable, constant_data, NULL, out,
+                         err);
+}
+
+wnn_status
+wnn_tensor_create_constant_device(wnn_context *c, const wnn_desc *d,
+                                  const void *device_src, wnn_tensor **out,
+                                  wnn_error *err)
+{
+    return tensor_create(c, d, false, false, NULL, device_src, out, err);
 }
 
 void
@@ -756,6 +813,96 @@ wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
     task->data = copy;
     task->bytes = bytes;
     return enqueue(c, task, "writeTensor", err);
+}
+
+/* DLPack import: queue a device-to-device copy and wait for it (the
+ * caller's device memory may go as soon as this returns). */
+wnn_status
+wnn_context_write_device(wnn_context *c, wnn_tensor *t, const void *src,
+                         size_t bytes, wnn_error *err)
+{
+    if (check_tensor(c, t, "writeTensor", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if (!t->writable) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "tensor",
+                         "the tensor is not writable");
+    }
+    if (bytes != t->bytes) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "inputData",
+                         "byte length %zu differs from the tensor's %llu",
+                         bytes, (unsigned long long)t->bytes);
+    }
+    if (c->backend->iface->host_storage) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "writeTensor", NULL,
+                         "inputData", "device memory given to a context "
+                         "whose tensors are host memory");
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    if (!task) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "writeTensor", NULL, NULL,
+                         "out of memory");
+    }
+    task->kind = T_WRITE_DEV;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->device_src = src;
+    task->bytes = bytes;
+    return enqueue_wait(c, task, "writeTensor", err);
+}
+
+/* DLPack export: pin the tensor, wait for the work queued before it and
+ * for the device, and give its storage's device address. */
+wnn_status
+wnn_tensor_export(wnn_context *c, wnn_tensor *t, void **ptr, int *device_id,
+                  wnn_error *err)
+{
+    if (check_tensor(c, t, "__dlpack__", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if (!t->readable) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "__dlpack__", NULL, "tensor",
+                         "the tensor is not readable");
+    }
+    if (c->backend->iface->host_storage) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "__dlpack__", NULL, "tensor",
+                         "not a device tensor (the context's tensors are "
+                         "host memory)");
+    }
+    if (!wnn_tensor_pin(t)) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "__dlpack__", NULL, "tensor",
+                         "the tensor is destroyed");
+    }
+    wnn_task *task = calloc(1, sizeof(*task));
+    if (!task) {
+        wnn_tensor_unpin(t);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "__dlpack__", NULL, NULL,
+                         "out of memory");
+    }
+    task->kind = T_EXPORT;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->export_ptr = ptr;
+    task->export_id = device_id;
+    if (enqueue_wait(c, task, "__dlpack__", err) != WNN_OK) {
+        wnn_tensor_unpin(t);
+        return WNN_ERR;
+    }
+    wnn_tensor_retain(t); /* the export's own, dropped by export_end */
+    return WNN_OK;
+}
+
+void
+wnn_tensor_export_end(wnn_tensor *t)
+{
+    wnn_tensor_unpin(t);
+    wnn_tensor_release(t);
+}
+
+int
+wnn_context_device_id(const wnn_context *c)
+{
+    return c->backend->iface->device_id;
 }
 
 /* #api-mlcontext-readtensor and #api-mlcontext-readtensor-byob */

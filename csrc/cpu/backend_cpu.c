@@ -362,6 +362,33 @@ cpu_synchronize(wnn_backend *be)
     (void)be;
 }
 
+/* Tensors here are host memory: nothing to hand out as device memory. */
+static wnn_status
+cpu_tensor_device_ptr(wnn_backend *be, void *storage, void **ptr,
+                      int *device_id, wnn_error *err)
+{
+    (void)be;
+    (void)storage;
+    (void)ptr;
+    (void)device_id;
+    return wnn_failk(err, WNN_NOT_SUPPORTED, "MLTensor", NULL, NULL,
+                     "not a device tensor (a CPU context's tensors are host "
+                     "memory)");
+}
+
+static wnn_status
+cpu_tensor_write_device(wnn_backend *be, void *storage, const void *src,
+                        uint64_t bytes, wnn_error *err)
+{
+    (void)be;
+    (void)storage;
+    (void)src;
+    (void)bytes;
+    return wnn_failk(err, WNN_NOT_SUPPORTED, "writeTensor", NULL, "inputData",
+                     "not a device tensor (a CPU context's tensors are host "
+                     "memory)");
+}
+
 static void
 cpu_destroy(wnn_backend *be)
 {
@@ -388,6 +415,9 @@ static const wnn_backend_i cpu_iface = {
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
     .host_storage = true,
+    .tensor_device_ptr = cpu_tensor_device_ptr,
+    .tensor_write_device = cpu_tensor_write_device,
+    .device_id = -1,
 };
 
 wnn_status

@@ -264,6 +264,31 @@ wnn_context *wnn_tensor_context(const wnn_tensor *t);
 /* Copies `bytes` now, queues the write.  bytes must equal the tensor's. */
 wnn_status wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src,
                              size_t bytes, wnn_error *err);
+/* ---- device memory interop (DLPack) -----------------------------------
+ * Only on contexts whose tensors are device memory (the GPU); elsewhere
+ * WNN_ERR with a NotSupportedError. */
+/* Copies `bytes` of device memory `src` (the context's device, made ready
+ * by its producer on any stream) into t device to device, after the work
+ * queued before; waits for the copy (src may then go). */
+wnn_status wnn_context_write_device(wnn_context *c, wnn_tensor *t,
+                                   const void *src, size_t bytes,
+                                   wnn_error *err);
+/* A constant tensor holding a device-to-device copy of `device_src`. */
+wnn_status wnn_tensor_create_constant_device(wnn_context *c,
+                                             const wnn_desc *d,
+                                             const void *device_src,
+                                             wnn_tensor **out,
+                                             wnn_error *err);
+/* The device address of a readable tensor's storage once the work queued
+ * before it and everything on the device has finished.  The tensor is
+ * pinned and retained: its storage stays valid -- a destroy() is deferred
+ * -- until wnn_tensor_export_end(t). */
+wnn_status wnn_tensor_export(wnn_context *c, wnn_tensor *t, void **ptr,
+                             int *device_id, wnn_error *err);
+void wnn_tensor_export_end(wnn_tensor *t);
+/* The context's device number (the CUDA ordinal); -1 on host memory. */
+int wnn_context_device_id(const wnn_context *c);
+
 /* Queues a read and waits for it. */
 wnn_status wnn_context_read(wnn_context *c, wnn_tensor *t, void *dst,
                             size_t bytes, wnn_error *err);

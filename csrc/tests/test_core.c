@@ -1522,6 +1522,54 @@ test_signatures_and_views(wnn_context *c)
     wnn_builder_free(b);
 }
 
+/* DLPack interop on a context whose tensors are host memory: the core
+ * refuses to hand them out as device memory or to copy device memory in,
+ * and a refused export leaves no pin (destroy() frees at once). */
+static void
+test_device_interop_on_host(wnn_context *c)
+{
+    wnn_error err;
+    uint32_t s[1] = { 4 };
+    wnn_desc d = desc(WNN_FLOAT32, 1, s);
+    wnn_tensor *t = NULL, *k = NULL;
+    float v[4] = { 1, 2, 3, 4 }, r[4];
+    void *ptr = NULL;
+    int dev = 7;
+    check(wnn_context_device_id(c) == -1, "interop: CPU device id is -1", NULL);
+    if (!check_ok(wnn_tensor_create(c, &d, true, true, NULL, &t, &err), &err,
+                  "interop: create tensor")) {
+        return;
+    }
+    check_err(wnn_tensor_export(c, t, &ptr, &dev, &err), &err,
+              WNN_NOT_SUPPORTED, "__dlpack__: ", "interop: export refused");
+    check(ptr == NULL && dev == 7, "interop: refused export writes nothing",
+          NULL);
+    check_err(wnn_context_write_device(c, t, v, sizeof(v), &err), &err,
+              WNN_NOT_SUPPORTED, "writeTensor: ",
+              "interop: device write refused");
+    check_err(wnn_context_write_device(c, t, v, 8, &err), &err,
+              WNN_TYPE_ERROR, "writeTensor: ",
+              "interop: device write of the wrong length is a TypeError");
+    check_err(wnn_tensor_create_constant_device(c, &d, v, &k, &err), &err,
+              WNN_NOT_SUPPORTED, "createConstantTensor: ",
+              "interop: device constant refused");
+    check(k == NULL, "interop: no constant tensor made", NULL);
+    check_ok(wnn_context_write(c, t, v, sizeof(v), &err), &err,
+             "interop: host write still works");
+    if (check_ok(wnn_context_read(c, t, r, sizeof(r), &err), &err,
+                 "interop: read")) {
+        check(r[3] == 4, "interop: values", NULL);
+    }
+    wnn_tensor_destroy(t);
+    check_err(wnn_tensor_export(c, t, &ptr, &dev, &err), &err,
+              WNN_TYPE_ERROR, "__dlpack__: ",
+              "interop: export of a destroyed tensor is a TypeError");
+    wnn_context_flush(c);
+    check(t->storage == NULL && atomic_load(&t->pins) == 0,
+          "interop: destroy freed the storage (no pin left)", NULL);
+    wnn_tensor_release(t);
+}
+
 int
 main(void)
 {
@@ -1543,6 +1591,7 @@ main(void)
         test_dispatch_errors(c);
         test_fusion(c);
         test_signatures_and_views(c);
+        test_device_interop_on_host(c);
         wnn_context_release(c);
     }
     test_destroyed_context();

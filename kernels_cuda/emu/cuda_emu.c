@@ -18,6 +18,9 @@
 float wnn_f16_to_f32(uint16_t h);
 uint16_t wnn_f32_to_f16(float f);
 
+static long long emu_live; /* cudaMalloc'd blocks not freed yet (the tests
+                            * read it: wnn_emu_live_allocs below) */
+
 /* ---- runtime ------------------------------------------------------------ */
 cudaError_t
 cudaGetDeviceCount(int *count)
@@ -85,12 +88,16 @@ cudaMalloc(void **p, size_t size)
     }
     /* garbage, as device memory: the backend must not rely on zeros */
     memset(*p, 0xa5, n);
+    __atomic_fetch_add(&emu_live, 1, __ATOMIC_RELAXED);
     return cudaSuccess;
 }
 
 cudaError_t
 cudaFree(void *p)
 {
+    if (p) {
+        __atomic_fetch_sub(&emu_live, 1, __ATOMIC_RELAXED);
+    }
     free(p);
     return cudaSuccess;
 }
@@ -109,13 +116,44 @@ cudaFreeHost(void *p)
     return cudaSuccess;
 }
 
+/* Counters the tests read with ctypes (tests/backends/test_dlpack_gpu.py):
+ * copies per cudaMemcpyKind (0..4) and cudaDeviceSynchronize calls, so that
+ * a test can tell a device-to-device copy from a host round trip. */
+static unsigned long long emu_copies[5], emu_device_syncs;
+__attribute__((visibility("default"))) long long
+wnn_emu_live_allocs(void)
+{
+    return __atomic_load_n(&emu_live, __ATOMIC_RELAXED);
+}
+
+__attribute__((visibility("default"))) unsigned long long
+wnn_emu_copies(int kind)
+{
+    return kind >= 0 && kind < 5 ? emu_copies[kind] : 0;
+}
+
+__attribute__((visibility("default"))) unsigned long long
+wnn_emu_device_syncs(void)
+{
+    return emu_device_syncs;
+}
+
 cudaError_t
 cudaMemcpyAsync(void *dst, const void *src, size_t count,
                 enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)kind;
     (void)stream;
+    if ((int)kind >= 0 && (int)kind < 5) {
+        __atomic_fetch_add(&emu_copies[kind], 1, __ATOMIC_RELAXED);
+    }
     memmove(dst, src, count);
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaDeviceSynchronize(void)
+{
+    __atomic_fetch_add(&emu_device_syncs, 1, __ATOMIC_RELAXED);
     return cudaSuccess;
 }
 

@@ -122,8 +122,65 @@ def test_uint8_raw_bytes_still_stand_for_any_type(ctx, graph):
 
 
 def test_gpu_dlpack_producer_is_a_clear_error(ctx, graph):
-    with raises(TypeError, "DLPack", "device type 2", "cpu()"):
+    with raises(TypeError, "DLPack", "device type 2", "CPU context", "cpu()", "GPU context"):
         ctx.compute(graph, {"x": FakeCudaDLPack(X.copy())})
+    t = ctx.create_tensor({"dataType": "float32", "shape": [2, 3], "writable": True})
+    with raises(TypeError, "writeTensor", "device type 2", "CPU context"):
+        ctx.write_tensor(t, FakeCudaDLPack(X.copy()))
+    b = webnn.MLGraphBuilder(ctx)
+    with raises(TypeError, "constant", "device type 2"):
+        b.constant(FakeCudaDLPack(X.copy()))
+    with raises(TypeError, "constant", "device type 2"):
+        b.constant({"dataType": "float32", "shape": [2, 3]}, FakeCudaDLPack(X.copy()))
+    with raises(TypeError, "createConstantTensor", "device type 2"):
+        ctx.create_constant_tensor({"dataType": "float32", "shape": [2, 3]},
+                                   FakeCudaDLPack(X.copy()))
+
+
+def test_cpu_tensor_dlpack_arguments(ctx):
+    """A CPU context's export stays a host copy; the protocol's arguments are
+    checked as on a GPU context (the GPU side: tests/backends/test_dlpack_gpu.py)."""
+    t = ctx.create_tensor({"dataType": "float32", "shape": [2, 3], "readable": True,
+                           "writable": True})
+    ctx.write_tensor(t, X)
+    with pytest.raises(BufferError, match=r"\(2, 0\)"):
+        t.__dlpack__(dl_device=(2, 0))
+    np.testing.assert_array_equal(np.from_dlpack(t, device="cpu"), X)
+    with pytest.raises(ValueError, match="stream"):
+        t.__dlpack__(stream=0)
+    w = ctx.create_tensor({"dataType": "float32", "shape": [2, 3], "writable": True})
+    with raises(TypeError, "not readable"):
+        w.__dlpack__()
+    # the core refuses to hand out a CPU tensor's memory as device memory
+    from webnn import _core
+    with pytest.raises(webnn.NotSupportedError, match="not a device tensor"):
+        _core.tensor_dlpack(ctx._h, t._h, True, False)
+    a = X.copy()
+    with pytest.raises(webnn.NotSupportedError, match="host memory"):
+        _core.tensor_write_device(ctx._h, w._h, a.ctypes.data, a.nbytes)
+    with pytest.raises(webnn.NotSupportedError, match="host memory"):
+        _core.tensor_create_constant_device(ctx._h, {"dataType": "float32", "shape": [2, 3]},
+                                            a.ctypes.data)
+    assert ctx._device_id == -1
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+def test_dlpack_capsule_parser(versioned):
+    """_core.dlpack_info reads a producer's capsule (here NumPy's) without
+    consuming it: device, address, data type, shape, strides, read-only."""
+    from webnn import _core
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)[:, 1:]
+    a.flags.writeable = not versioned    # only the versioned struct can say read-only
+    cap = a.__dlpack__(max_version=(1, 0)) if versioned else a.__dlpack__()
+    kind, dev, addr, dtype, shape, strides, read_only = _core.dlpack_info(cap)
+    assert (kind, dev) == (1, 0)
+    assert addr == a.ctypes.data
+    assert dtype == (0, 16, 1) and shape == (3, 3) and strides == (4, 1)
+    assert read_only is versioned
+    # not consumed: NumPy can still import it
+    assert np.from_dlpack(a).shape == (3, 3)
+    with pytest.raises(TypeError, match="not a DLPack capsule"):
+        _core.dlpack_info(object())
 
 
 def test_torch_cpu_tensors(ctx, graph):

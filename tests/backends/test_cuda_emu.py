@@ -7,6 +7,8 @@ backend's graph compilation, the kernels' index arithmetic and semantics and
 the row-major / column-major mapping of the cuBLAS calls on any machine with
 the CUDA headers; what only a GPU shows (warp and block reductions, the tiled
 transpose, asynchronous copies, real cuBLAS) is left to test_gpu.py on a GPU.
+test_dlpack_gpu.py (DLPack export of device memory, device-to-device imports)
+runs there too, reading the emulation's copy and allocation counters.
 Skipped without the CUDA headers or a C/C++ compiler."""
 import os
 import pathlib
@@ -23,7 +25,9 @@ BUILD = ROOT / "kernels_cuda" / "emu" / "build_emu.py"
 PKG = pathlib.Path(webnn.__file__).resolve().parent
 
 
-def test_cuda_backend_on_the_cpu_emulation():
+@pytest.fixture(scope="module")
+def emu_env():
+    """The environment that loads the emulated backend (built here)."""
     if not BUILD.exists():
         pytest.skip("kernels_cuda/emu is not in this tree")
     if not (shutil.which(os.environ.get("CC", "gcc")) and shutil.which(os.environ.get("CXX", "g++"))):
@@ -37,9 +41,28 @@ def test_cuda_backend_on_the_cpu_emulation():
     # libcudnn: scripts/gpu_check.sh may point WEBNN_CUDNN_LIBRARY at one)
     env = dict(os.environ, WEBNN_CUDA_LIBRARY=lib, WEBNN_CUDNN_LIBRARY="")
     env["PYTHONPATH"] = str(PKG.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_cuda_backend_on_the_cpu_emulation(emu_env):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
                         str(ROOT / "tests" / "backends" / "test_gpu.py"), "-k", "not wpt"],
-                       env=env, capture_output=True, text=True, timeout=900, cwd=str(ROOT))
+                       env=emu_env, capture_output=True, text=True, timeout=900, cwd=str(ROOT))
     tail = "\n".join(r.stdout.splitlines()[-30:])
     assert r.returncode == 0, tail + r.stderr[-2000:]
     assert " passed" in tail and "skipped" not in tail.splitlines()[-1], tail
+
+
+def test_dlpack_on_the_cpu_emulation(emu_env):
+    """test_dlpack_gpu.py: DLPack export of device memory and device-to-device
+    imports, on the emulation (every test but the real-GPU PyTorch ones)."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                        str(ROOT / "tests" / "backends" / "test_dlpack_gpu.py")],
+                       env=emu_env, capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    tail = "\n".join(r.stdout.splitlines()[-30:])
+    assert r.returncode == 0, tail + r.stderr[-2000:]
+    last = tail.splitlines()[-1]
+    assert " passed" in last and int(last.split(" passed")[0].split()[-1]) >= 20, tail
+    # the only skips are the tests that need a real GPU with PyTorch
+    skips = [ln for ln in r.stdout.splitlines() if ln.startswith("SKIPPED")]
+    assert all("real GPU and PyTorch" in ln for ln in skips), tail
