@@ -474,6 +474,8 @@ typedef struct d1nchw_job {
     const float *bias;
     float *y;
     const cpu_epi *epi;
+    int64_t ostep;   /* output channels per task (a multiple of DIRECT_PB) */
+    int64_t nob;     /* tasks per pixel block                             */
 } d1nchw_job;
 
 static void
@@ -492,8 +494,11 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float clamp[3];
     const float *res, *cl;
     bool reg = reg_epi_of(j_->epi, clamp, &res, &cl);
-    for (int64_t t = (int64_t)b_; t < (int64_t)e_; t++) {
+    for (int64_t t_ = (int64_t)b_; t_ < (int64_t)e_; t_++) {
         float *sc = scratch + tid_ * C * 64;
+        int64_t t = t_ / j_->nob, ob = t_ % j_->nob;
+        int64_t o_lo = ob * j_->ostep;
+        int64_t o_hi = o_lo + j_->ostep < O ? o_lo + j_->ostep : O;
         int64_t n = t / nblk, p0 = t % nblk * 64;
         int64_t valid = P - p0 < 64 ? P - p0 : 64;
         int nv = (int)((valid + 15) / 16);
@@ -509,8 +514,8 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
             ldx = 64;
         }
         float *yb = y + n * O * P + p0;
-        for (int64_t o = 0; o < O; o += DIRECT_PB) {
-            int64_t pb = O - o < DIRECT_PB ? O - o : DIRECT_PB;
+        for (int64_t o = o_lo; o < o_hi; o += DIRECT_PB) {
+            int64_t pb = o_hi - o < DIRECT_PB ? o_hi - o : DIRECT_PB;
             direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
                                NULL, bias + o, yb + o * P, P, valid,
                                res ? res + (yb - y) + o * P : NULL, cl);
@@ -541,6 +546,18 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     int64_t nblk = (P + 63) / 64, tasks = g->N * nblk;
     double flops = 2.0 * g->N * O * P * C;
     int nt = threads_for(flops);
+    /* Few pixel blocks (small images: 7 x 7 is one block) would leave
+     * threads idle: cut the output channels too, so that there are about
+     * 4 tasks per thread (each a multiple of the micro-kernel's rows). */
+    int64_t nob = 1, ostep = O;
+    if (nt > 1 && tasks < 4 * (int64_t)nt) {
+        int64_t want = (4 * (int64_t)nt + tasks - 1) / tasks;
+        int64_t rows = (O + DIRECT_PB - 1) / DIRECT_PB;
+        nob = want < rows ? want : rows;
+        ostep = (rows + nob - 1) / nob * DIRECT_PB;
+        nob = (O + ostep - 1) / ostep;
+    }
+    tasks *= nob;
     float *scratch = malloc((size_t)(C * 64 * nt) * sizeof(float) + 64);
     if ((!o_by_c && !wc) || (!b && !zb) || !scratch) {
         free(wc);
@@ -560,7 +577,7 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     {
         d1nchw_job j_ = {.scratch = scratch, .C = C, .nblk = nblk, .P = P,
                          .x = x, .O = O, .w = w, .bias = bias, .y = y,
-                         .epi = g->epi};
+                         .epi = g->epi, .ostep = ostep, .nob = nob};
         cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, d1nchw_body, &j_);
     }
     if (g->epi) {
