@@ -30,6 +30,7 @@ typedef struct cpu_node {
     uint32_t result;         /* operand the kernel writes (out[0])         */
     uint32_t addend;         /* operand id of the epilogue's addend        */
     cpu_epi epi;
+    cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
     const void **chain_ptrs; /* its operands' addresses, per dispatch      */
 } cpu_node;
@@ -69,6 +70,9 @@ cpu_compiled_free(wnn_backend *be, void *p)
     }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         cpu_chain_free(c->nodes[i].chain);
+        for (int s = 0; s < CPU_PREP_SLOTS; s++) {
+            free(c->nodes[i].prep.slot[s]);
+        }
         free(c->nodes[i].chain_ptrs);
         free(c->nodes[i].in);
         free(c->nodes[i].out);
@@ -185,7 +189,15 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                      cn->out_desc[0].dtype, &cn->epi.pr);
             }
         }
+        uint32_t const_in = 0;
+        for (uint32_t j = 0; j < node->n_in && j < 32; j++) {
+            if (p->slots[node->in[j]].kind == WNN_SLOT_CONSTANT) {
+                const_in |= 1u << j;
+            }
+        }
         cn->call = (cpu_call){ .node = node,
+                               .prep = &cn->prep,
+                               .const_in = const_in,
                                .epi = chain ? &cn->epi : NULL,
                                .config = &c->config,
                                .lowered = &g->lowered[node_id],

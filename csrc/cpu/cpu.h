@@ -24,8 +24,27 @@ typedef struct cpu_epi {
     bool applied;               /* set by a kernel that applied it itself */
 } cpu_epi;
 
+/* Data a kernel prepares from constant inputs once and keeps for the
+ * graph's life (packed or transformed filters): one slot per kind, made at
+ * the first dispatch that needs it and freed with the compiled graph.
+ * Dispatches of one graph never overlap (the backend runs one at a time),
+ * so the slots need no lock. */
+enum {
+    CPU_PREP_DIRECT,     /* conv: [KH][KW][C][OP] filter (direct.c)      */
+    CPU_PREP_WINOGRAD,   /* conv: transformed 3x3 filter (winograd.c)    */
+    CPU_PREP_DEPTHWISE,  /* conv: reordered depthwise filter            */
+    CPU_PREP_GEMM,       /* conv: filter in the im2col path's layout     */
+    CPU_PREP_1X1,        /* conv: [O][C] filter of the nchw 1x1 product  */
+    CPU_PREP_SLOTS
+};
+typedef struct cpu_prep {
+    void *slot[CPU_PREP_SLOTS];
+} cpu_prep;
+
 typedef struct cpu_call {
     const wnn_node *node;
+    cpu_prep *prep;            /* the node's prepared data (above)       */
+    uint32_t const_in;         /* bit j: input j is a graph constant     */
     cpu_epi *epi;              /* NULL, or the epilogue of a fused chain
                                 * whose producer this is: a kernel may
                                 * apply it on each tile while the tile is
@@ -175,6 +194,25 @@ void cpu_chain_free(cpu_chain *c);
 /* the operand ids whose addresses cpu_chain_run needs, in order */
 uint32_t cpu_chain_operands(const cpu_chain *c, const uint32_t **ids);
 void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
+
+/* The prepared data of `slot`, made from input `input`, or NULL (not made
+ * yet, or the input is not a constant).  cpu_prep_keep stores p (a malloc'd
+ * block) when the input is a constant and says whether it did: the caller
+ * frees p itself otherwise. */
+static inline void *
+cpu_prep_get(const cpu_call *k, uint32_t input, int slot)
+{
+    return k->prep && (k->const_in >> input & 1) ? k->prep->slot[slot] : NULL;
+}
+static inline bool
+cpu_prep_keep(const cpu_call *k, uint32_t input, int slot, void *p)
+{
+    if (!k->prep || !(k->const_in >> input & 1) || !p) {
+        return false;
+    }
+    k->prep->slot[slot] = p;
+    return true;
+}
 
 /* kernel errors name the node's operator and label */
 wnn_status cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)

@@ -521,7 +521,10 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     bool direct = g->nhwc ? (layout == WNN_CONV_HWIO || layout == WNN_CONV_IHWO)
                           : (layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI);
     float *wc = NULL;
-    if (!direct) {
+    const float *wp = direct ? NULL : cpu_prep_get(k, 1, CPU_PREP_DEPTHWISE);
+    if (wp) {
+        w = wp;
+    } else if (!direct) { /* reordered once for a constant filter */
         wc = malloc((size_t)(g->O * g->KH * g->KW) * sizeof(float) + 64);
         if (!wc) {
             return cpu_fail(k, err, "out of memory");
@@ -533,6 +536,9 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         }
         reorder(w, s, wc, t, d);
         w = wc;
+        if (cpu_prep_keep(k, 1, CPU_PREP_DEPTHWISE, wc)) {
+            wc = NULL;
+        }
     }
     double flops = 2.0 * g->N * g->O * g->OH * g->OW * g->KH * g->KW;
     int nt = threads_for(flops);

@@ -374,20 +374,30 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     }
     const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW;
     const int64_t OP = (O + 15) / 16 * 16;
-    float *wt = malloc((size_t)(KH * KW * C * OP) * sizeof(float) + 64);
+    /* the filter as [KH][KW][C][OP], zeros in the padding channels: made
+     * once for a constant filter (cpu_prep) */
+    float *wt = cpu_prep_get(k, 1, CPU_PREP_DIRECT), *own = NULL;
     float *bp = calloc((size_t)OP + 16, sizeof(float));
+    if (!wt) {
+        wt = own = malloc((size_t)(KH * KW * C * OP) * sizeof(float) + 64);
+        if (wt) {
+            int64_t s[4], t[4] = { 1, OP, KW * C * OP, C * OP },
+                    d[4] = { O, C, KH, KW };
+            conv_filter_strides(layout, g, s);
+            if (OP != O) {
+                memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
+            }
+            reorder(w, s, wt, t, d);
+            if (cpu_prep_keep(k, 1, CPU_PREP_DIRECT, wt)) {
+                own = NULL;
+            }
+        }
+    }
     if (!wt || !bp) {
-        free(wt);
+        free(own);
         free(bp);
         return cpu_fail(k, err, "out of memory");
     }
-    /* the filter as [KH][KW][C][OP], zeros in the padding channels */
-    int64_t s[4], t[4] = { 1, OP, KW * C * OP, C * OP }, d[4] = { O, C, KH, KW };
-    conv_filter_strides(layout, g, s);
-    if (OP != O) {
-        memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
-    }
-    reorder(w, s, wt, t, d);
     if (b) {
         memcpy(bp, b, (size_t)O * sizeof(float));
     }
@@ -417,7 +427,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         if (g->epi) {
             g->epi->applied = true;
         }
-        free(wt);
+        free(own);
         free(bp);
         return WNN_OK;
     }
@@ -429,7 +439,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     if (g->epi) {
         g->epi->applied = true;
     }
-    free(wt);
+    free(own);
     free(bp);
     return WNN_OK;
 }
@@ -541,7 +551,8 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
 {
     const int64_t C = g->C, O = g->O, P = g->H * g->W;
     const bool o_by_c = layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI;
-    float *wc = o_by_c ? NULL : malloc((size_t)(O * C) * sizeof(float) + 64);
+    const float *wp = o_by_c ? NULL : cpu_prep_get(k, 1, CPU_PREP_1X1);
+    float *wc = o_by_c || wp ? NULL : malloc((size_t)(O * C) * sizeof(float) + 64);
     float *zb = b ? NULL : calloc((size_t)O + 16, sizeof(float));
     int64_t nblk = (P + 63) / 64, tasks = g->N * nblk;
     double flops = 2.0 * g->N * O * P * C;
@@ -559,19 +570,24 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     }
     tasks *= nob;
     float *scratch = malloc((size_t)(C * 64 * nt) * sizeof(float) + 64);
-    if ((!o_by_c && !wc) || (!b && !zb) || !scratch) {
+    if ((!o_by_c && !wp && !wc) || (!b && !zb) || !scratch) {
         free(wc);
         free(zb);
         free(scratch);
         return cpu_fail(k, err, "out of memory");
     }
-    if (wc) { /* [C][O] -> [O][C] */
+    if (wp) {
+        w = wp;
+    } else if (wc) { /* [C][O] -> [O][C], once for a constant filter */
         for (int64_t o = 0; o < O; o++) {
             for (int64_t c = 0; c < C; c++) {
                 wc[o * C + c] = w[c * O + o];
             }
         }
         w = wc;
+        if (cpu_prep_keep(k, 1, CPU_PREP_1X1, wc)) {
+            wc = NULL;
+        }
     }
     const float *bias = b ? b : zb;
     {

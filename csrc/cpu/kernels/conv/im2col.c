@@ -271,7 +271,10 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         t[3] = g->Cg * g->O;
     }
     float *wc = NULL;
-    if (!direct) {
+    const float *wp = direct ? NULL : cpu_prep_get(k, 1, CPU_PREP_GEMM);
+    if (wp) {
+        w = wp;
+    } else if (!direct) { /* reordered once for a constant filter */
         wc = malloc((size_t)(g->O * K) * sizeof(float) + 64);
         if (!wc) {
             return cpu_fail(k, err, "out of memory");
@@ -279,6 +282,9 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         conv_filter_strides(layout, g, s);
         reorder(w, s, wc, t, d);
         w = wc;
+        if (cpu_prep_keep(k, 1, CPU_PREP_GEMM, wc)) {
+            wc = NULL;
+        }
     }
 
     /* Bands of output rows.  A band's column matrix should fit in L2

@@ -248,25 +248,33 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     double flops = 2.0 * g->N * O * g->OH * g->OW * C * 9;
     int nt = threads_for(flops);
     const int64_t vsz = 16 * WINO_TILES * C, msz = 16 * WINO_TILES * OP;
-    float *u = malloc((size_t)(16 * C * OP) * sizeof(float) + 64);
-    float *gt = calloc((size_t)(9 * C * OP) + 16, sizeof(float));
+    /* the filter as [C][3][3][OP], then transformed: once for a constant
+     * filter (cpu_prep) */
+    float *u = cpu_prep_get(k, 1, CPU_PREP_WINOGRAD), *own = NULL;
+    if (!u) {
+        float *gt = calloc((size_t)(9 * C * OP) + 16, sizeof(float));
+        u = own = gt ? malloc((size_t)(16 * C * OP) * sizeof(float) + 64) : NULL;
+        if (u) {
+            int64_t s[4], t4[4] = { 1, 9 * OP, 3 * OP, OP }, d[4] = { O, C, 3, 3 };
+            conv_filter_strides(layout, g, s);
+            reorder(w, s, gt, t4, d);
+            wino_filter(gt, C, OP, u);
+            if (cpu_prep_keep(k, 1, CPU_PREP_WINOGRAD, u)) {
+                own = NULL;
+            }
+        }
+        free(gt);
+    }
     float *bp = calloc((size_t)OP + 16, sizeof(float));
     float *zb = calloc(80, sizeof(float));
     float *buf = malloc((size_t)((vsz + msz) * nt) * sizeof(float) + 64);
-    if (!u || !gt || !bp || !zb || !buf) {
-        free(u);
-        free(gt);
+    if (!u || !bp || !zb || !buf) {
+        free(own);
         free(bp);
         free(zb);
         free(buf);
         return cpu_fail(k, err, "out of memory");
     }
-    /* the filter as [C][3][3][OP], then transformed */
-    int64_t s[4], t4[4] = { 1, 9 * OP, 3 * OP, OP }, d[4] = { O, C, 3, 3 };
-    conv_filter_strides(layout, g, s);
-    reorder(w, s, gt, t4, d);
-    wino_filter(gt, C, OP, u);
-    free(gt);
     if (b) {
         memcpy(bp, b, (size_t)O * sizeof(float));
     }
@@ -276,7 +284,7 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                        .u = u, .zb = zb, .bp = bp, .y = y};
         cpu_parallel_for_dynamic((int64_t)(tasks), 1, nt, wino_body, &j_);
     }
-    free(u);
+    free(own);
     free(bp);
     free(zb);
     free(buf);
