@@ -124,7 +124,8 @@ def build(target, obj_dir):
     c_srcs = (sorted(glob.glob(os.path.join(kdir, "*.c")))
               + sorted(glob.glob(os.path.join(HERE, "csrc", "ops", "*.c")))
               + [os.path.join(HERE, "csrc", "core", "dtype.c")]
-              + sorted(glob.glob(os.path.join(HERE, "csrc", "compiler", "*.c"))))
+              + sorted(f for f in glob.glob(os.path.join(HERE, "csrc", "compiler", "*.c"))
+                       if os.path.basename(f) != "layout.c"))  # the core's pass only
     cu_srcs = sorted(glob.glob(os.path.join(kdir, "*.cu")))
     k_headers = glob.glob(os.path.join(kdir, "*.h")) + glob.glob(os.path.join(kdir, "*.cuh"))
     stamp = os.path.join(obj_dir, "flags")

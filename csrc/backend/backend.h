@@ -26,6 +26,10 @@ enum {
      * broadcast operands), each the only reader of the one before, all of
      * the result's shape: one pass over memory (compiler/fuse.h) */
     WNN_FUSE_ELTWISE = 1u << 1,
+    /* layout planning: the backend's convolutions are faster in nhwc; an
+     * nchw graph with two or more of them is rewritten to run them in nhwc,
+     * converting at the edges only (compiler/layout.h) */
+    WNN_PLAN_NHWC = 1u << 2,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -2,6 +2,10 @@
  * execute, the same for every backend, owned by the core (graph.c calls
  * wnn_compile_graph after build()'s checks and the topological order):
  *
+ *   0. layout   compiler/layout.c: on a backend that declares WNN_PLAN_NHWC,
+ *               the convolutions of an nchw graph run in nhwc, with
+ *               transposes at the edges of the nhwc regions (the IR and the
+ *               order are rewritten)
  *   1. fuse     compiler/fuse.c finds the chains the backend declares it
  *               runs fused (wnn_backend.fuses, a capability: data, not code
  *               in the backend) -> g->fusion
@@ -21,13 +25,18 @@
 
 #include "internal.h"
 #include "../compiler/fuse.h"
+#include "../compiler/layout.h"
 #include "../compiler/lower/lower.h"
 
 wnn_status
 wnn_compile_graph(wnn_graph *g, wnn_error *err)
 {
     wnn_backend *be = g->ctx->backend;
-    if (be->fuses && wnn_fusion_find(g, be->fuses, &g->fusion, err) != WNN_OK) {
+    if ((be->fuses & WNN_PLAN_NHWC) && wnn_layout_plan(g, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    uint32_t chains = be->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE);
+    if (chains && wnn_fusion_find(g, chains, &g->fusion, err) != WNN_OK) {
         return WNN_ERR;
     }
     wnn_status st = g->fusion.n_chains

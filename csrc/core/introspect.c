@@ -112,7 +112,8 @@ wnn_graph_plan_arena_bytes(const wnn_graph *g)
 bool
 wnn_graph_fuses(const wnn_graph *g)
 {
-    return g && g->ctx && g->ctx->backend && g->ctx->backend->fuses;
+    return g && g->ctx && g->ctx->backend &&
+           (g->ctx->backend->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE));
 }
 
 int

@@ -446,6 +446,11 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
      * chains run as one kernel with its epilogue (epilogue.c); runs of
      * element-wise operators in one pass (chain.c) */
     be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE : 0;
+    /* its nhwc convolutions are faster (depthwise most): nchw graphs are
+     * planned to run them in nhwc (compiler/layout.c) */
+    if (cpu_config_layout()) {
+        be->fuses |= WNN_PLAN_NHWC;
+    }
     *out = be;
     return WNN_OK;
 }

@@ -28,6 +28,12 @@ cpu_config_fusion(void)
     return !env_off("WEBNN_CPU_FUSION");
 }
 
+bool
+cpu_config_layout(void)
+{
+    return !env_off("WEBNN_CPU_LAYOUT");
+}
+
 /* WEBNN_NUM_THREADS when set (1 to 1024), else the CPUs this process may
  * run on (its affinity mask, which taskset and containers narrow), else the
  * CPUs online. */

@@ -32,6 +32,9 @@ uint64_t cpu_pool_spin_ns(void);
 int cpu_rnn_isa_cap(void);
 /* WEBNN_CPU_FUSION=0: the CPU backend fuses nothing (read when a context's
  * backend is created) */
-bool cpu_config_fusion(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
+bool cpu_config_fusion(void);
+/* WEBNN_CPU_LAYOUT=0: no layout planning (read when a context's backend is
+ * created) */
+bool cpu_config_layout(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
 
 #endif

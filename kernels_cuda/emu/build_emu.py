@@ -94,7 +94,8 @@ def build():
     srcs = (sorted(glob.glob(os.path.join(KDIR, "*.c")))
             + sorted(glob.glob(os.path.join(ROOT, "csrc", "ops", "*.c")))
             + [os.path.join(ROOT, "csrc", "core", "dtype.c"), os.path.join(HERE, "cuda_emu.c")]
-            + sorted(glob.glob(os.path.join(ROOT, "csrc", "compiler", "*.c")))
+            + sorted(f for f in glob.glob(os.path.join(ROOT, "csrc", "compiler", "*.c"))
+                     if os.path.basename(f) != "layout.c")
             + sorted(glob.glob(os.path.join(KDIR, "*.cu"))))
     stamp = newest(headers + [os.path.abspath(__file__)])
     jobs, objs = [], []

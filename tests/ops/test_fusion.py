@@ -25,21 +25,27 @@ ACTS = {
 }
 
 
+def make_context(**env):
+    """A CPU context created with the given WEBNN_CPU_* switches (read at
+    creation), the environment restored afterwards."""
+    import os
+    old = {k: os.environ.get(k) for k in env}
+    try:
+        os.environ.update(env)
+        return webnn.ml.create_context(device_type="cpu")
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 @pytest.fixture(scope="module")
 def contexts():
-    import os
-    old = os.environ.get("WEBNN_CPU_FUSION")
-    try:
-        os.environ["WEBNN_CPU_FUSION"] = "1"
-        fused = webnn.ml.create_context(device_type="cpu")
-        os.environ["WEBNN_CPU_FUSION"] = "0"
-        plain = webnn.ml.create_context(device_type="cpu")
-    finally:
-        if old is None:
-            os.environ.pop("WEBNN_CPU_FUSION", None)
-        else:
-            os.environ["WEBNN_CPU_FUSION"] = old
-    return fused, plain
+    """(fused, unfused); layout planning off in both (test_layout.py)"""
+    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_LAYOUT="0"),
+            make_context(WEBNN_CPU_FUSION="0", WEBNN_CPU_LAYOUT="0"))
 
 
 def edge_values(rng, shape, dtype):

@@ -1,0 +1,316 @@
+/* layout.c -- layout planning (layout.h): a graph written in nchw runs its
+ * convolutions in nhwc on a backend that prefers it (WNN_PLAN_NHWC), with
+ * conversions at the edges of each nhwc region only.
+ *
+ * In the plan's order, every float conv2d whose input layout is nchw is
+ * switched to nhwc (its options' input_layout; the filter keeps its layout,
+ * which the kernels read as it is) and its output is stored nhwc.  An nhwc
+ * operand stays nhwc through the operators that do not care about the
+ * layout or can be told it: element-wise unary operators, binary ones whose
+ * inputs both have the output's shape (a residual add; an nchw input is
+ * transposed), and pools (their layout option).  Any other reader, and a graph output, gets the
+ * operand transposed back to nchw by a transpose node inserted before it
+ * (made once per operand); a conv2d whose input is not nhwc gets it
+ * transposed to nhwc the same way.  The rewritten graph is the one the
+ * rest of the pipeline (fuse, plan, lower) and the backend see, and the
+ * one summary() shows (the inserted nodes are labelled "layout ...").
+ *
+ * Only graphs with two or more such convolutions are planned (a single
+ * convolution would pay two conversions for nothing).  Results equal the
+ * unplanned graph's up to the summation order of the nhwc kernels. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "fuse.h"
+#include "../ops/ops_internal.h"
+#include "../ops/options.h"
+
+typedef struct lp {
+    wnn_graph *g;
+    wnn_ir *ir;
+    bool *nhwc;            /* per operand: stored nhwc                    */
+    uint32_t *to_nhwc;     /* per operand: its nhwc copy, or WNN_NO_NODE  */
+    uint32_t *to_nchw;     /* per nhwc operand: its nchw copy             */
+    uint32_t n_cap;        /* capacity of the three arrays above          */
+    uint32_t *order;       /* the new order                               */
+    uint32_t n_order, cap_order;
+} lp;
+
+static bool
+grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    uint32_t nc = *cap ? *cap : 16;
+    while (nc < need) {
+        nc *= 2;
+    }
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q) {
+        return false;
+    }
+    *p = q;
+    *cap = nc;
+    return true;
+}
+
+static bool
+push_order(lp *s, uint32_t node)
+{
+    if (!grow((void **)&s->order, &s->cap_order, s->n_order + 1,
+              sizeof(uint32_t))) {
+        return false;
+    }
+    s->order[s->n_order++] = node;
+    return true;
+}
+
+static bool
+is_conv_candidate(const wnn_ir *ir, const wnn_node *n)
+{
+    if (n->op != WNN_OP_CONV2D ||
+        ((const wnn_conv2d_options *)n->options)->input_layout !=
+            WNN_LAYOUT_NCHW) {
+        return false;
+    }
+    const wnn_desc *x = &ir->operands[n->in[0]].desc;
+    return x->rank == 4 && (x->dtype == WNN_FLOAT32 || x->dtype == WNN_FLOAT16);
+}
+
+static bool
+is_pool(wnn_op op)
+{
+    return op == WNN_OP_AVERAGE_POOL2D || op == WNN_OP_MAX_POOL2D ||
+           op == WNN_OP_L2_POOL2D;
+}
+
+static void
+permute_desc(wnn_desc *d, bool to_nhwc)
+{
+    uint32_t n = d->shape[0], a = d->shape[1], b = d->shape[2], c = d->shape[3];
+    if (to_nhwc) { /* [N, C, H, W] -> [N, H, W, C] */
+        d->shape[1] = b, d->shape[2] = c, d->shape[3] = a;
+    } else {       /* [N, H, W, C] -> [N, C, H, W] */
+        d->shape[1] = c, d->shape[2] = a, d->shape[3] = b;
+    }
+    d->shape[0] = n;
+}
+
+/* A transpose node src -> a new operand in the other layout, appended to
+ * the order; returns the new operand's id or WNN_NO_NODE (out of memory). */
+static uint32_t
+add_transpose(lp *s, uint32_t src, bool to_nhwc)
+{
+    wnn_ir *ir = s->ir;
+    if (!grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
+              sizeof(wnn_operand)) ||
+        !grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
+              sizeof(wnn_node))) {
+        return WNN_NO_NODE;
+    }
+    uint32_t need = ir->n_operands + 1;
+    if (need > s->n_cap) {
+        uint32_t nc = need * 2;
+        bool *a = realloc(s->nhwc, nc * sizeof(bool));
+        if (a) {
+            s->nhwc = a;
+        }
+        uint32_t *b = realloc(s->to_nhwc, nc * sizeof(uint32_t));
+        if (b) {
+            s->to_nhwc = b;
+        }
+        uint32_t *c = realloc(s->to_nchw, nc * sizeof(uint32_t));
+        if (c) {
+            s->to_nchw = c;
+        }
+        if (!a || !b || !c) {
+            return WNN_NO_NODE;
+        }
+        s->n_cap = nc;
+    }
+    wnn_transpose_options *o = wnn_arena_alloc(&ir->arena, sizeof(*o));
+    uint32_t *perm = wnn_arena_alloc(&ir->arena, 4 * sizeof(uint32_t));
+    uint32_t *in = wnn_arena_alloc(&ir->arena, sizeof(uint32_t));
+    uint32_t *out = wnn_arena_alloc(&ir->arena, sizeof(uint32_t));
+    if (!o || !perm || !in || !out) {
+        return WNN_NO_NODE;
+    }
+    static const uint32_t p_nhwc[4] = { 0, 2, 3, 1 }, p_nchw[4] = { 0, 3, 1, 2 };
+    memcpy(perm, to_nhwc ? p_nhwc : p_nchw, sizeof(p_nhwc));
+    o->permutation = (wnn_u32_list){ .n = 4, .present = true, .v = perm };
+    uint32_t id = ir->n_operands++, nid = ir->n_nodes++;
+    wnn_operand *op = &ir->operands[id];
+    memset(op, 0, sizeof(*op));
+    op->desc = ir->operands[src].desc;
+    permute_desc(&op->desc, to_nhwc);
+    op->kind = WNN_OPERAND_NODE;
+    op->node = nid;
+    in[0] = src;
+    out[0] = id;
+    ir->nodes[nid] = (wnn_node){ .op = WNN_OP_TRANSPOSE, .n_in = 1, .n_out = 1,
+                                 .in = in, .out = out, .options = o,
+                                 .label = to_nhwc ? "layout nchw->nhwc"
+                                                  : "layout nhwc->nchw" };
+    s->nhwc[id] = to_nhwc;
+    s->to_nhwc[id] = WNN_NO_NODE;
+    s->to_nchw[id] = WNN_NO_NODE;
+    if (!push_order(s, nid)) {
+        return WNN_NO_NODE;
+    }
+    return id;
+}
+
+/* the nchw (to_nhwc false) or nhwc version of operand `id` */
+static uint32_t
+version(lp *s, uint32_t id, bool want_nhwc)
+{
+    if (s->nhwc[id] == want_nhwc) {
+        return id;
+    }
+    uint32_t *cache = want_nhwc ? &s->to_nhwc[id] : &s->to_nchw[id];
+    if (*cache == WNN_NO_NODE) {
+        uint32_t v = add_transpose(s, id, want_nhwc);
+        if (v == WNN_NO_NODE) {
+            return WNN_NO_NODE;
+        }
+        cache = want_nhwc ? &s->to_nhwc[id] : &s->to_nchw[id]; /* moved */
+        *cache = v;
+    }
+    return *cache;
+}
+
+static bool
+same_shape(const wnn_desc *a, const wnn_desc *b)
+{
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->shape[i] != b->shape[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* the operand's shape in the graph's (nchw) layout */
+static wnn_desc
+logical(const lp *s, uint32_t id)
+{
+    wnn_desc d = s->ir->operands[id].desc;
+    if (s->nhwc[id]) {
+        permute_desc(&d, false);
+    }
+    return d;
+}
+
+/* a binary node with an nhwc input whose inputs both have the output's
+ * shape (no broadcasting: element i of each is element i of the output),
+ * so that it can run in nhwc (the other input transposed, once) */
+static bool
+same_shapes(const lp *s, const wnn_node *n)
+{
+    const wnn_desc out = s->ir->operands[n->out[0]].desc; /* still nchw */
+    if (n->n_in != 2 || out.rank != 4 ||
+        (!s->nhwc[n->in[0]] && !s->nhwc[n->in[1]])) {
+        return false;
+    }
+    wnn_desc a = logical(s, n->in[0]), b = logical(s, n->in[1]);
+    return same_shape(&a, &out) && same_shape(&b, &out);
+}
+
+wnn_status
+wnn_layout_plan(wnn_graph *g, wnn_error *err)
+{
+    wnn_ir *ir = g->ir;
+    wnn_plan *p = &g->plan;
+    uint32_t convs = 0;
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        convs += is_conv_candidate(ir, &ir->nodes[p->order[pos]]);
+    }
+    if (convs < 2) {
+        return WNN_OK;
+    }
+    lp s = { .g = g, .ir = ir };
+    s.n_cap = ir->n_operands + 16;
+    s.nhwc = calloc(s.n_cap, sizeof(bool));
+    s.to_nhwc = malloc(s.n_cap * sizeof(uint32_t));
+    s.to_nchw = malloc(s.n_cap * sizeof(uint32_t));
+    bool ok = s.nhwc && s.to_nhwc && s.to_nchw;
+    for (uint32_t i = 0; ok && i < s.n_cap; i++) {
+        s.to_nhwc[i] = s.to_nchw[i] = WNN_NO_NODE;
+    }
+    for (uint32_t pos = 0; ok && pos < p->n_order; pos++) {
+        uint32_t id = p->order[pos];
+        wnn_node *n = &ir->nodes[id];
+        bool out_nhwc = false;
+        if (is_conv_candidate(ir, n)) {
+            uint32_t x = version(&s, n->in[0], true);
+            ok = x != WNN_NO_NODE;
+            n = &ir->nodes[id]; /* the nodes may have moved */
+            if (ok) {
+                n->in[0] = x;
+                ((wnn_conv2d_options *)n->options)->input_layout =
+                    WNN_LAYOUT_NHWC;
+                out_nhwc = true;
+            }
+        } else if (is_pool(n->op) && s.nhwc[n->in[0]] &&
+                   ((wnn_pool2d_options *)n->options)->layout ==
+                       WNN_LAYOUT_NCHW) {
+            ((wnn_pool2d_options *)n->options)->layout = WNN_LAYOUT_NHWC;
+            out_nhwc = true;
+        } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
+                   ((n->n_in == 1 && s.nhwc[n->in[0]]) || same_shapes(&s, n))) {
+            /* element by element: any layout, the same for all */
+            for (uint32_t j = 0; ok && j < n->n_in; j++) {
+                uint32_t v = version(&s, n->in[j], true);
+                ok = v != WNN_NO_NODE;
+                n = &ir->nodes[id];
+                if (ok) {
+                    n->in[j] = v;
+                }
+            }
+            out_nhwc = true;
+        } else {
+            for (uint32_t j = 0; ok && j < n->n_in; j++) {
+                if (s.nhwc[n->in[j]]) {
+                    uint32_t v = version(&s, n->in[j], false);
+                    ok = v != WNN_NO_NODE;
+                    n = &ir->nodes[id];
+                    if (ok) {
+                        n->in[j] = v;
+                    }
+                }
+            }
+        }
+        if (ok && out_nhwc) {
+            uint32_t o = n->out[0];
+            permute_desc(&ir->operands[o].desc, true);
+            s.nhwc[o] = true;
+        }
+        ok = ok && push_order(&s, id);
+    }
+    /* graph outputs in their logical layout */
+    for (uint32_t i = 0; ok && i < g->n_outputs; i++) {
+        uint32_t o = g->outputs[i].operand;
+        if (s.nhwc[o]) {
+            uint32_t v = version(&s, o, false);
+            ok = v != WNN_NO_NODE;
+            g->outputs[i].operand = ok ? v : o;
+        }
+    }
+    free(s.nhwc);
+    free(s.to_nhwc);
+    free(s.to_nchw);
+    if (!ok) {
+        free(s.order);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory while planning layouts");
+    }
+    free(p->order);
+    p->order = s.order;
+    p->n_order = s.n_order;
+    return WNN_OK;
+}

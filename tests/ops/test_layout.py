@@ -1,0 +1,139 @@
+"""Layout planning on the CPU (compiler/layout.c): an nchw graph with two or
+more convolutions runs them in nhwc, with transposes at the edges of the
+nhwc regions only.  Checked against the same graph unplanned
+(WEBNN_CPU_LAYOUT=0, the nchw kernels) and against NumPy float64: residual
+adds, clamps and other element-wise operators inside a region, pools,
+operands that are graph outputs or have readers that need nchw (concat,
+reshape, broadcasting adds), float16; and the inserted transposes, visible
+in summary(), are exactly the ones at the region's edges."""
+import numpy as np
+import pytest
+
+import webnn
+
+from .test_fusion import edge_values, make_context
+from .test_prepared_weights import conv_ref
+
+
+@pytest.fixture(scope="module")
+def contexts():
+    """(planned, unplanned); fusion on in both"""
+    return (make_context(WEBNN_CPU_LAYOUT="1", WEBNN_CPU_FUSION="1"),
+            make_context(WEBNN_CPU_LAYOUT="0", WEBNN_CPU_FUSION="1"))
+
+
+def build_run(ctx, make, inputs):
+    b = webnn.MLGraphBuilder(ctx)
+    ops = {k: b.input(k, {"dataType": str(v.dtype), "shape": list(v.shape)})
+           for k, v in inputs.items()}
+    outs = make(b, ops)
+    g = b.build(outs)
+    return ctx.compute(g, inputs), g
+
+
+def layout_nodes(g):
+    return [r["label"] for r in g.summary().rows if r["label"].startswith("layout")]
+
+
+def weights(rng, o, c, k, dt):
+    return (rng.standard_normal((o, c, k, k)) * (1.0 / np.sqrt(c * k * k))).astype(dt)
+
+
+def block(b, x, rng, dt, cin, cout, stride=1, residual=True):
+    """MobileNetV2's inverted residual: 1x1 expand, clamp, 3x3 depthwise,
+    clamp, 1x1 project, residual add."""
+    e = cin * 4
+    y = b.conv2d(x, b.constant(weights(rng, e, cin, 1, dt)),
+                 bias=b.constant(rng.standard_normal(e).astype(dt)))
+    y = b.clamp(y, min_value=0, max_value=6)
+    y = b.conv2d(y, b.constant(weights(rng, e, 1, 3, dt)), padding=[1] * 4,
+                 strides=[stride] * 2, groups=e)
+    y = b.clamp(y, min_value=0, max_value=6)
+    y = b.conv2d(y, b.constant(weights(rng, cout, e, 1, dt)))
+    return b.add(y, x) if residual and stride == 1 and cin == cout else y
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_mobilenet_like(contexts, dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 8, 15, 15)).astype(dt)
+    bias = rng.standard_normal((16, 1, 1)).astype(dt)
+
+    def make(b, ops):
+        r = np.random.default_rng(1)
+        y = block(b, ops["x"], r, dt, 8, 8)
+        mid = y                                            # also an output
+        y = block(b, y, r, dt, 8, 16, stride=2)
+        y = b.add(y, b.constant(bias))                     # broadcast: needs nchw
+        y = block(b, y, r, dt, 16, 16)
+        y = b.sigmoid(y)
+        p = b.average_pool2d(y)                            # pool in nhwc
+        cat = b.concat([y, y], 1)                          # needs nchw
+        return {"mid": mid, "pool": b.reshape(p, [2, 16]), "cat": cat}
+
+    (got, g), (want, _) = (build_run(c, make, {"x": x}) for c in contexts)
+    tol = 1e-5 if dt == "float32" else 2e-2
+    for k in want:
+        assert got[k].shape == want[k].shape, k
+        np.testing.assert_allclose(got[k].astype(np.float64), want[k].astype(np.float64),
+                                   rtol=tol, atol=tol, err_msg=k)
+    labels = layout_nodes(g)
+    # in: x once; out: mid (output), before the broadcast add, before
+    # reshape (the pool's result) and before concat (once for both uses)
+    assert labels.count("layout nchw->nhwc") == 2, labels  # x, and after the bias add
+    assert labels.count("layout nhwc->nchw") == 4, labels
+
+
+def test_against_numpy(contexts):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 6, 9, 9)).astype(np.float32)
+    w1, w2 = weights(rng, 10, 6, 3, np.float32), weights(rng, 10, 1, 3, np.float32)
+    b1 = rng.standard_normal(10).astype(np.float32)
+
+    def make(b, ops):
+        y = b.relu(b.conv2d(ops["x"], b.constant(w1), bias=b.constant(b1), padding=[1] * 4))
+        z = b.conv2d(y, b.constant(w2), padding=[1] * 4, groups=10)
+        return {"z": b.add(z, y)}
+
+    got, g = build_run(contexts[0], make, {"x": x})
+    y = np.maximum(conv_ref(x.astype(np.float64), w1.astype(np.float64),
+                            b1.astype(np.float64), 1, 1, False), 0)
+    z = conv_ref(y, w2.astype(np.float64), np.zeros(10), 1, 10, False) + y
+    np.testing.assert_allclose(got["z"], z, rtol=1e-5, atol=1e-5)
+    assert layout_nodes(g) == ["layout nchw->nhwc", "layout nhwc->nchw"]
+    assert g.summary().rows[-1]["label"] == "layout nhwc->nchw"
+
+
+def test_single_conv_and_switch_off(contexts):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    w = weights(rng, 4, 4, 3, np.float32)
+
+    def one(b, ops):
+        return {"y": b.conv2d(ops["x"], b.constant(w), padding=[1] * 4)}
+
+    def two(b, ops):
+        return {"y": b.conv2d(b.conv2d(ops["x"], b.constant(w), padding=[1] * 4),
+                              b.constant(w), padding=[1] * 4)}
+
+    assert layout_nodes(build_run(contexts[0], one, {"x": x})[1]) == []
+    (a, g1), (c, g0) = (build_run(ctx, two, {"x": x}) for ctx in contexts)
+    assert len(layout_nodes(g1)) == 2 and layout_nodes(g0) == []
+    np.testing.assert_allclose(a["y"], c["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_nhwc_graphs_are_left_alone(contexts):
+    """A graph already in nhwc has nothing to plan."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 8, 8, 4)).astype(np.float32)
+    w = np.ascontiguousarray(weights(rng, 4, 4, 3, np.float32).transpose(0, 2, 3, 1))
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), padding=[1] * 4, input_layout="nhwc",
+                     filter_layout="ohwi")
+        return {"y": b.conv2d(y, b.constant(w), padding=[1] * 4, input_layout="nhwc",
+                              filter_layout="ohwi")}
+
+    (a, g), (c, _) = (build_run(ctx, make, {"x": x}) for ctx in contexts)
+    assert layout_nodes(g) == []
+    np.testing.assert_array_equal(a["y"], c["y"])
