@@ -22,7 +22,7 @@
         int64_t nvalid, const float *res, const float *cl)                     \
     {                                                                          \
         v16 acc[PB][NV];                                                       \
-        _Pragma("GCC unroll 6") for (int p = 0; p < PB; p++)                   \
+        _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                   \
         {                                                                      \
             _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)               \
             {                                                                  \
@@ -41,7 +41,7 @@
                     v16 wv[NV];                                                \
                     _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) wv[j] = \
                         *(const v16 *)(wp + c * OP + 16 * j);                  \
-                    _Pragma("GCC unroll 6") for (int p = 0; p < PB; p++)       \
+                    _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)       \
                     {                                                          \
                         v16 xb = bcast(xp[p * ps + c]);                        \
                         _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)   \
@@ -95,6 +95,11 @@ DIRECT_PBS(1)
 DIRECT_PBS(2)
 DIRECT_PBS(3)
 DIRECT_PBS(4)
+/* taller blocks for 16 and 32 output channels (a broadcast value feeds
+ * only one or two vectors there, so more pixels share each weight load):
+ * 24 x 1 and 12 x 2 vectors of accumulators */
+DIRECT_BLOCK(1, 24)
+DIRECT_BLOCK(2, 12)
 /* direct_fns[nv][pb] */
 const direct_fn conv_direct_fns[5][7] = {
     { NULL },
@@ -318,7 +323,17 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
         int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
         int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
-        for (int64_t p = p0; p < p1; p += DIRECT_PB) {
+        /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
+        int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
+        for (; tall && p + tall <= p1; p += tall) {
+            (nv == 1 ? direct_1_24 : direct_2_12)(
+                x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP, bp + o0, NULL,
+                y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl);
+            for (int64_t q = p; j_->epi && !reg && q < p + tall; q++) {
+                cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
+            }
+        }
+        for (; p < p1; p += DIRECT_PB) {
             int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
             direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
                                bp + o0, NULL, y + p * O + o0, O, nvalid,
