@@ -132,6 +132,26 @@ def _usv_keys(d, what):
     return out
 
 
+def _tensor_handles(d, what):
+    """dispatch()'s record<USVString, MLTensor> -> {name: handle}, in one
+    pass (the per-dispatch cost of small graphs)."""
+    if not isinstance(d, dict):
+        raise TypeError(f"dispatch: argument '{what}': expected a dict")
+    out = {}
+    for k, v in d.items():
+        if not isinstance(v, MLTensor):
+            raise TypeError(f"dispatch: argument '{what}': expected MLTensor values, "
+                            f"got {type(v).__name__}")
+        if type(k) is not str or not k.isascii():
+            k = _usv(k, f"dispatch: argument '{what}'")
+        elif "\0" in k:
+            raise TypeError(f"dispatch: argument '{what}': the name contains a NUL character")
+        out[k] = v._h
+    if len(out) != len(d):
+        raise TypeError(f"dispatch: argument '{what}': two names are the same USVString")
+    return out
+
+
 def _desc(descriptor):
     if not isinstance(descriptor, dict):
         raise TypeError(f"descriptor must be a dict, got {type(descriptor).__name__}")
@@ -552,6 +572,9 @@ class MLContext:
         """
         h = self._tensor(tensor, "readTensor")
         if output_data is not None:
+            if type(output_data) is np.ndarray and output_data.dtype is DATA_TYPES[tensor._dt]:
+                _core.tensor_read(self._h, h, output_data)  # the common case, checked in C
+                return None
             if isinstance(output_data, np.ndarray):
                 _check_dtype(output_data, tensor._dt, "readTensor: argument 'outputData'")
                 if not output_data.dtype.isnative:
@@ -588,17 +611,8 @@ class MLContext:
         if not isinstance(graph, MLGraph):
             raise TypeError(f"dispatch: argument 'graph': expected an MLGraph, "
                             f"got {type(graph).__name__}")
-        for what, d in (("inputs", inputs), ("outputs", outputs)):
-            if not isinstance(d, dict):
-                raise TypeError(f"dispatch: argument '{what}': expected a dict")
-            for v in d.values():
-                if not isinstance(v, MLTensor):
-                    raise TypeError(f"dispatch: argument '{what}': expected MLTensor values, "
-                                    f"got {type(v).__name__}")
-        inputs = _usv_keys(inputs, "dispatch: argument 'inputs'")
-        outputs = _usv_keys(outputs, "dispatch: argument 'outputs'")
-        _core.dispatch(self._h, graph._h, {k: v._h for k, v in inputs.items()},
-                       {k: v._h for k, v in outputs.items()})
+        _core.dispatch(self._h, graph._h, _tensor_handles(inputs, "inputs"),
+                       _tensor_handles(outputs, "outputs"))
 
     def compute(self, graph, inputs):
         """Convenience outside the spec: arrays in, NumPy arrays out.
