@@ -256,6 +256,17 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                     WNN_LAYOUT_NHWC;
                 out_nhwc = true;
             }
+            /* the filter and bias are read as they are: nchw */
+            for (uint32_t j = 1; ok && j < n->n_in; j++) {
+                if (s.nhwc[n->in[j]]) {
+                    uint32_t v = version(&s, n->in[j], false);
+                    ok = v != WNN_NO_NODE;
+                    n = &ir->nodes[id];
+                    if (ok) {
+                        n->in[j] = v;
+                    }
+                }
+            }
         } else if (is_pool(n->op) && s.nhwc[n->in[0]] &&
                    ((wnn_pool2d_options *)n->options)->layout ==
                        WNN_LAYOUT_NCHW) {

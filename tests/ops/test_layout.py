@@ -137,3 +137,21 @@ def test_nhwc_graphs_are_left_alone(contexts):
     (a, g), (c, _) = (build_run(ctx, make, {"x": x}) for ctx in contexts)
     assert layout_nodes(g) == []
     np.testing.assert_array_equal(a["y"], c["y"])
+
+
+def test_conv_output_as_another_convs_filter(contexts):
+    """An nhwc-stored result read as a filter (not an activation) is given
+    in nchw."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, 2, 5, 5)).astype(np.float32)
+    a = rng.standard_normal((1, 3, 7, 7)).astype(np.float32)
+    w1 = weights(rng, 2, 2, 3, np.float32)
+
+    def make(b, ops):
+        f = b.conv2d(ops["x"], b.constant(w1))            # [4, 2, 3, 3]: a filter
+        g = b.conv2d(ops["a"], b.constant(weights(np.random.default_rng(9), 2, 3, 1, np.float32)))
+        return {"y": b.conv2d(g, f, padding=[1] * 4)}
+
+    (got, g), (want, _) = (build_run(c, make, {"x": x, "a": a}) for c in contexts)
+    assert layout_nodes(g)
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-5, atol=1e-5)
