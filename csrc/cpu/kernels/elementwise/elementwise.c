@@ -25,6 +25,7 @@
 #endif
 
 #include "../../cpu.h"
+#include "vmath.h"
 
 #define CH 1024 /* elements per chunk */
 
@@ -149,25 +150,6 @@ nd_row(const nd *it, uint64_t row, int64_t *off)
 
 /* ---- float32 math ----------------------------------------------------- */
 
-static inline bool
-exp_in_range(float x)
-{
-    return x <= CPU_EXP_HI && x >= CPU_EXP_LO;
-}
-
-/* Any x (times `sign`) outside exp_core's range, NaN included?  A
- * vectorisable or-reduction, so the scalar fix-up runs only when needed. */
-static inline __attribute__((always_inline)) bool
-exp_any_out_of_range(const float *x, size_t n, float sign)
-{
-    int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        float v = sign * x[i];
-        bad |= !(v <= CPU_EXP_HI) | !(v >= CPU_EXP_LO);
-    }
-    return bad != 0;
-}
-
 typedef enum uop {
     U_ABS, U_CEIL, U_COS, U_ERF, U_EXP, U_FLOOR, U_LOG, U_NEG, U_RECIPROCAL,
     U_ROUND_EVEN, U_SIN, U_SIGN, U_SQRT, U_TAN, U_CLAMP, U_ELU, U_GELU,
@@ -178,25 +160,51 @@ typedef enum uop {
 
 typedef wnn_scalar_params uparams; /* alpha, beta, clamp bounds */
 
+/* the operators of vmath.h (exp-, log- and erf-based), see there */
+VM_HOT static void
+unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
+{
+    float a = pr->a;
+    switch (op) {
+    case U_ERF: for (size_t i = 0; i < n; i++) y[i] = vm_erf(x[i]); break;
+    case U_EXP: for (size_t i = 0; i < n; i++) y[i] = vm_exp(x[i]); break;
+    case U_LOG: for (size_t i = 0; i < n; i++) y[i] = vm_log(x[i]); break;
+    case U_ELU:
+        for (size_t i = 0; i < n; i++) {
+            float e = a * vm_expm1(x[i]);
+            y[i] = x[i] > 0 ? x[i] : e;
+        }
+        break;
+    case U_GELU:
+        for (size_t i = 0; i < n; i++) y[i] = vm_gelu(x[i]);
+        break;
+    case U_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = vm_sigmoid(x[i]); break;
+    case U_SOFTPLUS: for (size_t i = 0; i < n; i++) y[i] = vm_softplus(x[i]); break;
+    case U_TANH: for (size_t i = 0; i < n; i++) y[i] = vm_tanh(x[i]); break;
+    default: break;
+    }
+}
+
+static bool
+uop_is_vm(uop op)
+{
+    return op == U_ERF || op == U_EXP || op == U_LOG || op == U_GELU ||
+           op == U_SIGMOID || op == U_SOFTPLUS || op == U_TANH || op == U_ELU;
+}
+
 CPU_HOT static void
 unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a, b = pr->b;
+    if (uop_is_vm(op)) {
+        unary_f32_vm(op, pr, n, x, y);
+        return;
+    }
     switch (op) {
     case U_ABS: for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]); break;
     case U_CEIL: for (size_t i = 0; i < n; i++) y[i] = ceilf(x[i]); break;
     case U_COS: for (size_t i = 0; i < n; i++) y[i] = cosf(x[i]); break;
-    case U_ERF: for (size_t i = 0; i < n; i++) y[i] = erff(x[i]); break;
-    case U_EXP:
-        for (size_t i = 0; i < n; i++) y[i] = cpu_exp_core(x[i]);
-        if (exp_any_out_of_range(x, n, 1.0f)) {
-            for (size_t i = 0; i < n; i++) {
-                if (!exp_in_range(x[i])) y[i] = expf(x[i]);
-            }
-        }
-        break;
     case U_FLOOR: for (size_t i = 0; i < n; i++) y[i] = floorf(x[i]); break;
-    case U_LOG: for (size_t i = 0; i < n; i++) y[i] = logf(x[i]); break;
     case U_NEG: for (size_t i = 0; i < n; i++) y[i] = -x[i]; break;
     case U_RECIPROCAL: for (size_t i = 0; i < n; i++) y[i] = 1.0f / x[i]; break;
     case U_ROUND_EVEN: for (size_t i = 0; i < n; i++) y[i] = nearbyintf(x[i]); break;
@@ -213,14 +221,6 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
         for (size_t i = 0; i < n; i++) {
             float v = x[i] < pr->lo ? pr->lo : x[i];
             y[i] = v > pr->hi ? pr->hi : v; /* NaN stays NaN */
-        }
-        break;
-    case U_ELU:
-        for (size_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : a * expm1f(x[i]);
-        break;
-    case U_GELU:
-        for (size_t i = 0; i < n; i++) {
-            y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
         }
         break;
     case U_HARD_SIGMOID:
@@ -243,22 +243,7 @@ unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
     case U_RELU: /* max(0, x), NaN propagating like max */
         for (size_t i = 0; i < n; i++) y[i] = (x[i] > 0 || x[i] != x[i]) ? x[i] : 0.0f;
         break;
-    case U_SIGMOID:
-        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + cpu_exp_core(-x[i]));
-        if (exp_any_out_of_range(x, n, -1.0f)) {
-            for (size_t i = 0; i < n; i++) {
-                if (!exp_in_range(-x[i])) y[i] = 1.0f / (1.0f + expf(-x[i]));
-            }
-        }
-        break;
-    case U_SOFTPLUS:
-        for (size_t i = 0; i < n; i++) {
-            float v = x[i];
-            y[i] = v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
-        }
-        break;
     case U_SOFTSIGN: for (size_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + fabsf(x[i])); break;
-    case U_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
     case U_IDENTITY: memcpy(y, x, n * 4); break;
     default: break;
     }
