@@ -10,9 +10,15 @@
  * accurate when the mean is large against the spread; the variance is the
  * population variance (divided by the group size), as in the spec's
  * emulation.  The normalized value (x - mean) * rstd * scale + bias is also
- * computed in double and rounded once.  Softmax subtracts the maximum of each
- * group before exp (the spec's emulation), sums in double and multiplies by
- * the reciprocal of the sum.
+ * computed in double and rounded once: two passes over the group (statistics,
+ * then the write).  Softmax subtracts the maximum of each group before exp
+ * (the spec's emulation; exp is vmath.h's vm_exp, every input range, so no
+ * scalar fix-up), sums in double and multiplies by the reciprocal of the sum.
+ * A contiguous group that fits in cache takes the maximum, then exp and the
+ * sum in one pass writing y, then y *= 1 / sum; a longer one (more than
+ * SM_PART elements) is split into parts over the threads: each part's
+ * maximum and sum (re-read from L2), combined, then one write pass: x read
+ * twice from memory, y written once.
  *
  * Layouts handled without gathering:
  *   rows     the reduced elements of a group are one contiguous run (layer
