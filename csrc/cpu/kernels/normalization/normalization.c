@@ -10,9 +10,15 @@
  * accurate when the mean is large against the spread; the variance is the
  * population variance (divided by the group size), as in the spec's
  * emulation.  The normalized value (x - mean) * rstd * scale + bias is also
- * computed in double and rounded once.  Softmax subtracts the maximum of each
- * group before exp (the spec's emulation), sums in double and multiplies by
- * the reciprocal of the sum.
+ * computed in double and rounded once: two passes over the group (statistics,
+ * then the write).  Softmax subtracts the maximum of each group before exp
+ * (the spec's emulation; exp is vmath.h's vm_exp, every input range, so no
+ * scalar fix-up), sums in double and multiplies by the reciprocal of the sum.
+ * A contiguous group that fits in cache takes the maximum, then exp and the
+ * sum in one pass writing y, then y *= 1 / sum; a longer one (more than
+ * SM_PART elements) is split into parts over the threads: each part's
+ * maximum and sum (re-read from L2), combined, then one write pass: x read
+ * twice from memory, y written once.
  *
  * Layouts handled without gathering:
  *   rows     the reduced elements of a group are one contiguous run (layer
@@ -44,6 +50,7 @@
 #include <string.h>
 
 #include "../../cpu.h"
+#include "../elementwise/vmath.h"
 
 
 #define CW 64   /* columns per work item in the column layouts */
@@ -728,8 +735,10 @@ diff(float x, float m, float *lo)
     return v;
 }
 
-/* one contiguous group of n elements */
-CPU_HOT static void
+/* One contiguous group of n elements held in cache: the maximum, then
+ * y = exp(x - m) and its sum (double) in one pass, then y *= 1 / sum.
+ * vm_exp covers every input, so no lane needs a scalar fix-up. */
+VM_HOT static void
 softmax_row(const float *x, float *y, int64_t n)
 {
     float m = -INFINITY;
@@ -737,28 +746,14 @@ softmax_row(const float *x, float *y, int64_t n)
     for (int64_t i = 0; i < n; i++) {
         m = x[i] > m ? x[i] : m; /* a NaN is skipped here but propagates below */
     }
-    /* x - m <= 0 or NaN: only lanes below CPU_EXP_LO (or NaN) need expf */
-    int bad = 0;
-#pragma omp simd reduction(| : bad)
-    for (int64_t i = 0; i < n; i++) {
-        float lo, v = diff(x[i], m, &lo);
-        float e = cpu_exp_core(v);
-        y[i] = e + e * lo;
-        bad |= !(v >= CPU_EXP_LO);
-    }
-    if (bad) {
-        for (int64_t i = 0; i < n; i++) {
-            float lo, v = diff(x[i], m, &lo);
-            if (!(v >= CPU_EXP_LO)) {
-                float e = expf(v);
-                y[i] = e + e * lo;
-            }
-        }
-    }
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; i++) {
-        s += y[i];
+        float lo, v = diff(x[i], m, &lo);
+        float e = vm_exp(v);
+        float r = e + e * lo;
+        y[i] = r;
+        s += r;
     }
     float inv = (float)(1.0 / s);
 #pragma omp simd
@@ -767,8 +762,128 @@ softmax_row(const float *x, float *y, int64_t n)
     }
 }
 
+/* Long groups (more than SM_PART elements: out of cache) go in two passes
+ * over memory, split in parts of SM_PART elements over the threads: each
+ * part's maximum and sum of exp(x - max) (the part re-read from L2), the
+ * parts combined (sum of s_p exp(m_p - M)), then y = exp(x - M) / S. */
+#define SM_PART 32768
+
+/* the maximum and sum of exp(x - max) of x[0..n) */
+VM_HOT static void
+softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
+{
+    float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 0; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+    }
+    int nan = 0;
+#pragma omp simd reduction(| : nan)
+    for (int64_t i = 0; i < n; i++) {
+        nan |= x[i] != x[i];
+    }
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < n; i++) {
+        float lo, v = diff(x[i], m, &lo);
+        float e = vm_exp(v);
+        s += e + e * lo;
+    }
+    *m_out = nan ? NAN : m;
+    *s_out = m == -INFINITY ? 0.0 : s; /* -Inf only: adds nothing (exp -> 0) */
+}
+
+/* y = exp(x - m) * inv */
+VM_HOT static void
+softmax_part_write(const float *x, float *y, int64_t n, float m, float inv)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        float lo, v = diff(x[i], m, &lo);
+        float e = vm_exp(v);
+        y[i] = (e + e * lo) * inv;
+    }
+}
+
+typedef struct sm_long_job {
+    const float *x;
+    float *y;
+    int64_t n;     /* group length */
+    int64_t parts; /* per group */
+    float *pm;     /* per part: maximum (NaN: the part holds a NaN) */
+    double *ps;    /* per part: sum of exp(x - pm) */
+    float *gm;     /* per group: maximum */
+    float *ginv;   /* per group: 1 / sum */
+} sm_long_job;
+
+static void
+sm_long_stats_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const sm_long_job *j = p_;
+    for (int64_t it = b_; it < e_; it++) {
+        int64_t g = it / j->parts, p = it % j->parts, i0 = p * SM_PART;
+        int64_t len = j->n - i0 < SM_PART ? j->n - i0 : SM_PART;
+        softmax_part_stats(j->x + g * j->n + i0, len, &j->pm[it], &j->ps[it]);
+    }
+}
+
+static void
+sm_long_write_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const sm_long_job *j = p_;
+    for (int64_t it = b_; it < e_; it++) {
+        int64_t g = it / j->parts, p = it % j->parts, i0 = p * SM_PART;
+        int64_t len = j->n - i0 < SM_PART ? j->n - i0 : SM_PART;
+        softmax_part_write(j->x + g * j->n + i0, j->y + g * j->n + i0, len,
+                           j->gm[g], j->ginv[g]);
+    }
+}
+
+/* G groups of n > SM_PART contiguous elements; false when out of memory */
+static bool
+softmax_long(const float *x, float *y, int64_t G, int64_t n, int nt)
+{
+    int64_t parts = (n + SM_PART - 1) / SM_PART, items = G * parts;
+    sm_long_job j = {.x = x, .y = y, .n = n, .parts = parts};
+    j.pm = malloc(sizeof(float) * (size_t)items);
+    j.ps = malloc(sizeof(double) * (size_t)items);
+    j.gm = malloc(sizeof(float) * (size_t)G);
+    j.ginv = malloc(sizeof(float) * (size_t)G);
+    bool ok = j.pm && j.ps && j.gm && j.ginv;
+    if (ok) {
+        cpu_parallel_for_dynamic(items, 1, nt, sm_long_stats_body, &j);
+        for (int64_t g = 0; g < G; g++) {
+            const float *pm = j.pm + g * parts;
+            const double *ps = j.ps + g * parts;
+            float M = -INFINITY;
+            bool nan = false;
+            for (int64_t p = 0; p < parts; p++) {
+                nan |= pm[p] != pm[p];
+                M = pm[p] > M ? pm[p] : M;
+            }
+            double S = 0.0;
+            for (int64_t p = 0; p < parts; p++) {
+                if (pm[p] != -INFINITY) { /* else ps[p] is 0 */
+                    S += ps[p] * exp((double)pm[p] - (double)M);
+                }
+            }
+            /* a NaN, or +Inf (S is NaN then), or -Inf only: all NaN */
+            j.gm[g] = nan || M == -INFINITY ? NAN : M;
+            j.ginv[g] = (float)(1.0 / S);
+        }
+        cpu_parallel_for_dynamic(items, 1, nt, sm_long_write_body, &j);
+    }
+    free(j.pm);
+    free(j.ps);
+    free(j.gm);
+    free(j.ginv);
+    return ok;
+}
+
 /* columns [w0, w0 + wc) of a [C, W] block: softmax down each column */
-CPU_HOT static void
+VM_HOT static void
 softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
              int64_t wc)
 {
@@ -788,22 +903,11 @@ softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
     for (int64_t c = 0; c < C; c++) {
         const float *xr = x + c * W + w0;
         float *yr = y + c * W + w0;
-        int bad = 0;
-#pragma omp simd reduction(| : bad)
+#pragma omp simd
         for (int64_t j = 0; j < wc; j++) {
             float lo, v = diff(xr[j], m[j], &lo);
-            float e = cpu_exp_core(v);
+            float e = vm_exp(v);
             yr[j] = e + e * lo;
-            bad |= !(v >= CPU_EXP_LO);
-        }
-        if (bad) {
-            for (int64_t j = 0; j < wc; j++) {
-                float lo, v = diff(xr[j], m[j], &lo);
-                if (!(v >= CPU_EXP_LO)) {
-                    float e = expf(v);
-                    yr[j] = e + e * lo;
-                }
-            }
         }
 #pragma omp simd
         for (int64_t j = 0; j < wc; j++) {
@@ -890,7 +994,13 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
     }
     const float *xp = x.p;
     int nt = threads_for((uint64_t)(outer * C * inner));
-    if (inner == 1) {
+    if (inner == 1 && C > SM_PART) {
+        if (!softmax_long(xp, y, outer, C, nt)) {
+            free(yo);
+            free(x.owned);
+            return oom(k, err);
+        }
+    } else if (inner == 1) {
         int64_t ch = chunk_of(C);
         {
             sm_rows_job j_ = {.xp = xp, .y = y, .C = C};
