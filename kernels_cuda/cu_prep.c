@@ -212,24 +212,23 @@ prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 void
 prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
-    const wnn_pad_options *o = cn->node->options;
+    /* lowered by the core (compiler/lower/views.c) */
+    const wnn_pad_params *q = &cn->lowered->u.pad;
     ck_pad_p *p = &cn->u.pad;
     memset(p, 0, sizeof(*p));
-    p->rank = (int)in->rank;
+    p->rank = (int)q->rank;
     p->es = (int)wnn_dtype_size(in->dtype);
-    p->mode = o->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
-              : o->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
+    p->mode = q->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
+              : q->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
                                               : CK_PAD_CONSTANT;
     p->n = (int64_t)wnn_desc_elements(out);
-    cu_contiguous_strides(in, p->ist);
-    for (uint32_t d = 0; d < in->rank; d++) {
+    for (uint32_t d = 0; d < q->rank; d++) {
+        p->ist[d] = q->ist[d];
         p->ishape[d] = in->shape[d];
         p->oshape[d] = out->shape[d];
-        p->begin[d] = o->beginning_padding.v[d];
+        p->begin[d] = q->begin[d];
     }
-    uint64_t val = 0;
-    wnn_number_store(&o->value, in->dtype, &val);
-    p->value = val;
+    p->value = q->value;
 }
 
 void

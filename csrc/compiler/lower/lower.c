@@ -84,6 +84,9 @@ wnn_lower_graph(const wnn_graph *g, wnn_lowered **out, wnn_error *err)
             l->kind = WNN_LOWER_QUANT;
             wnn_lower_quant(&l->u.quant, in_desc(ir, node, 0),
                             in_desc(ir, node, 1));
+        } else if (node->op == WNN_OP_PAD) {
+            l->kind = WNN_LOWER_PAD;
+            wnn_lower_pad(&l->u.pad, node, in_desc(ir, node, 0));
         } else if ((nv = wnn_lower_view_count(node)) > 0) {
             l->kind = WNN_LOWER_VIEWS;
             wnn_lower_views(views, ir, node);

@@ -36,7 +36,10 @@
  *                 one strided copy per output (split) or input (concat),
  *                 simplified (size-1 dimensions dropped, contiguous
  *                 neighbours merged) -- read by cpu/kernels/movement/ and
- *                 the CUDA view launcher. */
+ *                 the CUDA view launcher.
+ *   views.c also  pad: the input's strides, the paddings, the mode and the
+ *                 padding value's bits in the input's type -- read by
+ *                 cpu/kernels/movement/ and the CUDA pad launcher. */
 #ifndef WNN_LOWER_H
 #define WNN_LOWER_H
 #include "../../core/internal.h"
@@ -136,6 +139,16 @@ typedef struct wnn_views_params {
     const wnn_view *v;
 } wnn_views_params;
 
+/* pad: output element (i...) reads input element (i - begin...) (mapped
+ * by mode where outside) at sum(... * ist), else is `value`. */
+typedef struct wnn_pad_params {
+    uint32_t rank;
+    int mode;               /* WNN_PAD_* (ops/options) */
+    uint64_t value;         /* the padding value's bytes, in the input's type */
+    int64_t ist[WNN_MAX_RANK];
+    int64_t begin[WNN_MAX_RANK], end[WNN_MAX_RANK];
+} wnn_pad_params;
+
 typedef enum wnn_lowered_kind {
     WNN_LOWER_NONE = 0,     /* the backend reads the node as it is */
     WNN_LOWER_BROADCAST,
@@ -146,6 +159,7 @@ typedef enum wnn_lowered_kind {
     WNN_LOWER_GATHER,
     WNN_LOWER_QUANT,
     WNN_LOWER_VIEWS,
+    WNN_LOWER_PAD,
 } wnn_lowered_kind;
 
 struct wnn_lowered {
@@ -159,6 +173,7 @@ struct wnn_lowered {
         wnn_gather_params gather;
         wnn_quant_params quant;
         wnn_views_params views;
+        wnn_pad_params pad;
     } u;
 };
 typedef struct wnn_lowered wnn_lowered;
@@ -201,5 +216,7 @@ void wnn_lower_quant(wnn_quant_params *p, const wnn_desc *x,
  * fills v[0 .. that count) */
 uint32_t wnn_lower_view_count(const wnn_node *node);
 void wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node);
+void wnn_lower_pad(wnn_pad_params *p, const wnn_node *node,
+                   const wnn_desc *x);
 
 #endif

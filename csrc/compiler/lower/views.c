@@ -10,7 +10,7 @@
  *   split      one slice per output
  *   concat     each input written into its part of the output (strided out)
  * Then size-1 dimensions are dropped and neighbours contiguous on both
- * sides merged. */
+ * sides merged.  Also pad's strides, paddings and value. */
 #include <string.h>
 
 #include "../../ops/ops_internal.h"
@@ -200,5 +200,20 @@ wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node)
     }
     for (uint32_t j = 0; j < n; j++) {
         view_simplify(&v[j]);
+    }
+}
+
+void
+wnn_lower_pad(wnn_pad_params *p, const wnn_node *node, const wnn_desc *x)
+{
+    const wnn_pad_options *o = node->options;
+    p->rank = x->rank;
+    p->mode = o->mode;
+    p->value = 0;
+    wnn_number_store(&o->value, x->dtype, &p->value);
+    contiguous_strides(x, p->ist);
+    for (uint32_t d = 0; d < x->rank; d++) {
+        p->begin[d] = o->beginning_padding.v[d];
+        p->end[d] = o->ending_padding.v[d];
     }
 }

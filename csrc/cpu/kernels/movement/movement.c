@@ -49,17 +49,6 @@ threads_for(uint64_t elements)
     return elements >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
 }
 
-/* Contiguous strides (elements) of a descriptor. */
-static void
-contiguous_strides(const wnn_desc *d, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = (int)d->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= d->shape[i];
-    }
-}
-
 /* ---- element helpers ------------------------------------------------------ */
 static inline void
 copy_elem(unsigned char *dst, const unsigned char *src, size_t es)
@@ -593,7 +582,7 @@ pad_source(int mode, int64_t x, int64_t n)
 }
 
 typedef struct pad_job {
-    const wnn_pad_options *o;
+    const wnn_pad_params *o;
     const wnn_desc *in;
     const wnn_desc *out;
     size_t es;
@@ -614,7 +603,7 @@ pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
     (void)tid_;
     const pad_job *j_ = p_;
-    const wnn_pad_options *o = j_->o;
+    const wnn_pad_params *o = j_->o;
     const wnn_desc *in = j_->in;
     const wnn_desc *out = j_->out;
     size_t es = j_->es;
@@ -635,7 +624,7 @@ pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
         for (int d = L - 1; d >= 0; d--) {
             int64_t i = q % out->shape[d];
             q /= out->shape[d];
-            int64_t s = pad_source(mode, i - (int64_t)o->beginning_padding.v[d],
+            int64_t s = pad_source(mode, i - o->begin[d],
                                    in->shape[d]);
             if (s < 0) {
                 outside = true;
@@ -669,11 +658,12 @@ wnn_status
 cpu_pad(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_pad_options *o = k->options;
+    /* lowered at compile (compiler/lower/views.c) */
+    const wnn_pad_params *o = &k->lowered->u.pad;
     const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
     size_t es = wnn_dtype_size(in->dtype);
-    unsigned char val[8] = { 0 };
-    wnn_number_store(&o->value, in->dtype, val);
+    unsigned char val[8];
+    memcpy(val, &o->value, sizeof(val));
     const unsigned char *x = k->in[0];
     unsigned char *y = k->out[0];
     int mode = o->mode;
@@ -682,10 +672,9 @@ cpu_pad(const cpu_call *k, wnn_error *err)
         return WNN_OK;
     }
     int r = (int)in->rank, L = r - 1;
-    int64_t ist[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
+    const int64_t *ist = o->ist;
     int64_t n = in->shape[L], wo = out->shape[L];
-    int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
+    int64_t bl = o->begin[L], el = o->end[L];
     int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
     {
         pad_job j_ = {.o = o, .in = in, .out = out, .es = es, .val = val,
