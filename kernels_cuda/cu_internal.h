@@ -46,11 +46,13 @@
  *              cudnnConvolutionBiasActivationForward).  No call into
  *              csrc/compiler/ from here.
  *
- * The library also holds its own copy of the operator registry
- * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with
- * RTLD_LOCAL and exports nothing, so wnn_op_get(), wnn_failk() and
- * wnn_number_store() are linked in here; only wnn_cuda_backend_create is
- * exported. */
+ * The core is loaded by Python with RTLD_LOCAL and exports nothing: the
+ * services of the core the library uses (the operator table, the error
+ * helper, data type sizes, element-wise parameters) come through the
+ * versioned table that registry.c gives wnn_cuda_backend_init at load time
+ * (wnn_core_services, csrc/backend/backend.h), kept in cu_core; no source
+ * of the core is linked in.  Only wnn_cuda_backend_init and
+ * wnn_cuda_backend_create are exported. */
 #ifndef WNN_CU_INTERNAL_H
 #define WNN_CU_INTERNAL_H
 #include <pthread.h>
@@ -79,6 +81,10 @@ _Static_assert((int)CK_RANK == (int)WNN_MAX_RANK, "cuda_kernels.h rank");
 #define DEV_ALIGN 256u
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* The core's services (backend_cuda.c wnn_cuda_backend_init), set once at
+ * load time before any backend is created. */
+extern const wnn_core_services *cu_core;
 
 /* ---- the backend ------------------------------------------------------------ */
 typedef struct cu_backend {

@@ -157,9 +157,9 @@ prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->op = cu_unary_op(node->op);
     p->ti = in->dtype;
     p->to = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     wnn_scalar_params sp;
-    wnn_scalar_params_of(node->op, node->options, t, &sp);
+    cu_core->scalar_params_of(node->op, node->options, t, &sp);
     p->a = sp.a;
     p->b = sp.b;
     p->lo = sp.lo;
@@ -177,7 +177,7 @@ prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->op = cu_binary_op(cn->node->op);
     p->ti = in[0].dtype;
     p->to = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
@@ -185,8 +185,8 @@ void
 prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     ck_where_p *p = &cn->u.wh;
-    p->es = (int)wnn_dtype_size(out->dtype);
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->es = (int)cu_core->dtype_size(out->dtype);
+    p->n = (int64_t)cu_core->desc_elements(out);
     bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
@@ -202,7 +202,7 @@ prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         return false;
     }
     cn->n_views = q->n;
-    int es = (int)wnn_dtype_size(in[0].dtype);
+    int es = (int)cu_core->dtype_size(in[0].dtype);
     for (uint32_t j = 0; j < q->n; j++) {
         view_from(&cn->views[j], &q->v[j], es);
     }
@@ -217,11 +217,11 @@ prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     ck_pad_p *p = &cn->u.pad;
     memset(p, 0, sizeof(*p));
     p->rank = (int)q->rank;
-    p->es = (int)wnn_dtype_size(in->dtype);
+    p->es = (int)cu_core->dtype_size(in->dtype);
     p->mode = q->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
               : q->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
                                               : CK_PAD_CONSTANT;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     for (uint32_t d = 0; d < q->rank; d++) {
         p->ist[d] = q->ist[d];
         p->ishape[d] = in->shape[d];
@@ -236,7 +236,7 @@ prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix,
         const wnn_gather_params *q)
 {
     memset(p, 0, sizeof(*p));
-    p->es = (int)wnn_dtype_size(in->dtype);
+    p->es = (int)cu_core->dtype_size(in->dtype);
     p->it = ix->dtype;
     p->coord = (int)q->coord;
     p->tuples = (int64_t)q->tuples;
@@ -319,7 +319,7 @@ prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->st = in[1].dtype;
     p->zt = in[2].dtype;
     p->ot = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(&in[0]);
+    p->n = (int64_t)cu_core->desc_elements(&in[0]);
     /* lowered by the core (compiler/lower/quantize.c) */
     const wnn_quant_params *q = &cn->lowered->u.quant;
     p->rank = (int)q->rank;
@@ -385,7 +385,7 @@ prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
                                        : CK_POOL_MAX;
     p->dt = in->dtype;
     p->nhwc = q->nhwc;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
     p->OH = q->OH, p->OW = q->OW;
     p->kh = q->kh, p->kw = q->kw;
@@ -405,7 +405,7 @@ prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->flayout = q->filter_layout;
     p->dt = in[0].dtype;
     p->nhwc = q->nhwc;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
     p->O = q->O, p->OH = q->OH, p->OW = q->OW;
     p->KH = q->KH, p->KW = q->KW;
@@ -425,9 +425,9 @@ prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     m->dt = od->dtype;
     int64_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
     int64_t N = bd->shape[bd->rank - 1];
-    int64_t batch = (int64_t)wnn_desc_elements(od) / (M * N);
-    int64_t nba = (int64_t)wnn_desc_elements(ad) / (M * K);
-    int64_t nbb = (int64_t)wnn_desc_elements(bd) / (K * N);
+    int64_t batch = (int64_t)cu_core->desc_elements(od) / (M * N);
+    int64_t nba = (int64_t)cu_core->desc_elements(ad) / (M * K);
+    int64_t nbb = (int64_t)cu_core->desc_elements(bd) / (K * N);
     m->M = (int)M;
     m->N = (int)N;
     m->K = (int)K;
@@ -448,7 +448,7 @@ prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         ck_bptr_p *bp = &m->bp;
         uint32_t rb = od->rank - 2;
         int64_t acc_a = 1, acc_b = 1;
-        size_t es = wnn_dtype_size(od->dtype);
+        size_t es = cu_core->dtype_size(od->dtype);
         bp->rb = (int)rb;
         bp->batch = batch;
         for (int d = (int)rb - 1; d >= 0; d--) {
@@ -484,8 +484,8 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     g->ldb = (int)in[1].shape[1];
     g->ta = o->a_transpose;
     g->tb = o->b_transpose;
-    g->alpha = wnn_cast_float(o->alpha, t);
-    g->beta = wnn_cast_float(o->beta, t);
+    g->alpha = cu_core->cast_float(o->alpha, t);
+    g->beta = cu_core->cast_float(o->beta, t);
     if (o->c && g->beta != 0.0f) {
         /* c broadcast into the output, then accumulated onto */
         const wnn_desc *cd = &in[o->c - 1];
@@ -499,7 +499,7 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         v->p.is[1] = r1 == 1 ? 0 : 1;
         v->p.os[0] = out->shape[1];
         v->p.os[1] = 1;
-        view_finish(v, (int)wnn_dtype_size(t));
+        view_finish(v, (int)cu_core->dtype_size(t));
         g->use_c = true;
         g->c_in = o->c - 1;
     } else {
@@ -617,17 +617,17 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     case K_CAST:
         cn->u.cast.ti = in[0].dtype;
         cn->u.cast.to = out[0].dtype;
-        cn->u.cast.n = (int64_t)wnn_desc_elements(&out[0]);
+        cn->u.cast.n = (int64_t)cu_core->desc_elements(&out[0]);
         break;
-    case K_COPY: cn->u.copy_bytes = wnn_desc_bytes(&out[0]); break;
+    case K_COPY: cn->u.copy_bytes = cu_core->desc_bytes(&out[0]); break;
     case K_VIEWS: return prep_views(cn, in, out);
     case K_PAD: prep_pad(cn, &in[0], &out[0]); break;
     case K_TRI: {
         const wnn_triangular_options *o = node->options;
         const wnn_desc *d = &in[0];
-        cn->u.tri.es = (int)wnn_dtype_size(d->dtype);
+        cn->u.tri.es = (int)cu_core->dtype_size(d->dtype);
         cn->u.tri.upper = o->upper;
-        cn->u.tri.n = (int64_t)wnn_desc_elements(d);
+        cn->u.tri.n = (int64_t)cu_core->desc_elements(d);
         cn->u.tri.h = d->shape[d->rank - 2];
         cn->u.tri.w = d->shape[d->rank - 1];
         cn->u.tri.diag = o->diagonal;
@@ -636,19 +636,19 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     case K_GATHER: {
         const wnn_gather_params *q = &cn->lowered->u.gather;
         ck_gather_p *p = &cn->u.ga;
-        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->es = (int)cu_core->dtype_size(in[0].dtype);
         p->it = in[1].dtype;
         p->dim = (int64_t)q->dim;
         p->inner = (int64_t)q->inner;
         p->n_idx = (int64_t)q->n_idx;
-        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        p->n = (int64_t)cu_core->desc_elements(&out[0]);
         break;
     }
     case K_GATHER_EL:
     case K_SCATTER_EL: {
         const wnn_gather_params *q = &cn->lowered->u.gather;
         ck_gather_el_p *p = &cn->u.gel;
-        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->es = (int)cu_core->dtype_size(in[0].dtype);
         p->it = in[1].dtype;
         p->dim = (int64_t)q->dim;
         p->a_n = (int64_t)q->a_n;
@@ -657,7 +657,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
             p->n = (int64_t)q->n_idx;
         } else {
             p->n = (int64_t)(q->outer * q->inner);
-            cn->in_bytes = wnn_desc_bytes(&in[0]);
+            cn->in_bytes = cu_core->desc_bytes(&in[0]);
         }
         break;
     }
@@ -666,7 +666,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         break;
     case K_SCATTER_ND:
         prep_nd(&cn->u.nd, &in[0], &in[1], &cn->lowered->u.gather);
-        cn->in_bytes = wnn_desc_bytes(&in[0]);
+        cn->in_bytes = cu_core->desc_bytes(&in[0]);
         cn->scratch = (uint64_t)cn->u.nd.n_slices * sizeof(int32_t);
         break;
     case K_NORM: prep_norm(cn, &in[0]); break;
@@ -674,7 +674,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         const wnn_batch_normalization_options *o = node->options;
         ck_bn_p *p = &cn->u.bn;
         p->dt = in[0].dtype;
-        p->n = (int64_t)wnn_desc_elements(&in[0]);
+        p->n = (int64_t)cu_core->desc_elements(&in[0]);
         p->C = (int64_t)cn->lowered->u.axis.n;
         p->inner = (int64_t)cn->lowered->u.axis.inner;
         p->eps = o->epsilon;
@@ -719,7 +719,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         uint32_t a = o->axis[0], c = o->axis[1];
         p->ya = (int)(a < c ? a : c);
         p->xa = (int)(a < c ? c : a);
-        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        p->n = (int64_t)cu_core->desc_elements(&out[0]);
         for (int d = 0; d < 4; d++) {
             p->in[d] = in[0].shape[d];
             p->out[d] = out[0].shape[d];
@@ -740,7 +740,7 @@ cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
     if (kind == K_NONE) {
         return false;
     }
-    *out = *wnn_op_get(op)->limits;
+    *out = *cu_core->op_get(op)->limits;
     uint16_t mask = kind_dtypes(kind);
     for (uint32_t i = 0; i < out->n; i++) {
         out->e[i].dtypes &= mask;
