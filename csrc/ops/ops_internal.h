@@ -77,6 +77,13 @@ wnn_status wnn_vfailk(wnn_error *err, wnn_error_kind kind, const char *op,
                       const char *label, const char *arg, const char *fmt,
                       va_list ap);
 
+/* MLOperandDescriptor "check dimensions" and the byte length limit
+ * (validation.c; core/context.c's wnn_desc_check gives it the context's
+ * maxTensorByteLength). */
+wnn_status wnn_check_dimensions(const wnn_desc *d, uint64_t max_bytes,
+                                const char *op, const char *arg,
+                                wnn_error *err);
+
 /* Spec "bidirectionally broadcasting": 0 on success. */
 int wnn_broadcast_shapes(const uint32_t *a, uint32_t ra, const uint32_t *b,
                          uint32_t rb, uint32_t *out, uint32_t *rout);
