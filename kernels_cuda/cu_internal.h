@@ -290,7 +290,6 @@ int cu_kind_of(wnn_op op);
 uint16_t kind_dtypes(int kind);
 int cu_unary_op(wnn_op op);
 int cu_binary_op(wnn_op op);
-void cu_contiguous_strides(const wnn_desc *d, int64_t *st);
 uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
 void bcast_from(ck_bcast *it, const wnn_broadcast_params *bp);
 void view_finish(cu_view *v, int es);

@@ -50,16 +50,6 @@ cu_binary_op(wnn_op op)
     return cu_ops[op].code;
 }
 
-void
-cu_contiguous_strides(const wnn_desc *d, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = (int)d->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= d->shape[i];
-    }
-}
-
 uint64_t
 cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
 {
@@ -248,64 +238,39 @@ prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix,
     }
 }
 
-/* Group description of instance / layer normalization. */
+/* Groups of instance / layer normalization, lowered by the core
+ * (compiler/lower/reduce.c; cpu/kernels/normalization/ reads the same). */
 void
 prep_norm(cu_node *cn, const wnn_desc *in)
 {
+    const wnn_norm_params *q = &cn->lowered->u.norm;
     ck_norm_p *p = &cn->u.norm;
     memset(p, 0, sizeof(*p));
     p->dt = in->dtype;
-    int64_t st[WNN_MAX_RANK];
-    cu_contiguous_strides(in, st);
+    p->nk = (int)q->nk;
+    p->nr = (int)q->nr;
+    for (uint32_t j = 0; j < q->nk; j++) {
+        p->kext[j] = (uint32_t)q->kext[j];
+        p->kst[j] = q->kst[j];
+    }
+    for (uint32_t j = 0; j < q->nr; j++) {
+        p->rext[j] = (uint32_t)q->rext[j];
+        p->rst[j] = q->rst[j];
+    }
+    p->per_channel = q->per_channel;
+    p->G = q->G;
+    p->S = q->S;
     if (cn->node->op == WNN_OP_INSTANCE_NORMALIZATION) {
         const wnn_instance_normalization_options *o = cn->node->options;
-        uint32_t N = in->shape[0];
-        bool nhwc = o->layout != 0;
-        uint32_t C = nhwc ? in->shape[3] : in->shape[1];
-        uint32_t H = nhwc ? in->shape[1] : in->shape[2];
-        uint32_t W = nhwc ? in->shape[2] : in->shape[3];
-        p->nk = 2;
-        p->kext[0] = N;
-        p->kext[1] = C;
-        p->kst[0] = st[0];
-        p->kst[1] = nhwc ? 1 : st[1];
-        p->nr = 2;
-        p->rext[0] = H;
-        p->rext[1] = W;
-        p->rst[0] = nhwc ? st[1] : st[2];
-        p->rst[1] = nhwc ? st[2] : 1;
-        p->per_channel = C;
-        p->G = (int64_t)N * C;
-        p->S = (int64_t)H * W;
         p->eps = o->epsilon;
         cn->scale = o->scale;
         cn->bias = o->bias;
-        return;
+    } else {
+        const wnn_layer_normalization_options *o = cn->node->options;
+        p->eps = o->epsilon;
+        cn->scale = o->scale;
+        cn->bias = o->bias;
     }
-    const wnn_layer_normalization_options *o = cn->node->options;
-    bool red[WNN_MAX_RANK] = { false };
-    for (uint32_t i = 0; i < o->axes.n; i++) {
-        red[o->axes.v[i]] = true;
-    }
-    p->G = 1;
-    p->S = 1;
-    for (uint32_t i = 0; i < in->rank; i++) {
-        if (!red[i]) {
-            p->kext[p->nk] = in->shape[i];
-            p->kst[p->nk++] = st[i];
-            p->G *= in->shape[i];
-        }
-    }
-    for (uint32_t i = 0; i < o->axes.n; i++) {
-        uint32_t a = o->axes.v[i];
-        p->rext[p->nr] = in->shape[a];
-        p->rst[p->nr++] = st[a];
-        p->S *= in->shape[a];
-    }
-    p->per_channel = 0;
-    p->eps = o->epsilon;
-    cn->scale = o->scale;
-    cn->bias = o->bias;
 }
 
 /* Blockwise broadcasting of scale / zeroPoint. */

@@ -72,6 +72,10 @@ wnn_lower_graph(const wnn_graph *g, wnn_lowered **out, wnn_error *err)
             wnn_lower_reduce(&l->u.reduce, in_desc(ir, node, 0),
                              ((const wnn_reduce_options *)node->options)
                                  ->axes_mask);
+        } else if (node->op == WNN_OP_INSTANCE_NORMALIZATION ||
+                   node->op == WNN_OP_LAYER_NORMALIZATION) {
+            l->kind = WNN_LOWER_NORM;
+            wnn_lower_norm(&l->u.norm, node, in_desc(ir, node, 0));
         } else if (wnn_lower_axis_of(node, &axis)) {
             l->kind = WNN_LOWER_AXIS;
             wnn_lower_axis(&l->u.axis, in_desc(ir, node, 0), axis);

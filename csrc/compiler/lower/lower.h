@@ -24,7 +24,12 @@
  *                 argMax / cumulativeSum / softmax / batchNormalization: the
  *                 input as [outer, n, inner] around the axis -- read by
  *                 cpu/kernels/reduce/ and the CUDA reduce / axis / softmax /
- *                 batchNormalization launchers.
+ *                 batchNormalization launchers; instanceNormalization /
+ *                 layerNormalization: the groups (kept dimensions, memory
+ *                 order) and the reduced dimensions (layerNormalization:
+ *                 in the order of axes, the order of scale and bias) --
+ *                 read by cpu/kernels/normalization/ and the CUDA norm
+ *                 launcher.
  *   gather.c      gather, gatherElements, scatterElements, gatherND,
  *                 scatterND: the extents and strides around the axis or of
  *                 the coordinate tuples -- read by cpu/kernels/gather_scatter/
@@ -89,6 +94,20 @@ typedef struct wnn_reduce_params {
     uint64_t O, R;          /* outputs, reduced elements per output */
     bool inner_red;         /* the innermost group is reduced */
 } wnn_reduce_params;
+
+/* instanceNormalization / layerNormalization: G groups (row-major over
+ * kext, at offsets sum(kidx * kst)) of S elements each (row-major over
+ * rext, at sum(ridx * rst); layerNormalization: in the order of axes, the
+ * order of the scale / bias elements).  per_channel: instanceNormalization's
+ * C (scale / bias element = group % C), 0 for layerNormalization (scale /
+ * bias element = position in the group). */
+typedef struct wnn_norm_params {
+    uint32_t nk, nr;
+    int64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
+    int64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK];
+    int64_t G, S;
+    int64_t per_channel;
+} wnn_norm_params;
 
 /* An operator along one axis: the input as [outer, n, inner]. */
 typedef struct wnn_axis_params {
@@ -156,6 +175,7 @@ typedef enum wnn_lowered_kind {
     WNN_LOWER_POOL,
     WNN_LOWER_REDUCE,
     WNN_LOWER_AXIS,
+    WNN_LOWER_NORM,
     WNN_LOWER_GATHER,
     WNN_LOWER_QUANT,
     WNN_LOWER_VIEWS,
@@ -170,6 +190,7 @@ struct wnn_lowered {
         wnn_pool_params pool;
         wnn_reduce_params reduce;
         wnn_axis_params axis;
+        wnn_norm_params norm;
         wnn_gather_params gather;
         wnn_quant_params quant;
         wnn_views_params views;
@@ -200,6 +221,8 @@ void wnn_lower_pool(wnn_pool_params *p, const wnn_node *node,
 void wnn_lower_reduce(wnn_reduce_params *p, const wnn_desc *x,
                       uint32_t mask);
 void wnn_lower_axis(wnn_axis_params *p, const wnn_desc *x, uint32_t axis);
+void wnn_lower_norm(wnn_norm_params *p, const wnn_node *node,
+                    const wnn_desc *x);
 /* the axis of an axis operator's options, false for other operators */
 bool wnn_lower_axis_of(const wnn_node *node, uint32_t *axis);
 

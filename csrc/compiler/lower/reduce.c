@@ -1,6 +1,7 @@
-/* reduce.c -- the runs of the reductions and the [outer, n, inner] view of
- * the operators along one axis (lower.h), once per node at compile;
- * cpu/kernels/reduce/ and the CUDA backend read them. */
+/* reduce.c -- the runs of the reductions, the groups of instance and layer
+ * normalization and the [outer, n, inner] view of the operators along one
+ * axis (lower.h), once per node at compile; cpu/kernels/reduce/,
+ * cpu/kernels/normalization/ and the CUDA backend read them. */
 #include "../../ops/ops_internal.h"
 #include "lower.h"
 
@@ -83,4 +84,57 @@ wnn_lower_axis_of(const wnn_node *node, uint32_t *axis)
     default:
         return false;
     }
+}
+
+void
+wnn_lower_norm(wnn_norm_params *p, const wnn_node *node, const wnn_desc *x)
+{
+    int64_t st[WNN_MAX_RANK], s = 1;
+    for (int i = (int)x->rank - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= x->shape[i];
+    }
+    if (node->op == WNN_OP_INSTANCE_NORMALIZATION) {
+        const wnn_instance_normalization_options *o = node->options;
+        bool nhwc = o->layout != 0;
+        int64_t N = x->shape[0];
+        int64_t C = nhwc ? x->shape[3] : x->shape[1];
+        int64_t H = nhwc ? x->shape[1] : x->shape[2];
+        int64_t W = nhwc ? x->shape[2] : x->shape[3];
+        p->nk = 2;
+        p->kext[0] = N;
+        p->kext[1] = C;
+        p->kst[0] = st[0];
+        p->kst[1] = nhwc ? 1 : st[1];
+        p->nr = 2;
+        p->rext[0] = H;
+        p->rext[1] = W;
+        p->rst[0] = nhwc ? st[1] : st[2];
+        p->rst[1] = nhwc ? st[2] : 1;
+        p->per_channel = C;
+        p->G = N * C;
+        p->S = H * W;
+        return;
+    }
+    const wnn_layer_normalization_options *o = node->options;
+    bool red[WNN_MAX_RANK] = { false };
+    for (uint32_t i = 0; i < o->axes.n; i++) {
+        red[o->axes.v[i]] = true;
+    }
+    p->nk = p->nr = 0;
+    p->G = p->S = 1;
+    for (uint32_t i = 0; i < x->rank; i++) {
+        if (!red[i]) {
+            p->kext[p->nk] = x->shape[i];
+            p->kst[p->nk++] = st[i];
+            p->G *= x->shape[i];
+        }
+    }
+    for (uint32_t i = 0; i < o->axes.n; i++) {
+        uint32_t a = o->axes.v[i];
+        p->rext[p->nr] = x->shape[a];
+        p->rst[p->nr++] = st[a];
+        p->S *= x->shape[a];
+    }
+    p->per_channel = 0;
 }
