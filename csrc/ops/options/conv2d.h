@@ -8,9 +8,9 @@ enum { WNN_CONVT_IOHW = 0, WNN_CONVT_HWOI = 1, WNN_CONVT_OHWI = 2 };
 
 /* MLConv2dOptions -- #api-mlgraphbuilder-conv2d */
 #define WNN_CONV2D_OPTIONS(S, F, E, X)                                        \
+    /* lists: .present false when absent */                                   \
     F(S, padding, "padding", WNN_F_U32_LIST, 0)                               \
     F(S, strides, "strides", WNN_F_U32_LIST, 0)                               \
-    /* .present false when absent */                                          \
     F(S, dilations, "dilations", WNN_F_U32_LIST, 0)                           \
     F(S, groups, "groups", WNN_F_U32, 1) /* 1 */                              \
     /* "nchw" */                                                              \
