@@ -15,7 +15,7 @@ cuda_error(wnn_error *err, wnn_error_kind kind, const char *op,
            const char *label, cudaError_t e, const char *what)
 {
     cudaGetLastError(); /* clear a non-sticky error */
-    return wnn_failk(err, kind, op, label, NULL, "CUDA %s failed: %s (%s)",
+    return cu_core->failk(err, kind, op, label, NULL, "CUDA %s failed: %s (%s)",
                      what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
@@ -131,7 +131,7 @@ cu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
     cudaError_t e = cudaMalloc(&p, n);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return wnn_failk(err, WNN_UNKNOWN_ERROR, "createTensor", NULL, NULL,
+        return cu_core->failk(err, WNN_UNKNOWN_ERROR, "createTensor", NULL, NULL,
                          "cannot allocate %llu bytes of GPU memory: %s",
                          (unsigned long long)bytes, cudaGetErrorString(e));
     }
@@ -298,8 +298,24 @@ cu_not_supported(wnn_error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    return wnn_failk(err, WNN_NOT_SUPPORTED, "createContext", NULL,
+    return cu_core->failk(err, WNN_NOT_SUPPORTED, "createContext", NULL,
                      "deviceType", "no usable GPU: %s", why);
+}
+
+const wnn_core_services *cu_core;
+
+/* Called once by registry.c right after loading the library, before any
+ * wnn_cuda_backend_create: the core's services (backend.h).  False when the
+ * table is not the version this library was built for. */
+EXPORT bool
+wnn_cuda_backend_init(const wnn_core_services *core)
+{
+    if (!core || core->version != WNN_CORE_SERVICES_VERSION ||
+        core->size != sizeof(wnn_core_services)) {
+        return false;
+    }
+    cu_core = core;
+    return true;
 }
 
 /* The entry point that registry.c looks up: a backend on the GPU numbered
@@ -349,7 +365,7 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     }
     cu_backend *b = calloc(1, sizeof(*b));
     if (!b) {
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "createContext", NULL, NULL,
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "createContext", NULL, NULL,
                          "out of memory");
     }
     b->device = dev;

@@ -1,7 +1,8 @@
-"""Build the CUDA backend: kernels_cuda/*.cu (nvcc) and *.c, with the
-operator registry of csrc/ops, csrc/core/dtype.c and csrc/compiler/*.c (the
-fusion analysis and the memory plan; the core exports nothing, so the
-backend carries its own copy), into libwebnn_cuda.so.  cuDNN is not linked:
+"""Build the CUDA backend: kernels_cuda/*.cu (nvcc) and *.c into
+libwebnn_cuda.so.  No source of the core is linked in: the core exports
+nothing, and gives the library the services it needs (the operator table,
+errors, data type sizes) through a versioned table at load time
+(wnn_core_services, csrc/backend/backend.h).  cuDNN is not linked:
 kernels_cuda/cudnn_dl.c loads it at run time.
 setup.py's build_ext calls build() after the core; this file also runs on
 its own (no setuptools needed):
@@ -120,12 +121,9 @@ def build(target, obj_dir):
     nvflags = [nvcc, "-O3", "-std=c++17", "-fmad=false", "-Xcompiler",
                "-fPIC,-fvisibility=hidden", "-I" + kdir] + gencode
     nvflags += shlex.split(os.environ.get("WEBNN_NVCC_FLAGS", ""))
-    # The C files: the backend and its own copy of the operator registry.
-    c_srcs = (sorted(glob.glob(os.path.join(kdir, "*.c")))
-              + sorted(glob.glob(os.path.join(HERE, "csrc", "ops", "*.c")))
-              + [os.path.join(HERE, "csrc", "core", "dtype.c")]
-              + sorted(f for f in glob.glob(os.path.join(HERE, "csrc", "compiler", "*.c"))
-                       if os.path.basename(f) != "layout.c"))  # the core's pass only
+    # The C files: the backend only (the core's services come through the
+    # table given to wnn_cuda_backend_init at load time, backend.h).
+    c_srcs = sorted(glob.glob(os.path.join(kdir, "*.c")))
     cu_srcs = sorted(glob.glob(os.path.join(kdir, "*.cu")))
     k_headers = glob.glob(os.path.join(kdir, "*.h")) + glob.glob(os.path.join(kdir, "*.cuh"))
     stamp = os.path.join(obj_dir, "flags")

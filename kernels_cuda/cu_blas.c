@@ -44,7 +44,7 @@ run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
            void *scratch, wnn_error *err)
 {
     const mm_plan *m = &cn->u.mm;
-    const char *op = wnn_op_get(cn->node->op)->camel;
+    const char *op = cu_core->op_get(cn->node->op)->camel;
     cublasStatus_t s;
     if (m->mode != MM_POINTERS) {
         s = blas_gemm(b, m->dt, false, false, m->M, m->N, m->K, 1.0f, in[0],
@@ -80,7 +80,7 @@ run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         }
     }
     if (s != CUBLAS_STATUS_SUCCESS) {
-        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+        return cu_core->failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
                          "cuBLAS failed: %s", blas_error(s));
     }
     return WNN_OK;
@@ -91,7 +91,7 @@ run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          wnn_error *err)
 {
     const gemm_plan *g = &cn->u.gm;
-    const char *op = wnn_op_get(cn->node->op)->camel;
+    const char *op = cu_core->op_get(cn->node->op)->camel;
     if (g->use_c) {
         /* c broadcast into the output (c is node input c_in) */
         const void *cin[1] = { in[g->c_in] };
@@ -105,7 +105,7 @@ run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
                                  g->alpha, in[0], g->lda, 0, in[1], g->ldb, 0,
                                  g->beta, out[0], g->N, 0, 1);
     if (s != CUBLAS_STATUS_SUCCESS) {
-        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+        return cu_core->failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
                          "cuBLAS failed: %s", blas_error(s));
     }
     return WNN_OK;
@@ -122,7 +122,7 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
 {
     const rnn_plan *r = &cn->u.rnn;
     const ck_rnn_p *p = &r->p;
-    const char *op = wnn_op_get(cn->node->op)->camel;
+    const char *op = cu_core->op_get(cn->node->op)->camel;
     cudaStream_t s = b->stream;
     char *sc = scratch;
 #define F(off) ((float *)(sc + (off)))
@@ -186,7 +186,7 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         }
     }
     if (bs != CUBLAS_STATUS_SUCCESS) {
-        return wnn_failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
+        return cu_core->failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
                          "cuBLAS failed: %s", blas_error(bs));
     }
     /* the final states into the outputs */
@@ -235,7 +235,7 @@ need_blas(cu_backend *b, wnn_error *err)
                 cublasDestroy(b->blas);
             }
             b->blas = NULL;
-            st = wnn_failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
+            st = cu_core->failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
                            "cannot initialise cuBLAS: %s", blas_error(s));
         }
     }

@@ -213,8 +213,8 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         }
         d->fview.in = 1;
         d->fview.out = 0;
-        view_finish(&d->fview, (int)wnn_dtype_size(p->dt));
-        d->fbytes = cu_align_up((uint64_t)acc * wnn_dtype_size(p->dt));
+        view_finish(&d->fview, (int)cu_core->dtype_size(p->dt));
+        d->fbytes = cu_align_up((uint64_t)acc * cu_core->dtype_size(p->dt));
         d->frelayout = ir->operands[node->in[1]].kind == WNN_OPERAND_CONSTANT ? 1 : 2;
     }
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
@@ -288,7 +288,7 @@ dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
         cudaError_t e = run_view(b, &d->fview, in, outs);
         if (e != cudaSuccess) {
             return cuda_error(err, WNN_OPERATION_ERROR,
-                              wnn_op_get(cn->node->op)->camel, cn->node->label,
+                              cu_core->op_get(cn->node->op)->camel, cn->node->label,
                               e, "kernel launch");
         }
         *wp = scratch;
@@ -299,7 +299,7 @@ dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
 wnn_status
 dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err)
 {
-    return wnn_failk(err, WNN_OPERATION_ERROR, wnn_op_get(cn->node->op)->camel,
+    return cu_core->failk(err, WNN_OPERATION_ERROR, cu_core->op_get(cn->node->op)->camel,
                      cn->node->label, NULL, "cuDNN failed: %s",
                      b->dnn->cudnnGetErrorString(st));
 }

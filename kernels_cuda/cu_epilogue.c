@@ -31,7 +31,7 @@ run_fused(cu_backend *b, const wnn_graph *g, cu_compiled *c, cu_node *cn,
     const void *b1 = cn->epi.bias ? c->ptr_in[cn->bias - 1] : NULL;
     cudaError_t e = ck_epilogue(&cn->epi, b1, addend, y, b->stream);
     if (e != cudaSuccess) {
-        return cuda_error(err, WNN_OPERATION_ERROR, wnn_op_get(node->op)->camel,
+        return cuda_error(err, WNN_OPERATION_ERROR, cu_core->op_get(node->op)->camel,
                           node->label, e, "kernel launch");
     }
     return WNN_OK;

@@ -46,11 +46,13 @@
  *              cudnnConvolutionBiasActivationForward).  No call into
  *              csrc/compiler/ from here.
  *
- * The library also holds its own copy of the operator registry
- * (every .c of csrc/ops, and csrc/core/dtype.c): the core is loaded by Python with
- * RTLD_LOCAL and exports nothing, so wnn_op_get(), wnn_failk() and
- * wnn_number_store() are linked in here; only wnn_cuda_backend_create is
- * exported. */
+ * The core is loaded by Python with RTLD_LOCAL and exports nothing: the
+ * services of the core the library uses (the operator table, the error
+ * helper, data type sizes, element-wise parameters) come through the
+ * versioned table that registry.c gives wnn_cuda_backend_init at load time
+ * (wnn_core_services, csrc/backend/backend.h), kept in cu_core; no source
+ * of the core is linked in.  Only wnn_cuda_backend_init and
+ * wnn_cuda_backend_create are exported. */
 #ifndef WNN_CU_INTERNAL_H
 #define WNN_CU_INTERNAL_H
 #include <pthread.h>
@@ -79,6 +81,10 @@ _Static_assert((int)CK_RANK == (int)WNN_MAX_RANK, "cuda_kernels.h rank");
 #define DEV_ALIGN 256u
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* The core's services (backend_cuda.c wnn_cuda_backend_init), set once at
+ * load time before any backend is created. */
+extern const wnn_core_services *cu_core;
 
 /* ---- the backend ------------------------------------------------------------ */
 typedef struct cu_backend {
@@ -288,21 +294,22 @@ int cu_kind_of(wnn_op op);
 uint16_t kind_dtypes(int kind);
 int cu_unary_op(wnn_op op);
 int cu_binary_op(wnn_op op);
-void cu_contiguous_strides(const wnn_desc *d, int64_t *st);
 uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
 void bcast_from(ck_bcast *it, const wnn_broadcast_params *bp);
 void view_finish(cu_view *v, int es);
+void view_from(cu_view *cv, const wnn_view *v, int es);
 void prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 bool prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix);
+void prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix,
+             const wnn_gather_params *q);
 void prep_norm(cu_node *cn, const wnn_desc *in);
 void prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 int cu_reduce_op(wnn_op op);
 void prep_reduce(cu_node *cn, const wnn_desc *in);
-void prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out, uint32_t axis);
+void prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 void prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out);

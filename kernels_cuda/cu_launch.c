@@ -75,9 +75,9 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         if (cn->kind == K_NONE) {
             free(idx);
             cu_compiled_free(be, c);
-            return wnn_failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
+            return cu_core->failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
                              "%s has no CUDA kernel",
-                             wnn_op_get(node->op)->camel);
+                             cu_core->op_get(node->op)->camel);
         }
         if (!prep_node(cn, in, outd)) {
             free(idx);
@@ -113,7 +113,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         ck_epi_p *ep = &cn->epi;
         memset(ep, 0, sizeof(*ep));
         ep->dt = od->dtype;
-        ep->n = (int64_t)wnn_desc_elements(od);
+        ep->n = (int64_t)cu_core->desc_elements(od);
         ep->act = -1;
         ep->C = ep->inner = 1;
         uint32_t axis = cn->kind == K_CONV ? (cn->u.conv.nhwc ? 3 : 1)
@@ -161,7 +161,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     for (uint32_t i = 0; i < ir->n_operands; i++) {
         if (p->slots[i].kind == WNN_SLOT_CONSTANT) {
             c->const_off[i] = const_bytes;
-            const_bytes += cu_align_up(wnn_desc_bytes(&ir->operands[i].desc));
+            const_bytes += cu_align_up(cu_core->desc_bytes(&ir->operands[i].desc));
         }
     }
     for (uint32_t n = 0; n < c->n_nodes; n++) {
@@ -183,7 +183,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         if (p->slots[i].kind != WNN_SLOT_CONSTANT) {
             continue;
         }
-        uint64_t bytes = wnn_desc_bytes(&o->desc);
+        uint64_t bytes = cu_core->desc_bytes(&o->desc);
         char *dst = (char *)c->consts + c->const_off[i];
         what = "upload of a constant";
         if (o->tensor) {
@@ -233,7 +233,7 @@ cuda_fail:
                       "build", NULL, e, what);
 oom:
     cu_compiled_free(be, c);
-    return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+    return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                      "out of memory while compiling for the GPU");
 }
 
@@ -287,7 +287,7 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         const wnn_output_copy *cp = &g->plan.copies[i];
         cudaError_t e = cudaMemcpyAsync(
             out[cp->to_output], out[cp->from_output],
-            wnn_desc_bytes(&g->outputs[cp->to_output].desc),
+            cu_core->desc_bytes(&g->outputs[cp->to_output].desc),
             cudaMemcpyDeviceToDevice, b->stream);
         if (e != cudaSuccess) {
             st = cuda_error(err, WNN_OPERATION_ERROR, "dispatch", NULL, e,
@@ -325,7 +325,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         if (cn->u.cast.ti == cn->u.cast.to) {
             e = cudaMemcpyAsync(out[0], in[0],
                                 (size_t)cn->u.cast.n *
-                                    wnn_dtype_size(cn->u.cast.ti),
+                                    cu_core->dtype_size(cn->u.cast.ti),
                                 cudaMemcpyDeviceToDevice, s);
         } else {
             e = ck_cast(cn->u.cast.ti, cn->u.cast.to, cn->u.cast.n, in[0],
@@ -389,13 +389,13 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
                       cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
         break;
     default:
-        return wnn_failk(err, WNN_NOT_SUPPORTED,
-                         wnn_op_get(cn->node->op)->camel, cn->node->label,
+        return cu_core->failk(err, WNN_NOT_SUPPORTED,
+                         cu_core->op_get(cn->node->op)->camel, cn->node->label,
                          NULL, "no CUDA kernel");
     }
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_OPERATION_ERROR,
-                          wnn_op_get(cn->node->op)->camel, cn->node->label, e,
+                          cu_core->op_get(cn->node->op)->camel, cn->node->label, e,
                           "kernel launch");
     }
     return WNN_OK;

@@ -1,7 +1,10 @@
 /* cu_prep.c -- compile-time parameter blocks of each node (the dispatch
- * table from cuda_ops.h, op_limits, the prep_* functions; the broadcast
- * iterators and the convolution geometry come from the core's lowering,
- * g->lowered) (cu_internal.h has the overview). */
+ * table from cuda_ops.h, op_limits, the prep_* functions).  What the core's
+ * lowering computed (g->lowered, compiler/lower/: broadcast iterators, conv
+ * and pool geometry, reduce runs, axis extents, gather / scatter strides,
+ * quantize shapes, the movement operators' views; the CPU kernels read the
+ * same blocks) is only copied into the kernels' types here
+ * (cu_internal.h has the overview). */
 #include "cu_internal.h"
 
 /* The dispatch table, generated from cuda_ops.h (the CUDA column of the
@@ -47,16 +50,6 @@ cu_binary_op(wnn_op op)
     return cu_ops[op].code;
 }
 
-void
-cu_contiguous_strides(const wnn_desc *d, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = (int)d->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= d->shape[i];
-    }
-}
-
 uint64_t
 cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
 {
@@ -82,8 +75,10 @@ bcast_from(ck_bcast *it, const wnn_broadcast_params *bp)
     }
 }
 
-/* Drop size-1 dimensions and merge neighbours contiguous on both sides
- * (cpu/kernels/movement/movement.c view_simplify); sets n and plain. */
+/* Drop size-1 dimensions and merge neighbours contiguous on both sides;
+ * sets n and plain.  Only for the CUDA backend's own views (gemm's c
+ * broadcast, cu_dnn.c's filter transpose); the movement operators' views
+ * come simplified from the core (view_from). */
 void
 view_finish(cu_view *v, int es)
 {
@@ -119,6 +114,28 @@ view_finish(cu_view *v, int es)
     v->plain = r == 1 && p->is[0] == 1 && p->os[0] == 1;
 }
 
+/* A view lowered by the core (compiler/lower/views.c: simplified) in the
+ * kernels' types; sets plain. */
+void
+view_from(cu_view *cv, const wnn_view *v, int es)
+{
+    ck_view_p *p = &cv->p;
+    memset(cv, 0, sizeof(*cv));
+    p->rank = v->rank;
+    p->es = es;
+    p->n = v->n;
+    for (int d = 0; d < v->rank; d++) {
+        p->shape[d] = (uint32_t)v->shape[d];
+        p->is[d] = v->is[d];
+        p->os[d] = v->os[d];
+    }
+    cv->in = v->in;
+    cv->out = v->out;
+    cv->in_off = v->in_off * es;
+    cv->out_off = v->out_off * es;
+    cv->plain = v->rank == 1 && v->is[0] == 1 && v->os[0] == 1;
+}
+
 /* ---- per-operator preparation (at compile) ------------------------------------ */
 void
 prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
@@ -130,9 +147,9 @@ prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->op = cu_unary_op(node->op);
     p->ti = in->dtype;
     p->to = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     wnn_scalar_params sp;
-    wnn_scalar_params_of(node->op, node->options, t, &sp);
+    cu_core->scalar_params_of(node->op, node->options, t, &sp);
     p->a = sp.a;
     p->b = sp.b;
     p->lo = sp.lo;
@@ -150,7 +167,7 @@ prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->op = cu_binary_op(cn->node->op);
     p->ti = in[0].dtype;
     p->to = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
@@ -158,146 +175,26 @@ void
 prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     ck_where_p *p = &cn->u.wh;
-    p->es = (int)wnn_dtype_size(out->dtype);
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->es = (int)cu_core->dtype_size(out->dtype);
+    p->n = (int64_t)cu_core->desc_elements(out);
     bcast_from(&p->it, &cn->lowered->u.bcast);
 }
 
-/* Views of transpose expand slice tile reverse split concat
- * (cpu/kernels/movement/movement.c). */
+/* Views of transpose expand slice tile reverse split concat, lowered by
+ * the core (compiler/lower/views.c; cpu/kernels/movement/ reads the same). */
 bool
 prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
-    const wnn_node *node = cn->node;
-    uint32_t n = node->op == WNN_OP_SPLIT    ? node->n_out
-                 : node->op == WNN_OP_CONCAT ? node->n_in
-                                             : 1;
-    cn->views = calloc(n, sizeof(cu_view));
+    (void)out;
+    const wnn_views_params *q = &cn->lowered->u.views;
+    cn->views = calloc(q->n ? q->n : 1, sizeof(cu_view));
     if (!cn->views) {
         return false;
     }
-    cn->n_views = n;
-    int es = (int)wnn_dtype_size(in[0].dtype);
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
-    cu_view *v = cn->views;
-    switch (node->op) {
-    case WNN_OP_TRANSPOSE: {
-        const wnn_transpose_options *o = node->options;
-        cu_contiguous_strides(&in[0], ist);
-        cu_contiguous_strides(&out[0], ost);
-        v->p.rank = (int)out[0].rank;
-        for (uint32_t i = 0; i < out[0].rank; i++) {
-            uint32_t p = o->permutation.v[i];
-            v->p.shape[i] = out[0].shape[i];
-            v->p.is[i] = p < in[0].rank ? ist[p] : 0;
-            v->p.os[i] = ost[i];
-        }
-        break;
-    }
-    case WNN_OP_EXPAND: {
-        cu_contiguous_strides(&in[0], ist);
-        cu_contiguous_strides(&out[0], ost);
-        v->p.rank = (int)out[0].rank;
-        int shift = (int)out[0].rank - (int)in[0].rank;
-        for (int i = 0; i < (int)out[0].rank; i++) {
-            int j = i - shift;
-            v->p.shape[i] = out[0].shape[i];
-            v->p.is[i] = j >= 0 && in[0].shape[j] != 1 ? ist[j] : 0;
-            v->p.os[i] = ost[i];
-        }
-        break;
-    }
-    case WNN_OP_SLICE: {
-        const wnn_slice_options *o = node->options;
-        cu_contiguous_strides(&in[0], ist);
-        cu_contiguous_strides(&out[0], ost);
-        v->p.rank = (int)out[0].rank;
-        int64_t base = 0;
-        for (uint32_t i = 0; i < out[0].rank; i++) {
-            v->p.shape[i] = out[0].shape[i];
-            v->p.is[i] = ist[i] * (int64_t)o->strides.v[i];
-            v->p.os[i] = ost[i];
-            base += ist[i] * (int64_t)o->starts.v[i];
-        }
-        v->in_off = base * es;
-        break;
-    }
-    case WNN_OP_TILE: {
-        const wnn_tile_options *o = node->options;
-        cu_contiguous_strides(&in[0], ist);
-        cu_contiguous_strides(&out[0], ost);
-        v->p.rank = 2 * (int)in[0].rank;
-        for (uint32_t i = 0; i < in[0].rank; i++) {
-            v->p.shape[2 * i] = o->repetitions.v[i];
-            v->p.is[2 * i] = 0;
-            v->p.os[2 * i] = ost[i] * in[0].shape[i];
-            v->p.shape[2 * i + 1] = in[0].shape[i];
-            v->p.is[2 * i + 1] = ist[i];
-            v->p.os[2 * i + 1] = ost[i];
-        }
-        break;
-    }
-    case WNN_OP_REVERSE: {
-        const wnn_reverse_options *o = node->options;
-        cu_contiguous_strides(&in[0], ist);
-        v->p.rank = (int)in[0].rank;
-        int64_t base = 0;
-        for (uint32_t i = 0; i < in[0].rank; i++) {
-            v->p.shape[i] = in[0].shape[i];
-            v->p.is[i] = ist[i];
-            v->p.os[i] = ist[i];
-        }
-        for (uint32_t a = 0; a < o->axes.n; a++) {
-            uint32_t i = o->axes.v[a];
-            if (i < in[0].rank && v->p.is[i] > 0) { /* duplicates ignored */
-                base += (int64_t)(in[0].shape[i] - 1) * ist[i];
-                v->p.is[i] = -ist[i];
-            }
-        }
-        v->in_off = base * es;
-        break;
-    }
-    case WNN_OP_SPLIT: {
-        const wnn_split_options *o = node->options;
-        int64_t start = 0;
-        cu_contiguous_strides(&in[0], ist);
-        for (uint32_t j = 0; j < n; j++) {
-            cu_contiguous_strides(&out[j], ost);
-            v[j].p.rank = (int)out[j].rank;
-            for (uint32_t i = 0; i < out[j].rank; i++) {
-                v[j].p.shape[i] = out[j].shape[i];
-                v[j].p.is[i] = ist[i];
-                v[j].p.os[i] = ost[i];
-            }
-            v[j].out = j;
-            v[j].in_off = start * ist[o->axis] * es;
-            start += out[j].shape[o->axis];
-        }
-        break;
-    }
-    case WNN_OP_CONCAT: {
-        const wnn_concat_options *o = node->options;
-        int64_t start = 0;
-        cu_contiguous_strides(&out[0], ost);
-        for (uint32_t j = 0; j < n; j++) {
-            cu_contiguous_strides(&in[j], ist);
-            v[j].p.rank = (int)in[j].rank;
-            for (uint32_t i = 0; i < in[j].rank; i++) {
-                v[j].p.shape[i] = in[j].shape[i];
-                v[j].p.is[i] = ist[i];
-                v[j].p.os[i] = ost[i];
-            }
-            v[j].in = j;
-            v[j].out_off = start * ost[o->axis] * es;
-            start += in[j].shape[o->axis];
-        }
-        break;
-    }
-    default:
-        return false;
-    }
-    for (uint32_t j = 0; j < n; j++) {
-        view_finish(&v[j], es);
+    cn->n_views = q->n;
+    int es = (int)cu_core->dtype_size(in[0].dtype);
+    for (uint32_t j = 0; j < q->n; j++) {
+        view_from(&cn->views[j], &q->v[j], es);
     }
     return true;
 }
@@ -305,147 +202,96 @@ prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 void
 prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
-    const wnn_pad_options *o = cn->node->options;
+    /* lowered by the core (compiler/lower/views.c) */
+    const wnn_pad_params *q = &cn->lowered->u.pad;
     ck_pad_p *p = &cn->u.pad;
     memset(p, 0, sizeof(*p));
-    p->rank = (int)in->rank;
-    p->es = (int)wnn_dtype_size(in->dtype);
-    p->mode = o->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
-              : o->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
+    p->rank = (int)q->rank;
+    p->es = (int)cu_core->dtype_size(in->dtype);
+    p->mode = q->mode == WNN_PAD_EDGE         ? CK_PAD_EDGE
+              : q->mode == WNN_PAD_REFLECTION ? CK_PAD_REFLECTION
                                               : CK_PAD_CONSTANT;
-    p->n = (int64_t)wnn_desc_elements(out);
-    cu_contiguous_strides(in, p->ist);
-    for (uint32_t d = 0; d < in->rank; d++) {
+    p->n = (int64_t)cu_core->desc_elements(out);
+    for (uint32_t d = 0; d < q->rank; d++) {
+        p->ist[d] = q->ist[d];
         p->ishape[d] = in->shape[d];
         p->oshape[d] = out->shape[d];
-        p->begin[d] = o->beginning_padding.v[d];
+        p->begin[d] = q->begin[d];
     }
-    uint64_t val = 0;
-    wnn_number_store(&o->value, in->dtype, &val);
-    p->value = val;
+    p->value = q->value;
 }
 
 void
-prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix)
+prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix,
+        const wnn_gather_params *q)
 {
     memset(p, 0, sizeof(*p));
-    p->es = (int)wnn_dtype_size(in->dtype);
+    p->es = (int)cu_core->dtype_size(in->dtype);
     p->it = ix->dtype;
-    p->coord = (int)ix->shape[ix->rank - 1];
-    p->tuples = (int64_t)cu_prod(ix->shape, 0, ix->rank - 1);
-    p->slice = (int64_t)cu_prod(in->shape, (uint32_t)p->coord, in->rank);
-    p->n_slices = (int64_t)cu_prod(in->shape, 0, (uint32_t)p->coord);
-    int64_t s = 1;
-    for (int d = p->coord - 1; d >= 0; d--) {
-        p->dims[d] = in->shape[d];
-        p->strides[d] = s;
-        s *= in->shape[d];
+    p->coord = (int)q->coord;
+    p->tuples = (int64_t)q->tuples;
+    p->slice = (int64_t)q->slice;
+    p->n_slices = (int64_t)q->n_slices;
+    for (uint32_t d = 0; d < q->coord; d++) {
+        p->dims[d] = (int64_t)q->dims[d];
+        p->strides[d] = (int64_t)q->strides[d];
     }
 }
 
-/* Group description of instance / layer normalization. */
+/* Groups of instance / layer normalization, lowered by the core
+ * (compiler/lower/reduce.c; cpu/kernels/normalization/ reads the same). */
 void
 prep_norm(cu_node *cn, const wnn_desc *in)
 {
+    const wnn_norm_params *q = &cn->lowered->u.norm;
     ck_norm_p *p = &cn->u.norm;
     memset(p, 0, sizeof(*p));
     p->dt = in->dtype;
-    int64_t st[WNN_MAX_RANK];
-    cu_contiguous_strides(in, st);
+    p->nk = (int)q->nk;
+    p->nr = (int)q->nr;
+    for (uint32_t j = 0; j < q->nk; j++) {
+        p->kext[j] = (uint32_t)q->kext[j];
+        p->kst[j] = q->kst[j];
+    }
+    for (uint32_t j = 0; j < q->nr; j++) {
+        p->rext[j] = (uint32_t)q->rext[j];
+        p->rst[j] = q->rst[j];
+    }
+    p->per_channel = q->per_channel;
+    p->G = q->G;
+    p->S = q->S;
     if (cn->node->op == WNN_OP_INSTANCE_NORMALIZATION) {
         const wnn_instance_normalization_options *o = cn->node->options;
-        uint32_t N = in->shape[0];
-        bool nhwc = o->layout != 0;
-        uint32_t C = nhwc ? in->shape[3] : in->shape[1];
-        uint32_t H = nhwc ? in->shape[1] : in->shape[2];
-        uint32_t W = nhwc ? in->shape[2] : in->shape[3];
-        p->nk = 2;
-        p->kext[0] = N;
-        p->kext[1] = C;
-        p->kst[0] = st[0];
-        p->kst[1] = nhwc ? 1 : st[1];
-        p->nr = 2;
-        p->rext[0] = H;
-        p->rext[1] = W;
-        p->rst[0] = nhwc ? st[1] : st[2];
-        p->rst[1] = nhwc ? st[2] : 1;
-        p->per_channel = C;
-        p->G = (int64_t)N * C;
-        p->S = (int64_t)H * W;
         p->eps = o->epsilon;
         cn->scale = o->scale;
         cn->bias = o->bias;
-        return;
+    } else {
+        const wnn_layer_normalization_options *o = cn->node->options;
+        p->eps = o->epsilon;
+        cn->scale = o->scale;
+        cn->bias = o->bias;
     }
-    const wnn_layer_normalization_options *o = cn->node->options;
-    bool red[WNN_MAX_RANK] = { false };
-    for (uint32_t i = 0; i < o->axes.n; i++) {
-        red[o->axes.v[i]] = true;
-    }
-    p->G = 1;
-    p->S = 1;
-    for (uint32_t i = 0; i < in->rank; i++) {
-        if (!red[i]) {
-            p->kext[p->nk] = in->shape[i];
-            p->kst[p->nk++] = st[i];
-            p->G *= in->shape[i];
-        }
-    }
-    for (uint32_t i = 0; i < o->axes.n; i++) {
-        uint32_t a = o->axes.v[i];
-        p->rext[p->nr] = in->shape[a];
-        p->rst[p->nr++] = st[a];
-        p->S *= in->shape[a];
-    }
-    p->per_channel = 0;
-    p->eps = o->epsilon;
-    cn->scale = o->scale;
-    cn->bias = o->bias;
 }
 
-/* Blockwise broadcasting of scale / zeroPoint (cpu/kernels/quantize/quantize.c). */
+/* Blockwise broadcasting of scale / zeroPoint. */
 void
 prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
     ck_quant_p *p = &cn->u.q;
-    const wnn_desc *sc = &in[1];
     memset(p, 0, sizeof(*p));
     p->dequant = cn->node->op == WNN_OP_DEQUANTIZE_LINEAR;
     p->it = in[0].dtype;
     p->st = in[1].dtype;
     p->zt = in[2].dtype;
     p->ot = out->dtype;
-    p->n = (int64_t)wnn_desc_elements(&in[0]);
-    uint64_t ish[WNN_MAX_RANK], ssh[WNN_MAX_RANK];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < in[0].rank; d++) {
-        uint64_t i = in[0].shape[d], s = sc->shape[d];
-        if (i == 1) {
-            continue;
-        }
-        if (r > 0) {
-            uint64_t pi = ish[r - 1], ps = ssh[r - 1];
-            if ((ps == pi && s == i) || (ps == 1 && s == 1)) {
-                ish[r - 1] = pi * i;
-                ssh[r - 1] = ps * s;
-                continue;
-            }
-        }
-        ish[r] = i;
-        ssh[r] = s;
-        r++;
-    }
-    if (r == 0) {
-        ish[0] = ssh[0] = 1;
-        r = 1;
-    }
-    p->rank = (int)r;
-    int64_t stv = 1;
-    for (int d = (int)r - 1; d >= 0; d--) {
-        p->shape[d] = (uint32_t)ish[d];
-        p->block[d] = (uint32_t)(ish[d] / ssh[d]);
-        p->sstride[d] = stv;
-        stv *= (int64_t)ssh[d];
+    p->n = (int64_t)cu_core->desc_elements(&in[0]);
+    /* lowered by the core (compiler/lower/quantize.c) */
+    const wnn_quant_params *q = &cn->lowered->u.quant;
+    p->rank = (int)q->rank;
+    for (uint32_t d = 0; d < q->rank; d++) {
+        p->shape[d] = (uint32_t)q->shape[d];
+        p->block[d] = (uint32_t)q->block[d];
+        p->sstride[d] = (int64_t)q->sstride[d];
     }
 }
 
@@ -455,62 +301,47 @@ cu_reduce_op(wnn_op op)
     return cu_ops[op].code;
 }
 
-/* reduce*: kept and reduced dimensions (size-1 dimensions dropped, adjacent
- * ones of the same group merged when contiguous). */
+/* reduce*: the runs lowered by the core (compiler/lower/reduce.c). */
 void
 prep_reduce(cu_node *cn, const wnn_desc *in)
 {
-    const wnn_reduce_options *o = cn->node->options;
+    const wnn_reduce_params *q = &cn->lowered->u.reduce;
     ck_reduce_p *p = &cn->u.red;
     memset(p, 0, sizeof(*p));
     p->op = cu_reduce_op(cn->node->op);
     p->dt = in->dtype;
-    int64_t st[WNN_MAX_RANK];
-    cu_contiguous_strides(in, st);
-    p->G = 1;
-    p->S = 1;
-    for (uint32_t i = 0; i < in->rank; i++) {
-        if (in->shape[i] == 1) {
-            continue;
-        }
-        if (o->axes_mask & (1u << i)) {
-            if (p->nr > 0 && p->rst[p->nr - 1] == st[i] * in->shape[i]) {
-                p->rext[p->nr - 1] *= in->shape[i];
-                p->rst[p->nr - 1] = st[i];
-            } else {
-                p->rext[p->nr] = in->shape[i];
-                p->rst[p->nr++] = st[i];
-            }
-            p->S *= in->shape[i];
-        } else {
-            if (p->nk > 0 && p->kst[p->nk - 1] == st[i] * in->shape[i]) {
-                p->kext[p->nk - 1] *= in->shape[i];
-                p->kst[p->nk - 1] = st[i];
-            } else {
-                p->kext[p->nk] = in->shape[i];
-                p->kst[p->nk++] = st[i];
-            }
-            p->G *= in->shape[i];
-        }
+    p->nk = (int)q->nk;
+    p->nr = (int)q->nr;
+    p->G = (int64_t)q->O;
+    p->S = (int64_t)q->R;
+    for (uint32_t j = 0; j < q->nk; j++) {
+        p->kext[j] = (uint32_t)q->kext[j];
+        p->kst[j] = (int64_t)q->kst[j];
+    }
+    for (uint32_t j = 0; j < q->nr; j++) {
+        p->rext[j] = (uint32_t)q->rext[j];
+        p->rst[j] = (int64_t)q->rst[j];
     }
 }
 
 void
-prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out, uint32_t axis)
+prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
+    const wnn_axis_params *q = &cn->lowered->u.axis; /* compiler/lower/reduce.c */
     ck_axis_p *p = &cn->u.ax;
     memset(p, 0, sizeof(*p));
     p->dt = in->dtype;
     p->to = out->dtype;
-    p->n = in->shape[axis];
-    p->outer = (int64_t)cu_prod(in->shape, 0, axis);
-    p->inner = (int64_t)cu_prod(in->shape, axis + 1, in->rank);
+    p->n = (int64_t)q->n;
+    p->outer = (int64_t)q->outer;
+    p->inner = (int64_t)q->inner;
 }
 
 void
 prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
-    const wnn_pool2d_options *o = cn->node->options;
+    /* the geometry lowered by the core (compiler/lower/pool.c) */
+    const wnn_pool_params *q = &cn->lowered->u.pool;
     ck_pool_p *p = &cn->u.pool;
     memset(p, 0, sizeof(*p));
     wnn_op op = cn->node->op;
@@ -518,22 +349,13 @@ prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
             : op == WNN_OP_L2_POOL2D   ? CK_POOL_L2
                                        : CK_POOL_MAX;
     p->dt = in->dtype;
-    p->nhwc = o->layout != 0;
-    p->n = (int64_t)wnn_desc_elements(out);
-    p->N = in->shape[0];
-    p->C = p->nhwc ? in->shape[3] : in->shape[1];
-    p->H = p->nhwc ? in->shape[1] : in->shape[2];
-    p->W = p->nhwc ? in->shape[2] : in->shape[3];
-    p->OH = p->nhwc ? out->shape[1] : out->shape[2];
-    p->OW = p->nhwc ? out->shape[2] : out->shape[3];
-    p->kh = o->window[0];
-    p->kw = o->window[1];
-    p->sh = o->stride[0];
-    p->sw = o->stride[1];
-    p->dh = o->dilation[0];
-    p->dw = o->dilation[1];
-    p->pt = o->pad[0];
-    p->pl = o->pad[2];
+    p->nhwc = q->nhwc;
+    p->n = (int64_t)cu_core->desc_elements(out);
+    p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
+    p->OH = q->OH, p->OW = q->OW;
+    p->kh = q->kh, p->kw = q->kw;
+    p->sh = q->sh, p->sw = q->sw, p->dh = q->dh, p->dw = q->dw;
+    p->pt = q->pad[0], p->pl = q->pad[2];
 }
 
 void
@@ -548,7 +370,7 @@ prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     p->flayout = q->filter_layout;
     p->dt = in[0].dtype;
     p->nhwc = q->nhwc;
-    p->n = (int64_t)wnn_desc_elements(out);
+    p->n = (int64_t)cu_core->desc_elements(out);
     p->N = q->N, p->C = q->C, p->H = q->H, p->W = q->W;
     p->O = q->O, p->OH = q->OH, p->OW = q->OW;
     p->KH = q->KH, p->KW = q->KW;
@@ -568,9 +390,9 @@ prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     m->dt = od->dtype;
     int64_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
     int64_t N = bd->shape[bd->rank - 1];
-    int64_t batch = (int64_t)wnn_desc_elements(od) / (M * N);
-    int64_t nba = (int64_t)wnn_desc_elements(ad) / (M * K);
-    int64_t nbb = (int64_t)wnn_desc_elements(bd) / (K * N);
+    int64_t batch = (int64_t)cu_core->desc_elements(od) / (M * N);
+    int64_t nba = (int64_t)cu_core->desc_elements(ad) / (M * K);
+    int64_t nbb = (int64_t)cu_core->desc_elements(bd) / (K * N);
     m->M = (int)M;
     m->N = (int)N;
     m->K = (int)K;
@@ -591,7 +413,7 @@ prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         ck_bptr_p *bp = &m->bp;
         uint32_t rb = od->rank - 2;
         int64_t acc_a = 1, acc_b = 1;
-        size_t es = wnn_dtype_size(od->dtype);
+        size_t es = cu_core->dtype_size(od->dtype);
         bp->rb = (int)rb;
         bp->batch = batch;
         for (int d = (int)rb - 1; d >= 0; d--) {
@@ -627,8 +449,8 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     g->ldb = (int)in[1].shape[1];
     g->ta = o->a_transpose;
     g->tb = o->b_transpose;
-    g->alpha = wnn_cast_float(o->alpha, t);
-    g->beta = wnn_cast_float(o->beta, t);
+    g->alpha = cu_core->cast_float(o->alpha, t);
+    g->beta = cu_core->cast_float(o->beta, t);
     if (o->c && g->beta != 0.0f) {
         /* c broadcast into the output, then accumulated onto */
         const wnn_desc *cd = &in[o->c - 1];
@@ -642,7 +464,7 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         v->p.is[1] = r1 == 1 ? 0 : 1;
         v->p.os[0] = out->shape[1];
         v->p.os[1] = 1;
-        view_finish(v, (int)wnn_dtype_size(t));
+        view_finish(v, (int)cu_core->dtype_size(t));
         g->use_c = true;
         g->c_in = o->c - 1;
     } else {
@@ -760,57 +582,56 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     case K_CAST:
         cn->u.cast.ti = in[0].dtype;
         cn->u.cast.to = out[0].dtype;
-        cn->u.cast.n = (int64_t)wnn_desc_elements(&out[0]);
+        cn->u.cast.n = (int64_t)cu_core->desc_elements(&out[0]);
         break;
-    case K_COPY: cn->u.copy_bytes = wnn_desc_bytes(&out[0]); break;
+    case K_COPY: cn->u.copy_bytes = cu_core->desc_bytes(&out[0]); break;
     case K_VIEWS: return prep_views(cn, in, out);
     case K_PAD: prep_pad(cn, &in[0], &out[0]); break;
     case K_TRI: {
         const wnn_triangular_options *o = node->options;
         const wnn_desc *d = &in[0];
-        cn->u.tri.es = (int)wnn_dtype_size(d->dtype);
+        cn->u.tri.es = (int)cu_core->dtype_size(d->dtype);
         cn->u.tri.upper = o->upper;
-        cn->u.tri.n = (int64_t)wnn_desc_elements(d);
+        cn->u.tri.n = (int64_t)cu_core->desc_elements(d);
         cn->u.tri.h = d->shape[d->rank - 2];
         cn->u.tri.w = d->shape[d->rank - 1];
         cn->u.tri.diag = o->diagonal;
         break;
     }
     case K_GATHER: {
-        const wnn_gather_options *o = node->options;
+        const wnn_gather_params *q = &cn->lowered->u.gather;
         ck_gather_p *p = &cn->u.ga;
-        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->es = (int)cu_core->dtype_size(in[0].dtype);
         p->it = in[1].dtype;
-        p->dim = in[0].shape[o->axis];
-        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
-        p->n_idx = (int64_t)wnn_desc_elements(&in[1]);
-        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        p->dim = (int64_t)q->dim;
+        p->inner = (int64_t)q->inner;
+        p->n_idx = (int64_t)q->n_idx;
+        p->n = (int64_t)cu_core->desc_elements(&out[0]);
         break;
     }
     case K_GATHER_EL:
     case K_SCATTER_EL: {
-        /* MLGatherOptions and MLScatterOptions: one axis field */
-        uint32_t axis = cn->kind == K_GATHER_EL
-                            ? ((const wnn_gather_options *)node->options)->axis
-                            : ((const wnn_scatter_options *)node->options)->axis;
+        const wnn_gather_params *q = &cn->lowered->u.gather;
         ck_gather_el_p *p = &cn->u.gel;
-        p->es = (int)wnn_dtype_size(in[0].dtype);
+        p->es = (int)cu_core->dtype_size(in[0].dtype);
         p->it = in[1].dtype;
-        p->dim = in[0].shape[axis];
-        p->a_n = in[1].shape[axis];
-        p->inner = (int64_t)cu_prod(in[0].shape, axis + 1, in[0].rank);
+        p->dim = (int64_t)q->dim;
+        p->a_n = (int64_t)q->a_n;
+        p->inner = (int64_t)q->inner;
         if (cn->kind == K_GATHER_EL) {
-            p->n = (int64_t)wnn_desc_elements(&in[1]);
+            p->n = (int64_t)q->n_idx;
         } else {
-            p->n = (int64_t)cu_prod(in[0].shape, 0, axis) * p->inner;
-            cn->in_bytes = wnn_desc_bytes(&in[0]);
+            p->n = (int64_t)(q->outer * q->inner);
+            cn->in_bytes = cu_core->desc_bytes(&in[0]);
         }
         break;
     }
-    case K_GATHER_ND: prep_nd(&cn->u.nd, &in[0], &in[1]); break;
+    case K_GATHER_ND:
+        prep_nd(&cn->u.nd, &in[0], &in[1], &cn->lowered->u.gather);
+        break;
     case K_SCATTER_ND:
-        prep_nd(&cn->u.nd, &in[0], &in[1]);
-        cn->in_bytes = wnn_desc_bytes(&in[0]);
+        prep_nd(&cn->u.nd, &in[0], &in[1], &cn->lowered->u.gather);
+        cn->in_bytes = cu_core->desc_bytes(&in[0]);
         cn->scratch = (uint64_t)cn->u.nd.n_slices * sizeof(int32_t);
         break;
     case K_NORM: prep_norm(cn, &in[0]); break;
@@ -818,9 +639,9 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         const wnn_batch_normalization_options *o = node->options;
         ck_bn_p *p = &cn->u.bn;
         p->dt = in[0].dtype;
-        p->n = (int64_t)wnn_desc_elements(&in[0]);
-        p->C = in[0].shape[o->axis];
-        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
+        p->n = (int64_t)cu_core->desc_elements(&in[0]);
+        p->C = (int64_t)cn->lowered->u.axis.n;
+        p->inner = (int64_t)cn->lowered->u.axis.inner;
         p->eps = o->epsilon;
         cn->scale = o->scale;
         cn->bias = o->bias;
@@ -828,12 +649,12 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         break;
     }
     case K_SOFTMAX: {
-        const wnn_softmax_options *o = node->options;
+        const wnn_axis_params *q = &cn->lowered->u.axis;
         ck_softmax_p *p = &cn->u.sm;
         p->dt = in[0].dtype;
-        p->C = in[0].shape[o->axis];
-        p->outer = (int64_t)cu_prod(in[0].shape, 0, o->axis);
-        p->inner = (int64_t)cu_prod(in[0].shape, o->axis + 1, in[0].rank);
+        p->C = (int64_t)q->n;
+        p->outer = (int64_t)q->outer;
+        p->inner = (int64_t)q->inner;
         break;
     }
     case K_QUANT: prep_quant(cn, in, &out[0]); break;
@@ -841,13 +662,12 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     case K_GEMM: prep_gemm(cn, in, &out[0]); break;
     case K_REDUCE: prep_reduce(cn, &in[0]); break;
     case K_ARG:
-        prep_axis(cn, &in[0], &out[0],
-                  ((const wnn_arg_min_max_options *)node->options)->axis);
+        prep_axis(cn, &in[0], &out[0]);
         cn->u.ax.is_max = node->op == WNN_OP_ARG_MAX;
         break;
     case K_CUMSUM: {
         const wnn_cumulative_sum_options *o = node->options;
-        prep_axis(cn, &in[0], &out[0], o->axis);
+        prep_axis(cn, &in[0], &out[0]);
         cn->u.ax.exclusive = o->exclusive;
         cn->u.ax.reversed = o->reversed;
         break;
@@ -864,7 +684,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         uint32_t a = o->axis[0], c = o->axis[1];
         p->ya = (int)(a < c ? a : c);
         p->xa = (int)(a < c ? c : a);
-        p->n = (int64_t)wnn_desc_elements(&out[0]);
+        p->n = (int64_t)cu_core->desc_elements(&out[0]);
         for (int d = 0; d < 4; d++) {
             p->in[d] = in[0].shape[d];
             p->out[d] = out[0].shape[d];
@@ -885,7 +705,7 @@ cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
     if (kind == K_NONE) {
         return false;
     }
-    *out = *wnn_op_get(op)->limits;
+    *out = *cu_core->op_get(op)->limits;
     uint16_t mask = kind_dtypes(kind);
     for (uint32_t i = 0; i < out->n; i++) {
         out->e[i].dtypes &= mask;

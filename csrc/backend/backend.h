@@ -102,7 +102,37 @@ wnn_status wnn_backend_create(wnn_device d, wnn_backend **out, wnn_error *err);
 /* cpu/backend_cpu.c */
 wnn_status wnn_cpu_backend_create(wnn_backend **out, wnn_error *err);
 
-/* kernels_cuda/ (loaded at run time from a separate shared object) */
+/* kernels_cuda/ (loaded at run time from a separate shared object).
+ *
+ * The core is loaded with RTLD_LOCAL and exports nothing, so the library
+ * gets the core's services it needs through this versioned table, given
+ * once at load time (registry.c calls the library's
+ * wnn_cuda_backend_init(&table) before any wnn_cuda_backend_create);
+ * the library links no copy of the core's sources.  A change to the table
+ * (a member added, removed or changed) bumps the version; init returns
+ * false for a version or size it was not built for, and the registry then
+ * reports the library as unusable. */
+#define WNN_CORE_SERVICES_VERSION 1
+typedef struct wnn_core_services {
+    uint32_t version;       /* WNN_CORE_SERVICES_VERSION */
+    uint32_t size;          /* sizeof(wnn_core_services) */
+    /* the operator table (ops/registry.c) */
+    const wnn_op_info *(*op_get)(wnn_op op);
+    /* errors (ops/validation.c wnn_failk) */
+    wnn_status (*failk)(wnn_error *err, wnn_error_kind kind, const char *op,
+                        const char *label, const char *arg, const char *fmt,
+                        ...) __attribute__((format(printf, 6, 7)));
+    /* data types (core/dtype.c) */
+    size_t (*dtype_size)(wnn_dtype t);
+    uint64_t (*desc_elements)(const wnn_desc *d);
+    uint64_t (*desc_bytes)(const wnn_desc *d);
+    /* element-wise parameters (ops/options.c) */
+    void (*scalar_params_of)(wnn_op op, const void *options, wnn_dtype t,
+                             wnn_scalar_params *p);
+    float (*cast_float)(double v, wnn_dtype t);
+} wnn_core_services;
+
+typedef bool (*wnn_cuda_backend_init_fn)(const wnn_core_services *core);
 typedef wnn_status (*wnn_cuda_backend_create_fn)(wnn_backend **out,
                                                  wnn_error *err);
 

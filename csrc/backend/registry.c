@@ -15,6 +15,20 @@
 #include "../core/internal.h"
 #include "../ops/ops_internal.h"
 
+/* The core's services the CUDA library uses (backend.h), given to it at
+ * load time. */
+static const wnn_core_services core_services = {
+    .version = WNN_CORE_SERVICES_VERSION,
+    .size = sizeof(wnn_core_services),
+    .op_get = wnn_op_get,
+    .failk = wnn_failk,
+    .dtype_size = wnn_dtype_size,
+    .desc_elements = wnn_desc_elements,
+    .desc_bytes = wnn_desc_bytes,
+    .scalar_params_of = wnn_scalar_params_of,
+    .cast_float = wnn_cast_float,
+};
+
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 static wnn_cuda_backend_create_fn cuda_create;
 static char cuda_why[512] = "the CUDA backend was not built";
@@ -122,6 +136,19 @@ load_cuda(void)
         } else {
             snprintf(cuda_why, sizeof(cuda_why), "cannot load %s: %s", path, err);
         }
+        return;
+    }
+    wnn_cuda_backend_init_fn init =
+        (wnn_cuda_backend_init_fn)dlsym(h, "wnn_cuda_backend_init");
+    if (!init) {
+        snprintf(cuda_why, sizeof(cuda_why),
+                 "%s has no backend entry (wnn_cuda_backend_init)", path);
+        return;
+    }
+    if (!init(&core_services)) {
+        snprintf(cuda_why, sizeof(cuda_why),
+                 "%s was not built for this core's services (version %d)",
+                 path, WNN_CORE_SERVICES_VERSION);
         return;
     }
     cuda_create = (wnn_cuda_backend_create_fn)dlsym(h, "wnn_cuda_backend_create");

@@ -182,51 +182,6 @@ check_can_build(wnn_builder *b, const char *op, const char *label,
     return WNN_OK;
 }
 
-/* MLOperandDescriptor "check dimensions", plus the implementation's byte
- * length limit.  Every product is checked before it can overflow. */
-static wnn_status
-check_dimensions(wnn_context *c, const wnn_desc *d, const char *op,
-                 const char *arg, wnn_error *err)
-{
-    uint64_t count = 1;
-    if ((unsigned)d->dtype >= WNN_DTYPE_COUNT) {
-        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
-                         "unknown data type");
-    }
-    if (d->rank > WNN_MAX_RANK) {
-        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
-                         "rank %u exceeds the supported maximum %u", d->rank,
-                         WNN_MAX_RANK);
-    }
-    for (uint32_t i = 0; i < d->rank; i++) {
-        if (d->shape[i] == 0 || d->shape[i] > WNN_MAX_DIM) {
-            return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
-                             "dimension %u (%u) is not a valid dimension "
-                             "(1 to 2147483647)", i, d->shape[i]);
-        }
-        count *= d->shape[i]; /* both factors < 2^31: no overflow */
-        if (count > WNN_MAX_DIM) {
-            return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
-                             "element count exceeds 2147483647");
-        }
-    }
-    uint64_t bytes = count * wnn_dtype_size(d->dtype);
-    if (bytes > wnn_context_max_tensor_bytes(c)) {
-        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
-                         "byte length %llu exceeds maxTensorByteLength %llu",
-                         (unsigned long long)bytes,
-                         (unsigned long long)wnn_context_max_tensor_bytes(c));
-    }
-    return WNN_OK;
-}
-
-wnn_status
-wnn_desc_check(wnn_context *c, const wnn_desc *d, const char *op,
-               const char *arg, wnn_error *err)
-{
-    return check_dimensions(c, d, op, arg, err);
-}
-
 static wnn_operand *
 new_operand(wnn_ir *ir, uint32_t *id)
 {
@@ -257,7 +212,7 @@ wnn_builder_input(wnn_builder *b, const char *name, const wnn_desc *d,
         return wnn_failk(err, WNN_TYPE_ERROR, "input", NULL, "name",
                          "an input named '%s' already exists", name);
     }
-    if (check_dimensions(b->ctx, d, "input", "descriptor", err) != WNN_OK) {
+    if (wnn_desc_check(b->ctx, d, "input", "descriptor", err) != WNN_OK) {
         return WNN_ERR;
     }
     if (!grow((void **)&ir->inputs, &ir->cap_inputs, ir->n_inputs + 1,
@@ -285,7 +240,7 @@ wnn_builder_constant(wnn_builder *b, const wnn_desc *d, const void *data,
                      size_t bytes, uint32_t *id, wnn_error *err)
 {
     if (check_can_build(b, "constant", NULL, err) != WNN_OK ||
-        check_dimensions(b->ctx, d, "constant", "descriptor", err) != WNN_OK) {
+        wnn_desc_check(b->ctx, d, "constant", "descriptor", err) != WNN_OK) {
         return WNN_ERR;
     }
     if (bytes != wnn_desc_bytes(d)) {
@@ -601,7 +556,7 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
     for (uint32_t i = 0; i < c.n_out; i++) {
         uint32_t e = lim.n_inputs + i < lim.n ? lim.n_inputs + i : lim.n - 1u;
         if (check_limit(&c, &lim.e[e], &out_desc[i], "output") != WNN_OK ||
-            check_dimensions(b->ctx, &out_desc[i], name, "output", err) !=
+            wnn_desc_check(b->ctx, &out_desc[i], name, "output", err) !=
                 WNN_OK) {
             if (err->label[0] == '\0' && lbl) {
                 snprintf(err->label, sizeof(err->label), "%s", lbl);

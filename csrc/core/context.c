@@ -605,6 +605,16 @@ wnn_context_flush(wnn_context *c)
 }
 
 /* ---- tensors ---------------------------------------------------------- */
+/* A descriptor's dimensions and its byte length against this context's
+ * maxTensorByteLength (builder.c's input / constant / outputs too). */
+wnn_status
+wnn_desc_check(wnn_context *c, const wnn_desc *d, const char *op,
+               const char *arg, wnn_error *err)
+{
+    return wnn_check_dimensions(d, wnn_context_max_tensor_bytes(c), op, arg,
+                                err);
+}
+
 static wnn_status
 tensor_create(wnn_context *c, const wnn_desc *d, bool readable,
               bool writable, const void *constant_data,

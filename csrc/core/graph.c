@@ -1,13 +1,15 @@
 /* graph.c -- build(): the spec's output checks, reachability from the
  * outputs, topological order, then the compiler pipeline
  * (core/compile.c: fuse, plan, the backend's compile).  Also MLGraph's
- * accessors and lifetime. */
+ * accessors and teardown (its reference count is lifetime.c's). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ops/ops_internal.h"
 #include "internal.h"
 
+/* The graph's teardown, run by lifetime.c when its last reference goes
+ * (g->free). */
 static void
 graph_free(wnn_graph *g)
 {
@@ -19,34 +21,6 @@ graph_free(wnn_graph *g)
     wnn_strmap_free(&g->output_index);
     wnn_context_release(g->ctx);
     free(g);
-}
-
-void
-wnn_graph_retain(wnn_graph *g)
-{
-    atomic_fetch_add(&g->refs, 1);
-}
-
-void
-wnn_graph_release(wnn_graph *g)
-{
-    if (g && atomic_fetch_sub(&g->refs, 1) == 1) {
-        graph_free(g);
-    }
-}
-
-/* #api-mlgraph-destroy: later dispatches fail; queued ones still hold a
- * reference, so resources go when the last of them finishes. */
-void
-wnn_graph_destroy(wnn_graph *g)
-{
-    atomic_store(&g->destroyed, true);
-}
-
-bool
-wnn_graph_is_destroyed(const wnn_graph *g)
-{
-    return atomic_load(&g->destroyed);
 }
 
 uint32_t wnn_graph_num_inputs(const wnn_graph *g) { return g->n_inputs; }
@@ -198,6 +172,7 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     }
 
     atomic_init(&g->refs, 1);
+    g->free = graph_free;
     atomic_init(&g->destroyed, false);
     g->ctx = b->ctx;
     wnn_context_retain(b->ctx);

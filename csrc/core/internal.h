@@ -144,7 +144,8 @@ typedef struct wnn_named {
 } wnn_named;
 
 struct wnn_graph {
-    atomic_int refs;
+    atomic_int refs;        /* lifetime.c                                 */
+    void (*free)(wnn_graph *g); /* teardown at the last release (graph.c) */
     wnn_context *ctx;
     wnn_ir *ir;
     wnn_named *inputs, *outputs;

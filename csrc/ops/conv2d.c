@@ -17,36 +17,9 @@ static const char *const conv2d_filter_layouts[] = { "oihw", "hwio", "ohwi",
 static const char *const conv_transpose2d_filter_layouts[] = { "iohw", "hwoi",
                                                                "ohwi", NULL };
 
-static const wnn_field conv2d_f[] = {
-    FIELD(wnn_conv2d_options, padding, "padding", WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv2d_options, strides, "strides", WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv2d_options, dilations, "dilations", WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv2d_options, groups, "groups", WNN_F_U32, 1),
-    FIELD_ENUM(wnn_conv2d_options, input_layout, "inputLayout", WNN_F_ENUM,
-               input_layouts, WNN_LAYOUT_NCHW),
-    FIELD_ENUM(wnn_conv2d_options, filter_layout, "filterLayout", WNN_F_ENUM,
-               conv2d_filter_layouts, WNN_CONV_OIHW),
-    FIELD(wnn_conv2d_options, bias, "bias", WNN_F_OPERAND, 0),
-};
-TABLE(wnn_conv2d_options, conv2d_f);
+WNN_OPTIONS_TABLE(wnn_conv2d_options, WNN_CONV2D_OPTIONS);
 
-static const wnn_field conv_transpose2d_f[] = {
-    FIELD(wnn_conv_transpose2d_options, padding, "padding", WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv_transpose2d_options, strides, "strides", WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv_transpose2d_options, dilations, "dilations",
-          WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv_transpose2d_options, output_padding, "outputPadding",
-          WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv_transpose2d_options, output_sizes, "outputSizes",
-          WNN_F_U32_LIST, 0),
-    FIELD(wnn_conv_transpose2d_options, groups, "groups", WNN_F_U32, 1),
-    FIELD_ENUM(wnn_conv_transpose2d_options, input_layout, "inputLayout",
-               WNN_F_ENUM, input_layouts, WNN_LAYOUT_NCHW),
-    FIELD_ENUM(wnn_conv_transpose2d_options, filter_layout, "filterLayout",
-               WNN_F_ENUM, conv_transpose2d_filter_layouts, WNN_CONVT_IOHW),
-    FIELD(wnn_conv_transpose2d_options, bias, "bias", WNN_F_OPERAND, 0),
-};
-TABLE(wnn_conv_transpose2d_options, conv_transpose2d_f);
+WNN_OPTIONS_TABLE(wnn_conv_transpose2d_options, WNN_CONV_TRANSPOSE2D_OPTIONS);
 
 /* #tensor-limits-conv2d */
 const wnn_op_limits wnn_limits_conv2d = {

@@ -13,15 +13,9 @@
 #define IDX (WNN_DT(WNN_INT32) | WNN_DT(WNN_UINT32) | WNN_DT(WNN_INT64))
 
 /* ---- option fields ---------------------------------------------------- */
-static const wnn_field gather_f[] = {
-    FIELD(wnn_gather_options, axis, "axis", WNN_F_U32, 0),
-};
-TABLE(wnn_gather_options, gather_f);
+WNN_OPTIONS_TABLE(wnn_gather_options, WNN_GATHER_OPTIONS);
 
-static const wnn_field scatter_f[] = {
-    FIELD(wnn_scatter_options, axis, "axis", WNN_F_U32, 0),
-};
-TABLE(wnn_scatter_options, scatter_f);
+WNN_OPTIONS_TABLE(wnn_scatter_options, WNN_SCATTER_OPTIONS);
 
 /* ---- tensor limits ------------------------------------------------------ */
 /* #tensor-limits-gather.  The table gives the output "1 to N", but the

@@ -16,60 +16,25 @@
 #define VALID_TENSOR_COUNT 8192u
 
 /* ---- field tables --------------------------------------------------------- */
-static const wnn_field concat_f[] = {
-    FIELD(wnn_concat_options, axis, "axis", WNN_F_U32, 0),
-};
-TABLE(wnn_concat_options, concat_f);
+WNN_OPTIONS_TABLE(wnn_concat_options, WNN_CONCAT_OPTIONS);
 
-static const wnn_field expand_f[] = {
-    FIELD(wnn_expand_options, new_shape, "newShape", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_expand_options, expand_f);
+WNN_OPTIONS_TABLE(wnn_expand_options, WNN_EXPAND_OPTIONS);
 
-static const wnn_field transpose_f[] = {
-    FIELD(wnn_transpose_options, permutation, "permutation", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_transpose_options, transpose_f);
+WNN_OPTIONS_TABLE(wnn_transpose_options, WNN_TRANSPOSE_OPTIONS);
 
-static const wnn_field slice_f[] = {
-    FIELD(wnn_slice_options, starts, "starts", WNN_F_U32_LIST, 0),
-    FIELD(wnn_slice_options, sizes, "sizes", WNN_F_U32_LIST, 0),
-    FIELD(wnn_slice_options, strides, "strides", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_slice_options, slice_f);
+WNN_OPTIONS_TABLE(wnn_slice_options, WNN_SLICE_OPTIONS);
 
-static const wnn_field split_f[] = {
-    FIELD(wnn_split_options, splits, "splits", WNN_F_U32_LIST, WNN_LIST_OR_ONE),
-    FIELD(wnn_split_options, axis, "axis", WNN_F_U32, 0),
-};
-TABLE(wnn_split_options, split_f);
+WNN_OPTIONS_TABLE(wnn_split_options, WNN_SPLIT_OPTIONS);
 
-static const wnn_field tile_f[] = {
-    FIELD(wnn_tile_options, repetitions, "repetitions", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_tile_options, tile_f);
+WNN_OPTIONS_TABLE(wnn_tile_options, WNN_TILE_OPTIONS);
 
-static const wnn_field reverse_f[] = {
-    FIELD(wnn_reverse_options, axes, "axes", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_reverse_options, reverse_f);
+WNN_OPTIONS_TABLE(wnn_reverse_options, WNN_REVERSE_OPTIONS);
 
-static const wnn_field triangular_f[] = {
-    FIELD(wnn_triangular_options, upper, "upper", WNN_F_BOOL, 1),
-    FIELD(wnn_triangular_options, diagonal, "diagonal", WNN_F_I32, 0),
-};
-TABLE(wnn_triangular_options, triangular_f);
+WNN_OPTIONS_TABLE(wnn_triangular_options, WNN_TRIANGULAR_OPTIONS);
 
 static const char *const padding_modes[] = { "constant", "edge", "reflection",
                                              NULL };
-static const wnn_field pad_f[] = {
-    FIELD(wnn_pad_options, beginning_padding, "beginningPadding", WNN_F_U32_LIST, 0),
-    FIELD(wnn_pad_options, ending_padding, "endingPadding", WNN_F_U32_LIST, 0),
-    FIELD_ENUM(wnn_pad_options, mode, "mode", WNN_F_ENUM, padding_modes,
-               WNN_PAD_CONSTANT),
-    FIELD(wnn_pad_options, value, "value", WNN_F_NUMBER, 0),
-};
-TABLE(wnn_pad_options, pad_f);
+WNN_OPTIONS_TABLE(wnn_pad_options, WNN_PAD_OPTIONS);
 
 /* ---- tensor limits -------------------------------------------------------- */
 /* #tensor-limits-concat */

@@ -12,36 +12,14 @@
 #define F WNN_DT_FLOAT
 
 /* ---- option fields ------------------------------------------------------ */
-static const wnn_field batch_normalization_f[] = {
-    FIELD(wnn_batch_normalization_options, scale, "scale", WNN_F_OPERAND, 0),
-    FIELD(wnn_batch_normalization_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_batch_normalization_options, axis, "axis", WNN_F_U32, 1),
-    FIELD(wnn_batch_normalization_options, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5),
-};
-TABLE(wnn_batch_normalization_options, batch_normalization_f);
+WNN_OPTIONS_TABLE(wnn_batch_normalization_options, WNN_BATCH_NORMALIZATION_OPTIONS);
 
 static const char *const layouts[] = { "nchw", "nhwc", NULL };
-static const wnn_field instance_normalization_f[] = {
-    FIELD(wnn_instance_normalization_options, scale, "scale", WNN_F_OPERAND, 0),
-    FIELD(wnn_instance_normalization_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_instance_normalization_options, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5),
-    FIELD_ENUM(wnn_instance_normalization_options, layout, "layout", WNN_F_ENUM,
-               layouts, 0),
-};
-TABLE(wnn_instance_normalization_options, instance_normalization_f);
+WNN_OPTIONS_TABLE(wnn_instance_normalization_options, WNN_INSTANCE_NORMALIZATION_OPTIONS);
 
-static const wnn_field layer_normalization_f[] = {
-    FIELD(wnn_layer_normalization_options, scale, "scale", WNN_F_OPERAND, 0),
-    FIELD(wnn_layer_normalization_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_layer_normalization_options, axes, "axes", WNN_F_U32_LIST, 0),
-    FIELD(wnn_layer_normalization_options, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5),
-};
-TABLE(wnn_layer_normalization_options, layer_normalization_f);
+WNN_OPTIONS_TABLE(wnn_layer_normalization_options, WNN_LAYER_NORMALIZATION_OPTIONS);
 
-static const wnn_field softmax_f[] = {
-    FIELD(wnn_softmax_options, axis, "axis", WNN_F_U32, 0),
-};
-TABLE(wnn_softmax_options, softmax_f);
+WNN_OPTIONS_TABLE(wnn_softmax_options, WNN_SOFTMAX_OPTIONS);
 
 /* ---- tensor limits ------------------------------------------------------ */
 /* #tensor-limits-batchNormalization */

@@ -40,22 +40,28 @@ uint32_t *wnn_check_list(wnn_check *c, wnn_u32_list *l, uint32_t n);
 
 #define WNN_MAX_OUTPUTS 64
 
-/* Field tables (options.c and each family's file):
- *   static const wnn_field conv2d_f[] = {
- *       FIELD(wnn_conv2d_options, groups, "groups", WNN_F_U32, 1), ... };
- *   TABLE(wnn_conv2d_options, conv2d_f);
- * ENUM fields use FIELD_ENUM with a NULL-terminated list of the IDL strings
- * (the value stored is the index); the default is an index too. */
+/* Field tables (options.c and each family's file), made from the X-macro
+ * list that also makes the options struct (options.h):
+ *   WNN_OPTIONS_TABLE(wnn_conv2d_options, WNN_CONV2D_OPTIONS);
+ * ENUM fields (E rows) name a NULL-terminated list of the IDL strings,
+ * defined in the family's file before the table (the value stored is the
+ * index); the default is an index too. */
 /* List fields (U32_LIST, I32_LIST, ENUM_LIST) have no default; their
  * `dflt` says whether the IDL type is a union of one value or a sequence
  * (split's `unsigned long or sequence<unsigned long>`): WNN_LIST_OR_ONE.
  * Any other list given as one integer (wnn_u32_list.scalar) is a TypeError,
  * raised by the builder before the checker runs. */
 #define WNN_LIST_OR_ONE 1
-#define FIELD(S, member, camel, type, dflt) \
-    { #member, camel, type, offsetof(S, member), NULL, (double)(dflt) }
-#define FIELD_ENUM(S, member, camel, type, values, dflt) \
-    { #member, camel, type, offsetof(S, member), values, (double)(dflt) }
+#define WNN_OPT_ROW(S, member, camel, kind, dflt) \
+    { #member, camel, kind, offsetof(S, member), NULL, (double)(dflt) },
+#define WNN_OPT_ROW_ENUM(S, member, camel, kind, values, dflt) \
+    { #member, camel, kind, offsetof(S, member), values, (double)(dflt) },
+#define WNN_OPT_NO_ROW(...)
+#define WNN_OPTIONS_TABLE(S, LIST)                                            \
+    static const wnn_field S##_rows[] = {                                     \
+        LIST(S, WNN_OPT_ROW, WNN_OPT_ROW_ENUM, WNN_OPT_NO_ROW)                \
+    };                                                                        \
+    TABLE(S, S##_rows)
 #define TABLE(S, arr) \
     const wnn_field_table S##_fields = { sizeof(arr) / sizeof(arr[0]), arr }
 
@@ -70,6 +76,13 @@ wnn_status wnn_failk(wnn_error *err, wnn_error_kind kind, const char *op,
 wnn_status wnn_vfailk(wnn_error *err, wnn_error_kind kind, const char *op,
                       const char *label, const char *arg, const char *fmt,
                       va_list ap);
+
+/* MLOperandDescriptor "check dimensions" and the byte length limit
+ * (validation.c; core/context.c's wnn_desc_check gives it the context's
+ * maxTensorByteLength). */
+wnn_status wnn_check_dimensions(const wnn_desc *d, uint64_t max_bytes,
+                                const char *op, const char *arg,
+                                wnn_error *err);
 
 /* Spec "bidirectionally broadcasting": 0 on success. */
 int wnn_broadcast_shapes(const uint32_t *a, uint32_t ra, const uint32_t *b,

@@ -11,56 +11,21 @@
 
 const wnn_field_table wnn_no_options_fields = { 0, NULL };
 
-static const wnn_field cast_f[] = {
-    FIELD(wnn_cast_options, data_type, "dataType", WNN_F_DTYPE, 0),
-};
-TABLE(wnn_cast_options, cast_f);
+WNN_OPTIONS_TABLE(wnn_cast_options, WNN_CAST_OPTIONS);
 
-static const wnn_field reshape_f[] = {
-    FIELD(wnn_reshape_options, new_shape, "newShape", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_reshape_options, reshape_f);
+WNN_OPTIONS_TABLE(wnn_reshape_options, WNN_RESHAPE_OPTIONS);
 
-static const wnn_field clamp_f[] = {
-    /* The spec's clamp steps say "minValue ... or Infinity otherwise" and
-     * "maxValue ... or -Infinity otherwise", which would make every default
-     * clamp fail its min <= max check; the intent (and every implementation)
-     * is -Infinity / +Infinity. */
-    FIELD(wnn_clamp_options, min_value, "minValue", WNN_F_NUMBER, -INFINITY),
-    FIELD(wnn_clamp_options, max_value, "maxValue", WNN_F_NUMBER, INFINITY),
-};
-TABLE(wnn_clamp_options, clamp_f);
+WNN_OPTIONS_TABLE(wnn_clamp_options, WNN_CLAMP_OPTIONS);
 
-static const wnn_field elu_f[] = {
-    FIELD(wnn_elu_options, alpha, "alpha", WNN_F_DOUBLE, 1.0),
-};
-TABLE(wnn_elu_options, elu_f);
+WNN_OPTIONS_TABLE(wnn_elu_options, WNN_ELU_OPTIONS);
 
-static const wnn_field hard_sigmoid_f[] = {
-    FIELD(wnn_hard_sigmoid_options, alpha, "alpha", WNN_F_DOUBLE, 0.2),
-    FIELD(wnn_hard_sigmoid_options, beta, "beta", WNN_F_DOUBLE, 0.5),
-};
-TABLE(wnn_hard_sigmoid_options, hard_sigmoid_f);
+WNN_OPTIONS_TABLE(wnn_hard_sigmoid_options, WNN_HARD_SIGMOID_OPTIONS);
 
-static const wnn_field leaky_relu_f[] = {
-    FIELD(wnn_leaky_relu_options, alpha, "alpha", WNN_F_DOUBLE, 0.01),
-};
-TABLE(wnn_leaky_relu_options, leaky_relu_f);
+WNN_OPTIONS_TABLE(wnn_leaky_relu_options, WNN_LEAKY_RELU_OPTIONS);
 
-static const wnn_field linear_f[] = {
-    FIELD(wnn_linear_options, alpha, "alpha", WNN_F_DOUBLE, 1.0),
-    FIELD(wnn_linear_options, beta, "beta", WNN_F_DOUBLE, 0.0),
-};
-TABLE(wnn_linear_options, linear_f);
+WNN_OPTIONS_TABLE(wnn_linear_options, WNN_LINEAR_OPTIONS);
 
-static const wnn_field gemm_f[] = {
-    FIELD(wnn_gemm_options, c, "c", WNN_F_OPERAND, 0),
-    FIELD(wnn_gemm_options, alpha, "alpha", WNN_F_DOUBLE, 1.0),
-    FIELD(wnn_gemm_options, beta, "beta", WNN_F_DOUBLE, 1.0),
-    FIELD(wnn_gemm_options, a_transpose, "aTranspose", WNN_F_BOOL, 0),
-    FIELD(wnn_gemm_options, b_transpose, "bTranspose", WNN_F_BOOL, 0),
-};
-TABLE(wnn_gemm_options, gemm_f);
+WNN_OPTIONS_TABLE(wnn_gemm_options, WNN_GEMM_OPTIONS);
 
 /* IDL defaults, from the field tables.  Lists and operands start absent;
  * defaults that depend on a rank are filled in by the checkers. */

@@ -20,18 +20,7 @@
 static const char *const layouts[] = { "nchw", "nhwc", NULL };
 static const char *const roundings[] = { "floor", "ceil", NULL };
 
-static const wnn_field pool2d_f[] = {
-    FIELD(wnn_pool2d_options, window_dimensions, "windowDimensions",
-          WNN_F_U32_LIST, 0),
-    FIELD(wnn_pool2d_options, padding, "padding", WNN_F_U32_LIST, 0),
-    FIELD(wnn_pool2d_options, strides, "strides", WNN_F_U32_LIST, 0),
-    FIELD(wnn_pool2d_options, dilations, "dilations", WNN_F_U32_LIST, 0),
-    FIELD_ENUM(wnn_pool2d_options, layout, "layout", WNN_F_ENUM, layouts, 0),
-    FIELD_ENUM(wnn_pool2d_options, output_shape_rounding, "outputShapeRounding",
-               WNN_F_ENUM, roundings, 0),
-    FIELD(wnn_pool2d_options, output_sizes, "outputSizes", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_pool2d_options, pool2d_f);
+WNN_OPTIONS_TABLE(wnn_pool2d_options, WNN_POOL2D_OPTIONS);
 
 /* #tensor-limits-pooling-averagepool2d-l2pool2d */
 const wnn_op_limits wnn_limits_pool2d_float = {

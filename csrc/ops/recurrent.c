@@ -16,71 +16,13 @@ static const char *const rnn_directions[] = { "forward", "backward", "both", NUL
 static const char *const gru_layouts[] = { "zrn", "rzn", NULL };
 static const char *const lstm_layouts[] = { "iofg", "ifgo", NULL };
 
-static const wnn_field gru_f[] = {
-    FIELD(wnn_gru_options, steps, "steps", WNN_F_U32, 0),
-    FIELD(wnn_gru_options, hidden_size, "hiddenSize", WNN_F_U32, 0),
-    FIELD(wnn_gru_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_gru_options, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0),
-    FIELD(wnn_gru_options, initial_hidden_state, "initialHiddenState",
-          WNN_F_OPERAND, 0),
-    FIELD(wnn_gru_options, reset_after, "resetAfter", WNN_F_BOOL, 1),
-    FIELD(wnn_gru_options, return_sequence, "returnSequence", WNN_F_BOOL, 0),
-    FIELD_ENUM(wnn_gru_options, direction, "direction", WNN_F_ENUM,
-               rnn_directions, WNN_RNN_FORWARD),
-    FIELD_ENUM(wnn_gru_options, layout, "layout", WNN_F_ENUM, gru_layouts,
-               WNN_GRU_ZRN),
-    FIELD_ENUM(wnn_gru_options, activations, "activations", WNN_F_ENUM_LIST,
-               rnn_activations, 0),
-};
-TABLE(wnn_gru_options, gru_f);
+WNN_OPTIONS_TABLE(wnn_gru_options, WNN_GRU_OPTIONS);
 
-static const wnn_field gru_cell_f[] = {
-    FIELD(wnn_gru_cell_options, hidden_size, "hiddenSize", WNN_F_U32, 0),
-    FIELD(wnn_gru_cell_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_gru_cell_options, recurrent_bias, "recurrentBias",
-          WNN_F_OPERAND, 0),
-    FIELD(wnn_gru_cell_options, reset_after, "resetAfter", WNN_F_BOOL, 1),
-    FIELD_ENUM(wnn_gru_cell_options, layout, "layout", WNN_F_ENUM,
-               gru_layouts, WNN_GRU_ZRN),
-    FIELD_ENUM(wnn_gru_cell_options, activations, "activations",
-               WNN_F_ENUM_LIST, rnn_activations, 0),
-};
-TABLE(wnn_gru_cell_options, gru_cell_f);
+WNN_OPTIONS_TABLE(wnn_gru_cell_options, WNN_GRU_CELL_OPTIONS);
 
-static const wnn_field lstm_f[] = {
-    FIELD(wnn_lstm_options, steps, "steps", WNN_F_U32, 0),
-    FIELD(wnn_lstm_options, hidden_size, "hiddenSize", WNN_F_U32, 0),
-    FIELD(wnn_lstm_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_options, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_options, peephole_weight, "peepholeWeight", WNN_F_OPERAND,
-          0),
-    FIELD(wnn_lstm_options, initial_hidden_state, "initialHiddenState",
-          WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_options, initial_cell_state, "initialCellState",
-          WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_options, return_sequence, "returnSequence", WNN_F_BOOL, 0),
-    FIELD_ENUM(wnn_lstm_options, direction, "direction", WNN_F_ENUM,
-               rnn_directions, WNN_RNN_FORWARD),
-    FIELD_ENUM(wnn_lstm_options, layout, "layout", WNN_F_ENUM, lstm_layouts,
-               WNN_LSTM_IOFG),
-    FIELD_ENUM(wnn_lstm_options, activations, "activations", WNN_F_ENUM_LIST,
-               rnn_activations, 0),
-};
-TABLE(wnn_lstm_options, lstm_f);
+WNN_OPTIONS_TABLE(wnn_lstm_options, WNN_LSTM_OPTIONS);
 
-static const wnn_field lstm_cell_f[] = {
-    FIELD(wnn_lstm_cell_options, hidden_size, "hiddenSize", WNN_F_U32, 0),
-    FIELD(wnn_lstm_cell_options, bias, "bias", WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_cell_options, recurrent_bias, "recurrentBias",
-          WNN_F_OPERAND, 0),
-    FIELD(wnn_lstm_cell_options, peephole_weight, "peepholeWeight",
-          WNN_F_OPERAND, 0),
-    FIELD_ENUM(wnn_lstm_cell_options, layout, "layout", WNN_F_ENUM,
-               lstm_layouts, WNN_LSTM_IOFG),
-    FIELD_ENUM(wnn_lstm_cell_options, activations, "activations",
-               WNN_F_ENUM_LIST, rnn_activations, 0),
-};
-TABLE(wnn_lstm_cell_options, lstm_cell_f);
+WNN_OPTIONS_TABLE(wnn_lstm_cell_options, WNN_LSTM_CELL_OPTIONS);
 
 /* ---- tensor limits ------------------------------------------------------ */
 #define F WNN_DT_FLOAT

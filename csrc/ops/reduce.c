@@ -16,26 +16,11 @@
 #define INDEX_TYPES (WNN_DT(WNN_INT32) | WNN_DT(WNN_INT64))
 
 /* ---- options ------------------------------------------------------------ */
-static const wnn_field reduce_f[] = {
-    FIELD(wnn_reduce_options, axes, "axes", WNN_F_U32_LIST, 0),
-    FIELD(wnn_reduce_options, keep_dimensions, "keepDimensions", WNN_F_BOOL, 0),
-};
-TABLE(wnn_reduce_options, reduce_f);
+WNN_OPTIONS_TABLE(wnn_reduce_options, WNN_REDUCE_OPTIONS);
 
-static const wnn_field arg_min_max_f[] = {
-    FIELD(wnn_arg_min_max_options, axis, "axis", WNN_F_U32, 0),
-    FIELD(wnn_arg_min_max_options, keep_dimensions, "keepDimensions", WNN_F_BOOL, 0),
-    FIELD(wnn_arg_min_max_options, output_data_type, "outputDataType", WNN_F_DTYPE,
-          WNN_INT32),
-};
-TABLE(wnn_arg_min_max_options, arg_min_max_f);
+WNN_OPTIONS_TABLE(wnn_arg_min_max_options, WNN_ARG_MIN_MAX_OPTIONS);
 
-static const wnn_field cumulative_sum_f[] = {
-    FIELD(wnn_cumulative_sum_options, axis, "axis", WNN_F_U32, 0),
-    FIELD(wnn_cumulative_sum_options, exclusive, "exclusive", WNN_F_BOOL, 0),
-    FIELD(wnn_cumulative_sum_options, reversed, "reversed", WNN_F_BOOL, 0),
-};
-TABLE(wnn_cumulative_sum_options, cumulative_sum_f);
+WNN_OPTIONS_TABLE(wnn_cumulative_sum_options, WNN_CUMULATIVE_SUM_OPTIONS);
 
 /* ---- tensor limits ------------------------------------------------------ */
 /* #tensor-limits-reduction-reducel1-reducesum-reducesumsquare */

@@ -6,13 +6,7 @@
 
 static const char *const modes[] = { "nearest-neighbor", "linear", NULL };
 
-static const wnn_field resample2d_f[] = {
-    FIELD_ENUM(wnn_resample2d_options, mode, "mode", WNN_F_ENUM, modes, 0),
-    FIELD(wnn_resample2d_options, scales, "scales", WNN_F_F32_LIST, 0),
-    FIELD(wnn_resample2d_options, sizes, "sizes", WNN_F_U32_LIST, 0),
-    FIELD(wnn_resample2d_options, axes, "axes", WNN_F_U32_LIST, 0),
-};
-TABLE(wnn_resample2d_options, resample2d_f);
+WNN_OPTIONS_TABLE(wnn_resample2d_options, WNN_RESAMPLE2D_OPTIONS);
 
 /* #tensor-limits-resample2d */
 #define RS_TYPES (WNN_DT_FLOAT | WNN_DT(WNN_UINT8) | WNN_DT(WNN_INT8))

@@ -185,3 +185,42 @@ wnn_check_list(wnn_check *c, wnn_u32_list *l, uint32_t n)
     l->scalar = false;
     return v;
 }
+
+/* MLOperandDescriptor "check dimensions", plus the implementation's byte
+ * length limit (a context's maxTensorByteLength).  Every product is checked
+ * before it can overflow. */
+wnn_status
+wnn_check_dimensions(const wnn_desc *d, uint64_t max_bytes, const char *op,
+                     const char *arg, wnn_error *err)
+{
+    uint64_t count = 1;
+    if ((unsigned)d->dtype >= WNN_DTYPE_COUNT) {
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
+                         "unknown data type");
+    }
+    if (d->rank > WNN_MAX_RANK) {
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
+                         "rank %u exceeds the supported maximum %u", d->rank,
+                         WNN_MAX_RANK);
+    }
+    for (uint32_t i = 0; i < d->rank; i++) {
+        if (d->shape[i] == 0 || d->shape[i] > WNN_MAX_DIM) {
+            return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
+                             "dimension %u (%u) is not a valid dimension "
+                             "(1 to 2147483647)", i, d->shape[i]);
+        }
+        count *= d->shape[i]; /* both factors < 2^31: no overflow */
+        if (count > WNN_MAX_DIM) {
+            return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
+                             "element count exceeds 2147483647");
+        }
+    }
+    uint64_t bytes = count * wnn_dtype_size(d->dtype);
+    if (bytes > max_bytes) {
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, arg,
+                         "byte length %llu exceeds maxTensorByteLength %llu",
+                         (unsigned long long)bytes,
+                         (unsigned long long)max_bytes);
+    }
+    return WNN_OK;
+}

@@ -91,11 +91,11 @@ def build():
                + glob.glob(os.path.join(ROOT, "csrc", "**", "*.def"), recursive=True)
                + glob.glob(os.path.join(KDIR, "*.h")) + glob.glob(os.path.join(KDIR, "*.cuh"))
                + glob.glob(os.path.join(HERE, "*.h")))
+    # csrc/core/dtype.c: the float16 conversions of the emulated __half
+    # (ck_host_emu.h, cuda_emu.c), what cuda_fp16.h is on a GPU; the backend
+    # itself gets the core's services through the load-time table
     srcs = (sorted(glob.glob(os.path.join(KDIR, "*.c")))
-            + sorted(glob.glob(os.path.join(ROOT, "csrc", "ops", "*.c")))
-            + [os.path.join(ROOT, "csrc", "core", "dtype.c"), os.path.join(HERE, "cuda_emu.c")]
-            + sorted(f for f in glob.glob(os.path.join(ROOT, "csrc", "compiler", "*.c"))
-                     if os.path.basename(f) != "layout.c")
+            + [os.path.join(HERE, "cuda_emu.c"), os.path.join(ROOT, "csrc", "core", "dtype.c")]
             + sorted(glob.glob(os.path.join(KDIR, "*.cu"))))
     stamp = newest(headers + [os.path.abspath(__file__)])
     jobs, objs = [], []

@@ -16,7 +16,35 @@
  *   conv.c        conv2d, convTranspose2d: the geometry (sizes of both
  *                 layouts, filter size from its layout, groups, padding,
  *                 strides, dilations) -- read by cpu/kernels/conv/ and the
- *                 CUDA backend's direct-kernel launcher. */
+ *                 CUDA backend's direct-kernel launcher.
+ *   pool.c        averagePool2d, l2Pool2d, maxPool2d: the window geometry --
+ *                 read by cpu/kernels/pool2d/ and the CUDA pool launcher.
+ *   reduce.c      reduce*: the runs (size-1 dimensions dropped, neighbours
+ *                 of the same group, kept or reduced, merged); argMin /
+ *                 argMax / cumulativeSum / softmax / batchNormalization: the
+ *                 input as [outer, n, inner] around the axis -- read by
+ *                 cpu/kernels/reduce/ and the CUDA reduce / axis / softmax /
+ *                 batchNormalization launchers; instanceNormalization /
+ *                 layerNormalization: the groups (kept dimensions, memory
+ *                 order) and the reduced dimensions (layerNormalization:
+ *                 in the order of axes, the order of scale and bias) --
+ *                 read by cpu/kernels/normalization/ and the CUDA norm
+ *                 launcher.
+ *   gather.c      gather, gatherElements, scatterElements, gatherND,
+ *                 scatterND: the extents and strides around the axis or of
+ *                 the coordinate tuples -- read by cpu/kernels/gather_scatter/
+ *                 and the CUDA gather / scatter launchers.
+ *   quantize.c    quantizeLinear, dequantizeLinear: input and scale shapes
+ *                 merged for blockwise broadcasting -- read by
+ *                 cpu/kernels/quantize/ and the CUDA quantize launcher.
+ *   views.c       transpose, expand, slice, tile, reverse, split, concat:
+ *                 one strided copy per output (split) or input (concat),
+ *                 simplified (size-1 dimensions dropped, contiguous
+ *                 neighbours merged) -- read by cpu/kernels/movement/ and
+ *                 the CUDA view launcher.
+ *   views.c also  pad: the input's strides, the paddings, the mode and the
+ *                 padding value's bits in the input's type -- read by
+ *                 cpu/kernels/movement/ and the CUDA pad launcher. */
 #ifndef WNN_LOWER_H
 #define WNN_LOWER_H
 #include "../../core/internal.h"
@@ -45,10 +73,113 @@ typedef struct wnn_conv_params {
     int64_t sh, sw, dh, dw; /* strides, dilations */
 } wnn_conv_params;
 
+/* averagePool2d / l2Pool2d / maxPool2d */
+typedef struct wnn_pool_params {
+    bool nhwc;
+    int64_t N, C, H, W, OH, OW;
+    int64_t kh, kw;          /* window */
+    int64_t sh, sw, dh, dw;  /* strides, dilations */
+    int64_t pad[4];          /* top, bottom, left, right */
+} wnn_pool_params;
+
+/* reduce*: the input (contiguous) as kept and reduced groups, outer first,
+ * size-1 dimensions dropped and neighbours of the same group merged.  Output
+ * o (row-major over kext) reduces the R elements at
+ * sum(kidx * kst) + sum(ridx * rst).  nr >= 1 (one group of size 1, stride
+ * 0, when nothing is reduced). */
+typedef struct wnn_reduce_params {
+    uint32_t nk, nr;
+    uint64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
+    uint64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK];
+    uint64_t O, R;          /* outputs, reduced elements per output */
+    bool inner_red;         /* the innermost group is reduced */
+} wnn_reduce_params;
+
+/* instanceNormalization / layerNormalization: G groups (row-major over
+ * kext, at offsets sum(kidx * kst)) of S elements each (row-major over
+ * rext, at sum(ridx * rst); layerNormalization: in the order of axes, the
+ * order of the scale / bias elements).  per_channel: instanceNormalization's
+ * C (scale / bias element = group % C), 0 for layerNormalization (scale /
+ * bias element = position in the group). */
+typedef struct wnn_norm_params {
+    uint32_t nk, nr;
+    int64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
+    int64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK];
+    int64_t G, S;
+    int64_t per_channel;
+} wnn_norm_params;
+
+/* An operator along one axis: the input as [outer, n, inner]. */
+typedef struct wnn_axis_params {
+    uint32_t axis;
+    uint64_t outer, n, inner;
+} wnn_axis_params;
+
+/* gather (input [outer, dim, inner] around axis; n_idx indices),
+ * gatherElements / scatterElements (a_n: the indices' size along axis),
+ * gatherND / scatterND (tuples of coord indices address slices of `slice`
+ * elements; slice number = sum(index[d] * strides[d]), n_slices of them). */
+typedef struct wnn_gather_params {
+    uint32_t axis;
+    uint64_t outer, dim, inner, n_idx, a_n;
+    uint32_t coord;
+    uint64_t tuples, slice, n_slices;
+    uint64_t dims[WNN_MAX_RANK], strides[WNN_MAX_RANK];
+} wnn_gather_params;
+
+/* quantizeLinear / dequantizeLinear: input element (i...) of the merged
+ * shape uses scale / zeroPoint element sum((i[d] / block[d]) * sstride[d]);
+ * rank >= 1. */
+typedef struct wnn_quant_params {
+    uint32_t rank;
+    uint64_t shape[WNN_MAX_RANK];
+    uint64_t block[WNN_MAX_RANK];   /* input dim / scale dim */
+    uint64_t sstride[WNN_MAX_RANK]; /* scale's element strides */
+} wnn_quant_params;
+
+/* One strided copy: element (i...) goes from input `in` at
+ * in_off + sum(i * is) to output `out` at out_off + sum(i * os) (elements;
+ * is 0: broadcast, negative: reversed).  Simplified: rank >= 1, no size-1
+ * dimension unless rank 1, no two neighbours contiguous on both sides. */
+#define WNN_VIEW_RANK (2 * WNN_MAX_RANK + 2) /* tile needs 2 * rank */
+typedef struct wnn_view {
+    int rank;
+    uint32_t in, out;        /* node input / output */
+    int64_t n;               /* elements */
+    int64_t in_off, out_off; /* elements */
+    int64_t shape[WNN_VIEW_RANK];
+    int64_t is[WNN_VIEW_RANK], os[WNN_VIEW_RANK];
+} wnn_view;
+
+/* transpose expand slice tile reverse (one view), split (one per output),
+ * concat (one per input); v points into g->lowered's own allocation. */
+typedef struct wnn_views_params {
+    uint32_t n;
+    const wnn_view *v;
+} wnn_views_params;
+
+/* pad: output element (i...) reads input element (i - begin...) (mapped
+ * by mode where outside) at sum(... * ist), else is `value`. */
+typedef struct wnn_pad_params {
+    uint32_t rank;
+    int mode;               /* WNN_PAD_* (ops/options) */
+    uint64_t value;         /* the padding value's bytes, in the input's type */
+    int64_t ist[WNN_MAX_RANK];
+    int64_t begin[WNN_MAX_RANK], end[WNN_MAX_RANK];
+} wnn_pad_params;
+
 typedef enum wnn_lowered_kind {
     WNN_LOWER_NONE = 0,     /* the backend reads the node as it is */
     WNN_LOWER_BROADCAST,
     WNN_LOWER_CONV,
+    WNN_LOWER_POOL,
+    WNN_LOWER_REDUCE,
+    WNN_LOWER_AXIS,
+    WNN_LOWER_NORM,
+    WNN_LOWER_GATHER,
+    WNN_LOWER_QUANT,
+    WNN_LOWER_VIEWS,
+    WNN_LOWER_PAD,
 } wnn_lowered_kind;
 
 struct wnn_lowered {
@@ -56,6 +187,14 @@ struct wnn_lowered {
     union {
         wnn_broadcast_params bcast;
         wnn_conv_params conv;
+        wnn_pool_params pool;
+        wnn_reduce_params reduce;
+        wnn_axis_params axis;
+        wnn_norm_params norm;
+        wnn_gather_params gather;
+        wnn_quant_params quant;
+        wnn_views_params views;
+        wnn_pad_params pad;
     } u;
 };
 typedef struct wnn_lowered wnn_lowered;
@@ -73,5 +212,34 @@ void wnn_lower_broadcast(wnn_broadcast_params *it, const wnn_desc *out,
 void wnn_lower_conv(wnn_conv_params *p, const wnn_node *node,
                     const wnn_desc *x, const wnn_desc *filter,
                     const wnn_desc *y);
+
+/* pool.c */
+void wnn_lower_pool(wnn_pool_params *p, const wnn_node *node,
+                    const wnn_desc *x, const wnn_desc *y);
+
+/* reduce.c: mask, the reduced dimensions (bit d: dimension d) */
+void wnn_lower_reduce(wnn_reduce_params *p, const wnn_desc *x,
+                      uint32_t mask);
+void wnn_lower_axis(wnn_axis_params *p, const wnn_desc *x, uint32_t axis);
+void wnn_lower_norm(wnn_norm_params *p, const wnn_node *node,
+                    const wnn_desc *x);
+/* the axis of an axis operator's options, false for other operators */
+bool wnn_lower_axis_of(const wnn_node *node, uint32_t *axis);
+
+/* gather.c (the gather and scatter operators) */
+bool wnn_lower_is_gather(wnn_op op);
+void wnn_lower_gather(wnn_gather_params *p, const wnn_node *node,
+                      const wnn_desc *x, const wnn_desc *indices);
+
+/* quantize.c */
+void wnn_lower_quant(wnn_quant_params *p, const wnn_desc *x,
+                     const wnn_desc *scale);
+
+/* views.c: views the node needs (0: not a view operator); wnn_lower_views
+ * fills v[0 .. that count) */
+uint32_t wnn_lower_view_count(const wnn_node *node);
+void wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node);
+void wnn_lower_pad(wnn_pad_params *p, const wnn_node *node,
+                   const wnn_desc *x);
 
 #endif

@@ -2,11 +2,13 @@
 #pragma once
 
 /* MLGatherOptions -- #api-mlgraphbuilder-gather (also gatherElements) */
-typedef struct wnn_gather_options {
-    uint32_t axis; /* [EnforceRange] unsigned long, default 0 */
-} wnn_gather_options;
+#define WNN_GATHER_OPTIONS(S, F, E, X)                                        \
+    /* [EnforceRange] unsigned long, default 0 */                             \
+    F(S, axis, "axis", WNN_F_U32, 0)
+WNN_OPTIONS_STRUCT(wnn_gather_options, WNN_GATHER_OPTIONS)
 
 /* MLScatterOptions -- #api-mlgraphbuilder-scatterelements */
-typedef struct wnn_scatter_options {
-    uint32_t axis; /* [EnforceRange] unsigned long, default 0 */
-} wnn_scatter_options;
+#define WNN_SCATTER_OPTIONS(S, F, E, X)                                       \
+    /* [EnforceRange] unsigned long, default 0 */                             \
+    F(S, axis, "axis", WNN_F_U32, 0)
+WNN_OPTIONS_STRUCT(wnn_scatter_options, WNN_SCATTER_OPTIONS)

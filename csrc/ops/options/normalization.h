@@ -7,30 +7,32 @@
 #pragma once
 
 /* MLBatchNormalizationOptions -- #api-mlgraphbuilder-batchnorm */
-typedef struct wnn_batch_normalization_options {
-    uint32_t scale;  /* operand */
-    uint32_t bias;   /* operand */
-    uint32_t axis;   /* 1 */
-    double epsilon;  /* 1e-5 */
-} wnn_batch_normalization_options;
+#define WNN_BATCH_NORMALIZATION_OPTIONS(S, F, E, X)                           \
+    F(S, scale, "scale", WNN_F_OPERAND, 0) /* operand */                      \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, axis, "axis", WNN_F_U32, 1) /* 1 */                                  \
+    F(S, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5) /* 1e-5 */
+WNN_OPTIONS_STRUCT(wnn_batch_normalization_options, WNN_BATCH_NORMALIZATION_OPTIONS)
 
 /* MLInstanceNormalizationOptions -- #api-mlgraphbuilder-instancenorm */
-typedef struct wnn_instance_normalization_options {
-    uint32_t scale;  /* operand */
-    uint32_t bias;   /* operand */
-    double epsilon;  /* 1e-5 */
-    int layout;      /* MLInputOperandLayout: 0 "nchw" (default), 1 "nhwc" */
-} wnn_instance_normalization_options;
+#define WNN_INSTANCE_NORMALIZATION_OPTIONS(S, F, E, X)                        \
+    F(S, scale, "scale", WNN_F_OPERAND, 0) /* operand */                      \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5) /* 1e-5 */                   \
+    /* MLInputOperandLayout: 0 "nchw" (default), 1 "nhwc" */                  \
+    E(S, layout, "layout", WNN_F_ENUM, layouts, 0)
+WNN_OPTIONS_STRUCT(wnn_instance_normalization_options, WNN_INSTANCE_NORMALIZATION_OPTIONS)
 
 /* MLLayerNormalizationOptions -- #api-mlgraphbuilder-layernorm */
-typedef struct wnn_layer_normalization_options {
-    uint32_t scale;    /* operand */
-    uint32_t bias;     /* operand */
-    wnn_u32_list axes; /* absent: 1 .. rank-1 (set by the checker) */
-    double epsilon;    /* 1e-5 */
-} wnn_layer_normalization_options;
+#define WNN_LAYER_NORMALIZATION_OPTIONS(S, F, E, X)                           \
+    F(S, scale, "scale", WNN_F_OPERAND, 0) /* operand */                      \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    /* absent: 1 .. rank-1 (set by the checker) */                            \
+    F(S, axes, "axes", WNN_F_U32_LIST, 0)                                     \
+    F(S, epsilon, "epsilon", WNN_F_DOUBLE, 1e-5) /* 1e-5 */
+WNN_OPTIONS_STRUCT(wnn_layer_normalization_options, WNN_LAYER_NORMALIZATION_OPTIONS)
 
 /* softmax(input, axis) -- #api-mlgraphbuilder-softmax-method */
-typedef struct wnn_softmax_options {
-    uint32_t axis;
-} wnn_softmax_options;
+#define WNN_SOFTMAX_OPTIONS(S, F, E, X)                                       \
+    F(S, axis, "axis", WNN_F_U32, 0)
+WNN_OPTIONS_STRUCT(wnn_softmax_options, WNN_SOFTMAX_OPTIONS)

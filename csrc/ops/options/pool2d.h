@@ -4,14 +4,17 @@
 /* MLPool2dOptions -- the IDL members (lists start absent), then the values
  * the checker resolves from them (defaults filled in), which the kernels
  * use. */
-typedef struct wnn_pool2d_options {
-    wnn_u32_list window_dimensions; /* [windowHeight, windowWidth]        */
-    wnn_u32_list padding;           /* [top, bottom, left, right]         */
-    wnn_u32_list strides;
-    wnn_u32_list dilations;
-    int layout;                     /* 0 "nchw", 1 "nhwc"                 */
-    int output_shape_rounding;      /* 0 "floor", 1 "ceil"                */
-    wnn_u32_list output_sizes;
-    /* resolved by wnn_check_pool2d */
-    uint32_t window[2], pad[4], stride[2], dilation[2];
-} wnn_pool2d_options;
+#define WNN_POOL2D_OPTIONS(S, F, E, X)                                        \
+    /* [windowHeight, windowWidth] */                                         \
+    F(S, window_dimensions, "windowDimensions", WNN_F_U32_LIST, 0)            \
+    /* [top, bottom, left, right] */                                          \
+    F(S, padding, "padding", WNN_F_U32_LIST, 0)                               \
+    F(S, strides, "strides", WNN_F_U32_LIST, 0)                               \
+    F(S, dilations, "dilations", WNN_F_U32_LIST, 0)                           \
+    E(S, layout, "layout", WNN_F_ENUM, layouts, 0) /* 0 "nchw", 1 "nhwc" */   \
+    /* 0 "floor", 1 "ceil" */                                                 \
+    E(S, output_shape_rounding, "outputShapeRounding", WNN_F_ENUM, roundings, 0) \
+    F(S, output_sizes, "outputSizes", WNN_F_U32_LIST, 0)                      \
+    /* resolved by wnn_check_pool2d */                                        \
+    X(uint32_t window[2], pad[4], stride[2], dilation[2])
+WNN_OPTIONS_STRUCT(wnn_pool2d_options, WNN_POOL2D_OPTIONS)

@@ -16,53 +16,64 @@ enum { WNN_LSTM_IOFG = 0, WNN_LSTM_IFGO = 1 };
 
 /* gru(input, weight, recurrentWeight, steps, hiddenSize, MLGruOptions)
  * -- #api-mlgraphbuilder-gru */
-typedef struct wnn_gru_options {
-    uint32_t steps;
-    uint32_t hidden_size;
-    uint32_t bias;                 /* operand */
-    uint32_t recurrent_bias;       /* operand */
-    uint32_t initial_hidden_state; /* operand */
-    bool reset_after;              /* true */
-    bool return_sequence;          /* false */
-    int direction;                 /* "forward" */
-    int layout;                    /* "zrn" */
-    wnn_u32_list activations;      /* absent: sigmoid, tanh */
-} wnn_gru_options;
+#define WNN_GRU_OPTIONS(S, F, E, X)                                           \
+    F(S, steps, "steps", WNN_F_U32, 0)                                        \
+    F(S, hidden_size, "hiddenSize", WNN_F_U32, 0)                             \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0) /* operand */     \
+    /* operand */                                                             \
+    F(S, initial_hidden_state, "initialHiddenState", WNN_F_OPERAND, 0)        \
+    F(S, reset_after, "resetAfter", WNN_F_BOOL, 1) /* true */                 \
+    F(S, return_sequence, "returnSequence", WNN_F_BOOL, 0) /* false */        \
+    /* "forward" */                                                           \
+    E(S, direction, "direction", WNN_F_ENUM, rnn_directions, WNN_RNN_FORWARD) \
+    E(S, layout, "layout", WNN_F_ENUM, gru_layouts, WNN_GRU_ZRN) /* "zrn" */  \
+    /* absent: sigmoid, tanh */                                               \
+    E(S, activations, "activations", WNN_F_ENUM_LIST, rnn_activations, 0)
+WNN_OPTIONS_STRUCT(wnn_gru_options, WNN_GRU_OPTIONS)
 
 /* gruCell(input, weight, recurrentWeight, hiddenState, hiddenSize,
  * MLGruCellOptions) -- #api-mlgraphbuilder-grucell */
-typedef struct wnn_gru_cell_options {
-    uint32_t hidden_size;
-    uint32_t bias;                 /* operand */
-    uint32_t recurrent_bias;       /* operand */
-    bool reset_after;              /* true */
-    int layout;                    /* "zrn" */
-    wnn_u32_list activations;      /* absent: sigmoid, tanh */
-} wnn_gru_cell_options;
+#define WNN_GRU_CELL_OPTIONS(S, F, E, X)                                      \
+    F(S, hidden_size, "hiddenSize", WNN_F_U32, 0)                             \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0) /* operand */     \
+    F(S, reset_after, "resetAfter", WNN_F_BOOL, 1) /* true */                 \
+    E(S, layout, "layout", WNN_F_ENUM, gru_layouts, WNN_GRU_ZRN) /* "zrn" */  \
+    /* absent: sigmoid, tanh */                                               \
+    E(S, activations, "activations", WNN_F_ENUM_LIST, rnn_activations, 0)
+WNN_OPTIONS_STRUCT(wnn_gru_cell_options, WNN_GRU_CELL_OPTIONS)
 
 /* lstm(input, weight, recurrentWeight, steps, hiddenSize, MLLstmOptions)
  * -- #api-mlgraphbuilder-lstm */
-typedef struct wnn_lstm_options {
-    uint32_t steps;
-    uint32_t hidden_size;
-    uint32_t bias;                 /* operand */
-    uint32_t recurrent_bias;       /* operand */
-    uint32_t peephole_weight;      /* operand */
-    uint32_t initial_hidden_state; /* operand */
-    uint32_t initial_cell_state;   /* operand */
-    bool return_sequence;          /* false */
-    int direction;                 /* "forward" */
-    int layout;                    /* "iofg" */
-    wnn_u32_list activations;      /* absent: sigmoid, tanh, tanh */
-} wnn_lstm_options;
+#define WNN_LSTM_OPTIONS(S, F, E, X)                                          \
+    F(S, steps, "steps", WNN_F_U32, 0)                                        \
+    F(S, hidden_size, "hiddenSize", WNN_F_U32, 0)                             \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0) /* operand */     \
+    F(S, peephole_weight, "peepholeWeight", WNN_F_OPERAND, 0) /* operand */   \
+    /* operand */                                                             \
+    F(S, initial_hidden_state, "initialHiddenState", WNN_F_OPERAND, 0)        \
+    /* operand */                                                             \
+    F(S, initial_cell_state, "initialCellState", WNN_F_OPERAND, 0)            \
+    F(S, return_sequence, "returnSequence", WNN_F_BOOL, 0) /* false */        \
+    /* "forward" */                                                           \
+    E(S, direction, "direction", WNN_F_ENUM, rnn_directions, WNN_RNN_FORWARD) \
+    /* "iofg" */                                                              \
+    E(S, layout, "layout", WNN_F_ENUM, lstm_layouts, WNN_LSTM_IOFG)           \
+    /* absent: sigmoid, tanh, tanh */                                         \
+    E(S, activations, "activations", WNN_F_ENUM_LIST, rnn_activations, 0)
+WNN_OPTIONS_STRUCT(wnn_lstm_options, WNN_LSTM_OPTIONS)
 
 /* lstmCell(input, weight, recurrentWeight, hiddenState, cellState,
  * hiddenSize, MLLstmCellOptions) -- #api-mlgraphbuilder-lstmcell */
-typedef struct wnn_lstm_cell_options {
-    uint32_t hidden_size;
-    uint32_t bias;                 /* operand */
-    uint32_t recurrent_bias;       /* operand */
-    uint32_t peephole_weight;      /* operand */
-    int layout;                    /* "iofg" */
-    wnn_u32_list activations;      /* absent: sigmoid, tanh, tanh */
-} wnn_lstm_cell_options;
+#define WNN_LSTM_CELL_OPTIONS(S, F, E, X)                                     \
+    F(S, hidden_size, "hiddenSize", WNN_F_U32, 0)                             \
+    F(S, bias, "bias", WNN_F_OPERAND, 0) /* operand */                        \
+    F(S, recurrent_bias, "recurrentBias", WNN_F_OPERAND, 0) /* operand */     \
+    F(S, peephole_weight, "peepholeWeight", WNN_F_OPERAND, 0) /* operand */   \
+    /* "iofg" */                                                              \
+    E(S, layout, "layout", WNN_F_ENUM, lstm_layouts, WNN_LSTM_IOFG)           \
+    /* absent: sigmoid, tanh, tanh */                                         \
+    E(S, activations, "activations", WNN_F_ENUM_LIST, rnn_activations, 0)
+WNN_OPTIONS_STRUCT(wnn_lstm_cell_options, WNN_LSTM_CELL_OPTIONS)

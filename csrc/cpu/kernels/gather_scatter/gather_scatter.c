@@ -115,17 +115,6 @@ copy_bytes(void *dst, const void *src, uint64_t bytes)
     }
 }
 
-/* Product of shape[lo, hi). */
-static uint64_t
-prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
-{
-    uint64_t p = 1;
-    for (uint32_t i = lo; i < hi; i++) {
-        p *= shape[i];
-    }
-    return p;
-}
-
 typedef struct gather_job {
     uint64_t rows;
     uint64_t n_idx;
@@ -205,13 +194,11 @@ wnn_status
 cpu_gather(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_gather_options *o = k->options;
+    const wnn_gather_params *q = &k->lowered->u.gather;
     const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
-    uint32_t axis = o->axis;
     size_t es = wnn_dtype_size(in->dtype);
-    uint64_t outer = prod(in->shape, 0, axis), dim = in->shape[axis];
-    uint64_t inner = prod(in->shape, axis + 1, in->rank);
-    uint64_t n_idx = wnn_desc_elements(ix);
+    uint64_t outer = q->outer, dim = q->dim, inner = q->inner;
+    uint64_t n_idx = q->n_idx;
     uint64_t rows = outer * n_idx;
     size_t row = (size_t)(inner * es);
     const unsigned char *x = k->in[0];
@@ -279,13 +266,11 @@ wnn_status
 cpu_gather_elements(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_gather_options *o = k->options;
+    const wnn_gather_params *q = &k->lowered->u.gather;
     const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
-    uint32_t axis = o->axis;
     size_t es = wnn_dtype_size(in->dtype);
-    uint64_t dim = in->shape[axis], a_n = ix->shape[axis];
-    uint64_t inner = prod(in->shape, axis + 1, in->rank);
-    uint64_t total = wnn_desc_elements(ix);
+    uint64_t dim = q->dim, a_n = q->a_n, inner = q->inner;
+    uint64_t total = q->n_idx;
     const unsigned char *x = k->in[0];
     const void *idx = k->in[1];
     wnn_dtype it = ix->dtype;
@@ -309,17 +294,16 @@ typedef struct nd_map {
     uint64_t slice;                 /* elements per slice: prod(shape[coord:]) */
 } nd_map;
 
+/* The coordinate map lowered at compile (compiler/lower/gather.c). */
 static void
-nd_map_make(nd_map *m, const wnn_desc *in, const wnn_desc *ix)
+nd_map_from(nd_map *m, const wnn_gather_params *q)
 {
-    m->coord = ix->shape[ix->rank - 1];
-    m->tuples = prod(ix->shape, 0, ix->rank - 1);
-    m->slice = prod(in->shape, m->coord, in->rank);
-    uint64_t s = 1;
-    for (int d = (int)m->coord - 1; d >= 0; d--) {
-        m->dims[d] = in->shape[d];
-        m->strides[d] = s;
-        s *= in->shape[d];
+    m->coord = q->coord;
+    m->tuples = q->tuples;
+    m->slice = q->slice;
+    for (uint32_t d = 0; d < q->coord; d++) {
+        m->dims[d] = q->dims[d];
+        m->strides[d] = q->strides[d];
     }
 }
 
@@ -374,7 +358,7 @@ cpu_gather_nd(const cpu_call *k, wnn_error *err)
     (void)err;
     const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
     nd_map m;
-    nd_map_make(&m, in, ix);
+    nd_map_from(&m, &k->lowered->u.gather);
     size_t es = wnn_dtype_size(in->dtype);
     size_t row = (size_t)(m.slice * es);
     const unsigned char *x = k->in[0];
@@ -440,13 +424,10 @@ wnn_status
 cpu_scatter_elements(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_scatter_options *o = k->options;
+    const wnn_gather_params *q = &k->lowered->u.gather;
     const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
-    uint32_t axis = o->axis;
     size_t es = wnn_dtype_size(in->dtype);
-    uint64_t dim = in->shape[axis], a_n = ix->shape[axis];
-    uint64_t outer = prod(in->shape, 0, axis);
-    uint64_t inner = prod(in->shape, axis + 1, in->rank);
+    uint64_t dim = q->dim, a_n = q->a_n, outer = q->outer, inner = q->inner;
     const void *idx = k->in[1];
     const unsigned char *u = k->in[2];
     wnn_dtype it = ix->dtype;
@@ -472,7 +453,7 @@ cpu_scatter_nd(const cpu_call *k, wnn_error *err)
     (void)err;
     const wnn_desc *in = &k->in_desc[0], *ix = &k->in_desc[1];
     nd_map m;
-    nd_map_make(&m, in, ix);
+    nd_map_from(&m, &k->lowered->u.gather);
     size_t es = wnn_dtype_size(in->dtype);
     size_t row = (size_t)(m.slice * es);
     const void *idx = k->in[1];

@@ -16,8 +16,9 @@
  *              [0, s0, 0, s1, ...] (an expand of the reshaped input)
  *   split      one slice per output
  *   concat     each input written into its part of the output (strided out)
- * copy_view() merges dimensions that are contiguous on both sides, drops
- * size-1 dimensions, and then copies rows of the innermost dimension with
+ * The views are made once at compile (compiler/lower/views.c, which also
+ * drops size-1 dimensions and merges dimensions contiguous on both sides;
+ * the CUDA backend reads the same views); copy_view() copies rows of the innermost dimension with
  * memcpy (contiguous), a fill (broadcast), a 2-D blocked transpose (when the
  * input is contiguous along another output dimension), or a strided gather.
  * Large copies are split across the pool's threads by contiguous ranges of
@@ -37,7 +38,7 @@
 
 #include "../../cpu.h"
 
-#define VR (2 * WNN_MAX_RANK + 2) /* view rank: tile needs 2r */
+#define VR WNN_VIEW_RANK /* view rank: tile needs 2r (lower.h) */
 #define CHUNK 16384               /* elements per unit of a long row */
 #define TB 32                     /* block edge of the 2-D transpose */
 
@@ -46,17 +47,6 @@ static int
 threads_for(uint64_t elements)
 {
     return elements >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
-}
-
-/* Contiguous strides (elements) of a descriptor. */
-static void
-contiguous_strides(const wnn_desc *d, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = (int)d->rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= d->shape[i];
-    }
 }
 
 /* ---- element helpers ------------------------------------------------------ */
@@ -222,52 +212,8 @@ block_transpose(unsigned char *dst, int64_t dk, const unsigned char *src,
 #undef SCALAR_BLOCK
 
 /* ---- the strided copy ----------------------------------------------------- */
-typedef struct view {
-    int rank;
-    int64_t shape[VR];
-    int64_t is[VR]; /* input strides (elements) */
-    int64_t os[VR]; /* output strides (elements) */
-} view;
-
-/* Drop size-1 dimensions, merge neighbours that are contiguous on both
- * sides.  Leaves rank >= 1. */
-static void
-view_simplify(view *v)
-{
-    int r = 0;
-    for (int d = 0; d < v->rank; d++) {
-        if (v->shape[d] == 1) {
-            continue;
-        }
-        if (r > 0 && v->is[r - 1] == v->is[d] * v->shape[d] &&
-            v->os[r - 1] == v->os[d] * v->shape[d]) {
-            v->shape[r - 1] *= v->shape[d];
-            v->is[r - 1] = v->is[d];
-            v->os[r - 1] = v->os[d];
-            continue;
-        }
-        v->shape[r] = v->shape[d];
-        v->is[r] = v->is[d];
-        v->os[r] = v->os[d];
-        r++;
-    }
-    if (r == 0) {
-        v->shape[0] = 1;
-        v->is[0] = v->os[0] = 1;
-        r = 1;
-    }
-    v->rank = r;
-}
-
-static int64_t
-view_elements(const view *v)
-{
-    int64_t n = 1;
-    for (int d = 0; d < v->rank; d++) {
-        n *= v->shape[d];
-    }
-    return n;
-}
+/* compiler/lower/views.c: simplified, rank >= 1 */
+typedef wnn_view view;
 
 /* Rows of the innermost dimension, chunked; a thread copies units
  * [u0, u1) of rows * cpr units. */
@@ -407,7 +353,7 @@ copy_blocked(const view *v, int k, const unsigned char *in,
     int64_t ncols = nm * nl;
     int64_t bk = nk < TB ? nk : TB;
     int64_t tk = (nk + bk - 1) / bk, tc = (ncols + bc - 1) / bc;
-    int64_t outer = view_elements(v) / (nk * ncols);
+    int64_t outer = v->n / (nk * ncols);
     int64_t units = outer * tk * tc;
     int64_t osk = v->os[k], isl = v->is[L], ism = m >= 0 ? v->is[m] : 0;
     {
@@ -420,7 +366,7 @@ copy_blocked(const view *v, int k, const unsigned char *in,
 }
 
 typedef struct rows_job {
-    view *v;
+    const view *v;
     const unsigned char *in;
     unsigned char *out;
     size_t es;
@@ -432,7 +378,7 @@ static void
 rows_body(void *p_, int tid_, int nt_)
 {
     const rows_job *j_ = p_;
-    view *v = j_->v;
+    const view *v = j_->v;
     const unsigned char *in = j_->in;
     unsigned char *out = j_->out;
     size_t es = j_->es;
@@ -450,11 +396,11 @@ rows_body(void *p_, int tid_, int nt_)
 /* Copy the view: element (i...) goes from in[sum i*is] to out[sum i*os].
  * `in` and `out` point at element (0, ..., 0). */
 static void
-copy_view(view *v, const unsigned char *in, unsigned char *out, size_t es)
+copy_view(const view *v, const unsigned char *in, unsigned char *out,
+          size_t es)
 {
-    view_simplify(v);
     int L = v->rank - 1;
-    int64_t total = view_elements(v);
+    int64_t total = v->n;
     int nt = threads_for((uint64_t)total);
     if (v->os[L] == 1 && v->is[L] != 1 && v->is[L] != 0 && L > 0 &&
         v->shape[L] >= 4) {
@@ -481,176 +427,72 @@ copy_view(view *v, const unsigned char *in, unsigned char *out, size_t es)
     }
 }
 
-/* ---- transpose -- #api-mlgraphbuilder-transpose --------------------------- */
+/* ---- transpose expand slice split concat reverse tile ---------------------
+ * #api-mlgraphbuilder-transpose, -expand, -slice, -split, -concat,
+ * -reverse-method, -tile: the views lowered at compile (compiler/lower/
+ * views.c; one per output of split, one per input of concat). */
+static wnn_status
+copy_views(const cpu_call *k)
+{
+    const wnn_views_params *q = &k->lowered->u.views;
+    size_t es = wnn_dtype_size(k->in_desc[0].dtype);
+    for (uint32_t j = 0; j < q->n; j++) {
+        const view *v = &q->v[j];
+        copy_view(v,
+                  (const unsigned char *)k->in[v->in] + v->in_off * (int64_t)es,
+                  (unsigned char *)k->out[v->out] + v->out_off * (int64_t)es,
+                  es);
+    }
+    return WNN_OK;
+}
+
 wnn_status
 cpu_transpose(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_transpose_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
-    contiguous_strides(out, ost);
-    view v = { .rank = (int)out->rank };
-    for (uint32_t i = 0; i < out->rank; i++) {
-        uint32_t p = o->permutation.v[i];
-        v.shape[i] = out->shape[i];
-        v.is[i] = p < in->rank ? ist[p] : 0;
-        v.os[i] = ost[i];
-    }
-    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- expand -- #api-mlgraphbuilder-expand --------------------------------- */
 wnn_status
 cpu_expand(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
-    contiguous_strides(out, ost);
-    view v = { .rank = (int)out->rank };
-    int shift = (int)out->rank - (int)in->rank;
-    for (int i = 0; i < (int)out->rank; i++) {
-        int j = i - shift;
-        v.shape[i] = out->shape[i];
-        v.is[i] = j >= 0 && in->shape[j] != 1 ? ist[j] : 0;
-        v.os[i] = ost[i];
-    }
-    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- slice -- #api-mlgraphbuilder-slice ----------------------------------- */
 wnn_status
 cpu_slice(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_slice_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
-    size_t es = wnn_dtype_size(in->dtype);
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], base = 0;
-    contiguous_strides(in, ist);
-    contiguous_strides(out, ost);
-    view v = { .rank = (int)out->rank };
-    for (uint32_t i = 0; i < out->rank; i++) {
-        v.shape[i] = out->shape[i];
-        v.is[i] = ist[i] * (int64_t)o->strides.v[i];
-        v.os[i] = ost[i];
-        base += ist[i] * (int64_t)o->starts.v[i];
-    }
-    copy_view(&v, (const unsigned char *)k->in[0] + base * (int64_t)es,
-              k->out[0], es);
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- split -- #api-mlgraphbuilder-split: one slice per output ------------- */
 wnn_status
 cpu_split(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_split_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    size_t es = wnn_dtype_size(in->dtype);
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], start = 0;
-    contiguous_strides(in, ist);
-    for (uint32_t j = 0; j < k->n_out; j++) {
-        const wnn_desc *out = &k->out_desc[j];
-        contiguous_strides(out, ost);
-        view v = { .rank = (int)out->rank };
-        for (uint32_t i = 0; i < out->rank; i++) {
-            v.shape[i] = out->shape[i];
-            v.is[i] = ist[i];
-            v.os[i] = ost[i];
-        }
-        copy_view(&v,
-                  (const unsigned char *)k->in[0] +
-                      start * ist[o->axis] * (int64_t)es,
-                  k->out[j], es);
-        start += out->shape[o->axis];
-    }
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- concat -- #api-mlgraphbuilder-concat: each input into its part ------- */
 wnn_status
 cpu_concat(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_concat_options *o = k->options;
-    const wnn_desc *out = &k->out_desc[0];
-    size_t es = wnn_dtype_size(out->dtype);
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK], start = 0;
-    contiguous_strides(out, ost);
-    for (uint32_t j = 0; j < k->n_in; j++) {
-        const wnn_desc *in = &k->in_desc[j];
-        contiguous_strides(in, ist);
-        view v = { .rank = (int)in->rank };
-        for (uint32_t i = 0; i < in->rank; i++) {
-            v.shape[i] = in->shape[i];
-            v.is[i] = ist[i];
-            v.os[i] = ost[i];
-        }
-        copy_view(&v, k->in[j],
-                  (unsigned char *)k->out[0] +
-                      start * ost[o->axis] * (int64_t)es,
-                  es);
-        start += in->shape[o->axis];
-    }
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- reverse -- #api-mlgraphbuilder-reverse-method ------------------------ */
 wnn_status
 cpu_reverse(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_reverse_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    size_t es = wnn_dtype_size(in->dtype);
-    int64_t ist[WNN_MAX_RANK], base = 0;
-    contiguous_strides(in, ist);
-    view v = { .rank = (int)in->rank };
-    for (uint32_t i = 0; i < in->rank; i++) {
-        v.shape[i] = in->shape[i];
-        v.is[i] = ist[i];
-        v.os[i] = ist[i];
-    }
-    for (uint32_t a = 0; a < o->axes.n; a++) {
-        uint32_t i = o->axes.v[a];
-        if (i < in->rank && v.is[i] > 0) { /* validated; duplicates ignored */
-            base += (in->shape[i] - 1) * ist[i];
-            v.is[i] = -ist[i];
-        }
-    }
-    copy_view(&v, (const unsigned char *)k->in[0] + base * (int64_t)es,
-              k->out[0], es);
-    return WNN_OK;
+    return copy_views(k);
 }
 
-/* ---- tile -- #api-mlgraphbuilder-tile ------------------------------------- */
 wnn_status
 cpu_tile(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_tile_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
-    int64_t ist[WNN_MAX_RANK], ost[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
-    contiguous_strides(out, ost);
-    view v = { .rank = 2 * (int)in->rank };
-    for (uint32_t i = 0; i < in->rank; i++) {
-        v.shape[2 * i] = o->repetitions.v[i];
-        v.is[2 * i] = 0;
-        v.os[2 * i] = ost[i] * in->shape[i];
-        v.shape[2 * i + 1] = in->shape[i];
-        v.is[2 * i + 1] = ist[i];
-        v.os[2 * i + 1] = ost[i];
-    }
-    copy_view(&v, k->in[0], k->out[0], wnn_dtype_size(in->dtype));
-    return WNN_OK;
+    return copy_views(k);
 }
 
 typedef struct tri_job {
@@ -740,7 +582,7 @@ pad_source(int mode, int64_t x, int64_t n)
 }
 
 typedef struct pad_job {
-    const wnn_pad_options *o;
+    const wnn_pad_params *o;
     const wnn_desc *in;
     const wnn_desc *out;
     size_t es;
@@ -761,7 +603,7 @@ pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
     (void)tid_;
     const pad_job *j_ = p_;
-    const wnn_pad_options *o = j_->o;
+    const wnn_pad_params *o = j_->o;
     const wnn_desc *in = j_->in;
     const wnn_desc *out = j_->out;
     size_t es = j_->es;
@@ -782,7 +624,7 @@ pad_body(void *p_, int64_t b_, int64_t e_, int tid_)
         for (int d = L - 1; d >= 0; d--) {
             int64_t i = q % out->shape[d];
             q /= out->shape[d];
-            int64_t s = pad_source(mode, i - (int64_t)o->beginning_padding.v[d],
+            int64_t s = pad_source(mode, i - o->begin[d],
                                    in->shape[d]);
             if (s < 0) {
                 outside = true;
@@ -816,11 +658,12 @@ wnn_status
 cpu_pad(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_pad_options *o = k->options;
+    /* lowered at compile (compiler/lower/views.c) */
+    const wnn_pad_params *o = &k->lowered->u.pad;
     const wnn_desc *in = &k->in_desc[0], *out = &k->out_desc[0];
     size_t es = wnn_dtype_size(in->dtype);
-    unsigned char val[8] = { 0 };
-    wnn_number_store(&o->value, in->dtype, val);
+    unsigned char val[8];
+    memcpy(val, &o->value, sizeof(val));
     const unsigned char *x = k->in[0];
     unsigned char *y = k->out[0];
     int mode = o->mode;
@@ -829,10 +672,9 @@ cpu_pad(const cpu_call *k, wnn_error *err)
         return WNN_OK;
     }
     int r = (int)in->rank, L = r - 1;
-    int64_t ist[WNN_MAX_RANK];
-    contiguous_strides(in, ist);
+    const int64_t *ist = o->ist;
     int64_t n = in->shape[L], wo = out->shape[L];
-    int64_t bl = o->beginning_padding.v[L], el = o->ending_padding.v[L];
+    int64_t bl = o->begin[L], el = o->end[L];
     int64_t rows = (int64_t)wnn_desc_elements(out) / wo;
     {
         pad_job j_ = {.o = o, .in = in, .out = out, .es = es, .val = val,

@@ -411,14 +411,9 @@ wnn_status
 cpu_batch_normalization(const cpu_call *k, wnn_error *err)
 {
     const wnn_batch_normalization_options *o = k->options;
-    const wnn_desc *d = &k->in_desc[0];
-    int64_t C = d->shape[o->axis], outer = 1, inner = 1;
-    for (uint32_t i = 0; i < o->axis; i++) {
-        outer *= d->shape[i];
-    }
-    for (uint32_t i = o->axis + 1; i < d->rank; i++) {
-        inner *= d->shape[i];
-    }
+    const wnn_axis_params *q = &k->lowered->u.axis; /* compiler/lower/ */
+    int64_t C = (int64_t)q->n, outer = (int64_t)q->outer;
+    int64_t inner = (int64_t)q->inner;
     f32buf x, mean, var, scale, bias;
     float *yo = NULL;
     double *coef = NULL;
@@ -477,7 +472,6 @@ wnn_status
 cpu_instance_normalization(const cpu_call *k, wnn_error *err)
 {
     const wnn_instance_normalization_options *o = k->options;
-    const wnn_desc *d = &k->in_desc[0];
     f32buf x, scale, bias;
     float *yo = NULL;
     memset(&scale, 0, sizeof(scale));
@@ -493,14 +487,15 @@ cpu_instance_normalization(const cpu_call *k, wnn_error *err)
         free(bias.owned);
         return oom(k, err);
     }
-    int64_t n = d->shape[0];
+    /* the groups lowered at compile (compiler/lower/reduce.c): N x C of
+     * H*W elements */
+    const wnn_norm_params *q = &k->lowered->u.norm;
     if (o->layout == 0) { /* nchw: groups of H*W contiguous elements */
-        int64_t c = d->shape[1];
-        norm_rows(x.p, y, n * c, (int64_t)d->shape[2] * d->shape[3],
-                  o->epsilon, scale.p, bias.p, c);
+        norm_rows(x.p, y, q->G, q->S, o->epsilon, scale.p, bias.p,
+                  q->per_channel);
     } else { /* nhwc: per sample, a [H*W, C] block, one group per column */
-        norm_cols(x.p, y, n, (int64_t)d->shape[1] * d->shape[2], d->shape[3],
-                  o->epsilon, scale.p, bias.p, true);
+        norm_cols(x.p, y, q->kext[0], q->S, q->per_channel, o->epsilon,
+                  scale.p, bias.p, true);
     }
     output_done(k, yo);
     free(x.owned);
@@ -681,28 +676,18 @@ cpu_layer_normalization(const cpu_call *k, wnn_error *err)
         norm_cols(x.p, y, G1, run_size[r], run_size[r + 1], o->epsilon,
                   scale.p, bias.p, false);
     } else {
+        /* the groups lowered at compile (compiler/lower/reduce.c) */
+        const wnn_norm_params *q = &k->lowered->u.norm;
         ln_general p;
         memset(&p, 0, sizeof(p));
-        int64_t stride[WNN_MAX_RANK], s = 1;
-        for (int i = (int)rank - 1; i >= 0; i--) {
-            stride[i] = s;
-            s *= d->shape[i];
-        }
-        p.G = 1;
-        p.S = 1;
-        for (uint32_t i = 0; i < rank; i++) {
-            if (!red[i]) {
-                p.kext[p.nk] = d->shape[i];
-                p.kst[p.nk++] = stride[i];
-                p.G *= d->shape[i];
-            }
-        }
-        for (uint32_t i = 0; i < o->axes.n; i++) {
-            uint32_t a = o->axes.v[i];
-            p.rext[p.nr] = d->shape[a];
-            p.rst[p.nr++] = stride[a];
-            p.S *= d->shape[a];
-        }
+        p.nk = q->nk;
+        p.nr = q->nr;
+        memcpy(p.kext, q->kext, sizeof(p.kext));
+        memcpy(p.kst, q->kst, sizeof(p.kst));
+        memcpy(p.rext, q->rext, sizeof(p.rext));
+        memcpy(p.rst, q->rst, sizeof(p.rst));
+        p.G = q->G;
+        p.S = q->S;
         st = ln_general_run(k, err, &p, x.p, y, o->epsilon, scale.p, bias.p);
     }
     if (st == WNN_OK) {
@@ -975,15 +960,9 @@ sm_cols_body(void *p_, int64_t b_, int64_t e_, int tid_)
 wnn_status
 cpu_softmax(const cpu_call *k, wnn_error *err)
 {
-    const wnn_softmax_options *o = k->options;
-    const wnn_desc *d = &k->in_desc[0];
-    int64_t C = d->shape[o->axis], outer = 1, inner = 1;
-    for (uint32_t i = 0; i < o->axis; i++) {
-        outer *= d->shape[i];
-    }
-    for (uint32_t i = o->axis + 1; i < d->rank; i++) {
-        inner *= d->shape[i];
-    }
+    const wnn_axis_params *q = &k->lowered->u.axis; /* compiler/lower/ */
+    int64_t C = (int64_t)q->n, outer = (int64_t)q->outer;
+    int64_t inner = (int64_t)q->inner;
     f32buf x;
     float *yo = NULL;
     bool ok = input_f32(k, 0, &x);

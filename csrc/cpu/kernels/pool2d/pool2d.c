@@ -171,25 +171,15 @@ typedef int (*pool_fn)(const pgeom *g, bool nhwc, const void *x, void *y);
 wnn_status
 cpu_pool2d(const cpu_call *k, wnn_error *err)
 {
-    const wnn_pool2d_options *o = k->options;
+    /* the geometry lowered at compile (compiler/lower/pool.c) */
+    const wnn_pool_params *q = &k->lowered->u.pool;
     const wnn_desc *xd = &k->in_desc[0], *yd = &k->out_desc[0];
-    bool nhwc = o->layout == 1;
+    bool nhwc = q->nhwc;
     wnn_op op = k->node->op;
-    pgeom g = { 0 };
-    g.n = xd->shape[0];
-    g.c = nhwc ? xd->shape[3] : xd->shape[1];
-    g.h = nhwc ? xd->shape[1] : xd->shape[2];
-    g.w = nhwc ? xd->shape[2] : xd->shape[3];
-    g.oh = nhwc ? yd->shape[1] : yd->shape[2];
-    g.ow = nhwc ? yd->shape[2] : yd->shape[3];
-    g.kh = o->window[0];
-    g.kw = o->window[1];
-    g.sh = o->stride[0];
-    g.sw = o->stride[1];
-    g.dh = o->dilation[0];
-    g.dw = o->dilation[1];
-    g.pt = o->pad[0];
-    g.pl = o->pad[2];
+    pgeom g = { .n = q->N, .c = q->C, .h = q->H, .w = q->W,
+                .oh = q->OH, .ow = q->OW, .kh = q->kh, .kw = q->kw,
+                .sh = q->sh, .sw = q->sw, .dh = q->dh, .dw = q->dw,
+                .pt = q->pad[0], .pl = q->pad[2] };
 
     int64_t *tab = malloc(sizeof(int64_t) * 2 * (size_t)(g.oh + g.ow));
     if (!tab) {

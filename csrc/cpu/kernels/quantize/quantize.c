@@ -37,43 +37,15 @@ typedef struct qmap {
     uint64_t sstride[WNN_MAX_RANK]; /* scale's element strides */
 } qmap;
 
-/* Input's and scale's shapes with size-1 input dimensions dropped and
- * neighbours merged where both are fully indexed (block 1) or both are
- * broadcast (scale dimension 1), so per-tensor scales give rank 1 and
- * per-axis scales at most 3 dimensions. */
+/* The merged shapes lowered at compile (compiler/lower/quantize.c). */
 static void
-qmap_make(qmap *m, const wnn_desc *in, const wnn_desc *sc)
+qmap_from(qmap *m, const wnn_quant_params *q)
 {
-    uint64_t ish[WNN_MAX_RANK], ssh[WNN_MAX_RANK];
-    uint32_t r = 0;
-    for (uint32_t d = 0; d < in->rank; d++) {
-        uint64_t i = in->shape[d], s = sc->shape[d];
-        if (i == 1) {
-            continue;
-        }
-        if (r > 0) {
-            uint64_t pi = ish[r - 1], ps = ssh[r - 1];
-            if ((ps == pi && s == i) || (ps == 1 && s == 1)) {
-                ish[r - 1] = pi * i;
-                ssh[r - 1] = ps * s;
-                continue;
-            }
-        }
-        ish[r] = i;
-        ssh[r] = s;
-        r++;
-    }
-    if (r == 0) {
-        ish[0] = ssh[0] = 1;
-        r = 1;
-    }
-    m->rank = r;
-    uint64_t st = 1;
-    for (int d = (int)r - 1; d >= 0; d--) {
-        m->shape[d] = ish[d];
-        m->block[d] = ish[d] / ssh[d];
-        m->sstride[d] = st;
-        st *= ssh[d];
+    m->rank = q->rank;
+    for (uint32_t d = 0; d < q->rank; d++) {
+        m->shape[d] = q->shape[d];
+        m->block[d] = q->block[d];
+        m->sstride[d] = q->sstride[d];
     }
 }
 
@@ -177,7 +149,7 @@ static void
 for_each_block(const cpu_call *k, run_fn body)
 {
     qmap m;
-    qmap_make(&m, &k->in_desc[0], &k->in_desc[1]);
+    qmap_from(&m, &k->lowered->u.quant);
     uint64_t last = m.shape[m.rank - 1], bl = m.block[m.rank - 1];
     uint64_t nb = last / bl, total = wnn_desc_elements(&k->in_desc[0]);
     uint64_t rows = total / last, sstep = m.sstride[m.rank - 1];

@@ -570,50 +570,24 @@ typedef struct geom {
     uint64_t kin;                   /* E2: innermost kept group's size    */
 } geom;
 
+/* The runs lowered at compile (compiler/lower/reduce.c). */
 static void
-geom_make(geom *g, const wnn_desc *in, uint32_t mask)
+geom_from(geom *g, const wnn_reduce_params *q)
 {
-    uint64_t sz[WNN_MAX_RANK], st[WNN_MAX_RANK];
-    bool red[WNN_MAX_RANK];
-    uint32_t m = 0;
-    for (uint32_t d = 0; d < in->rank; d++) {
-        if (in->shape[d] == 1) {
-            continue;
-        }
-        bool r = (mask >> d & 1u) != 0;
-        if (m > 0 && red[m - 1] == r) {
-            sz[m - 1] *= in->shape[d];
-        } else {
-            sz[m] = in->shape[d];
-            red[m] = r;
-            m++;
-        }
+    g->nk = q->nk;
+    g->nr = q->nr;
+    for (uint32_t j = 0; j < q->nk; j++) {
+        g->ks[j] = q->kext[j];
+        g->kst[j] = q->kst[j];
     }
-    uint64_t s = 1;
-    for (uint32_t j = m; j-- > 0;) {
-        st[j] = s;
-        s *= sz[j];
+    for (uint32_t j = 0; j < q->nr; j++) {
+        g->rs[j] = q->rext[j];
+        g->rst[j] = q->rst[j];
     }
-    g->nk = g->nr = 0;
-    g->O = g->R = 1;
-    for (uint32_t j = 0; j < m; j++) {
-        if (red[j]) {
-            g->rs[g->nr] = sz[j];
-            g->rst[g->nr++] = st[j];
-            g->R *= sz[j];
-        } else {
-            g->ks[g->nk] = sz[j];
-            g->kst[g->nk++] = st[j];
-            g->O *= sz[j];
-        }
-    }
-    g->inner_red = m > 0 && red[m - 1];
+    g->O = q->O;
+    g->R = q->R;
+    g->inner_red = q->inner_red;
     g->kin = g->inner_red ? 1 : (g->nk ? g->ks[g->nk - 1] : 1);
-    if (g->nr == 0) { /* nothing reduced: one row per output block */
-        g->rs[0] = 1;
-        g->rst[0] = 0;
-        g->nr = 1;
-    }
 }
 
 /* offset of flat index `flat` over groups [0, n) of sizes / strides */
@@ -965,10 +939,9 @@ reduce_body(void *p_, int64_t b_, int64_t e_, int tid_)
 wnn_status
 cpu_reduce(const cpu_call *k, wnn_error *err)
 {
-    const wnn_reduce_options *o = k->options;
     const wnn_desc *in = &k->in_desc[0];
     geom g;
-    geom_make(&g, in, o->axes_mask);
+    geom_from(&g, &k->lowered->u.reduce);
     rctx c = { .g = &g, .t = in->dtype, .tout = k->out_desc[0].dtype,
                .fl = is_float_type(in->dtype), .x = k->in[0], .y = k->out[0],
                .op = rop_of(k->node->op) };
@@ -1280,18 +1253,11 @@ argitem_body(void *p_, int64_t b_, int64_t e_, int tid_)
 wnn_status
 cpu_arg_min_max(const cpu_call *k, wnn_error *err)
 {
-    const wnn_arg_min_max_options *o = k->options;
+    const wnn_axis_params *q = &k->lowered->u.axis; /* compiler/lower/reduce.c */
     const wnn_desc *in = &k->in_desc[0];
     actx c = { .t = in->dtype, .is_max = k->node->op == WNN_OP_ARG_MAX,
-               .x = k->in[0], .outer = 1, .inner = 1 };
-    for (uint32_t d = 0; d < in->rank; d++) {
-        if (d < o->axis) {
-            c.outer *= in->shape[d];
-        } else if (d > o->axis) {
-            c.inner *= in->shape[d];
-        }
-    }
-    c.n = in->shape[o->axis];
+               .x = k->in[0], .outer = q->outer, .inner = q->inner,
+               .n = q->n };
     c.kchunks = (c.inner + CH - 1) / CH;
     uint64_t total = c.outer * c.n * c.inner;
     float *wide = NULL;
@@ -1655,18 +1621,12 @@ wnn_status
 cpu_cumulative_sum(const cpu_call *k, wnn_error *err)
 {
     const wnn_cumulative_sum_options *o = k->options;
+    const wnn_axis_params *q = &k->lowered->u.axis; /* compiler/lower/reduce.c */
     const wnn_desc *in = &k->in_desc[0];
     sctx c = { .t = in->dtype, .fl = is_float_type(in->dtype),
                .exclusive = o->exclusive, .reversed = o->reversed,
-               .x = k->in[0], .y = k->out[0], .outer = 1, .inner = 1 };
-    for (uint32_t d = 0; d < in->rank; d++) {
-        if (d < o->axis) {
-            c.outer *= in->shape[d];
-        } else if (d > o->axis) {
-            c.inner *= in->shape[d];
-        }
-    }
-    c.n = in->shape[o->axis];
+               .x = k->in[0], .y = k->out[0], .outer = q->outer,
+               .inner = q->inner, .n = q->n };
     c.kchunks = (c.inner + CH - 1) / CH;
     uint64_t items = c.inner == 1 ? c.outer : c.outer * c.kchunks;
     int T = threads_for(c.outer * c.n * c.inner);
