@@ -15,9 +15,9 @@
  *   - cast float -> integer truncates toward zero and saturates, NaN -> 0;
  *     integer -> integer keeps the low bits; integer -> float16 rounds to
  *     float32 first (as the CPU).
- * exp and sigmoid use the CPU's float32 exp (ck_exp), so they give the same
- * bits; the other transcendental functions are CUDA's (within a few ulp of
- * glibc's). */
+ * exp and sigmoid use a Cephes float32 exp (ck_exp) and sigmoid the CPU's
+ * formula (within 2 ulp of the CPU's vmath.h, which contracts to FMA); the
+ * other transcendental functions are CUDA's (within a few ulp of glibc's). */
 #include <math.h>
 
 #include "ck_common.cuh"
@@ -60,7 +60,18 @@ unary_f(int op, float x, const ck_unary_p &p)
         return v > p.hi ? p.hi : v; /* NaN stays NaN */
     }
     case CK_U_ELU: return x > 0 ? x : a * expm1f(x);
-    case CK_U_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case CK_U_GELU: {
+        /* the CPU's split (vmath.h vm_gelu): erfc where |x / sqrt 2| >= 1,
+         * so x << 0 keeps its relative accuracy (1 + erf cancels there) */
+        float z = x * 0.70710678118654752f, az = fabsf(z);
+        if (az < 1.0f) {
+            return 0.5f * x * (1.0f + erff(z));
+        }
+        /* erfc in double from x itself: the rounding of z (2 a^2 times
+         * its relative error in erfc's result) must not reach it */
+        float e = (float)erfc(fabs((double)x * 0.70710678118654752440));
+        return z > 0.0f ? x * (1.0f - 0.5f * e) : 0.5f * x * e;
+    }
     case CK_U_HARD_SIGMOID: {
         float v = a * x + b;
         return v < 0 ? 0 : v > 1 ? 1 : v;
@@ -73,7 +84,13 @@ unary_f(int op, float x, const ck_unary_p &p)
     case CK_U_LEAKY_RELU: return x >= 0 ? x : a * x;
     case CK_U_LINEAR: return a * x + b;
     case CK_U_RELU: return (x > 0 || x != x) ? x : 0.0f;
-    case CK_U_SIGMOID: return 1.0f / (1.0f + ck_exp(-x));
+    case CK_U_SIGMOID: {
+        /* the CPU's formula (vmath.h vm_sigmoid): e = exp(-|x|) never
+         * overflows, and x << 0 gives e / (1 + e) down to the subnormals */
+        float e = ck_exp(-fabsf(x));
+        float s = 1.0f / (1.0f + e);
+        return x >= 0.0f ? s : e * s;
+    }
     case CK_U_SOFTPLUS: return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x));
     case CK_U_SOFTSIGN: return x / (1.0f + fabsf(x));
     case CK_U_TANH: return tanhf(x);

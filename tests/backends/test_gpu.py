@@ -198,8 +198,10 @@ def test_binary_large_flat_float32(gctx, cctx):
 UNARY_FLOAT = {"abs": 0, "ceil": 0, "floor": 0, "neg": 0, "round_even": 0, "sign": 0,
                "sqrt": 0, "reciprocal": 0, "exp": 2, "sigmoid": 2, "relu": 0,
                "hard_swish": 0, "hard_sigmoid": 0, "softsign": 0, "leaky_relu": 0,
-               "linear": 0, "elu": 4, "gelu": 4, "softplus": 4, "tanh": 4, "erf": 4,
+               "linear": 0, "elu": 4, "gelu": 12, "softplus": 4, "tanh": 4, "erf": 4,
                "log": 4, "cos": 4, "sin": 4, "tan": 8}
+# gelu: the CPU's vectorised gelu is within 10.4 ulp of the exact value
+# (csrc/cpu/kernels/elementwise/vmath.h), the GPU's uses CUDA's erff / erfc
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
