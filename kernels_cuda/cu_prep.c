@@ -381,94 +381,80 @@ prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     cn->bias = q->bias;
 }
 
+/* matmul and gemm: the lowered shapes (compiler/lower/matmul.c) copied
+ * into the cuBLAS launchers' plans */
 void
 prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
+    (void)in;
+    const wnn_matmul_params *q = &cn->lowered->u.matmul;
     mm_plan *m = &cn->u.mm;
-    const wnn_desc *ad = &in[0], *bd = &in[1], *od = out;
     memset(m, 0, sizeof(*m));
-    m->dt = od->dtype;
-    int64_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
-    int64_t N = bd->shape[bd->rank - 1];
-    int64_t batch = (int64_t)cu_core->desc_elements(od) / (M * N);
-    int64_t nba = (int64_t)cu_core->desc_elements(ad) / (M * K);
-    int64_t nbb = (int64_t)cu_core->desc_elements(bd) / (K * N);
-    m->M = (int)M;
-    m->N = (int)N;
-    m->K = (int)K;
-    m->batch = (int)batch;
-    if (nbb == 1 && nba == batch) {
+    m->dt = out->dtype;
+    m->M = (int)q->M;
+    m->N = (int)q->N;
+    m->K = (int)q->K;
+    m->batch = (int)q->batch;
+    if (q->mode == WNN_MM_ONE) {
         /* b shared: a's matrices are one tall matrix */
         m->mode = MM_ONE;
-        m->M = (int)(M * batch);
+        m->M = (int)(q->M * q->batch);
         m->batch = 1;
-    } else if ((nba == 1 || nba == batch) && (nbb == 1 || nbb == batch)) {
+    } else if (q->mode == WNN_MM_STRIDED) {
         m->mode = MM_STRIDED;
-        m->sa = nba == 1 ? 0 : M * K;
-        m->sb = nbb == 1 ? 0 : K * N;
-        m->sc = M * N;
+        m->sa = q->ma;
+        m->sb = q->mb;
+        m->sc = q->M * q->N;
     } else {
         /* batch dimensions broadcast both ways: pointer arrays */
         m->mode = MM_POINTERS;
         ck_bptr_p *bp = &m->bp;
-        uint32_t rb = od->rank - 2;
-        int64_t acc_a = 1, acc_b = 1;
-        size_t es = cu_core->dtype_size(od->dtype);
-        bp->rb = (int)rb;
-        bp->batch = batch;
-        for (int d = (int)rb - 1; d >= 0; d--) {
-            int da = d - (int)(rb - (ad->rank - 2));
-            int db = d - (int)(rb - (bd->rank - 2));
-            uint32_t xa = da >= 0 ? ad->shape[da] : 1;
-            uint32_t xb = db >= 0 ? bd->shape[db] : 1;
-            bp->oshape[d] = od->shape[d];
-            bp->sa[d] = xa == 1 ? 0 : acc_a;
-            bp->sb[d] = xb == 1 ? 0 : acc_b;
-            acc_a *= xa;
-            acc_b *= xb;
+        size_t es = cu_core->dtype_size(out->dtype);
+        bp->rb = (int)q->rb;
+        bp->batch = q->batch;
+        for (uint32_t d = 0; d < q->rb; d++) {
+            bp->oshape[d] = (uint32_t)q->bshape[d];
+            bp->sa[d] = q->sa[d];
+            bp->sb[d] = q->sb[d];
         }
-        bp->ma = M * K * (int64_t)es;
-        bp->mb = K * N * (int64_t)es;
-        bp->mc = M * N * (int64_t)es;
-        cn->scratch = 3 * (uint64_t)batch * sizeof(void *);
+        bp->ma = q->M * q->K * (int64_t)es;
+        bp->mb = q->K * q->N * (int64_t)es;
+        bp->mc = q->M * q->N * (int64_t)es;
+        cn->scratch = 3 * (uint64_t)q->batch * sizeof(void *);
     }
 }
 
 void
 prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
 {
-    const wnn_gemm_options *o = cn->node->options;
+    (void)in;
+    const wnn_gemm_params *q = &cn->lowered->u.gemm;
     gemm_plan *g = &cn->u.gm;
     memset(g, 0, sizeof(*g));
     wnn_dtype t = out->dtype;
     g->dt = t;
-    g->M = (int)out->shape[0];
-    g->N = (int)out->shape[1];
-    g->K = (int)(o->a_transpose ? in[0].shape[0] : in[0].shape[1]);
-    g->lda = (int)in[0].shape[1];
-    g->ldb = (int)in[1].shape[1];
-    g->ta = o->a_transpose;
-    g->tb = o->b_transpose;
-    g->alpha = cu_core->cast_float(o->alpha, t);
-    g->beta = cu_core->cast_float(o->beta, t);
-    if (o->c && g->beta != 0.0f) {
+    g->M = (int)q->M;
+    g->N = (int)q->N;
+    g->K = (int)q->K;
+    g->lda = (int)q->lda;
+    g->ldb = (int)q->ldb;
+    g->ta = q->ta;
+    g->tb = q->tb;
+    g->alpha = q->alpha;
+    g->beta = q->beta;
+    if (q->c) {
         /* c broadcast into the output, then accumulated onto */
-        const wnn_desc *cd = &in[o->c - 1];
-        uint32_t r0 = cd->rank == 2 ? cd->shape[0] : 1;
-        uint32_t r1 = cd->rank >= 1 ? cd->shape[cd->rank - 1] : 1;
         cu_view *v = &g->cview;
         v->p.rank = 2;
-        v->p.shape[0] = out->shape[0];
-        v->p.shape[1] = out->shape[1];
-        v->p.is[0] = r0 == 1 ? 0 : r1;
-        v->p.is[1] = r1 == 1 ? 0 : 1;
-        v->p.os[0] = out->shape[1];
+        v->p.shape[0] = q->M;
+        v->p.shape[1] = q->N;
+        v->p.is[0] = q->cs0;
+        v->p.is[1] = q->cs1;
+        v->p.os[0] = q->N;
         v->p.os[1] = 1;
         view_finish(v, (int)cu_core->dtype_size(t));
         g->use_c = true;
-        g->c_in = o->c - 1;
-    } else {
-        g->beta = 0.0f;
+        g->c_in = q->c - 1;
     }
 }
 

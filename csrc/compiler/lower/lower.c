@@ -88,6 +88,16 @@ wnn_lower_graph(const wnn_graph *g, wnn_lowered **out, wnn_error *err)
             l->kind = WNN_LOWER_QUANT;
             wnn_lower_quant(&l->u.quant, in_desc(ir, node, 0),
                             in_desc(ir, node, 1));
+        } else if (node->op == WNN_OP_MATMUL) {
+            l->kind = WNN_LOWER_MATMUL;
+            wnn_lower_matmul(&l->u.matmul, in_desc(ir, node, 0),
+                             in_desc(ir, node, 1), y);
+        } else if (node->op == WNN_OP_GEMM) {
+            const wnn_gemm_options *o = node->options;
+            l->kind = WNN_LOWER_GEMM;
+            wnn_lower_gemm(&l->u.gemm, node, in_desc(ir, node, 0),
+                           in_desc(ir, node, 1),
+                           o->c ? in_desc(ir, node, o->c - 1) : NULL, y);
         } else if (node->op == WNN_OP_PAD) {
             l->kind = WNN_LOWER_PAD;
             wnn_lower_pad(&l->u.pad, node, in_desc(ir, node, 0));

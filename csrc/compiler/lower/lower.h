@@ -44,7 +44,11 @@
  *                 the CUDA view launcher.
  *   views.c also  pad: the input's strides, the paddings, the mode and the
  *                 padding value's bits in the input's type -- read by
- *                 cpu/kernels/movement/ and the CUDA pad launcher. */
+ *                 cpu/kernels/movement/ and the CUDA pad launcher.
+ *   matmul.c      matmul: M, N, K and the batch (one tall product, strided
+ *                 or broadcast both ways); gemm: sizes, transposes, the
+ *                 scalars in the output's type and c's broadcast -- read by
+ *                 cpu/blis/gemm.c and the CUDA cuBLAS launchers. */
 #ifndef WNN_LOWER_H
 #define WNN_LOWER_H
 #include "../../core/internal.h"
@@ -168,6 +172,33 @@ typedef struct wnn_pad_params {
     int64_t begin[WNN_MAX_RANK], end[WNN_MAX_RANK];
 } wnn_pad_params;
 
+/* matmul: batch matrices of M x K times K x N.  mode ONE: b is one matrix
+ * and a's batch one tall matrix of batch * M rows; STRIDED: a and b each
+ * one matrix or one per output matrix (ma, mb: element strides between
+ * their matrices, 0: shared); BROADCAST: output matrix i (row-major over
+ * bshape[0..rb)) multiplies a's matrix sum(idx * sa) by b's sum(idx * sb)
+ * (strides in matrices, 0: broadcast; filled for every mode). */
+enum { WNN_MM_ONE = 0, WNN_MM_STRIDED, WNN_MM_BROADCAST };
+typedef struct wnn_matmul_params {
+    int mode;
+    int64_t M, N, K, batch;
+    uint32_t rb;
+    int64_t bshape[WNN_MAX_RANK], sa[WNN_MAX_RANK], sb[WNN_MAX_RANK];
+    int64_t ma, mb;
+} wnn_matmul_params;
+
+/* gemm: alpha op(a) op(b) + beta c, op(a) M x K, lda / ldb a's and b's row
+ * lengths as stored; alpha, beta as the output's type holds them; c: node
+ * input + 1 of c (0: none, or beta is 0 and c is not read), element
+ * (i, j) at i * cs0 + j * cs1 (0: broadcast). */
+typedef struct wnn_gemm_params {
+    bool ta, tb;
+    int64_t M, N, K, lda, ldb;
+    float alpha, beta;
+    uint32_t c;
+    int64_t cs0, cs1;
+} wnn_gemm_params;
+
 typedef enum wnn_lowered_kind {
     WNN_LOWER_NONE = 0,     /* the backend reads the node as it is */
     WNN_LOWER_BROADCAST,
@@ -180,6 +211,8 @@ typedef enum wnn_lowered_kind {
     WNN_LOWER_QUANT,
     WNN_LOWER_VIEWS,
     WNN_LOWER_PAD,
+    WNN_LOWER_MATMUL,
+    WNN_LOWER_GEMM,
 } wnn_lowered_kind;
 
 struct wnn_lowered {
@@ -195,6 +228,8 @@ struct wnn_lowered {
         wnn_quant_params quant;
         wnn_views_params views;
         wnn_pad_params pad;
+        wnn_matmul_params matmul;
+        wnn_gemm_params gemm;
     } u;
 };
 typedef struct wnn_lowered wnn_lowered;
@@ -241,5 +276,12 @@ uint32_t wnn_lower_view_count(const wnn_node *node);
 void wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node);
 void wnn_lower_pad(wnn_pad_params *p, const wnn_node *node,
                    const wnn_desc *x);
+
+/* matmul.c: c is gemm's c operand's descriptor, NULL when it has none */
+void wnn_lower_matmul(wnn_matmul_params *p, const wnn_desc *a,
+                      const wnn_desc *b, const wnn_desc *y);
+void wnn_lower_gemm(wnn_gemm_params *p, const wnn_node *node,
+                    const wnn_desc *a, const wnn_desc *b, const wnn_desc *c,
+                    const wnn_desc *y);
 
 #endif

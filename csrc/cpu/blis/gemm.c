@@ -207,25 +207,22 @@ cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
     cpu_parallel_for_dynamic(pieces, 1, nt, sgtask_body, &j);
 }
 
-/* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast. */
+/* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast;
+ * the batch lowered at compile (compiler/lower/matmul.c). */
 wnn_status
 cpu_matmul(const cpu_call *k, wnn_error *err)
 {
+    const wnn_matmul_params *q = &k->lowered->u.matmul;
     const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
                    *od = &k->out_desc[0];
     wnn_dtype t = od->dtype;
-    uint32_t r = od->rank;
-    dim_t M = ad->shape[ad->rank - 2], K = ad->shape[ad->rank - 1];
-    dim_t N = bd->shape[bd->rank - 1];
-    uint64_t batch = wnn_desc_elements(od) / ((uint64_t)M * N);
-    uint64_t na = wnn_desc_elements(ad), nb = wnn_desc_elements(bd);
-    uint64_t nbatch_a = na / ((uint64_t)M * K), nbatch_b = nb / ((uint64_t)K * N);
+    const int64_t M = q->M, N = q->N, K = q->K;
     const float *A = k->in[0], *B = k->in[1];
     float *C = k->out[0];
     float *wa = NULL, *wb = NULL, *wc = NULL;
     if (t == WNN_FLOAT16) {
-        wa = cpu_to_f32(A, t, na);
-        wb = cpu_to_f32(B, t, nb);
+        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
+        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
         wc = malloc(wnn_desc_elements(od) * sizeof(float) + 64);
         if (!wa || !wb || !wc) {
             free(wa);
@@ -237,33 +234,19 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
-    if (nbatch_b == 1 && nbatch_a == batch) {
+    if (q->mode == WNN_MM_ONE) {
         /* b is shared: all of a's matrices are one tall matrix. */
-        cpu_sgemm(false, false, (int64_t)(M * batch), N, K, 1.0f, A, K, B, N,
-                  0.0f, C, N);
+        cpu_sgemm(false, false, M * q->batch, N, K, 1.0f, A, K, B, N, 0.0f,
+                  C, N);
     } else {
-        /* Batch strides of a and b broadcast against the output's. */
-        uint32_t rb = r - 2;
-        int64_t sa[WNN_MAX_RANK], sb[WNN_MAX_RANK];
-        int64_t acc_a = 1, acc_b = 1;
-        for (int d = (int)rb - 1; d >= 0; d--) {
-            int da = d - (int)(rb - (ad->rank - 2));
-            int db = d - (int)(rb - (bd->rank - 2));
-            uint32_t xa = da >= 0 ? ad->shape[da] : 1;
-            uint32_t xb = db >= 0 ? bd->shape[db] : 1;
-            sa[d] = xa == 1 ? 0 : acc_a;
-            sb[d] = xb == 1 ? 0 : acc_b;
-            acc_a *= xa;
-            acc_b *= xb;
-        }
-        for (uint64_t i = 0; i < batch; i++) {
-            uint64_t rem = i;
-            int64_t ia = 0, ib = 0;
-            for (int d = (int)rb - 1; d >= 0; d--) {
-                uint64_t idx = rem % od->shape[d];
-                rem /= od->shape[d];
-                ia += (int64_t)idx * sa[d];
-                ib += (int64_t)idx * sb[d];
+        /* a's and b's matrices of each output matrix */
+        for (int64_t i = 0; i < q->batch; i++) {
+            int64_t rem = i, ia = 0, ib = 0;
+            for (int d = (int)q->rb - 1; d >= 0; d--) {
+                int64_t idx = rem % q->bshape[d];
+                rem /= q->bshape[d];
+                ia += idx * q->sa[d];
+                ib += idx * q->sb[d];
             }
             cpu_sgemm(false, false, M, N, K, 1.0f, A + ia * M * K, K,
                       B + ib * K * N, N, 0.0f, C + i * M * N, N);
@@ -278,16 +261,15 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
     return WNN_OK;
 }
 
-/* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C. */
+/* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C; sizes, scalars
+ * and c's broadcast lowered at compile (compiler/lower/matmul.c). */
 wnn_status
 cpu_gemm(const cpu_call *k, wnn_error *err)
 {
-    const wnn_gemm_options *o = k->options;
-    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
-                   *od = &k->out_desc[0];
-    wnn_dtype t = od->dtype;
-    dim_t M = od->shape[0], N = od->shape[1];
-    dim_t K = o->a_transpose ? ad->shape[0] : ad->shape[1];
+    const wnn_gemm_params *q = &k->lowered->u.gemm;
+    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1];
+    wnn_dtype t = k->out_desc[0].dtype;
+    const int64_t M = q->M, N = q->N;
     uint64_t no = (uint64_t)M * N;
     const float *A = k->in[0], *B = k->in[1];
     float *C = k->out[0];
@@ -306,27 +288,20 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
-    float alpha = wnn_cast_float(o->alpha, t), beta = wnn_cast_float(o->beta, t);
-    if (o->c && beta != 0.0f) {
+    if (q->c) {
         /* Broadcast c into the output, then accumulate onto it. */
-        const wnn_desc *cd = &k->in_desc[o->c - 1];
-        const void *cp = k->in[o->c - 1];
-        uint32_t r0 = cd->rank == 2 ? cd->shape[0] : 1;
-        uint32_t r1 = cd->rank >= 1 ? cd->shape[cd->rank - 1] : 1;
-        for (dim_t i = 0; i < M; i++) {
-            for (dim_t j = 0; j < N; j++) {
-                uint64_t idx = (uint64_t)(r0 == 1 ? 0 : i) * r1 +
-                               (uint64_t)(r1 == 1 ? 0 : j);
+        const void *cp = k->in[q->c - 1];
+        for (int64_t i = 0; i < M; i++) {
+            for (int64_t j = 0; j < N; j++) {
+                int64_t idx = i * q->cs0 + j * q->cs1;
                 C[i * N + j] = t == WNN_FLOAT16
                                    ? wnn_f16_to_f32(((const uint16_t *)cp)[idx])
                                    : ((const float *)cp)[idx];
             }
         }
-    } else {
-        beta = 0.0f;
     }
-    cpu_sgemm(o->a_transpose, o->b_transpose, M, N, K, alpha, A, ad->shape[1],
-              B, bd->shape[1], beta, C, N);
+    cpu_sgemm(q->ta, q->tb, M, N, q->K, q->alpha, A, q->lda, B, q->ldb,
+              q->beta, C, N);
     if (t == WNN_FLOAT16) {
         cpu_from_f32(wc, k->out[0], t, no);
         free(wa);
