@@ -6,6 +6,7 @@ The MLGraphBuilder operator methods are generated from the core's operator
 table (csrc/ops/ops.def), so adding an operator adds no code here."""
 import concurrent.futures
 import inspect
+import math
 import re
 import sys
 import types
@@ -241,6 +242,22 @@ def _native(a):
     if a.dtype.byteorder not in ("=", "|") and not a.dtype.isnative:
         return a.astype(a.dtype.newbyteorder("="))
     return a
+
+
+def _result_array(shape, dtype):
+    """A new array for a result (compute(), read_tensor()): a large one on
+    memory that the results of earlier calls gave back (``_core.out_buffer``:
+    reused instead of fresh pages the kernel must fault in and zero), a small
+    one from np.empty."""
+    n = math.prod(shape) * dtype.itemsize
+    if n >= _RESULT_BUFFER_MIN:
+        buf = _core.out_buffer(n)
+        if buf is not None:
+            return np.frombuffer(buf, dtype, n // dtype.itemsize).reshape(shape)
+    return np.empty(shape, dtype)
+
+
+_RESULT_BUFFER_MIN = 1 << 20
 
 
 def _as_data(obj, what, ctx=None):
@@ -588,7 +605,7 @@ class MLContext:
         dt, shape, readable, _, _, destroyed = _core.tensor_info(h)
         if tensor._ctx is not self or destroyed or not readable:
             _core.tensor_read(self._h, h, b"")  # raises the spec's TypeError
-        out = np.empty(shape, DATA_TYPES[dt])
+        out = _result_array(shape, DATA_TYPES[dt])
         _core.tensor_read(self._h, h, out)
         return out
 
@@ -619,7 +636,9 @@ class MLContext:
 
         On the CPU the graph runs straight on the given arrays and writes
         into the arrays it returns (no tensors, no copies, the GIL released
-        while it runs); on other devices it goes through tensors.
+        while it runs); on other devices it goes through tensors.  Results of
+        1 MiB or more reuse the memory of earlier results whose arrays are
+        gone (``WEBNN_RESULT_CACHE_MB``).
 
         Parameters
         ----------
@@ -666,7 +685,8 @@ class MLContext:
                 raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
                                 f"graph's input shape {tuple(shape)}")
             data[name] = v
-        outs = {name: np.empty(shape, DATA_TYPES[dt]) for name, (dt, shape) in graph._outputs.items()}
+        outs = {name: _result_array(shape, DATA_TYPES[dt])
+                for name, (dt, shape) in graph._outputs.items()}
         if _core.compute(self._h, graph._h, [data[n] for n in graph._inputs], list(outs.values())):
             return outs
         return self._compute_with_tensors(graph, data)

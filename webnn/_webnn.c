@@ -7,7 +7,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "webnn_core.h"
@@ -16,6 +18,7 @@
 typedef struct {
     PyObject *errors; /* dict: int kind -> exception class */
     PyTypeObject *operand_type;
+    PyTypeObject *outbuf_type;
 } mod_state;
 
 static PyModuleDef core_module;
@@ -2505,6 +2508,177 @@ m_op_prefix(PyObject *m, PyObject *args)
     return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
 }
 
+/* ---- result buffers ------------------------------------------------------
+ * A large array that compute() or read_tensor() returns is made on an
+ * OutBuffer (np.frombuffer): when the last array on it dies, its memory goes
+ * to a small cache that the next result of about the same size takes,
+ * instead of being unmapped and replaced by fresh pages that the kernel
+ * faults in and zeroes (about 3 ms per 64 MiB on the 2-core machines, as
+ * long as an add of 16 Mi floats).  Bounded: at most OB_SLOTS buffers and
+ * WEBNN_RESULT_CACHE_MB MiB (read once; default 256, 0: no cache); only
+ * buffers of OB_MIN bytes or more are made here. */
+#define OB_SLOTS 8
+#define OB_MIN ((size_t)1 << 20)
+
+typedef struct {
+    PyObject_HEAD
+    void *p;
+    size_t n;      /* bytes asked for (the buffer's length) */
+    size_t cap;    /* bytes allocated */
+} outbuf_obj;
+
+static struct {
+    pthread_mutex_t mu;
+    void *p[OB_SLOTS];
+    size_t cap[OB_SLOTS];
+    size_t bytes, limit;
+    int limit_read;
+} ob_cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t
+ob_limit(void)
+{
+    if (!ob_cache.limit_read) {
+        const char *e = getenv("WEBNN_RESULT_CACHE_MB");
+        long mb = 256;
+        if (e && *e) {
+            char *end;
+            long v = strtol(e, &end, 10);
+            mb = (*end == 0 && v >= 0 && v <= (1L << 20)) ? v : 256;
+        }
+        ob_cache.limit = (size_t)mb << 20;
+        ob_cache.limit_read = 1;
+    }
+    return ob_cache.limit;
+}
+
+/* a cached block of n to n + n / 4 bytes (the best fit), or NULL */
+static void *
+ob_take(size_t n, size_t *cap)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&ob_cache.mu);
+    int best = -1;
+    for (int i = 0; i < OB_SLOTS; i++) {
+        if (ob_cache.p[i] && ob_cache.cap[i] >= n &&
+            ob_cache.cap[i] - n <= n / 4 &&
+            (best < 0 || ob_cache.cap[i] < ob_cache.cap[best])) {
+            best = i;
+        }
+    }
+    if (best >= 0) {
+        p = ob_cache.p[best];
+        *cap = ob_cache.cap[best];
+        ob_cache.p[best] = NULL;
+        ob_cache.bytes -= *cap;
+    }
+    pthread_mutex_unlock(&ob_cache.mu);
+    return p;
+}
+
+/* keep p (cap bytes) for a later result if it fits, else free it; the
+ * oldest-placed blocks make room first */
+static void
+ob_put(void *p, size_t cap)
+{
+    size_t limit = ob_limit();
+    void *drop[OB_SLOTS + 1];
+    int nd = 0;
+    if (cap > limit) {
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&ob_cache.mu);
+    int slot = -1;
+    for (int i = 0; i < OB_SLOTS && slot < 0; i++) {
+        if (!ob_cache.p[i]) {
+            slot = i;
+        }
+    }
+    for (int i = 0; i < OB_SLOTS &&
+                    (slot < 0 || ob_cache.bytes + cap > limit); i++) {
+        if (ob_cache.p[i]) {
+            drop[nd++] = ob_cache.p[i];
+            ob_cache.bytes -= ob_cache.cap[i];
+            ob_cache.p[i] = NULL;
+            slot = slot < 0 ? i : slot;
+        }
+    }
+    ob_cache.p[slot] = p;
+    ob_cache.cap[slot] = cap;
+    ob_cache.bytes += cap;
+    pthread_mutex_unlock(&ob_cache.mu);
+    for (int i = 0; i < nd; i++) {
+        free(drop[i]);
+    }
+}
+
+static void
+outbuf_dealloc(outbuf_obj *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->p) {
+        ob_put(self->p, self->cap);
+    }
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int
+outbuf_getbuffer(outbuf_obj *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p,
+                             (Py_ssize_t)self->n, 0, flags);
+}
+
+static PyType_Slot outbuf_slots[] = {
+    { Py_tp_dealloc, outbuf_dealloc },
+    { Py_bf_getbuffer, outbuf_getbuffer },
+    { Py_tp_doc, "Memory of a result array (compute(), read_tensor()), "
+                 "reused for a later result when the array is gone." },
+    { 0, NULL },
+};
+
+static PyType_Spec outbuf_spec = {
+    .name = "webnn._OutBuffer",
+    .basicsize = sizeof(outbuf_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = outbuf_slots,
+};
+
+/* out_buffer(nbytes) -> an OutBuffer of nbytes (64-byte aligned), or None
+ * when the cache is off or nbytes is small (the caller uses np.empty) */
+static PyObject *
+m_out_buffer(PyObject *m, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0) {
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError,
+                                                      "negative size");
+    }
+    if ((size_t)n < OB_MIN || ob_limit() == 0 || (size_t)n > ob_limit()) {
+        Py_RETURN_NONE;
+    }
+    size_t cap = (size_t)n;
+    void *p = ob_take((size_t)n, &cap);
+    if (!p) {
+        cap = ((size_t)n + 63) & ~(size_t)63;
+        if (posix_memalign(&p, 64, cap) != 0) {
+            return PyErr_NoMemory();
+        }
+    }
+    outbuf_obj *o = PyObject_New(outbuf_obj, state_of(m)->outbuf_type);
+    if (!o) {
+        ob_put(p, cap);
+        return NULL;
+    }
+    o->p = p;
+    o->n = (size_t)n;
+    o->cap = cap;
+    return (PyObject *)o;
+}
+
 static PyMethodDef core_methods[] = {
     { "graph_view", m_graph_view, METH_O, "A built graph's nodes, operands and plan." },
     { "context_backend", m_context_backend, METH_O, NULL },
@@ -2537,6 +2711,7 @@ static PyMethodDef core_methods[] = {
     { "dlpack_info", m_dlpack_info, METH_O, NULL },
     { "dispatch", m_dispatch, METH_VARARGS, NULL },
     { "compute", m_compute, METH_VARARGS, NULL },
+    { "out_buffer", m_out_buffer, METH_O, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -2552,6 +2727,11 @@ core_exec(PyObject *m)
     }
     if (PyModule_AddObjectRef(m, "MLOperand", (PyObject *)st->operand_type) <
         0) {
+        return -1;
+    }
+    st->outbuf_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &outbuf_spec, NULL);
+    if (!st->outbuf_type) {
         return -1;
     }
     static const struct { const char *name; int v; } kinds[] = {
@@ -2577,6 +2757,7 @@ core_traverse(PyObject *m, visitproc visit, void *arg)
     mod_state *st = state_of(m);
     Py_VISIT(st->errors);
     Py_VISIT(st->operand_type);
+    Py_VISIT(st->outbuf_type);
     return 0;
 }
 
@@ -2586,6 +2767,7 @@ core_clear(PyObject *m)
     mod_state *st = state_of(m);
     Py_CLEAR(st->errors);
     Py_CLEAR(st->operand_type);
+    Py_CLEAR(st->outbuf_type);
     return 0;
 }
 
