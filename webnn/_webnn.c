@@ -103,6 +103,17 @@ tensor_del(PyObject *cap)
     }
 }
 
+/* a new tensor's capsule (the tensor released if it cannot be made) */
+static PyObject *
+tensor_capsule(wnn_tensor *t)
+{
+    PyObject *r = PyCapsule_New(t, "webnn.tensor", tensor_del);
+    if (!r) {
+        wnn_tensor_release(t);
+    }
+    return r;
+}
+
 static void *
 cap_get(PyObject *o, const char *name, const char *what)
 {
@@ -1766,11 +1777,7 @@ m_tensor_create(PyObject *m, PyObject *args)
     if (st != WNN_OK) {
         return raise_error(m, &err);
     }
-    PyObject *r = PyCapsule_New(t, "webnn.tensor", tensor_del);
-    if (!r) {
-        wnn_tensor_release(t);
-    }
-    return r;
+    return tensor_capsule(t);
 }
 
 static PyObject *
@@ -2170,11 +2177,7 @@ m_tensor_create_constant_device(PyObject *m, PyObject *args)
     if (st != WNN_OK) {
         return raise_error(m, &err);
     }
-    PyObject *r = PyCapsule_New(t, "webnn.tensor", tensor_del);
-    if (!r) {
-        wnn_tensor_release(t);
-    }
-    return r;
+    return tensor_capsule(t);
 }
 
 static int

@@ -47,20 +47,6 @@ wnn_fusion_free(wnn_fusion *f)
     memset(f, 0, sizeof(*f));
 }
 
-static bool
-same_shape(const wnn_desc *a, const wnn_desc *b)
-{
-    if (a->rank != b->rank) {
-        return false;
-    }
-    for (uint32_t i = 0; i < a->rank; i++) {
-        if (a->shape[i] != b->shape[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* d broadcasts to `out` along `axis` only: right-aligned, 1 everywhere but
  * at the axis, where it is out's size. */
 static bool
@@ -180,11 +166,11 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             continue;
         }
         if (nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
-            same_shape(&ir->operands[nn->out[0]].desc, od)) {
+            wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
             uint32_t other = nn->in[0] == t ? nn->in[1] : nn->in[0];
             const wnn_desc *ad = &ir->operands[other].desc;
             if (other != t && ad->dtype == od->dtype) {
-                if (same_shape(ad, od)) {
+                if (wnn_desc_same_shape(ad, od)) {
                     e.add_kind = WNN_EPI_ADD_RESIDUAL;
                 } else if (channel_shape(ad, od, e.channel_axis)) {
                     e.add_kind = WNN_EPI_ADD_CHANNEL;
@@ -249,7 +235,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             const wnn_node *nn = &ir->nodes[next];
             if (f->chain_of[next] || !eltwise_node(ir, nn) ||
                 ir->operands[nn->out[0]].desc.dtype != od->dtype ||
-                !same_shape(&ir->operands[nn->out[0]].desc, od)) {
+                !wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
                 break;
             }
             f->chain_of[next] = k;

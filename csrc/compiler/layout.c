@@ -38,29 +38,10 @@ typedef struct lp {
 } lp;
 
 static bool
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap) {
-        return true;
-    }
-    uint32_t nc = *cap ? *cap : 16;
-    while (nc < need) {
-        nc *= 2;
-    }
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q) {
-        return false;
-    }
-    *p = q;
-    *cap = nc;
-    return true;
-}
-
-static bool
 push_order(lp *s, uint32_t node)
 {
-    if (!grow((void **)&s->order, &s->cap_order, s->n_order + 1,
-              sizeof(uint32_t))) {
+    if (!wnn_grow((void **)&s->order, &s->cap_order, s->n_order + 1,
+                  sizeof(uint32_t))) {
         return false;
     }
     s->order[s->n_order++] = node;
@@ -104,10 +85,10 @@ static uint32_t
 add_transpose(lp *s, uint32_t src, bool to_nhwc)
 {
     wnn_ir *ir = s->ir;
-    if (!grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
-              sizeof(wnn_operand)) ||
-        !grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
-              sizeof(wnn_node))) {
+    if (!wnn_grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
+                  sizeof(wnn_operand)) ||
+        !wnn_grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
+                  sizeof(wnn_node))) {
         return WNN_NO_NODE;
     }
     uint32_t need = ir->n_operands + 1;
@@ -181,15 +162,20 @@ version(lp *s, uint32_t id, bool want_nhwc)
     return *cache;
 }
 
+/* node id's inputs from `first` on in nhwc (want_nhwc), or in nchw where
+ * they are stored nhwc: each replaced by its version of that layout (made
+ * on first need); false: out of memory.  The nodes may move. */
 static bool
-same_shape(const wnn_desc *a, const wnn_desc *b)
+inputs_in(lp *s, uint32_t id, uint32_t first, bool want_nhwc)
 {
-    if (a->rank != b->rank) {
-        return false;
-    }
-    for (uint32_t i = 0; i < a->rank; i++) {
-        if (a->shape[i] != b->shape[i]) {
-            return false;
+    for (uint32_t j = first; j < s->ir->nodes[id].n_in; j++) {
+        uint32_t in = s->ir->nodes[id].in[j];
+        if (want_nhwc || s->nhwc[in]) {
+            uint32_t v = version(s, in, want_nhwc);
+            if (v == WNN_NO_NODE) {
+                return false;
+            }
+            s->ir->nodes[id].in[j] = v;
         }
     }
     return true;
@@ -218,7 +204,7 @@ same_shapes(const lp *s, const wnn_node *n)
         return false;
     }
     wnn_desc a = logical(s, n->in[0]), b = logical(s, n->in[1]);
-    return same_shape(&a, &out) && same_shape(&b, &out);
+    return wnn_desc_same_shape(&a, &out) && wnn_desc_same_shape(&b, &out);
 }
 
 wnn_status
@@ -257,16 +243,7 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 out_nhwc = true;
             }
             /* the filter and bias are read as they are: nchw */
-            for (uint32_t j = 1; ok && j < n->n_in; j++) {
-                if (s.nhwc[n->in[j]]) {
-                    uint32_t v = version(&s, n->in[j], false);
-                    ok = v != WNN_NO_NODE;
-                    n = &ir->nodes[id];
-                    if (ok) {
-                        n->in[j] = v;
-                    }
-                }
-            }
+            ok = ok && inputs_in(&s, id, 1, false);
         } else if (is_pool(n->op) && s.nhwc[n->in[0]] &&
                    ((wnn_pool2d_options *)n->options)->layout ==
                        WNN_LAYOUT_NCHW) {
@@ -275,27 +252,12 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
         } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
                    ((n->n_in == 1 && s.nhwc[n->in[0]]) || same_shapes(&s, n))) {
             /* element by element: any layout, the same for all */
-            for (uint32_t j = 0; ok && j < n->n_in; j++) {
-                uint32_t v = version(&s, n->in[j], true);
-                ok = v != WNN_NO_NODE;
-                n = &ir->nodes[id];
-                if (ok) {
-                    n->in[j] = v;
-                }
-            }
+            ok = inputs_in(&s, id, 0, true);
             out_nhwc = true;
         } else {
-            for (uint32_t j = 0; ok && j < n->n_in; j++) {
-                if (s.nhwc[n->in[j]]) {
-                    uint32_t v = version(&s, n->in[j], false);
-                    ok = v != WNN_NO_NODE;
-                    n = &ir->nodes[id];
-                    if (ok) {
-                        n->in[j] = v;
-                    }
-                }
-            }
+            ok = inputs_in(&s, id, 0, false);
         }
+        n = &ir->nodes[id]; /* the nodes may have moved */
         if (ok && out_nhwc) {
             uint32_t o = n->out[0];
             permute_desc(&ir->operands[o].desc, true);

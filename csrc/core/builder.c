@@ -81,8 +81,8 @@ wnn_ir_free(wnn_ir *ir)
     free(ir);
 }
 
-static bool
-grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+bool
+wnn_grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) {
         return true;
@@ -185,8 +185,8 @@ check_can_build(wnn_builder *b, const char *op, const char *label,
 static wnn_operand *
 new_operand(wnn_ir *ir, uint32_t *id)
 {
-    if (!grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
-              sizeof(wnn_operand))) {
+    if (!wnn_grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
+                  sizeof(wnn_operand))) {
         return NULL;
     }
     *id = ir->n_operands++;
@@ -215,8 +215,8 @@ wnn_builder_input(wnn_builder *b, const char *name, const wnn_desc *d,
     if (wnn_desc_check(b->ctx, d, "input", "descriptor", err) != WNN_OK) {
         return WNN_ERR;
     }
-    if (!grow((void **)&ir->inputs, &ir->cap_inputs, ir->n_inputs + 1,
-              sizeof(uint32_t))) {
+    if (!wnn_grow((void **)&ir->inputs, &ir->cap_inputs, ir->n_inputs + 1,
+                  sizeof(uint32_t))) {
         return oom(err, "input");
     }
     char *nm = wnn_arena_strdup(&ir->arena, name);
@@ -565,8 +565,8 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         }
     }
     /* Make graph connections. */
-    if (!grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
-              sizeof(wnn_node))) {
+    if (!wnn_grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
+                  sizeof(wnn_node))) {
         oom(err, name);
         goto done;
     }

@@ -791,10 +791,9 @@ check_tensor(wnn_context *c, wnn_tensor *t, const char *op, wnn_error *err)
     return WNN_OK;
 }
 
-/* #api-mlcontext-writetensor */
-wnn_status
-wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
-                  wnn_error *err)
+/* #api-mlcontext-writetensor: the tensor and the data's byte length */
+static wnn_status
+write_check(wnn_context *c, wnn_tensor *t, size_t bytes, wnn_error *err)
 {
     if (check_tensor(c, t, "writeTensor", err) != WNN_OK) {
         return WNN_ERR;
@@ -807,6 +806,17 @@ wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
         return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "inputData",
                          "byte length %zu differs from the tensor's %llu",
                          bytes, (unsigned long long)t->bytes);
+    }
+    return WNN_OK;
+}
+
+/* #api-mlcontext-writetensor */
+wnn_status
+wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
+                  wnn_error *err)
+{
+    if (write_check(c, t, bytes, err) != WNN_OK) {
+        return WNN_ERR;
     }
     wnn_task *task = calloc(1, sizeof(*task));
     void *copy = malloc(bytes ? bytes : 1);
@@ -831,17 +841,8 @@ wnn_status
 wnn_context_write_device(wnn_context *c, wnn_tensor *t, const void *src,
                          size_t bytes, wnn_error *err)
 {
-    if (check_tensor(c, t, "writeTensor", err) != WNN_OK) {
+    if (write_check(c, t, bytes, err) != WNN_OK) {
         return WNN_ERR;
-    }
-    if (!t->writable) {
-        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "tensor",
-                         "the tensor is not writable");
-    }
-    if (bytes != t->bytes) {
-        return wnn_failk(err, WNN_TYPE_ERROR, "writeTensor", NULL, "inputData",
-                         "byte length %zu differs from the tensor's %llu",
-                         bytes, (unsigned long long)t->bytes);
     }
     if (c->backend->iface->host_storage) {
         return wnn_failk(err, WNN_NOT_SUPPORTED, "writeTensor", NULL,

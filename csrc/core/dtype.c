@@ -53,12 +53,16 @@ wnn_desc_bytes(const wnn_desc *d)
 }
 
 bool
+wnn_desc_same_shape(const wnn_desc *a, const wnn_desc *b)
+{
+    return a->rank == b->rank &&
+           memcmp(a->shape, b->shape, a->rank * sizeof(uint32_t)) == 0;
+}
+
+bool
 wnn_desc_equal(const wnn_desc *a, const wnn_desc *b)
 {
-    if (a->dtype != b->dtype || a->rank != b->rank) {
-        return false;
-    }
-    return memcmp(a->shape, b->shape, a->rank * sizeof(uint32_t)) == 0;
+    return a->dtype == b->dtype && wnn_desc_same_shape(a, b);
 }
 
 /* IEEE binary16 <-> binary32, round to nearest even. */

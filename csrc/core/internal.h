@@ -9,6 +9,9 @@
 
 #include "webnn_core.h"
 
+/* the same rank and dimensions, whatever the data types (dtype.c) */
+bool wnn_desc_same_shape(const wnn_desc *a, const wnn_desc *b);
+
 /* ---- arena ------------------------------------------------------------ */
 typedef struct wnn_arena_block wnn_arena_block;
 typedef struct wnn_arena {
@@ -17,6 +20,9 @@ typedef struct wnn_arena {
 void *wnn_arena_alloc(wnn_arena *a, size_t size);
 char *wnn_arena_strdup(wnn_arena *a, const char *s);
 void wnn_arena_free(wnn_arena *a);
+/* *p, an array of *cap items of elem bytes, made to hold need items
+ * (capacity doubled; false: out of memory, *p unchanged) (builder.c) */
+bool wnn_grow(void **p, uint32_t *cap, uint32_t need, size_t elem);
 
 /* ---- hash tables (hashmap.c) ------------------------------------------- */
 typedef struct wnn_strmap {     /* string -> uint32_t; keys not copied    */

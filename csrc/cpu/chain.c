@@ -41,20 +41,6 @@ struct cpu_chain {
     wnn_broadcast_params *its;  /* one per step (binary steps)            */
 };
 
-static bool
-same_shape(const wnn_desc *a, const wnn_desc *b)
-{
-    if (a->rank != b->rank) {
-        return false;
-    }
-    for (uint32_t i = 0; i < a->rank; i++) {
-        if (a->shape[i] != b->shape[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static uint32_t
 slot_of(cpu_chain *c, uint32_t operand)
 {
@@ -106,7 +92,7 @@ cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
             }
             chain_src *src = &st->src[j];
             src->slot = slot_of(c, id);
-            src->direct = same_shape(&ir->operands[id].desc, od);
+            src->direct = wnn_desc_same_shape(&ir->operands[id].desc, od);
             src->it = st->binary ? &c->its[s] : NULL;
             src->k = (int)j;
         }
