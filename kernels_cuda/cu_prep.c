@@ -75,43 +75,25 @@ bcast_from(ck_bcast *it, const wnn_broadcast_params *bp)
     }
 }
 
-/* Drop size-1 dimensions and merge neighbours contiguous on both sides;
- * sets n and plain.  Only for the CUDA backend's own views (gemm's c
- * broadcast, cu_dnn.c's filter transpose); the movement operators' views
- * come simplified from the core (view_from). */
+/* One of the CUDA backend's own views (gemm's c broadcast, cu_dnn.c's
+ * filter transpose; offsets 0) simplified by the core's rule
+ * (wnn_view_simplify, through the services table), as the movement
+ * operators' views come lowered; sets n and plain. */
 void
 view_finish(cu_view *v, int es)
 {
-    ck_view_p *p = &v->p;
-    int r = 0;
-    for (int d = 0; d < p->rank; d++) {
-        if (p->shape[d] == 1) {
-            continue;
-        }
-        if (r > 0 && p->is[r - 1] == p->is[d] * (int64_t)p->shape[d] &&
-            p->os[r - 1] == p->os[d] * (int64_t)p->shape[d]) {
-            p->shape[r - 1] *= p->shape[d];
-            p->is[r - 1] = p->is[d];
-            p->os[r - 1] = p->os[d];
-            continue;
-        }
-        p->shape[r] = p->shape[d];
-        p->is[r] = p->is[d];
-        p->os[r] = p->os[d];
-        r++;
+    wnn_view w;
+    memset(&w, 0, sizeof(w));
+    w.rank = v->p.rank;
+    w.in = v->in;
+    w.out = v->out;
+    for (int d = 0; d < w.rank; d++) {
+        w.shape[d] = v->p.shape[d];
+        w.is[d] = v->p.is[d];
+        w.os[d] = v->p.os[d];
     }
-    if (r == 0) {
-        p->shape[0] = 1;
-        p->is[0] = p->os[0] = 1;
-        r = 1;
-    }
-    p->rank = r;
-    p->es = es;
-    p->n = 1;
-    for (int d = 0; d < r; d++) {
-        p->n *= p->shape[d];
-    }
-    v->plain = r == 1 && p->is[0] == 1 && p->os[0] == 1;
+    cu_core->view_simplify(&w);
+    view_from(v, &w, es);
 }
 
 /* A view lowered by the core (compiler/lower/views.c: simplified) in the

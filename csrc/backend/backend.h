@@ -112,7 +112,8 @@ wnn_status wnn_cpu_backend_create(wnn_backend **out, wnn_error *err);
  * (a member added, removed or changed) bumps the version; init returns
  * false for a version or size it was not built for, and the registry then
  * reports the library as unusable. */
-#define WNN_CORE_SERVICES_VERSION 1
+#define WNN_CORE_SERVICES_VERSION 2
+struct wnn_view; /* compiler/lower/lower.h */
 typedef struct wnn_core_services {
     uint32_t version;       /* WNN_CORE_SERVICES_VERSION */
     uint32_t size;          /* sizeof(wnn_core_services) */
@@ -129,7 +130,9 @@ typedef struct wnn_core_services {
     /* element-wise parameters (ops/options.c) */
     void (*scalar_params_of)(wnn_op op, const void *options, wnn_dtype t,
                              wnn_scalar_params *p);
-    float (*cast_float)(double v, wnn_dtype t);
+    /* a strided copy simplified as the core's views are (compiler/lower/
+     * views.c wnn_view_simplify) */
+    void (*view_simplify)(struct wnn_view *v);
 } wnn_core_services;
 
 typedef bool (*wnn_cuda_backend_init_fn)(const wnn_core_services *core);

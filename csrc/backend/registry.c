@@ -14,6 +14,7 @@
 
 #include "../core/internal.h"
 #include "../ops/ops_internal.h"
+#include "../compiler/lower/lower.h"
 
 /* The core's services the CUDA library uses (backend.h), given to it at
  * load time. */
@@ -26,7 +27,7 @@ static const wnn_core_services core_services = {
     .desc_elements = wnn_desc_elements,
     .desc_bytes = wnn_desc_bytes,
     .scalar_params_of = wnn_scalar_params_of,
-    .cast_float = wnn_cast_float,
+    .view_simplify = wnn_view_simplify,
 };
 
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;

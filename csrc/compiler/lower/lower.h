@@ -273,6 +273,10 @@ void wnn_lower_quant(wnn_quant_params *p, const wnn_desc *x,
 /* views.c: views the node needs (0: not a view operator); wnn_lower_views
  * fills v[0 .. that count) */
 uint32_t wnn_lower_view_count(const wnn_node *node);
+/* a view's size-1 dimensions dropped and its neighbours contiguous on both
+ * sides merged (rank >= 1 after); n set.  Also the CUDA backend's own views
+ * (through the core services table). */
+void wnn_view_simplify(wnn_view *v);
 void wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node);
 void wnn_lower_pad(wnn_pad_params *p, const wnn_node *node,
                    const wnn_desc *x);

@@ -43,9 +43,9 @@ contiguous_strides(const wnn_desc *d, int64_t *st)
 }
 
 /* Drop size-1 dimensions, merge neighbours that are contiguous on both
- * sides.  Leaves rank >= 1. */
-static void
-view_simplify(wnn_view *v)
+ * sides.  Leaves rank >= 1 (lower.h). */
+void
+wnn_view_simplify(wnn_view *v)
 {
     int r = 0;
     for (int d = 0; d < v->rank; d++) {
@@ -199,7 +199,7 @@ wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node)
         return;
     }
     for (uint32_t j = 0; j < n; j++) {
-        view_simplify(&v[j]);
+        wnn_view_simplify(&v[j]);
     }
 }
 
