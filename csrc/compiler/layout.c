@@ -8,7 +8,9 @@
  * operand stays nhwc through the operators that do not care about the
  * layout or can be told it: element-wise unary operators, binary ones whose
  * inputs both have the output's shape (a residual add; an nchw input is
- * transposed), and pools (their layout option).  Any other reader, and a graph output, gets the
+ * transposed), pools and instanceNormalization (their layout option),
+ * batchNormalization on the channel axis (axis 1 -> 3) and concat of nhwc
+ * inputs (its axis mapped).  Any other reader, and a graph output, gets the
  * operand transposed back to nchw by a transpose node inserted before it
  * (made once per operand); a conv2d whose input is not nhwc gets it
  * transposed to nhwc the same way.  The rewritten graph is the one the
@@ -79,13 +81,16 @@ permute_desc(wnn_desc *d, bool to_nhwc)
     d->shape[0] = n;
 }
 
-/* A transpose node src -> a new operand in the other layout, appended to
- * the order; returns the new operand's id or WNN_NO_NODE (out of memory). */
+/* A node `op` (options o) from src to a new operand of descriptor d,
+ * stored nhwc or not, appended to the order; returns the new operand's id
+ * or WNN_NO_NODE (out of memory). */
 static uint32_t
-add_transpose(lp *s, uint32_t src, bool to_nhwc)
+add_node(lp *s, uint32_t src, wnn_op op, void *o, const wnn_desc *d,
+         bool nhwc, const char *label)
 {
     wnn_ir *ir = s->ir;
-    if (!wnn_grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
+    if (!o ||
+        !wnn_grow((void **)&ir->operands, &ir->cap_operands, ir->n_operands + 1,
                   sizeof(wnn_operand)) ||
         !wnn_grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
                   sizeof(wnn_node))) {
@@ -111,36 +116,69 @@ add_transpose(lp *s, uint32_t src, bool to_nhwc)
         }
         s->n_cap = nc;
     }
-    wnn_transpose_options *o = wnn_arena_alloc(&ir->arena, sizeof(*o));
-    uint32_t *perm = wnn_arena_alloc(&ir->arena, 4 * sizeof(uint32_t));
     uint32_t *in = wnn_arena_alloc(&ir->arena, sizeof(uint32_t));
     uint32_t *out = wnn_arena_alloc(&ir->arena, sizeof(uint32_t));
-    if (!o || !perm || !in || !out) {
+    if (!in || !out) {
         return WNN_NO_NODE;
     }
-    static const uint32_t p_nhwc[4] = { 0, 2, 3, 1 }, p_nchw[4] = { 0, 3, 1, 2 };
-    memcpy(perm, to_nhwc ? p_nhwc : p_nchw, sizeof(p_nhwc));
-    o->permutation = (wnn_u32_list){ .n = 4, .present = true, .v = perm };
     uint32_t id = ir->n_operands++, nid = ir->n_nodes++;
-    wnn_operand *op = &ir->operands[id];
-    memset(op, 0, sizeof(*op));
-    op->desc = ir->operands[src].desc;
-    permute_desc(&op->desc, to_nhwc);
-    op->kind = WNN_OPERAND_NODE;
-    op->node = nid;
+    wnn_operand *opd = &ir->operands[id];
+    memset(opd, 0, sizeof(*opd));
+    opd->desc = *d;
+    opd->kind = WNN_OPERAND_NODE;
+    opd->node = nid;
     in[0] = src;
     out[0] = id;
-    ir->nodes[nid] = (wnn_node){ .op = WNN_OP_TRANSPOSE, .n_in = 1, .n_out = 1,
-                                 .in = in, .out = out, .options = o,
-                                 .label = to_nhwc ? "layout nchw->nhwc"
-                                                  : "layout nhwc->nchw" };
-    s->nhwc[id] = to_nhwc;
+    ir->nodes[nid] = (wnn_node){ .op = op, .n_in = 1, .n_out = 1, .in = in,
+                                 .out = out, .options = o, .label = label };
+    s->nhwc[id] = nhwc;
     s->to_nhwc[id] = WNN_NO_NODE;
     s->to_nchw[id] = WNN_NO_NODE;
     if (!push_order(s, nid)) {
         return WNN_NO_NODE;
     }
     return id;
+}
+
+/* A transpose node src -> a new operand in the other layout. */
+static uint32_t
+add_transpose(lp *s, uint32_t src, bool to_nhwc)
+{
+    wnn_ir *ir = s->ir;
+    wnn_transpose_options *o = wnn_arena_alloc(&ir->arena, sizeof(*o));
+    uint32_t *perm = wnn_arena_alloc(&ir->arena, 4 * sizeof(uint32_t));
+    if (!o || !perm) {
+        return WNN_NO_NODE;
+    }
+    static const uint32_t p_nhwc[4] = { 0, 2, 3, 1 }, p_nchw[4] = { 0, 3, 1, 2 };
+    memcpy(perm, to_nhwc ? p_nhwc : p_nchw, sizeof(p_nhwc));
+    o->permutation = (wnn_u32_list){ .n = 4, .present = true, .v = perm };
+    wnn_desc d = s->ir->operands[src].desc;
+    permute_desc(&d, to_nhwc);
+    return add_node(s, src, WNN_OP_TRANSPOSE, o, &d, to_nhwc,
+                    to_nhwc ? "layout nchw->nhwc" : "layout nhwc->nchw");
+}
+
+/* A reshape node: a per-channel operand ([C, 1, 1], [1, C, 1, 1]: it
+ * broadcasts along an nchw tensor's channels) as [C], which broadcasts
+ * along the channels of an nhwc one. */
+static uint32_t
+add_channel_reshape(lp *s, uint32_t src, uint32_t channels)
+{
+    wnn_ir *ir = s->ir;
+    wnn_reshape_options *o = wnn_arena_alloc(&ir->arena, sizeof(*o));
+    uint32_t *shape = wnn_arena_alloc(&ir->arena, sizeof(uint32_t));
+    if (!o || !shape) {
+        return WNN_NO_NODE;
+    }
+    shape[0] = channels;
+    memset(o, 0, sizeof(*o));
+    o->new_shape = (wnn_u32_list){ .n = 1, .present = true, .v = shape };
+    wnn_desc d = ir->operands[src].desc;
+    d.rank = 1;
+    d.shape[0] = channels;
+    return add_node(s, src, WNN_OP_RESHAPE, o, &d, false,
+                    "layout per-channel operand");
 }
 
 /* the nchw (to_nhwc false) or nhwc version of operand `id` */
@@ -181,6 +219,18 @@ inputs_in(lp *s, uint32_t id, uint32_t first, bool want_nhwc)
     return true;
 }
 
+/* every input of n is stored nhwc */
+static bool
+all_nhwc(const lp *s, const wnn_node *n)
+{
+    for (uint32_t j = 0; j < n->n_in; j++) {
+        if (!s->nhwc[n->in[j]]) {
+            return false;
+        }
+    }
+    return n->n_in > 0;
+}
+
 /* the operand's shape in the graph's (nchw) layout */
 static wnn_desc
 logical(const lp *s, uint32_t id)
@@ -207,6 +257,55 @@ same_shapes(const lp *s, const wnn_node *n)
     return wnn_desc_same_shape(&a, &out) && wnn_desc_same_shape(&b, &out);
 }
 
+/* operand b (stored as it is) broadcast against an nchw [N, C, H, W]
+ * output along the channels at most: every dimension 1 but the one
+ * aligned with C, which may be C (*chan set) */
+static bool
+channel_only(const lp *s, uint32_t b, const wnn_desc *out, bool *chan)
+{
+    const wnn_desc *d = &s->ir->operands[b].desc;
+    *chan = false;
+    if (s->nhwc[b] || d->rank > 4 || out->rank != 4) {
+        return false;
+    }
+    for (uint32_t i = 0; i < d->rank; i++) {
+        if (d->shape[i] == 1) {
+            continue;
+        }
+        if (4 - d->rank + i == 1 && d->shape[i] == out->shape[1]) {
+            *chan = true;
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+/* a binary element-wise node whose input a (0 or 1) is stored nhwc with
+ * the output's shape and whose other input broadcasts along the channels
+ * at most (a bias or scale of shape [C, 1, 1]): it runs in nhwc, the other
+ * input as [C] */
+static bool
+nhwc_with_channel_operand(const lp *s, const wnn_node *n, uint32_t *a,
+                          bool *chan)
+{
+    if (n->n_in != 2) {
+        return false;
+    }
+    const wnn_desc *out = &s->ir->operands[n->out[0]].desc;
+    for (uint32_t j = 0; j < 2; j++) {
+        if (s->nhwc[n->in[j]]) {
+            wnn_desc l = logical(s, n->in[j]);
+            if (wnn_desc_same_shape(&l, out) &&
+                channel_only(s, n->in[1 - j], out, chan)) {
+                *a = j;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 wnn_status
 wnn_layout_plan(wnn_graph *g, wnn_error *err)
 {
@@ -231,7 +330,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     for (uint32_t pos = 0; ok && pos < p->n_order; pos++) {
         uint32_t id = p->order[pos];
         wnn_node *n = &ir->nodes[id];
-        bool out_nhwc = false;
+        bool out_nhwc = false, chan;
+        uint32_t cj;
         if (is_conv_candidate(ir, n)) {
             uint32_t x = version(&s, n->in[0], true);
             ok = x != WNN_NO_NODE;
@@ -248,6 +348,41 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                    ((wnn_pool2d_options *)n->options)->layout ==
                        WNN_LAYOUT_NCHW) {
             ((wnn_pool2d_options *)n->options)->layout = WNN_LAYOUT_NHWC;
+            out_nhwc = true;
+        } else if (n->op == WNN_OP_BATCH_NORMALIZATION && s.nhwc[n->in[0]] &&
+                   ((wnn_batch_normalization_options *)n->options)->axis ==
+                       1) {
+            /* per channel: nhwc's channel axis is 3; mean, variance, scale
+             * and bias are [C] */
+            ((wnn_batch_normalization_options *)n->options)->axis = 3;
+            ok = inputs_in(&s, id, 1, false);
+            out_nhwc = true;
+        } else if (n->op == WNN_OP_INSTANCE_NORMALIZATION &&
+                   s.nhwc[n->in[0]] &&
+                   ((wnn_instance_normalization_options *)n->options)
+                           ->layout == WNN_LAYOUT_NCHW) {
+            ((wnn_instance_normalization_options *)n->options)->layout =
+                WNN_LAYOUT_NHWC;
+            ok = inputs_in(&s, id, 1, false);
+            out_nhwc = true;
+        } else if (n->op == WNN_OP_CONCAT && all_nhwc(&s, n)) {
+            /* the same axis in the stored order: n c h w -> 0 3 1 2 */
+            static const uint32_t stored[4] = { 0, 3, 1, 2 };
+            wnn_concat_options *o = n->options;
+            o->axis = stored[o->axis];
+            out_nhwc = true;
+        } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
+                   nhwc_with_channel_operand(&s, n, &cj, &chan)) {
+            /* x * scale[C, 1, 1] + bias[C, 1, 1] after a convolution */
+            if (chan) { /* (a reshape of C elements per use) */
+                uint32_t v = add_channel_reshape(
+                    &s, n->in[1 - cj], ir->operands[n->out[0]].desc.shape[1]);
+                ok = v != WNN_NO_NODE;
+                n = &ir->nodes[id]; /* the nodes may have moved */
+                if (ok) {
+                    n->in[1 - cj] = v;
+                }
+            }
             out_nhwc = true;
         } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
                    ((n->n_in == 1 && s.nhwc[n->in[0]]) || same_shapes(&s, n))) {

@@ -64,11 +64,11 @@ def test_mobilenet_like(contexts, dt):
         y = block(b, ops["x"], r, dt, 8, 8)
         mid = y                                            # also an output
         y = block(b, y, r, dt, 8, 16, stride=2)
-        y = b.add(y, b.constant(bias))                     # broadcast: needs nchw
+        y = b.add(y, b.constant(bias))                     # per channel: nhwc, bias as [C]
         y = block(b, y, r, dt, 16, 16)
         y = b.sigmoid(y)
         p = b.average_pool2d(y)                            # pool in nhwc
-        cat = b.concat([y, y], 1)                          # needs nchw
+        cat = b.concat([y, y], 1)                          # nhwc (axis 3), an output
         return {"mid": mid, "pool": b.reshape(p, [2, 16]), "cat": cat}
 
     (got, g), (want, _) = (build_run(c, make, {"x": x}) for c in contexts)
@@ -78,10 +78,11 @@ def test_mobilenet_like(contexts, dt):
         np.testing.assert_allclose(got[k].astype(np.float64), want[k].astype(np.float64),
                                    rtol=tol, atol=tol, err_msg=k)
     labels = layout_nodes(g)
-    # in: x once; out: mid (output), before the broadcast add, before
-    # reshape (the pool's result) and before concat (once for both uses)
-    assert labels.count("layout nchw->nhwc") == 2, labels  # x, and after the bias add
-    assert labels.count("layout nhwc->nchw") == 4, labels
+    # in: x once; the bias reshaped to [C]; out: mid (output), before
+    # reshape (the pool's result) and cat (output)
+    assert labels.count("layout nchw->nhwc") == 1, labels
+    assert labels.count("layout per-channel operand") == 1, labels
+    assert labels.count("layout nhwc->nchw") == 3, labels
 
 
 def test_against_numpy(contexts):
@@ -155,3 +156,69 @@ def test_conv_output_as_another_convs_filter(contexts):
     (got, g), (want, _) = (build_run(c, make, {"x": x, "a": a}) for c in contexts)
     assert layout_nodes(g)
     np.testing.assert_allclose(got["y"], want["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_normalization_per_channel_operands_and_concat_stay_nhwc(contexts):
+    """ONNX-style blocks: conv -> batchNormalization (axis 1) -> mul / add by
+    [C, 1, 1] constants -> relu -> conv, instanceNormalization, concat of
+    nhwc operands (densenet): all in nhwc, no transpose inside; broadcasts
+    that are not per channel ([W], [1, 1, H, W]) and a concat with an nchw
+    input still get the operand in nchw."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 6, 7, 7)).astype(np.float32)
+    c = 7  # = W: a [W] operand must not pass for a per-channel one
+    vecs = [rng.standard_normal(c).astype(np.float32) for _ in range(4)]
+    mean, scale, bias = vecs[0], vecs[2], vecs[3]
+    var = np.abs(vecs[1]) + 0.5
+    chw = rng.standard_normal((c, 1, 1)).astype(np.float32)
+    nchw_4 = rng.standard_normal((1, c, 1, 1)).astype(np.float32)
+    w_row = rng.standard_normal(7).astype(np.float32)          # broadcasts along W
+    hw = rng.standard_normal((1, 1, 7, 7)).astype(np.float32)  # along H and W
+
+    def make(b, ops):
+        k = b.constant
+        y = b.conv2d(ops["x"], k(weights(rng_w(1), c, 6, 3, np.float32)), padding=[1] * 4)
+        y = b.batch_normalization(y, k(mean), k(var), scale=k(scale), bias=k(bias))
+        y = b.add(b.mul(y, k(chw)), k(nchw_4))
+        y = b.relu(y)
+        z = b.conv2d(y, k(weights(rng_w(2), c, c, 1, np.float32)))
+        z = b.instance_normalization(z, scale=k(scale), bias=k(bias))
+        cat = b.concat([y, z], 1)                                   # both nhwc
+        u = b.conv2d(cat, k(weights(rng_w(3), c, 2 * c, 1, np.float32)))
+        v = b.add(u, k(w_row))                                      # needs nchw
+        t = b.mul(u, k(hw))                                         # needs nchw
+        mixed = b.concat([u, ops["x2"]], 1)                         # an nchw input
+        return {"v": v, "t": t, "mixed": mixed}
+
+    x2 = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
+    inputs = {"x": x, "x2": x2}
+    (got, g), (want, _) = (build_run(ctx, make, inputs) for ctx in contexts)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=2e-5, atol=2e-5, err_msg=name)
+    # and against NumPy in float64
+    f = np.float64
+    per = (lambda a: a.astype(f)[:, None, None])
+    y = conv_ref(x.astype(f), weights(rng_w(1), c, 6, 3, np.float32).astype(f), np.zeros(c), 1,
+                 1, False)
+    y = (y - per(mean)) / np.sqrt(per(var) + 1e-5) * per(scale) + per(bias)
+    y = np.maximum(y * chw.astype(f) + nchw_4.astype(f), 0)
+    z = conv_ref(y, weights(rng_w(2), c, c, 1, np.float32).astype(f), np.zeros(c), 0, 1, False)
+    m, d = z.mean(axis=(2, 3), keepdims=True), z.var(axis=(2, 3), keepdims=True)
+    z = (z - m) / np.sqrt(d + 1e-5) * per(scale) + per(bias)
+    u = conv_ref(np.concatenate([y, z], 1), weights(rng_w(3), c, 2 * c, 1, np.float32).astype(f),
+                 np.zeros(c), 0, 1, False)
+    ref = {"v": u + w_row, "t": u * hw, "mixed": np.concatenate([u, x2], 1)}
+    for name in ref:
+        np.testing.assert_allclose(got[name], ref[name], rtol=1e-4, atol=1e-4, err_msg=name)
+    labels = layout_nodes(g)
+    assert labels.count("layout per-channel operand") == 2, labels   # chw, nchw_4
+    # x in; u out once, for the two broadcasts and the mixed concat (x2 is
+    # nchw already); v, t and mixed are then nchw: nothing else transposed
+    assert labels.count("layout nchw->nhwc") == 1, labels
+    assert labels.count("layout nhwc->nchw") == 1, labels
+    ops = [r["operator"] for r in g.summary().rows]
+    assert ops.count("transpose") == 2, ops
+
+
+def rng_w(seed):
+    return np.random.default_rng(100 + seed)
