@@ -791,6 +791,24 @@ check_tensor(wnn_context *c, wnn_tensor *t, const char *op, wnn_error *err)
     return WNN_OK;
 }
 
+/* A task of `kind` on tensor t (a reference taken) for `bytes`; NULL with
+ * the out-of-memory error of `op` */
+static wnn_task *
+tensor_task(task_kind kind, wnn_tensor *t, uint64_t bytes, const char *op,
+            wnn_error *err)
+{
+    wnn_task *task = calloc(1, sizeof(*task));
+    if (!task) {
+        wnn_failk(err, WNN_OUT_OF_MEMORY, op, NULL, NULL, "out of memory");
+        return NULL;
+    }
+    task->kind = kind;
+    task->tensor = t;
+    wnn_tensor_retain(t);
+    task->bytes = bytes;
+    return task;
+}
+
 /* #api-mlcontext-writetensor: the tensor and the data's byte length */
 static wnn_status
 write_check(wnn_context *c, wnn_tensor *t, size_t bytes, wnn_error *err)
@@ -818,20 +836,18 @@ wnn_context_write(wnn_context *c, wnn_tensor *t, const void *src, size_t bytes,
     if (write_check(c, t, bytes, err) != WNN_OK) {
         return WNN_ERR;
     }
-    wnn_task *task = calloc(1, sizeof(*task));
     void *copy = malloc(bytes ? bytes : 1);
-    if (!task || !copy) {
-        free(task);
-        free(copy);
+    if (!copy) {
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "writeTensor", NULL, NULL,
                          "out of memory");
     }
+    wnn_task *task = tensor_task(T_WRITE, t, bytes, "writeTensor", err);
+    if (!task) {
+        free(copy);
+        return WNN_ERR;
+    }
     memcpy(copy, src, bytes);
-    task->kind = T_WRITE;
-    task->tensor = t;
-    wnn_tensor_retain(t);
     task->data = copy;
-    task->bytes = bytes;
     return enqueue(c, task, "writeTensor", err);
 }
 
@@ -849,16 +865,11 @@ wnn_context_write_device(wnn_context *c, wnn_tensor *t, const void *src,
                          "inputData", "device memory given to a context "
                          "whose tensors are host memory");
     }
-    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_task *task = tensor_task(T_WRITE_DEV, t, bytes, "writeTensor", err);
     if (!task) {
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "writeTensor", NULL, NULL,
-                         "out of memory");
+        return WNN_ERR;
     }
-    task->kind = T_WRITE_DEV;
-    task->tensor = t;
-    wnn_tensor_retain(t);
     task->device_src = src;
-    task->bytes = bytes;
     return enqueue_wait(c, task, "writeTensor", err);
 }
 
@@ -884,15 +895,11 @@ wnn_tensor_export(wnn_context *c, wnn_tensor *t, void **ptr, int *device_id,
         return wnn_failk(err, WNN_TYPE_ERROR, "__dlpack__", NULL, "tensor",
                          "the tensor is destroyed");
     }
-    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_task *task = tensor_task(T_EXPORT, t, 0, "__dlpack__", err);
     if (!task) {
         wnn_tensor_unpin(t);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "__dlpack__", NULL, NULL,
-                         "out of memory");
+        return WNN_ERR;
     }
-    task->kind = T_EXPORT;
-    task->tensor = t;
-    wnn_tensor_retain(t);
     task->export_ptr = ptr;
     task->export_id = device_id;
     if (enqueue_wait(c, task, "__dlpack__", err) != WNN_OK) {
@@ -933,16 +940,11 @@ wnn_context_read(wnn_context *c, wnn_tensor *t, void *dst, size_t bytes,
                          "byte length %zu differs from the tensor's %llu",
                          bytes, (unsigned long long)t->bytes);
     }
-    wnn_task *task = calloc(1, sizeof(*task));
+    wnn_task *task = tensor_task(T_READ, t, bytes, "readTensor", err);
     if (!task) {
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "readTensor", NULL, NULL,
-                         "out of memory");
+        return WNN_ERR;
     }
-    task->kind = T_READ;
-    task->tensor = t;
-    wnn_tensor_retain(t);
     task->data = dst;
-    task->bytes = bytes;
     return enqueue_wait(c, task, "readTensor", err);
 }
 
