@@ -53,7 +53,11 @@ def test_blocked(run, dt):
     cases = [((67, 45), None), ((3, 33, 70), (0, 2, 1)), ((5, 130, 7), (2, 1, 0)),
              ((9, 6, 35, 5), (3, 2, 1, 0)), ((4, 16, 3, 8), (0, 2, 1, 3)),
              ((2, 20, 9, 31), (0, 2, 3, 1)), ((2, 31, 20, 9), (0, 3, 1, 2)),
-             ((4, 1, 37, 1, 6), (4, 3, 2, 1, 0))]
+             ((4, 1, 37, 1, 6), (4, 3, 2, 1, 0)),
+             # 2 or 3 planes interleaved (nchw -> nhwc of an RGB image): the
+             # blocks of tall thin columns, rows not a multiple of the block
+             ((2, 3, 45, 47), (0, 2, 3, 1)), ((1, 2, 1061), (0, 2, 1)),
+             ((3, 5, 77), (1, 2, 0)), ((7, 3, 2, 33), (0, 3, 1, 2))]
     for shape, perm in cases:
         x = data(rng, shape, dt)
         same(run_transpose(run, x, perm), np.transpose(x, perm),
@@ -65,7 +69,8 @@ def test_large(run, dt):
     """Threaded paths."""
     rng = rng_for("transpose-large", dt)
     for shape, perm in [((300, 257), None), ((2, 64, 12, 32), (0, 2, 1, 3)),
-                        ((2, 64, 12, 32), (0, 2, 3, 1)), ((70001, 2), None)]:
+                        ((2, 64, 12, 32), (0, 2, 3, 1)), ((70001, 2), None),
+                        ((2, 3, 224, 224), (0, 2, 3, 1)), ((2, 70001), None)]:
         x = data(rng, shape, dt)
         same(run_transpose(run, x, perm), np.transpose(x, perm),
              f"transpose {dt} {shape} {perm}")

@@ -27,7 +27,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     }
     float *y = k->out[0];
     if (t != WNN_FLOAT32) {
-        y = oy = malloc(ny * sizeof(float) + 64);
+        y = oy = falloc(ny);
     }
     wnn_status st;
     if (!x || !w || (o->bias && !b) || !y) {

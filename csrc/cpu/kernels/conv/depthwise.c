@@ -525,7 +525,7 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     if (wp) {
         w = wp;
     } else if (!direct) { /* reordered once for a constant filter */
-        wc = malloc((size_t)(g->O * g->KH * g->KW) * sizeof(float) + 64);
+        wc = falloc((size_t)(g->O * g->KH * g->KW));
         if (!wc) {
             return cpu_fail(k, err, "out of memory");
         }
@@ -549,9 +549,9 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         int64_t per = 0;
         if (dw_pad_dims(g, &pd)) {
             per = pd.PH * pd.PW + pd.OWR + 16;
-            scratch = malloc((size_t)(per * nt) * sizeof(float));
+            scratch = falloc((size_t)(per * nt));
         }
-        float *zeros = scratch ? NULL : calloc((size_t)g->W + 16, sizeof(float));
+        float *zeros = scratch ? NULL : fcalloc((size_t)g->W + 16);
         if (!scratch && !zeros) {
             free(wc);
             return cpu_fail(k, err, "out of memory");
@@ -570,7 +570,7 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         float *zeros = NULL;
         int64_t lo = 0, hi = 0;
         if (k3) {
-            zeros = calloc((size_t)(g->W * g->C) + 16, sizeof(float));
+            zeros = fcalloc((size_t)(g->W * g->C) + 16);
             if (!zeros) {
                 free(wc);
                 return cpu_fail(k, err, "out of memory");

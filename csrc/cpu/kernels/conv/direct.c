@@ -246,7 +246,8 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     valid_range(g->KH, g->dh, oh * g->sh - g->pt, g->H, &kh_lo, &kh_hi);
     int64_t nkh = kh_hi - kh_lo, ih = oh * g->sh - g->pt + kh_lo * g->dh;
     const float *xrow = x + (n * g->H + (nkh > 0 ? ih : 0)) * W * C;
-    const float *wk = wt + kh_lo * KW * C * OP + o0;
+    /* wt: the block of output channels o0 (see conv_direct_nhwc), OP wide */
+    const float *wk = wt + kh_lo * KW * C * OP;
     const int64_t ps = g->sw * C, rs = g->dh * W * C, cs = g->dw * C;
     float *yr = y + (n * g->OH + oh) * g->OW * g->O + o0;
     int64_t nvalid = g->O - o0 < 16 * nv ? g->O - o0 : 16 * nv;
@@ -289,6 +290,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
 typedef struct d1x1_job {
     int64_t nob;
     int64_t chunk;
+    int64_t grp; /* chunks of pixels per group (see d1x1_body) */
     int64_t P;
     int64_t OP;
     int64_t O;
@@ -318,16 +320,28 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float clamp[3];
     const float *res, *cl;
     bool reg = reg_epi_of(j_->epi, clamp, &res, &cl);
+    const int64_t nch = (P + chunk - 1) / chunk, grp = j_->grp;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
-        int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
+        /* groups of grp chunks of pixels; in a group, block of output
+         * channels after block, each over the group's chunks: the threads
+         * working at the same time write different pixels' rows (the same
+         * rows' neighbouring 256-byte blocks written from two cores halved
+         * the speed), and the group's input stays in cache for its blocks */
+        int64_t g0 = tsk / (nob * grp) * grp, r = tsk % (nob * grp);
+        int64_t gn = nch - g0 < grp ? nch - g0 : grp;
+        if (r >= nob * gn) {
+            continue; /* past the last, partial group */
+        }
+        int64_t p0 = (g0 + r % gn) * chunk, ob = r / gn;
         int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
         int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
         int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+        int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
         /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
         int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
         for (; tall && p + tall <= p1; p += tall) {
             (nv == 1 ? direct_1_24 : direct_2_12)(
-                x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP, bp + o0, NULL,
+                x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
                 y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl);
             for (int64_t q = p; j_->epi && !reg && q < p + tall; q++) {
                 cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
@@ -335,7 +349,7 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         }
         for (; p < p1; p += DIRECT_PB) {
             int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
-            direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0, OP,
+            direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
                                bp + o0, NULL, y + p * O + o0, O, nvalid,
                                res ? res + p * O + o0 : NULL, cl);
             for (int64_t q = p; j_->epi && !reg && q < p + pb; q++) {
@@ -374,8 +388,9 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         int64_t r = tsk / nob, ob = tsk % nob;
         int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-        direct_row(g, x, wt, OP, bp, y, r / g->OH, r % g->OH, o0, (int)nv, lo,
-                   hi);
+        int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        direct_row(g, x, wt + o0 * g->KH * g->KW * g->C, wb, bp, y,
+                   r / g->OH, r % g->OH, o0, (int)nv, lo, hi);
     }
 }
 
@@ -389,20 +404,26 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     }
     const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW;
     const int64_t OP = (O + 15) / 16 * 16;
-    /* the filter as [KH][KW][C][OP], zeros in the padding channels: made
-     * once for a constant filter (cpu_prep) */
+    /* the filter in blocks of 64 output channels, each [KH][KW][C][64]
+     * (the last [KH][KW][C][OP - 64 b]), zeros in the padding channels, so
+     * that the micro-kernel reads its weights as one contiguous stream:
+     * made once for a constant filter (cpu_prep) */
     float *wt = cpu_prep_get(k, 1, CPU_PREP_DIRECT), *own = NULL;
-    float *bp = calloc((size_t)OP + 16, sizeof(float));
+    float *bp = fcalloc((size_t)OP + 16);
     if (!wt) {
-        wt = own = malloc((size_t)(KH * KW * C * OP) * sizeof(float) + 64);
+        wt = own = falloc((size_t)(KH * KW * C * OP));
         if (wt) {
-            int64_t s[4], t[4] = { 1, OP, KW * C * OP, C * OP },
-                    d[4] = { O, C, KH, KW };
+            int64_t s[4];
             conv_filter_strides(layout, g, s);
             if (OP != O) {
                 memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
             }
-            reorder(w, s, wt, t, d);
+            for (int64_t o0 = 0; o0 < OP; o0 += 64) { /* block by block */
+                int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+                int64_t t[4] = { 1, wb, KW * C * wb, C * wb },
+                        d[4] = { O - o0 < 64 ? O - o0 : 64, C, KH, KW };
+                reorder(w + o0 * s[0], s, wt + o0 * KH * KW * C, t, d);
+            }
             if (cpu_prep_keep(k, 1, CPU_PREP_DIRECT, wt)) {
                 own = NULL;
             }
@@ -433,11 +454,15 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         /* 1x1 without strides or padding: one long row of N H W pixels */
         const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
         const int64_t nch = (P + chunk - 1) / chunk;
+        /* a group's input within about 256 KiB (at least a chunk a thread) */
+        int64_t grp = (256 << 10) / (chunk * C * 4);
+        grp = grp < nt ? nt : grp > nch ? nch : grp;
+        const int64_t ngrp = (nch + grp - 1) / grp;
         {
-            d1x1_job j_ = {.nob = nob, .chunk = chunk, .P = P, .OP = OP,
+            d1x1_job j_ = {.nob = nob, .chunk = chunk, .grp = grp, .P = P, .OP = OP,
                            .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y,
                            .epi = g->epi};
-            cpu_parallel_for_dynamic((int64_t)(nch * nob), 1, nt, d1x1_body, &j_);
+            cpu_parallel_for_dynamic((int64_t)(ngrp * grp * nob), 1, nt, d1x1_body, &j_);
         }
         if (g->epi) {
             g->epi->applied = true;
@@ -467,8 +492,8 @@ conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                  const float *x, const float *w, const float *b, float *y)
 {
     int64_t nx = g->N * g->C * g->H * g->W, ny = g->N * g->O * g->OH * g->OW;
-    float *xt = malloc((size_t)nx * sizeof(float) + 64);
-    float *yt = malloc((size_t)ny * sizeof(float) + 64);
+    float *xt = falloc((size_t)nx);
+    float *yt = falloc((size_t)ny);
     wnn_status st = WNN_ERR;
     if (!xt || !yt) {
         st = cpu_fail(k, err, "out of memory");
@@ -567,8 +592,8 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
     const int64_t C = g->C, O = g->O, P = g->H * g->W;
     const bool o_by_c = layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI;
     const float *wp = o_by_c ? NULL : cpu_prep_get(k, 1, CPU_PREP_1X1);
-    float *wc = o_by_c || wp ? NULL : malloc((size_t)(O * C) * sizeof(float) + 64);
-    float *zb = b ? NULL : calloc((size_t)O + 16, sizeof(float));
+    float *wc = o_by_c || wp ? NULL : falloc((size_t)(O * C));
+    float *zb = b ? NULL : fcalloc((size_t)O + 16);
     int64_t nblk = (P + 63) / 64, tasks = g->N * nblk;
     double flops = 2.0 * g->N * O * P * C;
     int nt = threads_for(flops);
@@ -584,7 +609,7 @@ conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err, const geom *g,
         nob = (O + ostep - 1) / ostep;
     }
     tasks *= nob;
-    float *scratch = malloc((size_t)(C * 64 * nt) * sizeof(float) + 64);
+    float *scratch = falloc((size_t)(C * 64 * nt));
     if ((!o_by_c && !wp && !wc) || (!b && !zb) || !scratch) {
         free(wc);
         free(zb);

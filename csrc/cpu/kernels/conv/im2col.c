@@ -275,7 +275,7 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     if (wp) {
         w = wp;
     } else if (!direct) { /* reordered once for a constant filter */
-        wc = malloc((size_t)(g->O * K) * sizeof(float) + 64);
+        wc = falloc((size_t)(g->O * K));
         if (!wc) {
             return cpu_fail(k, err, "out of memory");
         }
@@ -315,7 +315,7 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
     float *cols = NULL;
     if (!plain) {
         int nbuf = threaded ? 1 : nt;
-        cols = malloc((size_t)(col_floats * nbuf) * sizeof(float) + 64);
+        cols = falloc((size_t)(col_floats * nbuf));
         if (!cols) {
             free(wc);
             return cpu_fail(k, err, "out of memory");

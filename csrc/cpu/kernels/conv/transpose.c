@@ -165,11 +165,11 @@ cpu_conv_transpose2d(const cpu_call *k, wnn_error *err)
     }
     float *y = k->out[0];
     if (t != WNN_FLOAT32) {
-        y = oy = malloc(ny * sizeof(float) + 64);
+        y = oy = falloc(ny);
     }
     /* the filter as [C][Og][KH][KW] (nchw) or [C][KH][KW][Og] (nhwc) */
-    float *wc = malloc((size_t)(g.C * M) * sizeof(float) + 64);
-    float *col = malloc((size_t)(M * HW) * sizeof(float) + 64);
+    float *wc = falloc((size_t)(g.C * M));
+    float *col = falloc((size_t)(M * HW));
     wnn_status st = WNN_OK;
     if (!x || !w || (o->bias && !b) || !y || !wc || !col) {
         st = cpu_fail(k, err, "out of memory");

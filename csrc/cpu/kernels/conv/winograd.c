@@ -252,8 +252,8 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
      * filter (cpu_prep) */
     float *u = cpu_prep_get(k, 1, CPU_PREP_WINOGRAD), *own = NULL;
     if (!u) {
-        float *gt = calloc((size_t)(9 * C * OP) + 16, sizeof(float));
-        u = own = gt ? malloc((size_t)(16 * C * OP) * sizeof(float) + 64) : NULL;
+        float *gt = fcalloc((size_t)(9 * C * OP) + 16);
+        u = own = gt ? falloc((size_t)(16 * C * OP)) : NULL;
         if (u) {
             int64_t s[4], t4[4] = { 1, 9 * OP, 3 * OP, OP }, d[4] = { O, C, 3, 3 };
             conv_filter_strides(layout, g, s);
@@ -265,9 +265,9 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         }
         free(gt);
     }
-    float *bp = calloc((size_t)OP + 16, sizeof(float));
-    float *zb = calloc(80, sizeof(float));
-    float *buf = malloc((size_t)((vsz + msz) * nt) * sizeof(float) + 64);
+    float *bp = fcalloc((size_t)OP + 16);
+    float *zb = fcalloc(80);
+    float *buf = falloc((size_t)((vsz + msz) * nt));
     if (!u || !bp || !zb || !buf) {
         free(own);
         free(bp);

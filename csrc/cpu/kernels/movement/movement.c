@@ -126,6 +126,27 @@ static void
 block_transpose(unsigned char *dst, int64_t dk, const unsigned char *src,
                 const int64_t *co, int64_t ni, int64_t nc, size_t es)
 {
+    if (es == 4 && dk == nc && (nc == 2 || nc == 3)) {
+        /* interleaving 2 or 3 planes (nchw -> nhwc of an RGB image):
+         * contiguous rows out, in one loop the compiler vectorises */
+        uint32_t *d = (uint32_t *)dst;
+        const uint32_t *s0 = (const uint32_t *)src + co[0];
+        const uint32_t *s1 = (const uint32_t *)src + co[1];
+        if (nc == 2) {
+            for (int64_t i = 0; i < ni; i++) {
+                d[2 * i] = s0[i];
+                d[2 * i + 1] = s1[i];
+            }
+        } else {
+            const uint32_t *s2 = (const uint32_t *)src + co[2];
+            for (int64_t i = 0; i < ni; i++) {
+                d[3 * i] = s0[i];
+                d[3 * i + 1] = s1[i];
+                d[3 * i + 2] = s2[i];
+            }
+        }
+        return;
+    }
 #if defined(__SSE2__)
     if (es == 4) {
         float *d = (float *)dst;
@@ -351,7 +372,10 @@ copy_blocked(const view *v, int k, const unsigned char *in,
     bm = bm > nm ? nm : bm;
     int64_t bc = m >= 0 ? bm * nl : (nl < TB ? nl : TB);
     int64_t ncols = nm * nl;
-    int64_t bk = nk < TB ? nk : TB;
+    /* rows per block: TB, or more for few columns (about TB x TB
+     * elements a unit, so that the unit's bookkeeping stays small) */
+    int64_t bk = bc < TB ? TB * (TB / bc) : TB;
+    bk = nk < bk ? nk : bk;
     int64_t tk = (nk + bk - 1) / bk, tc = (ncols + bc - 1) / bc;
     int64_t outer = v->n / (nk * ncols);
     int64_t units = outer * tk * tc;
@@ -403,7 +427,7 @@ copy_view(const view *v, const unsigned char *in, unsigned char *out,
     int64_t total = v->n;
     int nt = threads_for((uint64_t)total);
     if (v->os[L] == 1 && v->is[L] != 1 && v->is[L] != 0 && L > 0 &&
-        v->shape[L] >= 4) {
+        v->shape[L] >= 2) {
         for (int k = L - 1; k >= 0; k--) {
             if (v->is[k] == 1 && v->shape[k] >= 4) {
                 copy_blocked(v, k, in, out, es, nt);
