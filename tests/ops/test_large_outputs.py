@@ -1,5 +1,6 @@
 """Outputs of 16 MiB and more take the CPU backend's streaming-store paths
-(element-wise add sub mul div, float32 unary operators, tensor reads and
+(element-wise add sub mul div, float32 unary operators, the 1x1 nhwc
+convolution, tensor reads and
 writes; see cpu_nt_bytes in csrc/cpu/backend_cpu.c).  The results must be
 the same bits as the cached path gives: compared with NumPy float32 (one
 IEEE operation per element) and against a small-tensor run of the same
@@ -66,3 +67,34 @@ def test_unary_large_equals_small(op, data):
     if op in ("relu", "neg", "abs"):
         ref = {"relu": np.maximum(a, 0), "neg": -a, "abs": np.abs(a)}[op]
         np.testing.assert_array_equal(big, ref)
+
+
+@pytest.mark.parametrize("out_channels,clamp", [(64, False), (48, True)])
+def test_conv1x1_large_streaming(out_channels, clamp):
+    """A 1x1 nhwc convolution with an output of 16 MiB or more stores with
+    streaming stores (csrc/cpu/kernels/conv/direct.c, d1x1_job.nt); the
+    clamp runs in registers before them.  Checked against NumPy float64 and,
+    bit for bit, against the first rows computed alone (output below 16 MiB:
+    the cached path)."""
+    rng = np.random.default_rng(out_channels)
+    H, W, C, O = 1024 * 1024 * 4 // (256 * out_channels) + 1, 256, 16, out_channels
+    x = rng.standard_normal((1, H, W, C)).astype(np.float32)
+    w = rng.standard_normal((O, 1, 1, C)).astype(np.float32)
+    bias = rng.standard_normal(O).astype(np.float32)
+    ctx = webnn.ml.create_context(device_type="cpu")
+
+    def run(xv):
+        bl = webnn.MLGraphBuilder(ctx)
+        y = bl.conv2d(bl.input("x", _f32(xv.shape)), bl.constant(w), bias=bl.constant(bias),
+                      input_layout="nhwc", filter_layout="ohwi")
+        if clamp:
+            y = bl.clamp(y, min_value=-1.0, max_value=1.5)
+        return ctx.compute(bl.build({"y": y}), {"x": xv})["y"]
+
+    got = run(x)
+    assert got.nbytes >= 16 << 20
+    want = x.astype(np.float64).reshape(-1, C) @ w.reshape(O, C).T.astype(np.float64) + bias
+    if clamp:
+        want = np.clip(want, -1.0, 1.5)
+    np.testing.assert_allclose(got.reshape(-1, O), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, :4], run(np.ascontiguousarray(x[:, :4])))

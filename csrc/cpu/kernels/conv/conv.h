@@ -251,7 +251,7 @@ geom_from(geom *g, const wnn_conv_params *p)
 typedef void (*direct_fn)(const float *, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, const float *, int64_t,
                           const float *, const float *, float *, int64_t,
-                          int64_t, const float *, const float *);
+                          int64_t, const float *, const float *, int);
 /* the micro-kernels, direct_fns[nv][pb] (direct.c) */
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns

@@ -19,7 +19,7 @@
         const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
         int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
         const float *bias, const float *bias_p, float *y, int64_t ys,          \
-        int64_t nvalid, const float *res, const float *cl)                     \
+        int64_t nvalid, const float *res, const float *cl, int nt)             \
     {                                                                          \
         v16 acc[PB][NV];                                                       \
         _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                   \
@@ -65,7 +65,11 @@
                         v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);           \
                         v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));           \
                     }                                                          \
-                    _mm512_storeu_ps(yp + 16 * j, v);                          \
+                    if (nt) {                                                  \
+                        _mm512_stream_ps(yp + 16 * j, v);                      \
+                    } else {                                                   \
+                        _mm512_storeu_ps(yp + 16 * j, v);                      \
+                    }                                                          \
                 }                                                              \
             } else {                                                           \
                 float t[16 * NV];                                              \
@@ -259,7 +263,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
         direct_fns[nv][pb](xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh,
                            KW, KW, C, wk, OP, bp + o0, NULL, yr + ow * g->O,
                            g->O, nvalid, res ? res + (yr - y) + ow * g->O : NULL,
-                           cl);
+                           cl, 0);
     }
     /* border columns: only the taps inside the row */
     for (int64_t o = 0; o < g->OW; o++) {
@@ -275,7 +279,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
         direct_fns[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
                           kw_hi - kw_lo, KW, C, wk + kw_lo * C * OP, OP,
                           bp + o0, NULL, yr + o * g->O, g->O, nvalid,
-                          res ? res + (yr - y) + o * g->O : NULL, cl);
+                          res ? res + (yr - y) + o * g->O : NULL, cl, 0);
     }
     if (g->epi && !reg) { /* the row's pixels, channels [o0, o0 + nvalid) */
         for (int64_t o = 0; o < g->OW; o++) {
@@ -291,6 +295,7 @@ typedef struct d1x1_job {
     int64_t nob;
     int64_t chunk;
     int64_t grp; /* chunks of pixels per group (see d1x1_body) */
+    int nt;      /* streaming stores (a large, 64-byte aligned output) */
     int64_t P;
     int64_t OP;
     int64_t O;
@@ -342,7 +347,8 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         for (; tall && p + tall <= p1; p += tall) {
             (nv == 1 ? direct_1_24 : direct_2_12)(
                 x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
-                y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl);
+                y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl,
+                j_->nt);
             for (int64_t q = p; j_->epi && !reg && q < p + tall; q++) {
                 cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
             }
@@ -351,11 +357,14 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
             int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
             direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
                                bp + o0, NULL, y + p * O + o0, O, nvalid,
-                               res ? res + p * O + o0 : NULL, cl);
+                               res ? res + p * O + o0 : NULL, cl, j_->nt);
             for (int64_t q = p; j_->epi && !reg && q < p + pb; q++) {
                 cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
             }
         }
+    }
+    if (j_->nt) {
+        cpu_nt_fence();
     }
 }
 
@@ -454,12 +463,17 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         /* 1x1 without strides or padding: one long row of N H W pixels */
         const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
         const int64_t nch = (P + chunk - 1) / chunk;
+        float clamp_[3];
+        const float *res_, *cl_;
+        const bool epi_in_regs = !g->epi || reg_epi_of(g->epi, clamp_, &res_, &cl_);
         /* a group's input within about 256 KiB (at least a chunk a thread) */
         int64_t grp = (256 << 10) / (chunk * C * 4);
         grp = grp < nt ? nt : grp > nch ? nch : grp;
         const int64_t ngrp = (nch + grp - 1) / grp;
         {
             d1x1_job j_ = {.nob = nob, .chunk = chunk, .grp = grp, .P = P, .OP = OP,
+                           .nt = (double)P * O * sizeof(float) >= (double)cpu_nt_bytes() &&
+                                 O % 16 == 0 && ((uintptr_t)y & 63) == 0 && epi_in_regs,
                            .O = O, .C = C, .x = x, .wt = wt, .bp = bp, .y = y,
                            .epi = g->epi};
             cpu_parallel_for_dynamic((int64_t)(ngrp * grp * nob), 1, nt, d1x1_body, &j_);
@@ -568,7 +582,7 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
             int64_t pb = o_hi - o < DIRECT_PB ? o_hi - o : DIRECT_PB;
             direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
                                NULL, bias + o, yb + o * P, P, valid,
-                               res ? res + (yb - y) + o * P : NULL, cl);
+                               res ? res + (yb - y) + o * P : NULL, cl, 0);
             if (j_->epi && !reg) { /* the rows just stored, still in L1 */
                 for (int64_t q = o; q < o + pb; q++) {
                     cpu_epi_tile(j_->epi, yb + q * P, (n * O + q) * P + p0,

@@ -228,7 +228,7 @@ wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
                                        1, 1, C, u + xi * C * OP + o0, OP,
                                        zb, NULL,
                                        m + (xi * cnt + t) * OP + o0, OP,
-                                       16 * nv, NULL, NULL);
+                                       16 * nv, NULL, NULL, 0);
                 }
             }
         }
