@@ -39,6 +39,10 @@ MI16 = 16 * 1024 * 1024
 
 
 def timed(fn, k, runs, warmup=2):
+    # The previous measurement's runtime (ORT's or PyTorch's spinning
+    # worker threads, OpenBLAS's) must not share the 2 cores with this one:
+    # a short idle pause lets their threads go to sleep first.
+    time.sleep(0.2)
     for _ in range(warmup):
         fn()
     out = []
@@ -53,6 +57,9 @@ def timed(fn, k, runs, warmup=2):
 def fmt(ts):
     if not ts:
         return "-"
+    if max(ts) < 0.1:  # the microsecond rows: in us, so that the digits show
+        return (f"{min(ts) * 1e3:.2f} / {statistics.median(ts) * 1e3:.2f} / "
+                f"{max(ts) * 1e3:.2f} us")
     return f"{min(ts):.3f} / {statistics.median(ts):.3f} / {max(ts):.3f}"
 
 

@@ -201,7 +201,7 @@ struct wnn_context {
     bool lost;
     bool stopping;
     bool self_free;         /* last reference dropped on the worker */
-    pid_t pid;              /* the process that made it (see fork) */
+    unsigned fork_gen;      /* forks before it was made (see fork)  */
     char lost_message[200];
 };
 
