@@ -589,7 +589,11 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
                               .mult = mult, .zeros = zeros, .lo = lo,
                               .hi = hi};
-            cpu_parallel_for_dynamic((int64_t)(rows), 2, nt, dw_nhwc_body, &j_);
+            /* pairs of rows (neighbours share input rows), single rows
+             * for a small image, whose few pairs would not share out
+             * evenly */
+            cpu_parallel_for_dynamic((int64_t)(rows), rows < 16 * nt ? 1 : 2,
+                                     nt, dw_nhwc_body, &j_);
         }
         free(zeros);
     }

@@ -461,7 +461,18 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     if (KH == 1 && KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
         g->pl == 0 && g->OH == g->H && g->OW == g->W) {
         /* 1x1 without strides or padding: one long row of N H W pixels */
-        const int64_t P = g->N * g->H * g->W, chunk = 16 * DIRECT_PB;
+        /* chunks of 96 pixels; fewer for a small image (7 x 7, 14 x 14),
+         * where a 96-pixel chunk per block of output channels left one
+         * thread with half again the other's work: about 4 chunks a thread
+         * then (a multiple of 12, the tall blocks' height), which costs
+         * nothing, as the micro-kernel reads the block's weights per 6
+         * pixels whatever the chunk */
+        const int64_t P = g->N * g->H * g->W;
+        int64_t chunk = 16 * DIRECT_PB;
+        if (P < 4 * nt * chunk) {
+            int64_t want = (P + 4 * nt - 1) / (4 * nt);
+            chunk = want < 12 ? 12 : (want + 11) / 12 * 12;
+        }
         const int64_t nch = (P + chunk - 1) / chunk;
         float clamp_[3];
         const float *res_, *cl_;
