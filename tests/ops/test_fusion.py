@@ -113,6 +113,10 @@ CONVS = {
     "3x3_nhwc": ("nhwc", 1, 8, 24, 3, 1, 1),
     "winograd_nhwc": ("nhwc", 1, 16, 32, 3, 1, 1),
     "dw_nhwc": ("nhwc", 12, 12, 12, 3, 1, 1),
+    # 16-channel vectors and a tail of 8 (the per-row epilogue of the
+    # depthwise kernel), strides 1 and 2
+    "dw40_nhwc": ("nhwc", 40, 40, 40, 3, 1, 1),
+    "dw40_s2_nhwc": ("nhwc", 40, 40, 40, 3, 2, 1),
 }
 
 

@@ -502,7 +502,12 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
         } else {
             dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
         }
-        if (g->epi) { /* the row of OW pixels x O channels just stored */
+        if (g->epi && g->epi->add_kind != WNN_EPI_ADD_CHANNEL) {
+            /* the row of OW pixels x O channels just stored, in one call
+             * (nothing here depends on the channel) */
+            int64_t off = r * g->OW * g->O;
+            cpu_epi_tile(g->epi, y + off, off, g->OW * g->O, 0, 1);
+        } else if (g->epi) { /* pixel by pixel: channels 0 .. O - 1 */
             for (int64_t ow = 0; ow < g->OW; ow++) {
                 int64_t off = (r * g->OW + ow) * g->O;
                 cpu_epi_tile(g->epi, y + off, off, g->O, 0, 1);
