@@ -392,14 +392,31 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
                      *(const v16 *)(r2 + i + s2) * w[8];
             *(v16 *)(yr + ow * C + c0) = a + (bb + cc);
         }
-    }
-    /* the border columns (all channels) and the last C % 16 channels of the
-     * interior ones */
-    for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t cs = ow >= lo && ow < hi ? C16 : 0;
-        if (cs == C) {
-            continue;
+        /* the border columns: only the taps inside the row (a third of
+         * the pixels of a 7 x 7 image, scalar code before) */
+        for (int64_t ow = 0; ow < OW; ow++) {
+            if (ow == lo) {
+                ow = hi > lo ? hi : lo;
+                if (ow >= OW) {
+                    break;
+                }
+            }
+            v16 acc = bv;
+            for (int kw = 0; kw < 3; kw++) {
+                int64_t iw = ow * sw - pl + kw * dw;
+                if (iw < 0 || iw >= W) {
+                    continue;
+                }
+                acc += *(const v16 *)(r0 + iw * C) * w[kw] +
+                       *(const v16 *)(r1 + iw * C) * w[3 + kw] +
+                       *(const v16 *)(r2 + iw * C) * w[6 + kw];
+            }
+            *(v16 *)(yr + ow * C + c0) = acc;
         }
+    }
+    /* the last C % 16 channels of every column */
+    for (int64_t ow = 0; ow < OW && C16 < C; ow++) {
+        int64_t cs = C16;
         float *yo = yr + ow * C;
         for (int64_t c = cs; c < C; c++) {
             yo[c] = b ? b[c] : 0.0f;
