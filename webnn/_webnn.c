@@ -2667,7 +2667,7 @@ m_out_buffer(PyObject *m, PyObject *arg)
     void *p = ob_take((size_t)n, &cap);
     if (!p) {
         cap = ((size_t)n + 63) & ~(size_t)63;
-        if (posix_memalign(&p, 64, cap) != 0) {
+        if (!(p = wnn_host_alloc(cap))) {
             return PyErr_NoMemory();
         }
     }

@@ -101,7 +101,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     c->constants = calloc(ir->n_operands + 1, sizeof(void *));
     c->owned = calloc(ir->n_operands + 1, sizeof(void *));
     c->nodes = calloc(p->n_order + 1, sizeof(cpu_node));
-    c->arena = p->arena_bytes ? cpu_alloc_big(p->arena_bytes) : NULL;
+    c->arena = p->arena_bytes ? wnn_host_alloc(p->arena_bytes) : NULL;
     if (!c->constants || !c->owned || !c->nodes ||
         (p->arena_bytes && !c->arena)) {
         goto oom;
@@ -289,7 +289,7 @@ cpu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
 {
     (void)be;
     size_t n = (bytes + 63) / 64 * 64;
-    void *p = cpu_alloc_big(n ? n : 64);
+    void *p = wnn_host_alloc(n ? n : 64);
     if (!p) {
         return wnn_failk(err, WNN_UNKNOWN_ERROR, "createTensor", NULL, NULL,
                          "cannot allocate %llu bytes",

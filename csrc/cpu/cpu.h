@@ -140,11 +140,6 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
  * reading each destination line before it is overwritten (a third of the
  * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never):
  * cpu_nt_bytes() in config.h. */
-/* Memory for tensors and the graph's arena (freed with free()): 64-byte
- * aligned; from 2 MiB on, in whole 2 MiB-aligned huge pages where the
- * kernel gives them (madvise, as NumPy does for its large arrays): a
- * streaming pass over 64 MiB then walks 32 page-table entries, not 16384. */
-void *cpu_alloc_big(size_t n);
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the
  * data is read by another thread (the pool's join is not enough). */
 void cpu_copy_nt(void *dst, const void *src, size_t n);

@@ -4,11 +4,7 @@
  * calls them through the ops.def table). */
 #include <stdarg.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -25,32 +21,6 @@ cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
                k->node->label, NULL, fmt, ap);
     va_end(ap);
     return WNN_ERR;
-}
-
-void *
-cpu_alloc_big(size_t n)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (n == 0) {
-        n = 64;
-    }
-    if (n < huge) {
-        return aligned_alloc(64, (n + 63) / 64 * 64);
-    }
-    if (n > SIZE_MAX - huge) {
-        return NULL;
-    }
-    /* whole huge pages, unless that would add more than an eighth */
-    size_t whole = (n + huge - 1) / huge * huge;
-    n = whole - n <= n / 8 ? whole : (n + 63) / 64 * 64;
-    void *p = NULL;
-    if (posix_memalign(&p, huge, n) != 0) {
-        return NULL;
-    }
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    (void)madvise(p, n, MADV_HUGEPAGE); /* a hint: ignored where THP is off */
-#endif
-    return p;
 }
 
 void

@@ -316,6 +316,13 @@ void wnn_context_flush(wnn_context *c);
 wnn_status wnn_builder_create(wnn_context *c, wnn_builder **out,
                               wnn_error *err);
 void wnn_builder_free(wnn_builder *b);
+
+/* Host memory for a large buffer (tensors, arenas, results), released with
+ * free(): 64-byte aligned; from 2 MiB on, 2 MiB-aligned and advised for
+ * transparent huge pages (as NumPy does for its large arrays), so that a
+ * streaming pass over 64 MiB walks 32 page-table entries, not 16384.  NULL
+ * when out of memory. */
+void *wnn_host_alloc(size_t bytes);
 bool wnn_builder_has_built(const wnn_builder *b);
 wnn_context *wnn_builder_context(const wnn_builder *b);
 const wnn_desc *wnn_builder_operand_desc(const wnn_builder *b, uint32_t id);
