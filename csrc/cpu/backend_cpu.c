@@ -345,7 +345,7 @@ copy_bytes(void *dst, const void *src, uint64_t bytes)
     }
     int64_t n = (int64_t)((bytes + chunk - 1) / chunk);
     copy_job j = {dst, src, bytes, chunk, bytes >= cpu_nt_bytes()};
-    cpu_parallel_for(n, cpu_num_threads(), copy_body, &j);
+    cpu_parallel_stream(n, 2 * chunk, cpu_num_threads(), copy_body, &j);
 }
 
 static wnn_status

@@ -241,7 +241,7 @@ cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out)
 {
     chain_job j = { c, ptrs, out };
     int64_t chunks = (int64_t)((c->total + CHAIN_CH - 1) / CHAIN_CH);
-    cpu_parallel_for(chunks,
-                     c->total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1,
-                     chain_body, &j);
+    cpu_parallel_stream(chunks, (uint64_t)CHAIN_CH * 8,
+                        c->total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1,
+                        chain_body, &j);
 }

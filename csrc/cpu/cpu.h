@@ -146,6 +146,10 @@ void cpu_copy_nt(void *dst, const void *src, size_t n);
 void cpu_nt_fence(void);
 void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
                               cpu_for_fn fn, void *arg);
+/* n items of about item_bytes of memory each, in dynamic chunks of about
+ * 1 MiB (pool.c: the schedule of the passes over memory) */
+void cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads,
+                         cpu_for_fn fn, void *arg);
 
 /* cpu/blis/gemm.c: row-major C = alpha * op(A) * op(B) + beta * C on BLIS
  * (beta == 0 never reads C), threaded for large products. */

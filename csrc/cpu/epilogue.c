@@ -153,7 +153,7 @@ cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d)
     }
     int64_t chunks = (j.total + EPI_CHUNK - 1) / EPI_CHUNK;
     int nt = j.total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;
-    cpu_parallel_for(chunks, nt,
-                     e->dtype == WNN_FLOAT16 ? epi_f16_body : epi_f32_body,
-                     &j);
+    cpu_parallel_stream(chunks, (uint64_t)EPI_CHUNK * 8, nt,
+                        e->dtype == WNN_FLOAT16 ? epi_f16_body : epi_f32_body,
+                        &j);
 }

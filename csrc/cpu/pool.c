@@ -372,3 +372,25 @@ cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
     atomic_init(&j.next, 0);
     cpu_parallel(nthreads, dynamic_body, &j);
 }
+
+/* A pass over memory (an element-wise operator, a copy): dynamic chunks of
+ * about 1 MiB, so that the threads stream through neighbouring memory.  The
+ * static split into one contiguous half per thread ran relu of 16 Mi
+ * float32 at 3.6-3.8 ms against 2.7 ms (two far-apart streams per
+ * direction; measured on the 2-core machines).  Any item order gives the
+ * same results. */
+void
+cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads, cpu_for_fn fn,
+                    void *arg)
+{
+    const uint64_t target = (uint64_t)1 << 20;
+    int64_t chunk = item_bytes >= target ? 1 : (int64_t)(target / (item_bytes ? item_bytes : 1));
+    /* and at least 4 chunks a thread where there are that many items (a
+     * pass of a few hundred KiB still uses every thread) */
+    int64_t most = nthreads > 1 ? n / (4 * (int64_t)nthreads) : n;
+    if (chunk > most) {
+        chunk = most > 1 ? most : 1;
+    }
+    cpu_parallel_for_dynamic(n, chunk, nthreads, fn, arg);
+}
+

@@ -492,7 +492,8 @@ cpu_unary(const cpu_call *k, wnn_error *err)
                         .nt = dm == D_F32 && ti == WNN_FLOAT32 &&
                               to == WNN_FLOAT32 &&
                               total * so >= cpu_nt_bytes()};
-        cpu_parallel_for((int64_t)(nc), threads_for(total), unary_body, &j_);
+        cpu_parallel_stream((int64_t)(nc), (uint64_t)CH * (si + so), threads_for(total),
+                            unary_body, &j_);
     }
     return WNN_OK;
 }
@@ -802,7 +803,9 @@ cpu_binary(const cpu_call *k, wnn_error *err)
                                (op == B_ADD || op == B_SUB || op == B_MUL ||
                                 op == B_DIV) &&
                                total * so >= cpu_nt_bytes()};
-        cpu_parallel_for((int64_t)(tasks), threads_for(total), binary_body, &j_);
+        cpu_parallel_stream((int64_t)(tasks),
+                            (inner < CH ? inner : CH) * (2 * sa + so),
+                            threads_for(total), binary_body, &j_);
     }
     return WNN_OK;
 }
@@ -987,7 +990,8 @@ cpu_cast(const cpu_call *k, wnn_error *err)
     {
         cast_job j_ = {.ti = ti, .to = to, .total = total, .si = si, .so = so,
                        .di = di, .dout = dout, .x = x, .y = y};
-        cpu_parallel_for((int64_t)(nc), threads_for(total), cast_body, &j_);
+        cpu_parallel_stream((int64_t)(nc), (uint64_t)CH * (si + so), threads_for(total),
+                            cast_body, &j_);
     }
     return WNN_OK;
 }
