@@ -243,8 +243,9 @@ VM_INLINE float
 vm_sigmoid(float x)
 {
     float e = vm_exp(-fabsf(x));
-    float s = 1.0f / (1.0f + e);
-    return x >= 0.0f ? s : e * s; /* NaN: e * s is NaN */
+    /* 1 / (1 + e) for x >= 0, e / (1 + e) below: one division either way
+     * (NaN: e is NaN, so is the quotient) */
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 
 /* tanh(|x|) = -t / (t + 2), t = expm1(-2 |x|) in (-1, 0] */
