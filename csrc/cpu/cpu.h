@@ -30,7 +30,7 @@ typedef struct cpu_epi {
  * Dispatches of one graph never overlap (the backend runs one at a time),
  * so the slots need no lock. */
 enum {
-    CPU_PREP_DIRECT,     /* conv: [KH][KW][C][OP] filter (direct.c)      */
+    CPU_PREP_DIRECT,     /* conv: [OP/64][KH][KW][C][64] filter (direct.c) */
     CPU_PREP_WINOGRAD,   /* conv: transformed 3x3 filter (winograd.c)    */
     CPU_PREP_DEPTHWISE,  /* conv: reordered depthwise filter            */
     CPU_PREP_GEMM,       /* conv: filter in the im2col path's layout     */
