@@ -416,9 +416,8 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
     }
     /* the last C % 16 channels of every column */
     for (int64_t ow = 0; ow < OW && C16 < C; ow++) {
-        int64_t cs = C16;
         float *yo = yr + ow * C;
-        for (int64_t c = cs; c < C; c++) {
+        for (int64_t c = C16; c < C; c++) {
             yo[c] = b ? b[c] : 0.0f;
         }
         for (int64_t kw = 0; kw < 3; kw++) {
@@ -429,7 +428,7 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
             for (int kh = 0; kh < 3; kh++) {
                 const float *xp = r[kh] + iw * C;
                 const float *wp = wk + (kh * 3 + kw) * C;
-                for (int64_t c = cs; c < C; c++) {
+                for (int64_t c = C16; c < C; c++) {
                     yo[c] += xp[c] * wp[c];
                 }
             }
