@@ -357,10 +357,12 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
  * outside the input read `zeros` (a row of W * C zeros); columns whose taps
  * all fall inside the row run 16 channels at a time with the 9 weights in
  * registers, the others check every tap. */
+/* cl: a clamp / relu epilogue alone, applied in registers before each
+ * store (reg_epi_of; NULL: none here, the caller applies any other) */
 HOT static void
 dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
              float *y, int64_t n, int64_t oh, const float *zeros, int64_t lo,
-             int64_t hi)
+             int64_t hi, const float *cl)
 {
     const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW;
     const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
@@ -390,7 +392,11 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
             v16 cc = *(const v16 *)(r2 + i) * w[6] +
                      *(const v16 *)(r2 + i + s1) * w[7] +
                      *(const v16 *)(r2 + i + s2) * w[8];
-            *(v16 *)(yr + ow * C + c0) = a + (bb + cc);
+            v16 v = a + (bb + cc);
+            if (cl) {
+                reg_clamp16(&v, cl);
+            }
+            *(v16 *)(yr + ow * C + c0) = v;
         }
         /* the border columns: only the taps inside the row (a third of
          * the pixels of a 7 x 7 image, scalar code before) */
@@ -410,6 +416,9 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
                 acc += *(const v16 *)(r0 + iw * C) * w[kw] +
                        *(const v16 *)(r1 + iw * C) * w[3 + kw] +
                        *(const v16 *)(r2 + iw * C) * w[6 + kw];
+            }
+            if (cl) {
+                reg_clamp16(&acc, cl);
             }
             *(v16 *)(yr + ow * C + c0) = acc;
         }
@@ -432,6 +441,10 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
                     yo[c] += xp[c] * wp[c];
                 }
             }
+        }
+        for (int64_t c = C16; cl && c < C; c++) { /* as reg_clamp16 */
+            float v = yo[c] < cl[0] ? cl[0] : yo[c];
+            yo[c] = (v > cl[1] ? cl[1] : v) + cl[2];
         }
     }
 }
@@ -510,9 +523,19 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *zeros = j_->zeros;
     int64_t lo = j_->lo;
     int64_t hi = j_->hi;
+    /* a clamp / relu alone runs in the 3x3 kernel's registers */
+    float clamp[3];
+    const float *res, *cl;
+    if (!k3 || !reg_epi_of(g->epi, clamp, &res, &cl) || res) {
+        cl = NULL;
+    }
     for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) {
         if (k3) {
-            dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi);
+            dw3_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH, zeros, lo, hi,
+                         cl);
+            if (cl) {
+                continue;
+            }
         } else if (mult) {
             dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
         } else {
