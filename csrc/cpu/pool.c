@@ -317,9 +317,9 @@ static_body(void *p, int tid, int nt)
     }
 }
 
-/* schedule(dynamic, chunk): chunks taken from a shared counter */
+/* chunks taken in order from one shared counter (the passes over memory) */
 static void
-dynamic_body(void *p, int tid, int nt)
+shared_body(void *p, int tid, int nt)
 {
     (void)nt;
     for_job *j = p;
@@ -350,6 +350,65 @@ cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg)
     cpu_parallel(nthreads, static_body, &j);
 }
 
+/* schedule(dynamic, chunk) with affinity: thread t owns the t-th of nt
+ * contiguous runs of chunks and takes its chunks in order from the front;
+ * a thread done with its own run takes the others' chunks from their backs.
+ * On a quiet machine every thread works on the same part of the index
+ * space from one call to the next -- the rows of an image it wrote in the
+ * layer before, still in its own caches -- and a thread held up by another
+ * process still does not keep the others waiting.  Whole MobileNetV2, 2
+ * threads: 4.49 -> 4.23 ms (median of 8 alternations) against one shared
+ * counter. */
+typedef struct aff_run {
+    _Atomic uint64_t span; /* chunks [low 32 bits, high 32 bits) left */
+    char pad[64 - sizeof(uint64_t)];
+} aff_run;
+
+typedef struct aff_job {
+    int64_t n, chunk;
+    cpu_for_fn fn;
+    void *arg;
+    aff_run *runs;
+    int nruns;
+} aff_job;
+
+/* the first (front) or last chunk left in r, in *c */
+static bool
+aff_take(aff_run *r, bool front, int64_t *c)
+{
+    uint64_t s = atomic_load_explicit(&r->span, memory_order_relaxed);
+    for (;;) {
+        uint32_t b = (uint32_t)s, e = (uint32_t)(s >> 32);
+        if (b >= e) {
+            return false;
+        }
+        uint64_t ns = front ? ((uint64_t)e << 32) | (b + 1)
+                            : ((uint64_t)(e - 1) << 32) | b;
+        if (atomic_compare_exchange_weak_explicit(&r->span, &s, ns,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *c = front ? b : e - 1;
+            return true;
+        }
+    }
+}
+
+static void
+affine_body(void *p, int tid, int nt)
+{
+    (void)nt;
+    aff_job *j = p;
+    for (int v = 0; v < j->nruns; v++) {
+        aff_run *r = &j->runs[(tid + v) % j->nruns];
+        int64_t c;
+        while (aff_take(r, v == 0, &c)) {
+            int64_t b = c * j->chunk;
+            int64_t e = j->n - b < j->chunk ? j->n : b + j->chunk;
+            j->fn(j->arg, b, e, tid);
+        }
+    }
+}
+
 void
 cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
                          void *arg)
@@ -364,17 +423,35 @@ cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
     if (nthreads > chunks) {
         nthreads = (int)chunks;
     }
+    if (nthreads > MAX_HELPERS + 1) {
+        nthreads = MAX_HELPERS + 1;
+    }
     if (nthreads <= 1) {
         fn(arg, 0, n, 0);
         return;
     }
-    for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};
-    atomic_init(&j.next, 0);
-    cpu_parallel(nthreads, dynamic_body, &j);
+    if (chunks > (int64_t)UINT32_MAX) { /* one shared counter */
+        for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};
+        atomic_init(&j.next, 0);
+        cpu_parallel(nthreads, shared_body, &j);
+        return;
+    }
+    aff_run runs[MAX_HELPERS + 1] __attribute__((aligned(64)));
+    int64_t q = chunks / nthreads, rem = chunks % nthreads;
+    for (int t = 0; t < nthreads; t++) {
+        uint64_t b = (uint64_t)(t * q + (t < rem ? t : rem));
+        uint64_t e = b + (uint64_t)q + (t < rem ? 1 : 0);
+        atomic_init(&runs[t].span, e << 32 | b);
+    }
+    aff_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg, .runs = runs,
+                 .nruns = nthreads};
+    cpu_parallel(nthreads, affine_body, &j);
 }
 
-/* A pass over memory (an element-wise operator, a copy): dynamic chunks of
- * about 1 MiB, so that the threads stream through neighbouring memory.  The
+/* A pass over memory (an element-wise operator, a copy): chunks of about
+ * 1 MiB taken in order from one shared counter (not the runs of
+ * cpu_parallel_for_dynamic), so that the threads stream through
+ * neighbouring memory.  The
  * static split into one contiguous half per thread ran relu of 16 Mi
  * float32 at 3.6-3.8 ms against 2.7 ms (two far-apart streams per
  * direction; measured on the 2-core machines).  Any item order gives the
@@ -391,6 +468,18 @@ cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads, cpu_for_fn fn,
     if (chunk > most) {
         chunk = most > 1 ? most : 1;
     }
-    cpu_parallel_for_dynamic(n, chunk, nthreads, fn, arg);
+    int64_t chunks = n > 0 ? (n + chunk - 1) / chunk : 0;
+    if (nthreads > chunks) {
+        nthreads = (int)chunks;
+    }
+    if (nthreads <= 1) {
+        if (n > 0) {
+            fn(arg, 0, n, 0);
+        }
+        return;
+    }
+    for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};
+    atomic_init(&j.next, 0);
+    cpu_parallel(nthreads, shared_body, &j);
 }
 
