@@ -30,6 +30,11 @@ enum {
      * nchw graph with two or more of them is rewritten to run them in nhwc,
      * converting at the edges only (compiler/layout.h) */
     WNN_PLAN_NHWC = 1u << 2,
+    /* a 1x1 convolution's chain whose result only a depthwise 3x3
+     * convolution's chain reads, both nhwc float32, may run inside that
+     * chain, band of rows by band of rows, its result never stored whole
+     * (compiler/fuse.h, wnn_epilogue.into) */
+    WNN_FUSE_CONV_PAIR = 1u << 3,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "lower/lower.h"
 #include "../ops/ops_internal.h"
 #include "../ops/options.h"
 
@@ -101,6 +102,33 @@ eltwise_node(const wnn_ir *ir, const wnn_node *n)
         }
     }
     return true;
+}
+
+/* a conv pair (fuse.h): a is a 1x1 conv2d with strides 1 and no padding,
+ * groups 1; b a 3x3 depthwise conv2d (groups = input = output channels)
+ * whose input is `result`, the result of a's chain; both nhwc and
+ * float32 */
+static bool
+conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
+          uint32_t result)
+{
+    if (a->op != WNN_OP_CONV2D || b->op != WNN_OP_CONV2D || a->n_out != 1 ||
+        b->n_out != 1 || b->in[0] != result) {
+        return false;
+    }
+    const wnn_desc *ad = &ir->operands[a->out[0]].desc;
+    const wnn_desc *bd = &ir->operands[b->out[0]].desc;
+    if (ad->dtype != WNN_FLOAT32 || bd->dtype != WNN_FLOAT32) {
+        return false;
+    }
+    wnn_conv_params pa, pb;
+    wnn_lower_conv(&pa, a, &ir->operands[a->in[0]].desc,
+                   &ir->operands[a->in[1]].desc, ad);
+    wnn_lower_conv(&pb, b, ad, &ir->operands[b->in[1]].desc, bd);
+    return pa.nhwc && pa.KH == 1 && pa.KW == 1 && pa.sh == 1 && pa.sw == 1 &&
+           !pa.pad[0] && !pa.pad[1] && !pa.pad[2] && !pa.pad[3] &&
+           pa.G == 1 && pb.nhwc && pb.KH == 3 && pb.KW == 3 &&
+           pb.G == pb.C && pb.O == pb.C && pb.C == pa.O;
 }
 
 wnn_status
@@ -211,6 +239,36 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         if (e.act != WNN_NO_NODE) {
             f->chain_of[e.act] = k + 1;
         }
+    }
+    /* conv pairs among the epilogue chains (in the plan's order: a chain
+     * comes before the chain that reads it); a chain is in one pair at
+     * most */
+    if (kinds & WNN_FUSE_CONV_PAIR) {
+        bool *paired = calloc(f->n_chains + 1, sizeof(bool));
+        if (!paired) {
+            free(uses);
+            free(consumer);
+            free(is_out);
+            wnn_fusion_free(f);
+            return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                             "out of memory");
+        }
+        for (uint32_t k = 0; k < f->n_chains; k++) {
+            wnn_epilogue *a = &f->chains[k];
+            if (paired[k] || !SOLE(a->result)) {
+                continue;
+            }
+            uint32_t next = consumer[a->result], kb = f->chain_of[next];
+            if (!kb || kb - 1 <= k || paired[kb - 1] ||
+                f->chains[kb - 1].producer != next ||
+                !conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
+                           a->result)) {
+                continue;
+            }
+            a->into = kb;
+            paired[k] = paired[kb - 1] = true;
+        }
+        free(paired);
     }
     /* element-wise chains among the nodes left, from each chain's first
      * node (the plan's order visits a node before its readers) */

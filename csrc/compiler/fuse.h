@@ -22,7 +22,17 @@
  * wnn_plan_make_fused() (plan.c).  Both are called by the pipeline
  * (core/compile.c) for a backend that declares WNN_FUSE_EPILOGUE
  * (backend.h), never by a backend.  The CPU and CUDA backends run these
- * chains; the CPU also runs element-wise chains (below). */
+ * chains; the CPU also runs element-wise chains and conv pairs (below).
+ *
+ * Conv pairs (WNN_FUSE_CONV_PAIR): an epilogue chain whose producer is a
+ * 1x1 conv2d (strides 1, no padding, groups 1) and whose result is read
+ * only by the producer of a second epilogue chain, a 3x3 depthwise conv2d
+ * (groups = input channels = output channels), both nhwc float32 -- the
+ * expansion and depthwise layers of an inverted residual block.  The first
+ * chain's `into` names the second; a backend may run the first inside the
+ * second, band of rows by band of rows, without storing its result whole.
+ * The plan keeps the first chain's inputs alive to the second chain's end.
+ * A chain is in one pair at most. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"

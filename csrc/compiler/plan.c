@@ -203,6 +203,14 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
                 chain_end[k - 1] = pos;
             }
         }
+        /* a chain run inside the chain that reads it (a conv pair):
+         * its inputs stay alive to that chain's end */
+        for (uint32_t k = 0; k < f->n_chains; k++) {
+            uint32_t into = f->chains[k].into;
+            if (into && chain_end[into - 1] > chain_end[k]) {
+                chain_end[k] = chain_end[into - 1];
+            }
+        }
     }
     uint32_t *last = malloc(sizeof(uint32_t) * (n + 1));
     live *lv = malloc(sizeof(live) * (n + 1));

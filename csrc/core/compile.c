@@ -35,7 +35,8 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     if ((be->fuses & WNN_PLAN_NHWC) && wnn_layout_plan(g, err) != WNN_OK) {
         return WNN_ERR;
     }
-    uint32_t chains = be->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE);
+    uint32_t chains = be->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE |
+                                   WNN_FUSE_CONV_PAIR);
     if (chains && wnn_fusion_find(g, chains, &g->fusion, err) != WNN_OK) {
         return WNN_ERR;
     }

@@ -18,7 +18,8 @@ static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
 #undef WNN_OP
 };
 
-typedef struct cpu_node {
+typedef struct cpu_node cpu_node;
+struct cpu_node {
     cpu_call call;
     const void **in;
     void **out;
@@ -32,8 +33,11 @@ typedef struct cpu_node {
     cpu_epi epi;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
+    /* a conv pair (kernels/conv/pair.c): the node of the chain run inside
+     * this one (its own entry is skipped), or NULL */
+    cpu_node *pre;
     const void **chain_ptrs; /* its operands' addresses, per dispatch      */
-} cpu_node;
+};
 
 typedef struct cpu_compiled {
     unsigned char *arena;
@@ -209,6 +213,30 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                .out_desc = cn->out_desc,
                                .out = cn->out };
     }
+    /* conv pairs: the chain of a 1x1 expansion run inside the depthwise
+     * chain that reads it, where the pair kernel takes these geometries */
+    for (uint32_t n = 0; n < c->n_nodes && g->fusion.chain_of; n++) {
+        cpu_node *a = &c->nodes[n];
+        const wnn_epilogue *ch =
+            a->skip || !a->call.epi ? NULL
+                : &g->fusion.chains[g->fusion.chain_of[a->call.node - ir->nodes] - 1];
+        if (!ch || !ch->into) {
+            continue;
+        }
+        const wnn_epilogue *chb = &g->fusion.chains[ch->into - 1];
+        for (uint32_t m = n + 1; m < c->n_nodes; m++) {
+            cpu_node *b = &c->nodes[m];
+            if (b->skip || b->call.node != &ir->nodes[chb->producer]) {
+                continue;
+            }
+            if (cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
+                                    &b->call.lowered->u.conv)) {
+                a->skip = true;
+                b->pre = a;
+            }
+            break;
+        }
+    }
     (void)be;
     *out = c;
     return WNN_OK;
@@ -229,6 +257,27 @@ resolve(const wnn_graph *g, cpu_compiled *c, uint32_t id, void *const *in,
     case WNN_SLOT_CONSTANT: return c->constants[id];
     case WNN_SLOT_ARENA: return c->arena + s->offset;
     default: return NULL;
+    }
+}
+
+/* a node's operand addresses for this dispatch */
+static void
+bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
+     void *const *out)
+{
+    const wnn_node *node = cn->call.node;
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        cn->in[j] = resolve(g, c, node->in[j], in, out);
+    }
+    for (uint32_t j = 0; j < node->n_out; j++) {
+        cn->out[j] = resolve(g, c, node->out[j], in, out);
+    }
+    if (cn->call.epi) {
+        cn->out[0] = resolve(g, c, cn->result, in, out);
+        cn->epi.addend = cn->epi.add_kind != WNN_EPI_ADD_NONE
+                             ? resolve(g, c, cn->addend, in, out)
+                             : NULL;
+        cn->epi.applied = false;
     }
 }
 
@@ -256,18 +305,11 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
             continue;
         }
         const wnn_node *node = cn->call.node;
-        for (uint32_t j = 0; j < node->n_in; j++) {
-            cn->in[j] = resolve(g, c, node->in[j], in, out);
-        }
-        for (uint32_t j = 0; j < node->n_out; j++) {
-            cn->out[j] = resolve(g, c, node->out[j], in, out);
-        }
-        if (cn->call.epi) {
-            cn->out[0] = resolve(g, c, cn->result, in, out);
-            cn->epi.addend = cn->epi.add_kind != WNN_EPI_ADD_NONE
-                                 ? resolve(g, c, cn->addend, in, out)
-                                 : NULL;
-            cn->epi.applied = false;
+        bind(g, c, cn, in, out);
+        if (cn->pre) { /* a conv pair: both chains in one kernel */
+            bind(g, c, cn->pre, in, out);
+            st = cpu_conv_pair(&cn->pre->call, &cn->call, err);
+            continue;
         }
         st = cpu_kernels[node->op](&cn->call, err);
         if (st == WNN_OK && cn->call.epi && !cn->epi.applied) {
@@ -446,6 +488,11 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
      * chains run as one kernel with its epilogue (epilogue.c); runs of
      * element-wise operators in one pass (chain.c) */
     be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE : 0;
+    /* and a 1x1 expansion with the depthwise convolution that reads it,
+     * band of rows by band of rows (kernels/conv/pair.c) */
+    if (be->fuses && cpu_config_conv_pairs()) {
+        be->fuses |= WNN_FUSE_CONV_PAIR;
+    }
     /* its nhwc convolutions are faster (depthwise most): nchw graphs are
      * planned to run them in nhwc (compiler/layout.c) */
     if (cpu_config_layout()) {

@@ -29,6 +29,12 @@ cpu_config_fusion(void)
 }
 
 bool
+cpu_config_conv_pairs(void)
+{
+    return !env_off("WEBNN_CPU_CONV_PAIRS");
+}
+
+bool
 cpu_config_layout(void)
 {
     return !env_off("WEBNN_CPU_LAYOUT");

@@ -33,6 +33,10 @@ int cpu_rnn_isa_cap(void);
 /* WEBNN_CPU_FUSION=0: the CPU backend fuses nothing (read when a context's
  * backend is created) */
 bool cpu_config_fusion(void);
+/* WEBNN_CPU_CONV_PAIRS=0: no conv pairs (1x1 + depthwise in one pass,
+ * kernels/conv/pair.c) while fusion is on (read when a context's backend is
+ * created) */
+bool cpu_config_conv_pairs(void);
 /* WEBNN_CPU_LAYOUT=0: no layout planning (read when a context's backend is
  * created) */
 bool cpu_config_layout(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */

@@ -131,7 +131,10 @@ bool cpu_in_region(void);
 /* for (i = 0; i < n; i++) on up to nthreads threads, fn(arg, begin, end,
  * tid) per block: _for splits [0, n) as OpenMP's schedule(static) does (nt
  * contiguous blocks, the first n % nt one longer); _dynamic hands out
- * blocks of `chunk` from a shared counter (schedule(dynamic, chunk)). */
+ * blocks of `chunk` dynamically, with affinity: thread t takes the blocks of
+ * the t-th contiguous run in order, then steals from the backs of the
+ * others' runs (a thread reads back, in the next layer, mostly what it
+ * wrote itself). */
 typedef void (*cpu_for_fn)(void *arg, int64_t begin, int64_t end, int tid);
 void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
 
@@ -198,6 +201,17 @@ void cpu_chain_free(cpu_chain *c);
 /* the operand ids whose addresses cpu_chain_run needs, in order */
 uint32_t cpu_chain_operands(const cpu_chain *c, const uint32_t **ids);
 void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
+
+/* kernels/conv/pair.c: a conv pair (compiler/fuse.h, WNN_FUSE_CONV_PAIR)
+ * run as one kernel: ka is the 1x1 expansion's call, kb the depthwise
+ * convolution's (each with its chain's epilogue); ka's result is never
+ * written.  cpu_conv_pair_fuses says at compile whether a pair of these
+ * geometries runs so on this CPU (AVX-512 and an expansion output of 1 MiB
+ * or more); otherwise the two run apart. */
+bool cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
+                         const wnn_conv_params *b);
+wnn_status cpu_conv_pair(const cpu_call *ka, const cpu_call *kb,
+                         wnn_error *err);
 
 /* The prepared data of `slot`, made from input `input`, or NULL (not made
  * yet, or the input is not a constant).  cpu_prep_keep stores p (a malloc'd

@@ -392,3 +392,171 @@ def test_eltwise_chains_that_must_stop(contexts):
     assert_same(fused, plain)
     with np.errstate(over="ignore"):
         np.testing.assert_allclose(fused["c"], np.exp(fused["a"].astype(np.float64)), rtol=2e-7)
+
+
+# ---- conv pairs (WNN_FUSE_CONV_PAIR, cpu/kernels/conv/pair.c) ---------------
+# A 1x1 expansion chain whose result only a 3x3 depthwise chain reads runs
+# inside that chain, band of rows by band of rows, on expansion outputs of
+# 512 KiB or more with rows of 20 pixels or more: the results must be those
+# of the two chains run apart (WEBNN_CPU_CONV_PAIRS=0), bit for bit.
+
+@pytest.fixture(scope="module")
+def pair_contexts():
+    """(pairs on, pairs off), fusion on in both"""
+    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="1"),
+            make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="0"))
+
+
+def _filter(w_ohwi, layout):
+    """an ohwi filter in another conv2d filter layout"""
+    perm = {"ohwi": (0, 1, 2, 3), "oihw": (0, 3, 1, 2), "hwio": (1, 2, 3, 0),
+            "ihwo": (3, 1, 2, 0)}[layout]
+    return np.ascontiguousarray(w_ohwi.transpose(perm))
+
+
+def _pair(b, ops, p):
+    """x -> conv 1x1 (+ bias) -> [add r] -> act_a -> depthwise 3x3 ->
+    [add r2 / per-channel c] -> act_b"""
+    wa = ops["wa"] if p.get("wa_input") else b.constant(p["wa"])
+    y = b.conv2d(ops["x"], wa, bias=b.constant(p["ba"]), input_layout="nhwc",
+                 filter_layout=p["la"])
+    if "r" in ops:
+        y = b.add(y, ops["r"])
+    if p["act_a"]:
+        y = getattr(b, p["act_a"])(y, **ACTS[p["act_a"]])
+    e = p["E"]
+    y = b.conv2d(y, b.constant(p["wb"]), bias=b.constant(p["bb"]) if p["bb"] is not None else None,
+                 strides=[p["s"]] * 2, padding=p["pad"], dilations=[p["d"]] * 2, groups=e,
+                 input_layout="nhwc", filter_layout=p["lb"])
+    if "r2" in ops:
+        y = b.add(ops["r2"], y)
+    if "c" in ops:
+        y = b.add(y, ops["c"])
+    if p["act_b"]:
+        y = getattr(b, p["act_b"])(y, **ACTS[p["act_b"]])
+    return y
+
+
+PAIRS = {
+    # name: N, H, W, C, E, stride, padding, dilation, act_a, act_b, extra
+    "mbv2_s1": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
+    "mbv2_s2": (2, 25, 31, 16, 96, 2, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
+    "tail40": (2, 40, 42, 8, 40, 1, [1, 1, 1, 1], 1, "relu", "relu", ""),
+    "tail40_s2": (1, 61, 57, 8, 40, 2, [0, 1, 1, 0], 1, "relu", "clamp", ""),
+    "nopad": (2, 26, 28, 12, 96, 1, [0, 0, 0, 0], 1, "clamp", "relu", ""),
+    "asym_pad": (2, 26, 28, 12, 96, 1, [2, 0, 1, 2], 1, "clamp", "clamp", ""),
+    "dilated": (2, 26, 28, 12, 96, 1, [2, 2, 2, 2], 2, "relu", "clamp", ""),
+    "dilated_s2": (2, 27, 29, 12, 96, 2, [3, 1, 0, 2], 3, "clamp", "clamp", ""),
+    "sigmoid_a": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "sigmoid", "hard_swish", ""),
+    # a bare 1x1 convolution is no chain: not paired
+    "no_act_a": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, None, "clamp", ""),
+    "residual_a": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "relu", "clamp", "r"),
+    "residual_b": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "clamp", "relu", "r2"),
+    "channel_b": (2, 24, 30, 16, 96, 2, [1, 1, 1, 1], 1, "clamp", "gelu", "c"),
+    "no_bias_b": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "nobias"),
+    "filter_input": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "wa_input"),
+    # below the pair kernel's sizes (run apart): the same results
+    "narrow": (8, 14, 14, 64, 160, 1, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
+    "small": (1, 8, 24, 8, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
+}
+
+
+def _pair_case(name, la="ohwi", lb="ohwi"):
+    n, h, w, c, e, s, pad, d, act_a, act_b, extra = PAIRS[name]
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{la}-{lb}".encode()))
+    x = edge_values(rng, (n, h, w, c), "float32")
+    wa = (rng.standard_normal((e, 1, 1, c)) * 0.4).astype(np.float32)
+    wb = (rng.standard_normal((e, 3, 3, 1)) * 0.4).astype(np.float32)
+    p = {"wa": _filter(wa, la), "ba": rng.standard_normal(e).astype(np.float32),
+         "wb": _filter(wb, lb), "la": la, "lb": lb, "E": e, "s": s, "pad": pad, "d": d,
+         "act_a": act_a, "act_b": act_b,
+         "bb": None if extra == "nobias" else rng.standard_normal(e).astype(np.float32),
+         "wa_input": extra == "wa_input"}
+    oh = (h + pad[0] + pad[1] - (2 * d + 1)) // s + 1
+    ow = (w + pad[2] + pad[3] - (2 * d + 1)) // s + 1
+    inputs = {"x": x}
+    if extra == "r":
+        inputs["r"] = edge_values(rng, (n, h, w, e), "float32")
+    if extra == "r2":
+        inputs["r2"] = edge_values(rng, (n, oh, ow, e), "float32")
+    if extra == "c":
+        inputs["c"] = edge_values(rng, (e,), "float32")
+    if extra == "wa_input":
+        inputs["wa"] = p["wa"]
+    return p, inputs, (n, oh, ow, e)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_conv_pair(pair_contexts, name):
+    p, inputs, ys = _pair_case(name)
+    fused, plain, summary = run_both(pair_contexts, lambda b, ops: _pair(b, ops, p), inputs)
+    assert fused["y"].shape == ys
+    chains = 2 - (p["act_a"] is None and "r" not in inputs)
+    assert summary.fuses and len(summary.fused_groups) == chains, summary
+    assert_same(fused, plain)
+    assert np.isfinite(fused["y"]).any()
+
+
+@pytest.mark.parametrize("la", ["oihw", "hwio", "ihwo"])
+@pytest.mark.parametrize("lb", ["oihw", "hwio", "ihwo"])
+def test_conv_pair_filter_layouts(pair_contexts, la, lb):
+    p, inputs, _ = _pair_case("mbv2_s2", la, lb)
+    fused, plain, _ = run_both(pair_contexts, lambda b, ops: _pair(b, ops, p), inputs)
+    assert_same(fused, plain)
+
+
+def test_conv_pair_matches_numpy(pair_contexts):
+    """The pair against NumPy float64 (finite data)."""
+    rng = np.random.default_rng(12)
+    n, h, w, c, e = 2, 24, 30, 16, 96
+    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+    wa = (rng.standard_normal((e, 1, 1, c)) * 0.4).astype(np.float32)
+    wb = (rng.standard_normal((e, 3, 3, 1)) * 0.4).astype(np.float32)
+    ba, bb = rng.standard_normal(e).astype(np.float32), rng.standard_normal(e).astype(np.float32)
+    p = {"wa": wa, "ba": ba, "wb": wb, "bb": bb, "la": "ohwi", "lb": "ohwi", "E": e,
+         "s": 2, "pad": [1, 1, 1, 1], "d": 1, "act_a": "clamp", "act_b": "relu"}
+    b = webnn.MLGraphBuilder(pair_contexts[0])
+    g = b.build({"y": _pair(b, {"x": b.input("x", {"dataType": "float32", "shape": list(x.shape)})}, p)})
+    got = pair_contexts[0].compute(g, {"x": x})["y"]
+    t = np.clip(np.einsum("nhwc,ec->nhwe", x.astype(np.float64), wa[:, 0, 0, :].astype(np.float64)) + ba,
+                -0.5, 0.75)
+    tp = np.pad(t, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    oh, ow = (h + 2 - 3) // 2 + 1, (w + 2 - 3) // 2 + 1
+    want = np.zeros((n, oh, ow, e)) + bb
+    for kh in range(3):
+        for kw in range(3):
+            want += tp[:, kh:kh + 2 * oh:2, kw:kw + 2 * ow:2, :] * wb[:, kh, kw, 0]
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_conv_pairs_that_must_not_pair(pair_contexts):
+    """The expansion's result also a graph output, or read by a second node:
+    it is computed and stored whole, and every result is that of the
+    operators run apart."""
+    p, inputs, _ = _pair_case("mbv2_s1")
+
+    def make(b, ops):
+        y = b.clamp(b.conv2d(ops["x"], b.constant(p["wa"]), bias=b.constant(p["ba"]),
+                             input_layout="nhwc", filter_layout="ohwi"), min_value=0, max_value=6)
+        z = b.conv2d(y, b.constant(p["wb"]), padding=[1, 1, 1, 1], groups=p["E"],
+                     input_layout="nhwc", filter_layout="ohwi")
+        y2 = b.relu(b.conv2d(ops["x"], b.constant(p["wa"]), input_layout="nhwc",
+                             filter_layout="ohwi"))
+        z2 = b.clamp(b.conv2d(y2, b.constant(p["wb"]), padding=[1, 1, 1, 1], groups=p["E"],
+                              input_layout="nhwc", filter_layout="ohwi"), min_value=0, max_value=1)
+        z3 = b.neg(y2)  # y2 read twice
+        return {"y": y, "z": b.relu(z), "z2": z2, "z3": z3}
+
+    fused, plain, _ = run_both(pair_contexts, make, inputs)
+    assert_same(fused, plain)
+    np.testing.assert_array_equal(fused["z3"], -plain["z3"] * -1)
+    assert (fused["y"] == 6).any()
+
+
+def test_conv_pair_switch(pair_contexts):
+    """WEBNN_CPU_CONV_PAIRS=0 leaves fusion on (the chains stay fused)."""
+    p, inputs, _ = _pair_case("mbv2_s1")
+    b = webnn.MLGraphBuilder(pair_contexts[1])
+    ops = {k: b.input(k, {"dataType": "float32", "shape": list(v.shape)}) for k, v in inputs.items()}
+    s = b.build({"y": _pair(b, ops, p)}).summary()
+    assert s.fuses and s.fused_groups == [["conv2d", "clamp"], ["conv2d", "clamp"]]

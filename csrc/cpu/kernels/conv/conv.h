@@ -51,7 +51,8 @@
  *
  * Files: conv2d.c (the choice of path), depthwise.c, winograd.c, direct.c,
  * im2col.c (im2col + BLIS, the general path), transpose.c
- * (convTranspose2d).  BLIS is called through cpu/blis/gemm.c only. */
+ * (convTranspose2d), pair.c (a 1x1 expansion and the depthwise convolution
+ * reading it, in one pass: the conv pairs of compiler/fuse.h).  BLIS is called through cpu/blis/gemm.c only. */
 #ifndef WNN_CPU_CONV_H
 #define WNN_CPU_CONV_H
 #include <stdlib.h>
@@ -300,6 +301,19 @@ reg_clamp16(v16 *v, const float *cl)
     *v = r + cl[2];
 }
 
+/* depthwise.c, for the conv pair (pair.c): the filter as [KH][KW][O] for
+ * nhwc (in place, prepared once, or in *own for the caller to free; NULL:
+ * out of memory); the output columns [lo, hi) whose 3x3 taps are all inside
+ * a row; one nhwc 3x3 output row from its three input rows r[] (a row of
+ * zeros for a row outside the input), with a clamp in registers (cl, see
+ * reg_epi_of; NULL: none). */
+const float *conv_dw_filter(const cpu_call *k, const geom *g, int layout,
+                            const float *w, float **own);
+void conv_dw3_cols(const geom *g, int64_t *lo, int64_t *hi);
+void conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
+                  const float *b, float *yr, int64_t lo, int64_t hi,
+                  const float *cl);
+
 /* ---- the paths ------------------------------------------------------------ */
 wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,
                           int layout, const float *x, const float *w,
@@ -322,6 +336,14 @@ wnn_status conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g,
 wnn_status conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err,
                                 const geom *g, int layout, const float *x,
                                 const float *w, const float *b, float *y);
+/* direct.c: the packed filter of the nhwc kernel, and its 1x1 product on
+ * a span of pixels (see there) */
+const float *conv_direct_pack(const cpu_call *k, const geom *g, int layout,
+                              const float *w, float **own);
+void conv_1x1_span(const float *x, int64_t C, int64_t p0, int64_t p1,
+                   const float *wt, int64_t OP, int64_t O, int64_t ob,
+                   const float *bp, float *y, int64_t off, const float *res,
+                   const float *cl, const cpu_epi *epi, int nt);
 #define direct_usable conv_direct_usable
 #define winograd_usable conv_winograd_usable
 #endif

@@ -353,25 +353,19 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
     }
 }
 
-/* nhwc 3x3 depthwise (multiplier 1), output row oh of image n: taps of rows
- * outside the input read `zeros` (a row of W * C zeros); columns whose taps
- * all fall inside the row run 16 channels at a time with the 9 weights in
- * registers, the others check every tap. */
+/* nhwc 3x3 depthwise (multiplier 1), one output row yr from its three
+ * input rows r[] (rows outside the input are a row of W * C zeros): columns
+ * whose taps all fall inside the row run 16 channels at a time with the 9
+ * weights in registers, the others check every tap. */
 /* cl: a clamp / relu epilogue alone, applied in registers before each
  * store (reg_epi_of; NULL: none here, the caller applies any other) */
-HOT static void
-dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
-             float *y, int64_t n, int64_t oh, const float *zeros, int64_t lo,
-             int64_t hi, const float *cl)
+HOT void
+conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
+             const float *b, float *yr, int64_t lo, int64_t hi,
+             const float *cl)
 {
-    const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW;
+    const int64_t C = g->C, W = g->W, OW = g->OW;
     const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
-    const float *r[3];
-    for (int kh = 0; kh < 3; kh++) {
-        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
-        r[kh] = ih < 0 || ih >= H ? zeros : x + (n * H + ih) * W * C;
-    }
-    float *yr = y + (n * g->OH + oh) * OW * C;
     const int64_t C16 = C / 16 * 16;
     for (int64_t c0 = 0; c0 < C16; c0 += 16) {
         v16 w[9];
@@ -446,6 +440,34 @@ dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
             float v = yo[c] < cl[0] ? cl[0] : yo[c];
             yo[c] = (v > cl[1] ? cl[1] : v) + cl[2];
         }
+    }
+}
+
+/* output row oh of image n (see conv_dw3_row) */
+static void
+dw3_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
+             float *y, int64_t n, int64_t oh, const float *zeros, int64_t lo,
+             int64_t hi, const float *cl)
+{
+    const int64_t C = g->C, H = g->H, W = g->W;
+    const float *r[3];
+    for (int kh = 0; kh < 3; kh++) {
+        int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        r[kh] = ih < 0 || ih >= H ? zeros : x + (n * H + ih) * W * C;
+    }
+    conv_dw3_row(g, r, wk, b, y + (n * g->OH + oh) * g->OW * C, lo, hi, cl);
+}
+
+void
+conv_dw3_cols(const geom *g, int64_t *lo, int64_t *hi)
+{
+    int64_t lo2, hi2;
+    valid_range(g->OW, g->sw, -g->pl, g->W, lo, hi);
+    valid_range(g->OW, g->sw, -g->pl + 2 * g->dw, g->W, &lo2, &hi2);
+    *lo = lo2 > *lo ? lo2 : *lo;
+    *hi = hi2 < *hi ? hi2 : *hi;
+    if (*hi < *lo) {
+        *hi = *lo;
     }
 }
 
@@ -555,34 +577,48 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
+const float *
+conv_dw_filter(const cpu_call *k, const geom *g, int layout, const float *w,
+               float **own)
+{
+    /* wanted: [O][KH][KW] for nchw, [KH][KW][O] for nhwc */
+    int64_t s[4], t[4], d[4] = { g->O, 1, g->KH, g->KW };
+    *own = NULL;
+    bool direct = g->nhwc ? (layout == WNN_CONV_HWIO || layout == WNN_CONV_IHWO)
+                          : (layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI);
+    if (direct) {
+        return w;
+    }
+    const float *wp = cpu_prep_get(k, 1, CPU_PREP_DEPTHWISE);
+    if (wp) {
+        return wp;
+    }
+    /* reordered once for a constant filter */
+    float *wc = falloc((size_t)(g->O * g->KH * g->KW));
+    if (!wc) {
+        return NULL;
+    }
+    conv_filter_strides(layout, g, s);
+    if (g->nhwc) {
+        t[0] = 1, t[1] = 0, t[2] = g->KW * g->O, t[3] = g->O;
+    } else {
+        t[0] = g->KH * g->KW, t[1] = 0, t[2] = g->KW, t[3] = 1;
+    }
+    reorder(w, s, wc, t, d);
+    if (!cpu_prep_keep(k, 1, CPU_PREP_DEPTHWISE, wc)) {
+        *own = wc;
+    }
+    return wc;
+}
+
 wnn_status
 conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                const float *x, const float *w, const float *b, float *y)
 {
-    /* wanted: [O][KH][KW] for nchw, [KH][KW][O] for nhwc */
-    int64_t s[4], t[4], d[4] = { g->O, 1, g->KH, g->KW };
-    conv_filter_strides(layout, g, s);
-    bool direct = g->nhwc ? (layout == WNN_CONV_HWIO || layout == WNN_CONV_IHWO)
-                          : (layout == WNN_CONV_OIHW || layout == WNN_CONV_OHWI);
-    float *wc = NULL;
-    const float *wp = direct ? NULL : cpu_prep_get(k, 1, CPU_PREP_DEPTHWISE);
-    if (wp) {
-        w = wp;
-    } else if (!direct) { /* reordered once for a constant filter */
-        wc = falloc((size_t)(g->O * g->KH * g->KW));
-        if (!wc) {
-            return cpu_fail(k, err, "out of memory");
-        }
-        if (g->nhwc) {
-            t[0] = 1, t[1] = 0, t[2] = g->KW * g->O, t[3] = g->O;
-        } else {
-            t[0] = g->KH * g->KW, t[1] = 0, t[2] = g->KW, t[3] = 1;
-        }
-        reorder(w, s, wc, t, d);
-        w = wc;
-        if (cpu_prep_keep(k, 1, CPU_PREP_DEPTHWISE, wc)) {
-            wc = NULL;
-        }
+    float *wc;
+    w = conv_dw_filter(k, g, layout, w, &wc);
+    if (!w) {
+        return cpu_fail(k, err, "out of memory");
     }
     double flops = 2.0 * g->N * g->O * g->OH * g->OW * g->KH * g->KW;
     int nt = threads_for(flops);
@@ -619,15 +655,7 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                 free(wc);
                 return cpu_fail(k, err, "out of memory");
             }
-            /* columns whose three taps are inside the row */
-            int64_t lo2, hi2;
-            valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
-            valid_range(g->OW, g->sw, -g->pl + 2 * g->dw, g->W, &lo2, &hi2);
-            lo = lo2 > lo ? lo2 : lo;
-            hi = hi2 < hi ? hi2 : hi;
-            if (hi < lo) {
-                hi = lo;
-            }
+            conv_dw3_cols(g, &lo, &hi); /* columns with all taps inside */
         }
         {
             dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,

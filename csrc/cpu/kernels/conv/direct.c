@@ -291,6 +291,42 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
 
 
 
+/* The 1x1 product (strides 1, no padding) for pixels [p0, p1) and output
+ * channel block ob (channels [64 ob, 64 ob + 64)): x has C channels per
+ * pixel, y and res (NULL: none) O; wt, OP, bp as packed by
+ * conv_direct_pack.  cl: a clamp applied in registers (reg_epi_of), epi:
+ * an epilogue applied to each block just stored (NULL: none), at element
+ * offset off + p O + o0 of its output; nt: streaming stores. */
+void
+conv_1x1_span(const float *x, int64_t C, int64_t p0, int64_t p1,
+              const float *wt, int64_t OP, int64_t O, int64_t ob,
+              const float *bp, float *y, int64_t off, const float *res,
+              const float *cl, const cpu_epi *epi, int nt)
+{
+    int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+    int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+    int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
+    /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
+    int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
+    for (; tall && p + tall <= p1; p += tall) {
+        (nv == 1 ? direct_1_24 : direct_2_12)(
+            x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
+            y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl, nt);
+        for (int64_t q = p; epi && q < p + tall; q++) {
+            cpu_epi_tile(epi, y + q * O + o0, off + q * O + o0, nvalid, o0, 1);
+        }
+    }
+    for (; p < p1; p += DIRECT_PB) {
+        int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
+        direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
+                           bp + o0, NULL, y + p * O + o0, O, nvalid,
+                           res ? res + p * O + o0 : NULL, cl, nt);
+        for (int64_t q = p; epi && q < p + pb; q++) {
+            cpu_epi_tile(epi, y + q * O + o0, off + q * O + o0, nvalid, o0, 1);
+        }
+    }
+}
+
 typedef struct d1x1_job {
     int64_t nob;
     int64_t chunk;
@@ -301,7 +337,7 @@ typedef struct d1x1_job {
     int64_t O;
     int64_t C;
     const float *x;
-    float *wt;
+    const float *wt;
     float *bp;
     float *y;
     const cpu_epi *epi;
@@ -319,7 +355,7 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t O = j_->O;
     int64_t C = j_->C;
     const float *x = j_->x;
-    float *wt = j_->wt;
+    const float *wt = j_->wt;
     float *bp = j_->bp;
     float *y = j_->y;
     float clamp[3];
@@ -339,29 +375,8 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         }
         int64_t p0 = (g0 + r % gn) * chunk, ob = r / gn;
         int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
-        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-        int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
-        int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
-        /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
-        int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
-        for (; tall && p + tall <= p1; p += tall) {
-            (nv == 1 ? direct_1_24 : direct_2_12)(
-                x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
-                y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl,
-                j_->nt);
-            for (int64_t q = p; j_->epi && !reg && q < p + tall; q++) {
-                cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
-            }
-        }
-        for (; p < p1; p += DIRECT_PB) {
-            int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
-            direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
-                               bp + o0, NULL, y + p * O + o0, O, nvalid,
-                               res ? res + p * O + o0 : NULL, cl, j_->nt);
-            for (int64_t q = p; j_->epi && !reg && q < p + pb; q++) {
-                cpu_epi_tile(j_->epi, y + q * O + o0, q * O + o0, nvalid, o0, 1);
-            }
-        }
+        conv_1x1_span(x, C, p0, p1, wt, OP, O, ob, bp, y, 0, res, cl,
+                      reg ? NULL : j_->epi, j_->nt);
     }
     if (j_->nt) {
         cpu_nt_fence();
@@ -373,7 +388,7 @@ typedef struct drows_job {
     int64_t OP;
     const geom *g;
     const float *x;
-    float *wt;
+    const float *wt;
     float *bp;
     float *y;
     int64_t lo;
@@ -389,7 +404,7 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t OP = j_->OP;
     const geom *g = j_->g;
     const float *x = j_->x;
-    float *wt = j_->wt;
+    const float *wt = j_->wt;
     float *bp = j_->bp;
     float *y = j_->y;
     int64_t lo = j_->lo;
@@ -403,6 +418,44 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
+/* The filter in blocks of 64 output channels, each [KH][KW][C][64] (the
+ * last [KH][KW][C][OP - 64 b], OP = O rounded up to 16), zeros in the
+ * padding channels, so that the micro-kernel reads its weights as one
+ * contiguous stream: made once for a constant filter (cpu_prep, input 1);
+ * otherwise a block in *own for the caller to free.  NULL: out of
+ * memory. */
+const float *
+conv_direct_pack(const cpu_call *k, const geom *g, int layout, const float *w,
+                 float **own)
+{
+    const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW;
+    const int64_t OP = (O + 15) / 16 * 16;
+    *own = NULL;
+    float *wt = cpu_prep_get(k, 1, CPU_PREP_DIRECT);
+    if (wt) {
+        return wt;
+    }
+    wt = falloc((size_t)(KH * KW * C * OP));
+    if (!wt) {
+        return NULL;
+    }
+    int64_t s[4];
+    conv_filter_strides(layout, g, s);
+    if (OP != O) {
+        memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
+    }
+    for (int64_t o0 = 0; o0 < OP; o0 += 64) { /* block by block */
+        int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        int64_t t[4] = { 1, wb, KW * C * wb, C * wb },
+                d[4] = { O - o0 < 64 ? O - o0 : 64, C, KH, KW };
+        reorder(w + o0 * s[0], s, wt + o0 * KH * KW * C, t, d);
+    }
+    if (!cpu_prep_keep(k, 1, CPU_PREP_DIRECT, wt)) {
+        *own = wt;
+    }
+    return wt;
+}
+
 wnn_status
 conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                  int layout, const float *x, const float *w, const float *b,
@@ -413,31 +466,9 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     }
     const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW;
     const int64_t OP = (O + 15) / 16 * 16;
-    /* the filter in blocks of 64 output channels, each [KH][KW][C][64]
-     * (the last [KH][KW][C][OP - 64 b]), zeros in the padding channels, so
-     * that the micro-kernel reads its weights as one contiguous stream:
-     * made once for a constant filter (cpu_prep) */
-    float *wt = cpu_prep_get(k, 1, CPU_PREP_DIRECT), *own = NULL;
+    float *own = NULL;
+    const float *wt = conv_direct_pack(k, g, layout, w, &own);
     float *bp = fcalloc((size_t)OP + 16);
-    if (!wt) {
-        wt = own = falloc((size_t)(KH * KW * C * OP));
-        if (wt) {
-            int64_t s[4];
-            conv_filter_strides(layout, g, s);
-            if (OP != O) {
-                memset(wt, 0, (size_t)(KH * KW * C * OP) * sizeof(float));
-            }
-            for (int64_t o0 = 0; o0 < OP; o0 += 64) { /* block by block */
-                int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
-                int64_t t[4] = { 1, wb, KW * C * wb, C * wb },
-                        d[4] = { O - o0 < 64 ? O - o0 : 64, C, KH, KW };
-                reorder(w + o0 * s[0], s, wt + o0 * KH * KW * C, t, d);
-            }
-            if (cpu_prep_keep(k, 1, CPU_PREP_DIRECT, wt)) {
-                own = NULL;
-            }
-        }
-    }
     if (!wt || !bp) {
         free(own);
         free(bp);
