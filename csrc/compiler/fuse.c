@@ -104,31 +104,48 @@ eltwise_node(const wnn_ir *ir, const wnn_node *n)
     return true;
 }
 
-/* a conv pair (fuse.h): a is a 1x1 conv2d with strides 1 and no padding,
- * groups 1; b a 3x3 depthwise conv2d (groups = input = output channels)
- * whose input is `result`, the result of a's chain; both nhwc and
- * float32 */
+/* conv pairs (fuse.h): 1 where a is a 1x1 conv2d with strides 1 and no
+ * padding, groups 1, and b a 3x3 depthwise conv2d (groups = input = output
+ * channels) -- an expansion and its depthwise convolution; 2 where a is
+ * such a depthwise convolution and b such a 1x1 -- a depthwise convolution
+ * and its projection; 0 otherwise.  b's input is `result`, the result of
+ * a's chain; both nhwc and float32. */
 static bool
+pointwise(const wnn_conv_params *p)
+{
+    return p->nhwc && p->KH == 1 && p->KW == 1 && p->sh == 1 && p->sw == 1 &&
+           !p->pad[0] && !p->pad[1] && !p->pad[2] && !p->pad[3] && p->G == 1;
+}
+
+static bool
+depthwise3(const wnn_conv_params *p)
+{
+    return p->nhwc && p->KH == 3 && p->KW == 3 && p->G == p->C &&
+           p->O == p->C;
+}
+
+static int
 conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
           uint32_t result)
 {
     if (a->op != WNN_OP_CONV2D || b->op != WNN_OP_CONV2D || a->n_out != 1 ||
         b->n_out != 1 || b->in[0] != result) {
-        return false;
+        return 0;
     }
     const wnn_desc *ad = &ir->operands[a->out[0]].desc;
     const wnn_desc *bd = &ir->operands[b->out[0]].desc;
     if (ad->dtype != WNN_FLOAT32 || bd->dtype != WNN_FLOAT32) {
-        return false;
+        return 0;
     }
     wnn_conv_params pa, pb;
     wnn_lower_conv(&pa, a, &ir->operands[a->in[0]].desc,
                    &ir->operands[a->in[1]].desc, ad);
     wnn_lower_conv(&pb, b, ad, &ir->operands[b->in[1]].desc, bd);
-    return pa.nhwc && pa.KH == 1 && pa.KW == 1 && pa.sh == 1 && pa.sw == 1 &&
-           !pa.pad[0] && !pa.pad[1] && !pa.pad[2] && !pa.pad[3] &&
-           pa.G == 1 && pb.nhwc && pb.KH == 3 && pb.KW == 3 &&
-           pb.G == pb.C && pb.O == pb.C && pb.C == pa.O;
+    if (pb.C != pa.O) {
+        return 0;
+    }
+    return pointwise(&pa) && depthwise3(&pb) ? 1
+         : depthwise3(&pa) && pointwise(&pb) ? 2 : 0;
 }
 
 wnn_status
@@ -241,11 +258,11 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
     }
     /* conv pairs among the epilogue chains (in the plan's order: a chain
-     * comes before the chain that reads it); a chain is in one pair at
-     * most */
+     * comes before the chain that reads it); a chain is the first of one
+     * pair and the second of one at most */
     if (kinds & WNN_FUSE_CONV_PAIR) {
-        bool *paired = calloc(f->n_chains + 1, sizeof(bool));
-        if (!paired) {
+        bool *target = calloc(f->n_chains + 1, sizeof(bool));
+        if (!target) {
             free(uses);
             free(consumer);
             free(is_out);
@@ -255,20 +272,26 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
         for (uint32_t k = 0; k < f->n_chains; k++) {
             wnn_epilogue *a = &f->chains[k];
-            if (paired[k] || !SOLE(a->result)) {
+            if (!SOLE(a->result)) {
                 continue;
             }
             uint32_t next = consumer[a->result], kb = f->chain_of[next];
-            if (!kb || kb - 1 <= k || paired[kb - 1] ||
-                f->chains[kb - 1].producer != next ||
-                !conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
-                           a->result)) {
+            if (!kb || kb - 1 <= k || target[kb - 1] ||
+                f->chains[kb - 1].producer != next) {
+                continue;
+            }
+            int kind = conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
+                                 a->result);
+            /* a projection (the target of a depthwise chain) is not also
+             * the expansion of the next depthwise convolution: a run of
+             * linked pairs is at most expansion -> depthwise -> projection */
+            if (!kind || (kind == 1 && target[k])) {
                 continue;
             }
             a->into = kb;
-            paired[k] = paired[kb - 1] = true;
+            target[kb - 1] = true;
         }
-        free(paired);
+        free(target);
     }
     /* element-wise chains among the nodes left, from each chain's first
      * node (the plan's order visits a node before its readers) */

@@ -24,15 +24,20 @@
  * (backend.h), never by a backend.  The CPU and CUDA backends run these
  * chains; the CPU also runs element-wise chains and conv pairs (below).
  *
- * Conv pairs (WNN_FUSE_CONV_PAIR): an epilogue chain whose producer is a
- * 1x1 conv2d (strides 1, no padding, groups 1) and whose result is read
- * only by the producer of a second epilogue chain, a 3x3 depthwise conv2d
- * (groups = input channels = output channels), both nhwc float32 -- the
- * expansion and depthwise layers of an inverted residual block.  The first
- * chain's `into` names the second; a backend may run the first inside the
- * second, band of rows by band of rows, without storing its result whole.
- * The plan keeps the first chain's inputs alive to the second chain's end.
- * A chain is in one pair at most. */
+ * Conv pairs (WNN_FUSE_CONV_PAIR): an epilogue chain whose result is read
+ * only by the producer of a second epilogue chain, both nhwc float32, where
+ * either the first producer is a 1x1 conv2d (strides 1, no padding, groups
+ * 1) and the second a 3x3 depthwise conv2d (groups = input channels =
+ * output channels) -- an expansion and its depthwise convolution -- or the
+ * first is such a depthwise convolution and the second such a 1x1 -- a
+ * depthwise convolution and its projection: the convolutions of an
+ * inverted residual block.  The first chain's `into` names the second; a
+ * backend may run the first inside the second, band of rows by band of
+ * rows, without storing its result whole.  A chain is the first of one
+ * pair and the second of one at most, and a projection is not also an
+ * expansion, so linked pairs run at most expansion -> depthwise ->
+ * projection.  The plan keeps a chain's inputs alive to the end of the
+ * last chain it runs inside. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"

@@ -204,8 +204,10 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             }
         }
         /* a chain run inside the chain that reads it (a conv pair):
-         * its inputs stay alive to that chain's end */
-        for (uint32_t k = 0; k < f->n_chains; k++) {
+         * its inputs stay alive to that chain's end, or to the end of the
+         * chain that one runs inside (from the last chain back: `into`
+         * names a later chain) */
+        for (uint32_t k = f->n_chains; k-- > 0;) {
             uint32_t into = f->chains[k].into;
             if (into && chain_end[into - 1] > chain_end[k]) {
                 chain_end[k] = chain_end[into - 1];

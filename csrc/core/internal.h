@@ -130,10 +130,10 @@ typedef struct wnn_epilogue {
      * is the first node, `last` the last; the nodes are those whose
      * chain_of names this chain, in the plan's order; add, act: none). */
     uint32_t kind;          /* WNN_FUSE_EPILOGUE or WNN_FUSE_ELTWISE     */
-    /* WNN_FUSE_CONV_PAIR: index + 1 of the chain whose producer (a
-     * depthwise conv2d) is the only reader of this chain's result (a 1x1
-     * conv2d's), 0 if none; a backend may run this chain inside that one,
-     * at its last node (compiler/fuse.h) */
+    /* WNN_FUSE_CONV_PAIR: index + 1 of the chain whose producer is the
+     * only reader of this chain's result (1x1 -> depthwise 3x3 or
+     * depthwise 3x3 -> 1x1 convolutions), 0 if none; a backend may run
+     * this chain inside that one, at its last node (compiler/fuse.h) */
     uint32_t into;
 } wnn_epilogue;
 

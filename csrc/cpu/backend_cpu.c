@@ -33,9 +33,10 @@ struct cpu_node {
     cpu_epi epi;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
-    /* a conv pair (kernels/conv/pair.c): the node of the chain run inside
-     * this one (its own entry is skipped), or NULL */
-    cpu_node *pre;
+    /* conv pairs (kernels/conv/pair.c): the expansion run inside this
+     * depthwise chain, the depthwise chain run inside this projection (its
+     * own expansion in its pre_e), or NULL; their own entries are skipped */
+    cpu_node *pre_e, *pre_d;
     const void **chain_ptrs; /* its operands' addresses, per dispatch      */
 };
 
@@ -213,8 +214,10 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                .out_desc = cn->out_desc,
                                .out = cn->out };
     }
-    /* conv pairs: the chain of a 1x1 expansion run inside the depthwise
-     * chain that reads it, where the pair kernel takes these geometries */
+    /* conv pairs: a 1x1 expansion's chain run inside the depthwise chain
+     * that reads it, and that inside its 1x1 projection's chain, where the
+     * pair kernel takes these geometries; the kernel runs at the last
+     * chain's node, the others' nodes are skipped */
     for (uint32_t n = 0; n < c->n_nodes && g->fusion.chain_of; n++) {
         cpu_node *a = &c->nodes[n];
         const wnn_epilogue *ch =
@@ -223,16 +226,20 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         if (!ch || !ch->into) {
             continue;
         }
-        const wnn_epilogue *chb = &g->fusion.chains[ch->into - 1];
+        const wnn_node *bn = &ir->nodes[g->fusion.chains[ch->into - 1].producer];
         for (uint32_t m = n + 1; m < c->n_nodes; m++) {
             cpu_node *b = &c->nodes[m];
-            if (b->skip || b->call.node != &ir->nodes[chb->producer]) {
+            if (b->skip || b->call.node != bn) {
                 continue;
             }
             if (cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
                                     &b->call.lowered->u.conv)) {
                 a->skip = true;
-                b->pre = a;
+                if (a->call.lowered->u.conv.KH == 1) {
+                    b->pre_e = a; /* a: the expansion of depthwise b */
+                } else {
+                    b->pre_d = a; /* a: depthwise, b its projection */
+                }
             }
             break;
         }
@@ -306,9 +313,17 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         }
         const wnn_node *node = cn->call.node;
         bind(g, c, cn, in, out);
-        if (cn->pre) { /* a conv pair: both chains in one kernel */
-            bind(g, c, cn->pre, in, out);
-            st = cpu_conv_pair(&cn->pre->call, &cn->call, err);
+        if (cn->pre_e || cn->pre_d) { /* linked conv pairs: one kernel */
+            cpu_node *d = cn->pre_d ? cn->pre_d : cn;
+            cpu_node *pj = cn->pre_d ? cn : NULL, *e = d->pre_e;
+            if (d != cn) {
+                bind(g, c, d, in, out);
+            }
+            if (e) {
+                bind(g, c, e, in, out);
+            }
+            st = cpu_conv_pair(e ? &e->call : NULL, &d->call,
+                               pj ? &pj->call : NULL, err);
             continue;
         }
         st = cpu_kernels[node->op](&cn->call, err);

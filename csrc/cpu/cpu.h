@@ -202,16 +202,18 @@ void cpu_chain_free(cpu_chain *c);
 uint32_t cpu_chain_operands(const cpu_chain *c, const uint32_t **ids);
 void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
 
-/* kernels/conv/pair.c: a conv pair (compiler/fuse.h, WNN_FUSE_CONV_PAIR)
- * run as one kernel: ka is the 1x1 expansion's call, kb the depthwise
- * convolution's (each with its chain's epilogue); ka's result is never
+/* kernels/conv/pair.c: linked conv pairs (compiler/fuse.h,
+ * WNN_FUSE_CONV_PAIR) run as one kernel: ke is the 1x1 expansion's call or
+ * NULL, kd the 3x3 depthwise convolution's, kp the 1x1 projection's or
+ * NULL (each with its chain's epilogue); only the last one's result is
  * written.  cpu_conv_pair_fuses says at compile whether a pair of these
- * geometries runs so on this CPU (AVX-512 and an expansion output of 1 MiB
- * or more); otherwise the two run apart. */
+ * geometries (a 1x1 a and depthwise b, or depthwise a and 1x1 b) runs so
+ * on this CPU (AVX-512, and sizes where it pays); otherwise the two run
+ * apart. */
 bool cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
                          const wnn_conv_params *b);
-wnn_status cpu_conv_pair(const cpu_call *ka, const cpu_call *kb,
-                         wnn_error *err);
+wnn_status cpu_conv_pair(const cpu_call *ke, const cpu_call *kd,
+                         const cpu_call *kp, wnn_error *err);
 
 /* The prepared data of `slot`, made from input `input`, or NULL (not made
  * yet, or the input is not a constant).  cpu_prep_keep stores p (a malloc'd

@@ -417,13 +417,15 @@ def _filter(w_ohwi, layout):
 def _pair(b, ops, p):
     """x -> conv 1x1 (+ bias) -> [add r] -> act_a -> depthwise 3x3 ->
     [add r2 / per-channel c] -> act_b"""
-    wa = ops["wa"] if p.get("wa_input") else b.constant(p["wa"])
-    y = b.conv2d(ops["x"], wa, bias=b.constant(p["ba"]), input_layout="nhwc",
-                 filter_layout=p["la"])
-    if "r" in ops:
-        y = b.add(y, ops["r"])
-    if p["act_a"]:
-        y = getattr(b, p["act_a"])(y, **ACTS[p["act_a"]])
+    y = ops["x"]
+    if p["wa"] is not None:  # the expansion (none: the depthwise reads x)
+        wa = ops["wa"] if p.get("wa_input") else b.constant(p["wa"])
+        y = b.conv2d(y, wa, bias=b.constant(p["ba"]), input_layout="nhwc",
+                     filter_layout=p["la"])
+        if "r" in ops:
+            y = b.add(y, ops["r"])
+        if p["act_a"]:
+            y = getattr(b, p["act_a"])(y, **ACTS[p["act_a"]])
     e = p["E"]
     y = b.conv2d(y, b.constant(p["wb"]), bias=b.constant(p["bb"]) if p["bb"] is not None else None,
                  strides=[p["s"]] * 2, padding=p["pad"], dilations=[p["d"]] * 2, groups=e,
@@ -434,6 +436,13 @@ def _pair(b, ops, p):
         y = b.add(y, ops["c"])
     if p["act_b"]:
         y = getattr(b, p["act_b"])(y, **ACTS[p["act_b"]])
+    if p.get("P"):  # the projection: 1x1 -> [residual add of x | act]
+        y = b.conv2d(y, b.constant(p["wp"]), bias=b.constant(p["bp"]), input_layout="nhwc",
+                     filter_layout=p["lp"])
+        if p["act_p"] == "residual":
+            y = b.add(y, ops["x"])
+        elif p["act_p"]:
+            y = getattr(b, p["act_p"])(y, **ACTS[p["act_p"]])
     return y
 
 
@@ -458,16 +467,34 @@ PAIRS = {
     # below the pair kernel's sizes (run apart): the same results
     "narrow": (8, 14, 14, 64, 160, 1, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
     "small": (1, 8, 24, 8, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", ""),
+    # with the projection (extra "p<O>:<epilogue>"): expansion ->
+    # depthwise -> projection in one kernel
+    "block_residual": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p16:residual"),
+    "block_s2": (2, 25, 41, 16, 96, 2, [1, 1, 1, 1], 1, "clamp", "clamp", "p24:"),
+    "block_tail": (2, 40, 42, 8, 40, 1, [1, 1, 1, 1], 1, "relu", "relu", "p20:sigmoid"),
+    "block_wide": (1, 30, 28, 32, 192, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p72:clamp"),
+    "block_dilated": (2, 26, 28, 12, 96, 2, [3, 1, 0, 2], 3, "clamp", "relu", "p8:relu"),
+    "block_narrow": (2, 14, 14, 64, 384, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p64:residual"),
+    # no expansion: depthwise -> projection
+    "dw_proj": (2, 40, 44, 32, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p32:residual"),
+    "dw_proj_bare": (2, 40, 44, 32, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:"),
+    "dw_proj_s2": (1, 57, 57, 40, None, 2, [1, 1, 1, 1], 1, None, "relu", "p24:relu"),
 }
 
 
-def _pair_case(name, la="ohwi", lb="ohwi"):
+def _pair_case(name, la="ohwi", lb="ohwi", lp="ohwi"):
     n, h, w, c, e, s, pad, d, act_a, act_b, extra = PAIRS[name]
-    rng = np.random.default_rng(zlib.crc32(f"{name}-{la}-{lb}".encode()))
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{la}-{lb}-{lp}".encode()))
     x = edge_values(rng, (n, h, w, c), "float32")
+    expand = e is not None
+    e = e if expand else c
     wa = (rng.standard_normal((e, 1, 1, c)) * 0.4).astype(np.float32)
     wb = (rng.standard_normal((e, 3, 3, 1)) * 0.4).astype(np.float32)
-    p = {"wa": _filter(wa, la), "ba": rng.standard_normal(e).astype(np.float32),
+    proj, act_p = (int(extra[1:].split(":")[0]), extra.split(":")[1]) if extra.startswith("p") else (0, None)
+    wp = (rng.standard_normal((max(proj, 1), 1, 1, e)) * 0.2).astype(np.float32)
+    p = {"wa": _filter(wa, la) if expand else None, "ba": rng.standard_normal(e).astype(np.float32),
+         "P": proj, "wp": _filter(wp, lp), "bp": rng.standard_normal(max(proj, 1)).astype(np.float32),
+         "lp": lp, "act_p": act_p,
          "wb": _filter(wb, lb), "la": la, "lb": lb, "E": e, "s": s, "pad": pad, "d": d,
          "act_a": act_a, "act_b": act_b,
          "bb": None if extra == "nobias" else rng.standard_normal(e).astype(np.float32),
@@ -483,7 +510,7 @@ def _pair_case(name, la="ohwi", lb="ohwi"):
         inputs["c"] = edge_values(rng, (e,), "float32")
     if extra == "wa_input":
         inputs["wa"] = p["wa"]
-    return p, inputs, (n, oh, ow, e)
+    return p, inputs, (n, oh, ow, proj or e)
 
 
 @pytest.mark.parametrize("name", sorted(PAIRS))
@@ -491,7 +518,10 @@ def test_conv_pair(pair_contexts, name):
     p, inputs, ys = _pair_case(name)
     fused, plain, summary = run_both(pair_contexts, lambda b, ops: _pair(b, ops, p), inputs)
     assert fused["y"].shape == ys
-    chains = 2 - (p["act_a"] is None and "r" not in inputs)
+    # the expansion's chain (none without an activation or add), the
+    # depthwise one, the projection's (none for a bare 1x1)
+    chains = ((p["wa"] is not None and (p["act_a"] is not None or "r" in inputs))
+              + 1 + bool(p["act_p"]))
     assert summary.fuses and len(summary.fused_groups) == chains, summary
     assert_same(fused, plain)
     assert np.isfinite(fused["y"]).any()
@@ -499,8 +529,9 @@ def test_conv_pair(pair_contexts, name):
 
 @pytest.mark.parametrize("la", ["oihw", "hwio", "ihwo"])
 @pytest.mark.parametrize("lb", ["oihw", "hwio", "ihwo"])
-def test_conv_pair_filter_layouts(pair_contexts, la, lb):
-    p, inputs, _ = _pair_case("mbv2_s2", la, lb)
+@pytest.mark.parametrize("lp", ["oihw", "ihwo"])
+def test_conv_pair_filter_layouts(pair_contexts, la, lb, lp):
+    p, inputs, _ = _pair_case("block_s2", la, lb, lp)
     fused, plain, _ = run_both(pair_contexts, lambda b, ops: _pair(b, ops, p), inputs)
     assert_same(fused, plain)
 
