@@ -261,7 +261,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
      * comes before the chain that reads it); a chain is the first of one
      * pair and the second of one at most */
     if (kinds & WNN_FUSE_CONV_PAIR) {
-        bool *target = calloc(f->n_chains + 1, sizeof(bool));
+        bool *target = calloc(ir->n_nodes + 1, sizeof(bool));
         if (!target) {
             free(uses);
             free(consumer);
@@ -276,12 +276,23 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                 continue;
             }
             uint32_t next = consumer[a->result], kb = f->chain_of[next];
+            int kind = conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
+                                 a->result);
+            if (!kb && kind == 2) {
+                /* a projection without an add or activation (the linear
+                 * bottleneck of an inverted residual block): a chain of
+                 * its own, so that the depthwise chain can run inside it */
+                kb = ++f->n_chains;
+                f->chains[kb - 1] = (wnn_epilogue){
+                    next, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
+                    channel_axis(&ir->nodes[next], &ir->operands[ir->nodes[next].out[0]].desc),
+                    WNN_NO_NODE, next, ir->nodes[next].out[0], WNN_FUSE_EPILOGUE, 0 };
+                f->chain_of[next] = kb;
+            }
             if (!kb || kb - 1 <= k || target[kb - 1] ||
                 f->chains[kb - 1].producer != next) {
                 continue;
             }
-            int kind = conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
-                                 a->result);
             /* a projection (the target of a depthwise chain) is not also
              * the expansion of the next depthwise convolution: a run of
              * linked pairs is at most expansion -> depthwise -> projection */

@@ -46,7 +46,10 @@
 
 /* Finds the chains of the kinds in `kinds` (WNN_FUSE_* of backend.h) in a
  * built graph (g->plan.order must be set).  Only chains with at least two
- * nodes are reported.
+ * nodes are reported, but for the projections of conv pairs (below): a
+ * 1x1 conv2d without an add or activation after it is made a chain of its
+ * own (producer == last) to be the second of a pair; summary() does not
+ * list such chains.
  *
  * Element-wise chains (WNN_FUSE_ELTWISE), found after the epilogue chains
  * among the nodes left: float32 / float16 unary operators

@@ -124,7 +124,11 @@ wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of)
     }
     if (wnn_graph_fuses(g)) { /* the chains the pipeline fused */
         for (uint32_t i = 0; i < g->ir->n_nodes; i++) {
-            group_of[i] = g->fusion.chain_of ? g->fusion.chain_of[i] : 0;
+            uint32_t k = g->fusion.chain_of ? g->fusion.chain_of[i] : 0;
+            /* a chain of one node (a projection made a chain to run a
+             * conv pair) is no fused group */
+            group_of[i] = k && g->fusion.chains[k - 1].producer ==
+                                   g->fusion.chains[k - 1].last ? 0 : k;
         }
         return (int)g->fusion.n_chains;
     }
