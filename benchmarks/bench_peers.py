@@ -14,7 +14,8 @@ ctx.compute() (NumPy in, NumPy out) against dispatch + read and against
 ORT's session.run() for the tiny graph.
 
 Each figure: R runs (default 5), each the mean time of K calls after
-warm-up; the table shows min / median / max over the runs in ms and the
+warm-up, the runtimes' runs interleaved (run 1 of webnn, ORT, PyTorch, then
+run 2 ...); the table shows min / median / max over the runs in ms and the
 ratio of the medians (peer / webnn: above 1 means webnn is faster).  The
 load average before and after is printed: figures taken while another
 process ran on one of the 2 cores are not comparable.
@@ -38,19 +39,33 @@ from zoo import mobilenetv2  # noqa: E402
 MI16 = 16 * 1024 * 1024
 
 
-def timed(fn, k, runs, warmup=2):
-    # The previous measurement's runtime (ORT's or PyTorch's spinning
-    # worker threads, OpenBLAS's) must not share the 2 cores with this one:
-    # a short idle pause lets their threads go to sleep first.
-    time.sleep(0.2)
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(k):
+def timed_interleaved(fns, k, runs, warmup=2):
+    """R runs of K calls of each function after warm-up, the runtimes' runs
+    interleaved (run i of each, back to back, then run i + 1): a change in
+    the machine's speed during a row (these 2-vCPU machines switch between
+    modes for minutes at a time) then shows in every runtime's figures
+    instead of biasing the ratio.  Returns one list of run times (ms) per
+    function."""
+    out = [[] for _ in fns]
+    for fn in fns:
+        for _ in range(warmup):
             fn()
-        out.append((time.perf_counter() - t0) / k * 1e3)
+    for _ in range(runs):
+        for i, fn in enumerate(fns):
+            # the previous runtime's spinning worker threads (ORT's,
+            # PyTorch's, OpenBLAS's) must not share the 2 cores with this
+            # one: a short idle pause lets them go to sleep first
+            time.sleep(0.2)
+            # and each run after 50 ms of its own calls: a short graph's
+            # first thousands of dispatches after an idle pause ran at half
+            # speed (threads and vCPUs waking up)
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 0.05:
+                fn()
+            t0 = time.perf_counter()
+            for _ in range(k):
+                fn()
+            out[i].append((time.perf_counter() - t0) / k * 1e3)
     return out
 
 
@@ -251,20 +266,19 @@ def main():
                 scale = max(1.0, float(np.abs(ref[name]).max()))
                 err = float(np.abs(got[name] - ref[name]).max())
                 assert err <= r["tol"] * scale, f"{r['name']}: webnn and ORT differ by {err}"
-            tw = timed(w, r["k"], a.runs)
-            to = timed(o, r["k"], a.runs)
             tt = []
             if torch is not None:
                 f = r["torch"](torch)
                 with torch.inference_mode():
-                    tt = timed(f, r["k"], a.runs)
+                    tw, to, tt = timed_interleaved([w, o, f], r["k"], a.runs)
+            else:
+                tw, to = timed_interleaved([w, o], r["k"], a.runs)
             mw = statistics.median(tw)
             ratio_t = f"{statistics.median(tt) / mw:11.2f}" if tt else f"{'-':>11}"
             print(f"{r['name']:<28} {fmt(tw):>28} {fmt(to):>28} {fmt(tt):>28} "
                   f"{statistics.median(to) / mw:9.2f} {ratio_t}", flush=True)
             if key in ("add", "tiny"):
-                tc = timed(w.compute, r["k"], a.runs)
-                tr = timed(o.run, r["k"], a.runs)
+                tc, tr = timed_interleaved([w.compute, o.run], r["k"], a.runs)
                 compute_rows.append((r["name"], tc, tw, tr))
     if compute_rows:
         print()
