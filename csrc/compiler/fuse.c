@@ -159,12 +159,16 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     uint32_t *uses = calloc(no + 1, sizeof(uint32_t));
     uint32_t *consumer = malloc((no + 1) * sizeof(uint32_t));
     bool *is_out = calloc(no + 1, sizeof(bool));
+    /* per chain: the second of a conv pair already */
+    bool *target = calloc(ir->n_nodes + 1, sizeof(bool));
     f->chain_of = calloc(ir->n_nodes + 1, sizeof(uint32_t));
     f->chains = calloc(ir->n_nodes + 1, sizeof(wnn_epilogue));
-    if (!uses || !consumer || !is_out || !f->chain_of || !f->chains) {
+    if (!uses || !consumer || !is_out || !target || !f->chain_of ||
+        !f->chains) {
         free(uses);
         free(consumer);
         free(is_out);
+        free(target);
         wnn_fusion_free(f);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
@@ -261,15 +265,6 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
      * comes before the chain that reads it); a chain is the first of one
      * pair and the second of one at most */
     if (kinds & WNN_FUSE_CONV_PAIR) {
-        bool *target = calloc(ir->n_nodes + 1, sizeof(bool));
-        if (!target) {
-            free(uses);
-            free(consumer);
-            free(is_out);
-            wnn_fusion_free(f);
-            return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                             "out of memory");
-        }
         for (uint32_t k = 0; k < f->n_chains; k++) {
             wnn_epilogue *a = &f->chains[k];
             if (!SOLE(a->result)) {
@@ -302,7 +297,6 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             a->into = kb;
             target[kb - 1] = true;
         }
-        free(target);
     }
     /* element-wise chains among the nodes left, from each chain's first
      * node (the plan's order visits a node before its readers) */
@@ -345,5 +339,6 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     free(uses);
     free(consumer);
     free(is_out);
+    free(target);
     return WNN_OK;
 }

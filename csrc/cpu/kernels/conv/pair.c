@@ -89,10 +89,8 @@ pw_make(pw_part *p, const cpu_call *k, const geom *g)
     if (o->bias) {
         memcpy(p->bp, k->in[o->bias - 1], (size_t)g->O * sizeof(float));
     }
-    if (reg_epi_of(g->epi, p->clamp, &p->res, &p->cl)) {
-        p->cl = p->cl ? p->clamp : NULL;
-    } else {
-        p->epi = g->epi;
+    if (!reg_epi_of(g->epi, p->clamp, &p->res, &p->cl)) {
+        p->epi = g->epi; /* applied on each block just stored */
     }
     return true;
 }
