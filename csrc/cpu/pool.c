@@ -468,14 +468,25 @@ cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads, cpu_for_fn fn,
     if (chunk > most) {
         chunk = most > 1 ? most : 1;
     }
-    int64_t chunks = n > 0 ? (n + chunk - 1) / chunk : 0;
+    cpu_parallel_for_shared(n, chunk, nthreads, fn, arg);
+}
+
+void
+cpu_parallel_for_shared(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
+                        void *arg)
+{
+    if (n <= 0) {
+        return;
+    }
+    if (chunk < 1) {
+        chunk = 1;
+    }
+    int64_t chunks = (n + chunk - 1) / chunk;
     if (nthreads > chunks) {
         nthreads = (int)chunks;
     }
     if (nthreads <= 1) {
-        if (n > 0) {
-            fn(arg, 0, n, 0);
-        }
+        fn(arg, 0, n, 0);
         return;
     }
     for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};

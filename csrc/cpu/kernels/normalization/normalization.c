@@ -245,7 +245,7 @@ norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
     {
         nrows_job j_ = {.x = x, .y = y, .S = S, .eps = eps, .scale = scale,
                         .bias = bias, .per_group = per_group};
-        cpu_parallel_for_dynamic((int64_t)(G), ch, threads_for((uint64_t)(G * S)), nrows_body, &j_);
+        cpu_parallel_for_shared((int64_t)(G), ch, threads_for((uint64_t)(G * S)), nrows_body, &j_);
     }
 }
 
@@ -343,7 +343,7 @@ norm_cols(const float *x, float *y, int64_t G1, int64_t R, int64_t W,
         ncols_job j_ = {.x = x, .y = y, .chunks = chunks, .R = R, .W = W,
                         .eps = eps, .scale = scale, .bias = bias,
                         .per_col = per_col};
-        cpu_parallel_for_dynamic((int64_t)(items), ch, threads_for((uint64_t)(G1 * R * W)), ncols_body, &j_);
+        cpu_parallel_for_shared((int64_t)(items), ch, threads_for((uint64_t)(G1 * R * W)), ncols_body, &j_);
     }
 }
 
@@ -443,14 +443,14 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
         int64_t ch = chunk_of(C);
         {
             bn_rows_job j_ = {.xp = xp, .y = y, .C = C, .m = m, .a = a, .b = b};
-            cpu_parallel_for_dynamic((int64_t)(outer), ch, nt, bn_rows_body, &j_);
+            cpu_parallel_for_shared((int64_t)(outer), ch, nt, bn_rows_body, &j_);
         }
     } else {
         int64_t ch = chunk_of(inner);
         {
             bn_inner_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
                                .m = m, .a = a, .b = b};
-            cpu_parallel_for_dynamic((int64_t)(outer * C), ch, nt, bn_inner_body, &j_);
+            cpu_parallel_for_shared((int64_t)(outer * C), ch, nt, bn_inner_body, &j_);
         }
     }
     output_done(k, yo);
@@ -838,7 +838,7 @@ softmax_long(const float *x, float *y, int64_t G, int64_t n, int nt)
     j.ginv = malloc(sizeof(float) * (size_t)G);
     bool ok = j.pm && j.ps && j.gm && j.ginv;
     if (ok) {
-        cpu_parallel_for_dynamic(items, 1, nt, sm_long_stats_body, &j);
+        cpu_parallel_for_shared(items, 1, nt, sm_long_stats_body, &j);
         for (int64_t g = 0; g < G; g++) {
             const float *pm = j.pm + g * parts;
             const double *ps = j.ps + g * parts;
@@ -858,7 +858,7 @@ softmax_long(const float *x, float *y, int64_t G, int64_t n, int nt)
             j.gm[g] = nan || M == -INFINITY ? NAN : M;
             j.ginv[g] = (float)(1.0 / S);
         }
-        cpu_parallel_for_dynamic(items, 1, nt, sm_long_write_body, &j);
+        cpu_parallel_for_shared(items, 1, nt, sm_long_write_body, &j);
     }
     free(j.pm);
     free(j.ps);
@@ -983,7 +983,7 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
         int64_t ch = chunk_of(C);
         {
             sm_rows_job j_ = {.xp = xp, .y = y, .C = C};
-            cpu_parallel_for_dynamic((int64_t)(outer), ch, nt, sm_rows_body, &j_);
+            cpu_parallel_for_shared((int64_t)(outer), ch, nt, sm_rows_body, &j_);
         }
     } else {
         int64_t chunks = (inner + CW - 1) / CW;
@@ -991,7 +991,7 @@ cpu_softmax(const cpu_call *k, wnn_error *err)
         {
             sm_cols_job j_ = {.xp = xp, .y = y, .C = C, .inner = inner,
                               .chunks = chunks};
-            cpu_parallel_for_dynamic((int64_t)(items), ch, nt, sm_cols_body, &j_);
+            cpu_parallel_for_shared((int64_t)(items), ch, nt, sm_cols_body, &j_);
         }
     }
     output_done(k, yo);
