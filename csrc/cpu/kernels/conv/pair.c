@@ -117,7 +117,6 @@ pw_run(const pw_part *p, const float *x, int64_t np, float *y, int64_t off)
 typedef struct pair_job {
     const geom *gd;          /* the depthwise convolution          */
     const pw_part *e, *p;    /* expansion, projection (or NULL)    */
-    int64_t eH;              /* the expansion's rows per image     */
     const float *x;          /* the expansion's input, or the depthwise
                               * convolution's when there is no expansion */
     const float *wk, *bias;  /* the depthwise filter and bias      */
