@@ -409,31 +409,37 @@ affine_body(void *p, int tid, int nt)
     }
 }
 
+/* The threads for n items in blocks of *chunk (made at least 1), at most
+ * one a block and MAX_HELPERS + 1; with 1 or fewer the caller runs
+ * fn(arg, 0, n, 0) itself.  *chunks: the number of blocks. */
+static int
+loop_threads(int64_t n, int64_t *chunk, int nthreads, int64_t *chunks)
+{
+    if (*chunk < 1) {
+        *chunk = 1;
+    }
+    *chunks = n > 0 ? (n + *chunk - 1) / *chunk : 0;
+    if (nthreads > *chunks) {
+        nthreads = (int)*chunks;
+    }
+    return nthreads > MAX_HELPERS + 1 ? MAX_HELPERS + 1 : nthreads;
+}
+
 void
 cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
                          void *arg)
 {
+    int64_t chunks;
+    nthreads = loop_threads(n, &chunk, nthreads, &chunks);
     if (n <= 0) {
         return;
-    }
-    if (chunk < 1) {
-        chunk = 1;
-    }
-    int64_t chunks = (n + chunk - 1) / chunk;
-    if (nthreads > chunks) {
-        nthreads = (int)chunks;
-    }
-    if (nthreads > MAX_HELPERS + 1) {
-        nthreads = MAX_HELPERS + 1;
     }
     if (nthreads <= 1) {
         fn(arg, 0, n, 0);
         return;
     }
-    if (chunks > (int64_t)UINT32_MAX) { /* one shared counter */
-        for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};
-        atomic_init(&j.next, 0);
-        cpu_parallel(nthreads, shared_body, &j);
+    if (chunks > (int64_t)UINT32_MAX) { /* the runs' spans hold 32 bits */
+        cpu_parallel_for_shared(n, chunk, nthreads, fn, arg);
         return;
     }
     aff_run runs[MAX_HELPERS + 1] __attribute__((aligned(64)));
@@ -475,15 +481,10 @@ void
 cpu_parallel_for_shared(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
                         void *arg)
 {
+    int64_t chunks;
+    nthreads = loop_threads(n, &chunk, nthreads, &chunks);
     if (n <= 0) {
         return;
-    }
-    if (chunk < 1) {
-        chunk = 1;
-    }
-    int64_t chunks = (n + chunk - 1) / chunk;
-    if (nthreads > chunks) {
-        nthreads = (int)chunks;
     }
     if (nthreads <= 1) {
         fn(arg, 0, n, 0);
