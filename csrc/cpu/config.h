@@ -10,7 +10,8 @@
  * Kernel choices are read once per compile (build()) and stored in the
  * compiled graph, so a graph keeps the kernels it was compiled with:
  *   WEBNN_CONV_DIRECT=0    no AVX-512 direct convolution (nor Winograd):
- *                          the portable im2col + BLIS path
+ *                          the portable im2col + BLIS path; and matmul /
+ *                          gemm on BLIS instead of the direct kernel
  *   WEBNN_CONV_WINOGRAD=0  no Winograd for 3x3 filters (direct instead) */
 #ifndef WNN_CPU_CONFIG_H
 #define WNN_CPU_CONFIG_H

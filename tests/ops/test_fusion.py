@@ -161,7 +161,7 @@ def test_conv2d_chains(contexts, conv, dt, epi):
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 @pytest.mark.parametrize("act", sorted(ACTS))
 def test_every_activation(contexts, act, dt):
-    """1x1 nchw (tile epilogue) and a matmul (whole-output epilogue) with a
+    """1x1 nchw and a matmul (both tile epilogues on AVX-512 CPUs) with a
     per-channel add and each activation."""
     rng = np.random.default_rng(7)
     x, w, bias, opts = conv_case(rng, dt, "nchw", 1, 8, 20, 1, 1, 0)

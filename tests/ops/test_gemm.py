@@ -58,13 +58,15 @@ def build(alpha, beta, at, bt, with_c):
     return f
 
 
-def run_case(run, rng, dt, m, k, n, at, bt, cspec, alpha, beta, c_const=False):
+def run_case(run, rng, dt, m, k, n, at, bt, cspec, alpha, beta, c_const=False, b_const=False):
     t = npdt(dt)
     a = rng.uniform(-1, 1, size=(k, m) if at else (m, k)).astype(t)
     b = rng.uniform(-1, 1, size=(n, k) if bt else (k, n)).astype(t)
     c = None if cspec == "none" else rng.uniform(-2, 2, size=c_shape(cspec, m, n)).astype(t)
     inputs = {"a": a, "b": b}
     consts = {}
+    if b_const:
+        consts["b"] = inputs.pop("b")
     if c is not None:
         (consts if c_const else inputs)["c"] = c
     got = run(build(alpha, beta, at, bt, c is not None), inputs, constants=consts)
@@ -122,3 +124,27 @@ def test_special_values(run, dt):
         ref = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
     got = run(lambda bld, a, b, c: bld.gemm(a, b, c=c), {"a": a, "b": b, "c": c})
     check_float(got, ref, dt, (3, 2), what="gemm specials")
+
+
+@pytest.mark.parametrize("path", ["default", "portable"])
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("at,bt", list(itertools.product([False, True], repeat=2)))
+def test_product_kernels(ctx, monkeypatch, path, dt, at, bt):
+    """On AVX-512 CPUs gemm runs on the 1x1 convolution's micro-kernel where
+    a is not transposed, alpha is 1 and c is absent or one row broadcast to
+    every row (beta c is then the kernel's bias), 8 columns wide or more;
+    otherwise, and under 'portable' (WEBNN_CONV_DIRECT=0, read at build), on
+    BLIS.  Both sides of each condition, b a constant or an input."""
+    import functools
+
+    from .conftest import run_graph
+    if path == "portable":
+        monkeypatch.setenv("WEBNN_CONV_DIRECT", "0")
+    run = functools.partial(run_graph, ctx)
+    rng = rng_for("gemm-kernels", dt, at, bt)
+    cases = [("none", None, None), (("N",), None, 0.5), ((1, "N"), 1.0, -2.0), ((), None, None),
+             (("M", "N"), None, 0.25), (("N",), 1.0, 0.0), (("N",), 2.0, 1.0), (("M", 1), None, None)]
+    for i, (cspec, alpha, beta) in enumerate(cases):
+        for m, k, n in [(13, 40, 17), (30, 7, 70), (6, 65, 8)]:
+            run_case(run, rng, dt, m, k, n, at, bt, cspec, alpha, beta,
+                     c_const=bool(i % 2), b_const=bool((i + m) % 2))

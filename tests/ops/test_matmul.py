@@ -139,3 +139,40 @@ def test_output_descriptor(run):
     b = np.ones((5, 3, 6), np.float32)
     got = run(_mm, {"a": a, "b": b})
     check_shape_dtype(got, "float32", (4, 5, 2, 6))
+
+
+@pytest.mark.parametrize("path", ["default", "portable"])
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("mkn", [(1, 768, 64), (5, 3, 8), (6, 5, 9), (13, 40, 17), (24, 7, 16),
+                                 (25, 64, 130), (97, 33, 200), (300, 16, 48), (12, 300, 31)])
+def test_product_kernels(ctx, monkeypatch, path, dt, mkn):
+    """Products 8 columns wide and more take, on AVX-512 CPUs, the 1x1
+    convolution's micro-kernel (6 or 24 rows x up to 64 columns in
+    registers, b packed in 64-column blocks: once for a constant); 'portable'
+    (WEBNN_CONV_DIRECT=0, read at build) takes BLIS, as other CPUs do.  Row
+    counts around the 6 / 12 / 24-row blocks, column tails of 1 to 15 past a
+    multiple of 16, more than one 64-column block; b a constant or an input;
+    a stack of a over a shared b (one tall product) and over a stack of b."""
+    from .conftest import run_graph
+    if path == "portable":
+        monkeypatch.setenv("WEBNN_CONV_DIRECT", "0")
+    rng = rng_for("matmul-kernels", dt, mkn)
+    m, k, n = mkn
+    for sa, sb in [((m, k), (k, n)), ((3, m, k), (k, n)), ((2, m, k), (2, k, n))]:
+        a, b = operands(rng, dt, sa, sb)
+        check(a, b, run_graph(ctx, _mm, {"a": a, "b": b}), dt)
+        check(a, b, run_graph(ctx, _mm, {"a": a}, constants={"b": b}), dt)
+
+
+def test_product_kernel_special_values(ctx):
+    """NaN and +-Inf in a and in a constant b propagate through the direct
+    kernel as through the reference (NaN * 0, Inf * 0, Inf - Inf)."""
+    from .conftest import run_graph
+    rng = rng_for("matmul-kernel-specials")
+    a = rng.uniform(-1, 1, size=(20, 30)).astype(np.float32)
+    b = rng.uniform(-1, 1, size=(30, 40)).astype(np.float32)
+    a[3, 4], a[7, :] = np.nan, 0.0
+    a[9, 2], a[11, 5], a[11, 6] = np.inf, np.inf, -np.inf
+    b[5, 33], b[2, 17] = np.inf, 0.0
+    b[6, :] = 1.0
+    check(a, b, run_graph(ctx, _mm, {"a": a}, constants={"b": b}), "float32")

@@ -234,8 +234,14 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
-    if (q->mode == WNN_MM_ONE) {
-        /* b is shared: all of a's matrices are one tall matrix. */
+    wnn_status st = WNN_OK;
+    if (q->mode == WNN_MM_ONE &&
+        cpu_direct_product(k, A, M * q->batch, K, N, B, N, 1, NULL, C,
+                           t == WNN_FLOAT32 ? k->epi : NULL, &st, err)) {
+        /* b is shared: all of a's matrices are one tall matrix, on the
+         * direct kernel (its packed b kept for a constant) */
+    } else if (q->mode == WNN_MM_ONE) {
+        /* the same on BLIS */
         cpu_sgemm(false, false, M * q->batch, N, K, 1.0f, A, K, B, N, 0.0f,
                   C, N);
     } else {
@@ -253,12 +259,14 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
         }
     }
     if (t == WNN_FLOAT16) {
-        cpu_from_f32(wc, k->out[0], t, wnn_desc_elements(od));
+        if (st == WNN_OK) {
+            cpu_from_f32(wc, k->out[0], t, wnn_desc_elements(od));
+        }
         free(wa);
         free(wb);
         free(wc);
     }
-    return WNN_OK;
+    return st;
 }
 
 /* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C; sizes, scalars
@@ -288,6 +296,36 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
         B = wb;
         C = wc;
     }
+    /* on the direct kernel: A not transposed, alpha 1 and c (when it
+     * counts, beta != 0) a row broadcast to every row: beta c is its bias */
+    bool direct = !q->ta && q->alpha == 1.0f && q->lda == q->K &&
+                  (!q->c || q->beta == 0.0f || q->cs0 == 0);
+    float *bias = NULL;
+    if (direct && q->c && q->beta != 0.0f) {
+        const void *cp = k->in[q->c - 1];
+        bias = malloc((size_t)N * sizeof(float) + 64);
+        if (!bias) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        for (int64_t j = 0; j < N; j++) {
+            float v = t == WNN_FLOAT16
+                          ? wnn_f16_to_f32(((const uint16_t *)cp)[j * q->cs1])
+                          : ((const float *)cp)[j * q->cs1];
+            bias[j] = q->beta * v;
+        }
+    }
+    wnn_status st = WNN_OK;
+    if (direct &&
+        cpu_direct_product(k, A, M, q->K, N, B, q->tb ? 1 : q->ldb,
+                           q->tb ? q->ldb : 1, bias, C,
+                           t == WNN_FLOAT32 ? k->epi : NULL, &st, err)) {
+        free(bias);
+        goto done;
+    }
+    free(bias);
     if (q->c) {
         /* Broadcast c into the output, then accumulate onto it. */
         const void *cp = k->in[q->c - 1];
@@ -302,11 +340,14 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
     }
     cpu_sgemm(q->ta, q->tb, M, N, q->K, q->alpha, A, q->lda, B, q->ldb,
               q->beta, C, N);
+done:
     if (t == WNN_FLOAT16) {
-        cpu_from_f32(wc, k->out[0], t, no);
+        if (st == WNN_OK) {
+            cpu_from_f32(wc, k->out[0], t, no);
+        }
         free(wa);
         free(wb);
         free(wc);
     }
-    return WNN_OK;
+    return st;
 }
