@@ -222,12 +222,12 @@ wnn_status cpu_conv_pair(const cpu_call *ke, const cpu_call *kd,
                          const cpu_call *kp, wnn_error *err);
 
 /* kernels/conv/direct.c: C [m][n] = A [m][kk] (rows kk apart, row-major)
- * times B + bias, B's element (i, j) at b[i sb_k + j sb_n] (input 1 of k,
- * packed once where it is a constant), bias NULL or n floats, the epilogue
- * epi (float32; NULL: none) applied on each block stored (and marked
- * applied): matmul and gemm on the AVX-512 micro-kernel of the 1x1
- * convolution.  Returns false, doing nothing, where that kernel does not
- * run (no AVX-512, WEBNN_CONV_DIRECT=0, fewer than 8 columns); otherwise
+ * times B + bias, B's element (i, j) at b[i sb_k + j sb_n] (input 1 of k, a
+ * constant: packed once), bias NULL or n floats, the epilogue epi (float32;
+ * NULL: none) applied on each block stored (and marked applied): matmul and
+ * gemm on the AVX-512 micro-kernel of the 1x1 convolution.  Returns false,
+ * doing nothing, where that kernel does not run (no AVX-512,
+ * WEBNN_CONV_DIRECT=0, fewer than 8 columns, b not a constant); otherwise
  * true with the status in *st. */
 bool cpu_direct_product(const cpu_call *k, const float *a, int64_t m,
                         int64_t kk, int64_t n, const float *b, int64_t sb_k,

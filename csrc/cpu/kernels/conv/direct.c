@@ -497,11 +497,11 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, const float *wt,
     cpu_parallel_for_dynamic((int64_t)(ngrp * grp * nob), 1, nt, d1x1_body, &j_);
 }
 
-/* matmul and gemm (cpu/blis/gemm.c) on the 1x1 product: measured faster
- * than BLIS at every size tried (2 threads, AVX-512: M x K x N 1024 x 768 x
- * 3072 220 against 197 GFLOP/s with the bias pass; 2048^3 225 against 204;
- * 8 x 768 x 768 0.06 against 0.2 ms, BLIS packing B on every call), and it
- * applies the epilogue while each block is hot. */
+/* matmul and gemm (cpu/blis/gemm.c) with a constant b on the 1x1 product:
+ * measured faster than BLIS at every size tried (2 threads, AVX-512: M x K
+ * x N 1024 x 768 x 3072 220 against 197 GFLOP/s with the bias pass; 2048^3
+ * 225 against 204; 8 x 768 x 768 0.06 against 0.2 ms, BLIS packing b on
+ * every call), and it applies the epilogue while each block is hot. */
 bool
 cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
                    int64_t n, const float *b, int64_t sb_k, int64_t sb_n,
@@ -509,8 +509,12 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
                    wnn_status *st, wnn_error *err)
 {
     geom g = { .G = 1, .direct_ok = k->config->conv_direct };
-    /* fewer than 8 columns would leave most of each 16-lane vector idle */
-    if (!direct_usable(&g) || n < 8 || m < 1 || kk < 1) {
+    /* fewer than 8 columns would leave most of each 16-lane vector idle;
+     * a b that is not a constant would be packed on every call (a fresh
+     * block, page faults and all: 0.73-0.94x BLIS for n x n x n products,
+     * n = 256 to 2048) */
+    if (!direct_usable(&g) || n < 8 || m < 1 || kk < 1 ||
+        !(k->const_in >> 1 & 1)) {
         return false;
     }
     const int64_t s[4] = { sb_n, sb_k, 0, 0 }, OP = (n + 15) / 16 * 16;
