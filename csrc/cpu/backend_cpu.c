@@ -345,8 +345,8 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     }
     for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
         const wnn_output_copy *cp = &g->plan.copies[i];
-        memcpy(out[cp->to_output], out[cp->from_output],
-               wnn_desc_bytes(&g->outputs[cp->to_output].desc));
+        cpu_parallel_copy(out[cp->to_output], out[cp->from_output],
+                          wnn_desc_bytes(&g->outputs[cp->to_output].desc));
     }
     pthread_mutex_unlock(&c->mu);
     return st;
@@ -376,54 +376,13 @@ cpu_tensor_free(wnn_backend *be, void *storage)
     free(storage);
 }
 
-typedef struct copy_job {
-    void *dst;
-    const void *src;
-    uint64_t bytes, chunk;
-    bool nt;
-} copy_job;
-
-static void
-copy_body(void *p, int64_t b, int64_t e, int tid)
-{
-    (void)tid;
-    copy_job *j = p;
-    for (int64_t i = b; i < e; i++) {
-        uint64_t off = (uint64_t)i * j->chunk;
-        size_t len = j->bytes - off < j->chunk ? j->bytes - off : j->chunk;
-        if (j->nt) {
-            cpu_copy_nt((char *)j->dst + off, (const char *)j->src + off, len);
-        } else {
-            memcpy((char *)j->dst + off, (const char *)j->src + off, len);
-        }
-    }
-    if (j->nt) {
-        cpu_nt_fence();
-    }
-}
-
-/* Large copies in and out of tensors use every core (one core does not
- * reach the memory bandwidth). */
-static void
-copy_bytes(void *dst, const void *src, uint64_t bytes)
-{
-    const uint64_t chunk = (uint64_t)1 << 18;
-    if (bytes < 4 * chunk) {
-        memcpy(dst, src, bytes);
-        return;
-    }
-    int64_t n = (int64_t)((bytes + chunk - 1) / chunk);
-    copy_job j = {dst, src, bytes, chunk, bytes >= cpu_nt_bytes()};
-    cpu_parallel_stream(n, 2 * chunk, cpu_num_threads(), copy_body, &j);
-}
-
 static wnn_status
 cpu_tensor_write(wnn_backend *be, void *storage, const void *src,
                  uint64_t bytes, wnn_error *err)
 {
     (void)be;
     (void)err;
-    copy_bytes(storage, src, bytes);
+    cpu_parallel_copy(storage, src, bytes);
     return WNN_OK;
 }
 
@@ -433,7 +392,7 @@ cpu_tensor_read(wnn_backend *be, const void *storage, void *dst,
 {
     (void)be;
     (void)err;
-    copy_bytes(dst, storage, bytes);
+    cpu_parallel_copy(dst, storage, bytes);
     return WNN_OK;
 }
 

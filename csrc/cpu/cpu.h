@@ -155,6 +155,10 @@ void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
  * machines) */
 void cpu_parallel_for_shared(int64_t n, int64_t chunk, int nthreads,
                              cpu_for_fn fn, void *arg);
+/* memcpy on every thread (one core does not reach the memory bandwidth)
+ * from 1 MiB, with streaming stores from cpu_nt_bytes(): tensor reads and
+ * writes, identity, duplicated graph outputs */
+void cpu_parallel_copy(void *dst, const void *src, uint64_t bytes);
 /* n items of about item_bytes of memory each, in shared-counter chunks of
  * about 1 MiB (pool.c: the schedule of the passes over memory) */
 void cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads,

@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -495,3 +496,41 @@ cpu_parallel_for_shared(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
     cpu_parallel(nthreads, shared_body, &j);
 }
 
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    uint64_t bytes, chunk;
+    bool nt;
+} copy_job;
+
+static void
+copy_body(void *p, int64_t b, int64_t e, int tid)
+{
+    (void)tid;
+    copy_job *j = p;
+    for (int64_t i = b; i < e; i++) {
+        uint64_t off = (uint64_t)i * j->chunk;
+        size_t len = j->bytes - off < j->chunk ? j->bytes - off : j->chunk;
+        if (j->nt) {
+            cpu_copy_nt((char *)j->dst + off, (const char *)j->src + off, len);
+        } else {
+            memcpy((char *)j->dst + off, (const char *)j->src + off, len);
+        }
+    }
+    if (j->nt) {
+        cpu_nt_fence();
+    }
+}
+
+void
+cpu_parallel_copy(void *dst, const void *src, uint64_t bytes)
+{
+    const uint64_t chunk = (uint64_t)1 << 18;
+    if (bytes < 4 * chunk) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    int64_t n = (int64_t)((bytes + chunk - 1) / chunk);
+    copy_job j = {dst, src, bytes, chunk, bytes >= cpu_nt_bytes()};
+    cpu_parallel_stream(n, 2 * chunk, cpu_num_threads(), copy_body, &j);
+}

@@ -98,3 +98,26 @@ def test_conv1x1_large_streaming(out_channels, clamp):
         want = np.clip(want, -1.0, 1.5)
     np.testing.assert_allclose(got.reshape(-1, O), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[:, :4], run(np.ascontiguousarray(x[:, :4])))
+
+
+def test_identity_and_duplicated_outputs_large(data):
+    """identity and a graph output named twice copy on every thread from
+    1 MiB (cpu_parallel_copy), with streaming stores from 16 MiB: the same
+    bits, at sizes on both sides of each threshold and unaligned lengths."""
+    a, _ = data
+    ctx = webnn.ml.create_context(device_type="cpu")
+    for n in (1000, (1 << 18) + 3, (1 << 20) + 5, N):
+        x = a[:n]
+        bl = webnn.MLGraphBuilder(ctx)
+        y = bl.identity(bl.input("x", _f32([n])))
+        g = bl.build({"y": y, "z": y})
+        got = ctx.compute(g, {"x": x})
+        np.testing.assert_array_equal(got["y"], x)
+        np.testing.assert_array_equal(got["z"], x)
+        tx = ctx.create_tensor(_f32([n], writable=True))
+        ty = ctx.create_tensor(_f32([n], readable=True))
+        tz = ctx.create_tensor(_f32([n], readable=True))
+        ctx.write_tensor(tx, x)
+        ctx.dispatch(g, {"x": tx}, {"y": ty, "z": tz})
+        np.testing.assert_array_equal(ctx.read_tensor(ty), x)
+        np.testing.assert_array_equal(ctx.read_tensor(tz), x)

@@ -1002,7 +1002,7 @@ cpu_copy(const cpu_call *k, wnn_error *err)
 {
     (void)err;
     if (k->out[0] != k->in[0]) {
-        memcpy(k->out[0], k->in[0], wnn_desc_bytes(&k->out_desc[0]));
+        cpu_parallel_copy(k->out[0], k->in[0], wnn_desc_bytes(&k->out_desc[0]));
     }
     return WNN_OK;
 }
