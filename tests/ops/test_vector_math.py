@@ -141,6 +141,24 @@ def test_dense_grid(run, op):
     check_op(run, op, x)
 
 
+@pytest.mark.parametrize("op", ["exp", "sigmoid"])
+def test_operator_equals_fused_chain(run, op):
+    """exp and sigmoid alone run an AVX-512 intrinsics loop where the CPU
+    has it (elementwise.c: 2^n by vscalefps); inside a fused element-wise
+    chain (chain.c) or a conv / matmul epilogue they run vmath.h's portable
+    code.  The same reduction, polynomial and roundings: the same bits, on
+    the dense grid of bit patterns (NaN as NaN)."""
+    bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+
+    def build(b, x):
+        one = b.constant({"dataType": "float32", "shape": [1]}, np.ones(1, np.float32))
+        return {"alone": getattr(b, op)(x), "chain": getattr(b, op)(b.mul(x, one))}
+
+    got = run(build, {"x": x})
+    np.testing.assert_array_equal(got["alone"], got["chain"])
+
+
 # ---- softmax: rows longer than a cache-sized part (two passes, split) -----
 SM_PART = 32768
 
