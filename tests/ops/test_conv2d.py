@@ -215,6 +215,12 @@ LARGE = {
     "1x1_one_pixel": (1, 512, 1, 1, 2048, 1, 1, None, None, None, None, True),
     "1x1_gemm": (2, 32, 20, 21, 40, 1, 1, None, None, None, None, True),
     "gemm_one_pixel": (1, 7, 7, 7, 4096, 7, 7, None, None, None, None, True),
+    # the nhwc 1x1 product's two task orders (direct.c, direct_1x1): chunk
+    # by chunk for a small image (each thread its own pixels), groups of
+    # chunks for a larger one or weights beyond 1 MiB
+    "1x1_14x14_by_chunks": (1, 64, 14, 14, 384, 1, 1, None, None, None, None, True),
+    "1x1_chunk_groups": (2, 160, 24, 30, 80, 1, 1, None, None, None, None, True),
+    "1x1_big_weights": (1, 600, 7, 7, 500, 1, 1, None, None, None, None, False),
 }
 
 
