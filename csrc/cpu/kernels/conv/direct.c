@@ -50,10 +50,14 @@
                 }                                                              \
             }                                                                  \
         }                                                                      \
-        for (int p = 0; p < PB; p++) {                                         \
-            float *yp = y + p * ys;                                            \
-            const float *rp = res ? res + p * ys : NULL;                       \
-            if (nvalid >= 16 * NV) {                                           \
+        /* the epilogue, unrolled: the accumulators stay in registers (a   \
+         * loop over p kept them on the stack, stored and reloaded: with 16 \
+         * input channels a quarter of the kernel's time went there) */    \
+        if (nvalid >= 16 * NV) {                                               \
+            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
+            {                                                                  \
+                float *yp = y + p * ys;                                        \
+                const float *rp = res ? res + p * ys : NULL;                   \
                 _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
                 {                                                              \
                     __m512 v = (__m512)acc[p][j];                              \
@@ -71,9 +75,15 @@
                         _mm512_storeu_ps(yp + 16 * j, v);                      \
                     }                                                          \
                 }                                                              \
-            } else {                                                           \
+            }                                                                  \
+        } else {                                                               \
+            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
+            {                                                                  \
+                float *yp = y + p * ys;                                        \
+                const float *rp = res ? res + p * ys : NULL;                   \
                 float t[16 * NV];                                              \
-                for (int j = 0; j < NV; j++) {                                 \
+                _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
+                {                                                              \
                     *(v16 *)(t + 16 * j) = acc[p][j];                          \
                 }                                                              \
                 for (int64_t i = 0; i < nvalid; i++) {                         \
