@@ -76,27 +76,27 @@
                     }                                                          \
                 }                                                              \
             }                                                                  \
-        } else {                                                               \
+        } else { /* a partial block: the last vector through a lane mask */   \
             _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
             {                                                                  \
                 float *yp = y + p * ys;                                        \
                 const float *rp = res ? res + p * ys : NULL;                   \
-                float t[16 * NV];                                              \
                 _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
                 {                                                              \
-                    *(v16 *)(t + 16 * j) = acc[p][j];                          \
-                }                                                              \
-                for (int64_t i = 0; i < nvalid; i++) {                         \
-                    float v = t[i];                                            \
+                    int64_t rem = nvalid - 16 * j;                             \
+                    __mmask16 m = rem >= 16 ? (__mmask16)0xffff                \
+                                  : rem > 0 ? (__mmask16)((1u << rem) - 1)     \
+                                            : (__mmask16)0;                    \
+                    __m512 v = (__m512)acc[p][j];                              \
                     if (rp) {                                                  \
-                        v = v + rp[i];                                         \
+                        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rp + 16 * j)); \
                     }                                                          \
                     if (cl) {                                                  \
-                        v = v < cl[0] ? cl[0] : v;                             \
-                        v = v > cl[1] ? cl[1] : v;                             \
-                        v = v + cl[2];                                         \
+                        v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);           \
+                        v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);           \
+                        v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));           \
                     }                                                          \
-                    yp[i] = v;                                                 \
+                    _mm512_mask_storeu_ps(yp + 16 * j, m, v);                  \
                 }                                                              \
             }                                                                  \
         }                                                                      \
