@@ -178,16 +178,19 @@ cpu_conv_pair(const cpu_call *ke, const cpu_call *kd, const cpu_call *kp,
               wnn_error *err)
 {
     const wnn_conv2d_options *od = kd->options;
-    geom ge, gd, gp;
+    geom ge = { 0 }, gd = { 0 }, gp = { 0 };
     geom_from(&gd, &kd->lowered->u.conv);
     gd.epi = kd->epi;
+    gd.direct_ok = kd->config->conv_direct;
     if (ke) {
         geom_from(&ge, &ke->lowered->u.conv);
         ge.epi = ke->epi;
+        ge.direct_ok = ke->config->conv_direct;
     }
     if (kp) {
         geom_from(&gp, &kp->lowered->u.conv);
         gp.epi = kp->epi;
+        gp.direct_ok = kp->config->conv_direct;
     }
     const int64_t E = gd.C, W = gd.W;
     pw_part pe, pp;
