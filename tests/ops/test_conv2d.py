@@ -221,6 +221,8 @@ LARGE = {
     "1x1_14x14_by_chunks": (1, 64, 14, 14, 384, 1, 1, None, None, None, None, True),
     "1x1_chunk_groups": (2, 160, 24, 30, 80, 1, 1, None, None, None, None, True),
     "1x1_big_weights": (1, 600, 7, 7, 500, 1, 1, None, None, None, None, False),
+    # exactly 24 output channels: 16 + 8 lanes, 12-pixel blocks and a tail
+    "1x1_24_channels": (1, 40, 9, 11, 24, 1, 1, None, None, None, None, True),
 }
 
 

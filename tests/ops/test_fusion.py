@@ -110,6 +110,8 @@ CONVS = {
     "dw_s2_nchw": ("nchw", 12, 12, 12, 3, 2, 1),
     "grouped_nchw": ("nchw", 2, 8, 6, 3, 1, 1),
     "1x1_nhwc": ("nhwc", 1, 8, 20, 1, 1, 0),
+    # exactly 24 output channels: the 16 + 8 lane micro-kernel (direct.c)
+    "1x1_24_nhwc": ("nhwc", 1, 40, 24, 1, 1, 0),
     "3x3_nhwc": ("nhwc", 1, 8, 24, 3, 1, 1),
     "winograd_nhwc": ("nhwc", 1, 16, 32, 3, 1, 1),
     "dw_nhwc": ("nhwc", 12, 12, 12, 3, 1, 1),

@@ -123,6 +123,71 @@ const direct_fn conv_direct_fns[5][7] = {
     { NULL, direct_4_1, direct_4_2, direct_4_3, direct_4_4, direct_4_5, direct_4_6 },
 };
 
+/* 24 output channels (MobileNetV2's 56 x 56 projections): per pixel a
+ * vector of 16 accumulators and one of 8 (a 256-bit half), so that no lane
+ * computes a padding channel (two 16-lane vectors wasted a quarter of the
+ * multiply-adds; on CPUs that split 512-bit operations in two, as Zen 4
+ * does, the 8-lane one costs half).  The 1x1 product only (no taps, no
+ * bias_p), nvalid 24, no streaming stores; the same sums in the same order
+ * as direct_2_PB's first 24 lanes. */
+#define DIRECT_BLOCK24(PB)                                                     \
+    DIRECT static void direct_24_##PB(                                         \
+        const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
+        int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
+        const float *bias, const float *bias_p, float *y, int64_t ys,          \
+        int64_t nvalid, const float *res, const float *cl, int nt)             \
+    {                                                                          \
+        (void)rs, (void)cs, (void)nkh, (void)nkw, (void)KW, (void)bias_p;      \
+        (void)nvalid, (void)nt;                                                \
+        __m512 a[PB];                                                          \
+        __m256 h[PB];                                                          \
+        _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                   \
+        {                                                                      \
+            a[p] = _mm512_loadu_ps(bias);                                      \
+            h[p] = _mm256_loadu_ps(bias + 16);                                 \
+        }                                                                      \
+        for (int64_t c = 0; c < C; c++) {                                      \
+            const __m512 w0 = _mm512_loadu_ps(w + c * OP);                     \
+            const __m256 w1 = _mm256_loadu_ps(w + c * OP + 16);                \
+            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
+            {                                                                  \
+                const __m512 xb = _mm512_set1_ps(x0[p * ps + c]);              \
+                a[p] = _mm512_fmadd_ps(xb, w0, a[p]);                          \
+                h[p] = _mm256_fmadd_ps(_mm512_castps512_ps256(xb), w1, h[p]);  \
+            }                                                                  \
+        }                                                                      \
+        _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                   \
+        {                                                                      \
+            float *yp = y + p * ys;                                            \
+            __m512 v = a[p];                                                   \
+            __m256 u = h[p];                                                   \
+            if (res) {                                                         \
+                v = _mm512_add_ps(v, _mm512_loadu_ps(res + p * ys));           \
+                u = _mm256_add_ps(u, _mm256_loadu_ps(res + p * ys + 16));      \
+            }                                                                  \
+            if (cl) {                                                          \
+                v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);                   \
+                v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);                   \
+                v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));                   \
+                u = _mm256_max_ps(_mm256_set1_ps(cl[0]), u);                   \
+                u = _mm256_min_ps(_mm256_set1_ps(cl[1]), u);                   \
+                u = _mm256_add_ps(u, _mm256_set1_ps(cl[2]));                   \
+            }                                                                  \
+            _mm512_storeu_ps(yp, v);                                           \
+            _mm256_storeu_ps(yp + 16, u);                                      \
+        }                                                                      \
+    }
+DIRECT_BLOCK24(1)
+DIRECT_BLOCK24(2)
+DIRECT_BLOCK24(3)
+DIRECT_BLOCK24(4)
+DIRECT_BLOCK24(5)
+DIRECT_BLOCK24(6)
+DIRECT_BLOCK24(12)
+static const direct_fn direct_24_fns[7] = {
+    NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4, direct_24_5, direct_24_6,
+};
+
 /* dst (16 x 16, rows ldd apart) = src (16 x 16, rows lds apart)^T: four
  * rounds of swapping the off-diagonal blocks of size 8, 4, 2, 1. */
 HOT static void
@@ -318,8 +383,10 @@ conv_1x1_span(const float *x, int64_t C, int64_t p0, int64_t p1,
     int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
     /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
     int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
+    /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
+    const bool w24 = nv == 2 && nvalid == 24 && !nt;
     for (; tall && p + tall <= p1; p += tall) {
-        (nv == 1 ? direct_1_24 : direct_2_12)(
+        (w24 ? direct_24_12 : nv == 1 ? direct_1_24 : direct_2_12)(
             x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
             y + p * O + o0, O, nvalid, res ? res + p * O + o0 : NULL, cl, nt);
         for (int64_t q = p; epi && q < p + tall; q++) {
@@ -328,7 +395,8 @@ conv_1x1_span(const float *x, int64_t C, int64_t p0, int64_t p1,
     }
     for (; p < p1; p += DIRECT_PB) {
         int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
-        direct_fns[nv][pb](x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
+        (w24 ? direct_24_fns : direct_fns[nv])[pb](
+                           x + p * C, C, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
                            bp + o0, NULL, y + p * O + o0, O, nvalid,
                            res ? res + p * O + o0 : NULL, cl, nt);
         for (int64_t q = p; epi && q < p + pb; q++) {
