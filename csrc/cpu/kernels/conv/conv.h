@@ -8,7 +8,9 @@
  *   depthwise  groups == input channels, one input channel per group (any
  *              channel multiplier): direct kernels, vectorised along the
  *              width on a zero-padded copy of each plane (nchw) or along
- *              the channels with the 3x3 weights in registers (nhwc).
+ *              the channels with the 3x3 weights in registers (nhwc; the
+ *              interior columns with AVX-512 intrinsics where the CPU has
+ *              it).
  *   winograd   3x3 filters, strides and dilations 1, groups 1, >= 16
  *              channels in and out, on a CPU with AVX-512: Winograd
  *              F(2x2, 3x3) (16 products per 2 x 2 outputs instead of 36),
@@ -16,8 +18,9 @@
  *              infinities, NaN or huge values take the direct kernel.
  *   direct     groups 1 on a CPU with AVX-512: a register-blocked
  *              micro-kernel (6 x 4 vectors of accumulators; a broadcast
- *              value times 4 vectors per step) with no im2col and no
- *              packing.  nhwc: 6 output pixels x 64 output channels, any
+ *              value times 4 vectors per step; 24 x 1, 12 x 2 for 16 and
+ *              32 channels, 12 x (16 + 8 lanes) for exactly 24) with no
+ *              im2col and no packing.  nhwc: 6 output pixels x 64 output channels, any
  *              filter size, strides, dilations, padding (the border pixels
  *              take only their valid taps).  nchw 1x1 with strides 1 and no
  *              padding: the product W (O x C) X (C x HW), 6 output channels
