@@ -13,7 +13,7 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 3
+#define WNN_BACKEND_API_VERSION 4
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -35,6 +35,10 @@ enum {
      * chain, band of rows by band of rows, its result never stored whole
      * (compiler/fuse.h, wnn_epilogue.into) */
     WNN_FUSE_CONV_PAIR = 1u << 3,
+    /* an epilogue chain may hold a float32 batchNormalization over the
+     * producer's channel axis right after the producer: producer -> [bn]
+     * -> [add] -> [activation] (compiler/fuse.h, wnn_epilogue.bn) */
+    WNN_FUSE_BN = 1u << 4,
 };
 
 typedef struct wnn_backend wnn_backend;

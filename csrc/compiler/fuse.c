@@ -148,6 +148,28 @@ conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
          : depthwise3(&pa) && pointwise(&pb) ? 2 : 0;
 }
 
+/* a batchNormalization that an epilogue chain may hold (WNN_FUSE_BN): it
+ * reads `t`, the producer's float32 result, over the producer's channel
+ * axis; mean, variance, scale and bias are float32 [C] */
+static bool
+bn_fusable(const wnn_ir *ir, const wnn_node *n, uint32_t t,
+           const wnn_desc *od, uint32_t axis)
+{
+    if (n->op != WNN_OP_BATCH_NORMALIZATION || n->n_out != 1 ||
+        n->n_in < 3 || n->in[0] != t || od->dtype != WNN_FLOAT32 ||
+        ((const wnn_batch_normalization_options *)n->options)->axis != axis) {
+        return false;
+    }
+    for (uint32_t j = 1; j < n->n_in; j++) {
+        const wnn_desc *d = &ir->operands[n->in[j]].desc;
+        if (d->dtype != WNN_FLOAT32 || d->rank != 1 ||
+            d->shape[0] != od->shape[axis]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 wnn_status
 wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                 wnn_error *err)
@@ -214,7 +236,20 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         if (f->chain_of[next]) {
             continue;
         }
-        if (nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
+        if ((kinds & WNN_FUSE_BN) &&
+            bn_fusable(ir, nn, t, od, e.channel_axis)) {
+            e.bn = next + 1;
+            e.last = next;
+            e.result = nn->out[0];
+            t = e.result;
+            if (SOLE(t) && !f->chain_of[consumer[t]]) {
+                next = consumer[t];
+                nn = &ir->nodes[next];
+            } else {
+                nn = NULL;
+            }
+        }
+        if (nn && nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
             wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
             uint32_t other = nn->in[0] == t ? nn->in[1] : nn->in[0];
             const wnn_desc *ad = &ir->operands[other].desc;
@@ -254,6 +289,9 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         uint32_t k = f->n_chains++;
         f->chains[k] = e;
         f->chain_of[id] = k + 1;
+        if (e.bn) {
+            f->chain_of[e.bn - 1] = k + 1;
+        }
         if (e.add != WNN_NO_NODE) {
             f->chain_of[e.add] = k + 1;
         }

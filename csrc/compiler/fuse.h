@@ -37,7 +37,17 @@
  * pair and the second of one at most, and a projection is not also an
  * expansion, so linked pairs run at most expansion -> depthwise ->
  * projection.  The plan keeps a chain's inputs alive to the end of the
- * last chain it runs inside. */
+ * last chain it runs inside.
+ *
+ * Batch normalization (WNN_FUSE_BN): for a backend that declares it, a
+ * float32 batchNormalization over the producer's channel axis (mean,
+ * variance, scale, bias float32 [C]) that is the sole reader of the
+ * producer's result joins the chain right after the producer:
+ * producer -> [bn] -> [add] -> [activation] (wnn_epilogue.bn).  The CPU
+ * computes it on each tile as its batchNormalization kernel does (the same
+ * double-precision expression per element), so the results stay equal to
+ * the unfused graph's; conv2d -> batchNormalization -> relu is how ONNX
+ * exports of ResNet, ShuffleNet and DenseNet arrive. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"

@@ -135,6 +135,9 @@ typedef struct wnn_epilogue {
      * depthwise 3x3 -> 1x1 convolutions), 0 if none; a backend may run
      * this chain inside that one, at its last node (compiler/fuse.h) */
     uint32_t into;
+    /* WNN_FUSE_BN: node id + 1 of a batchNormalization over channel_axis
+     * that reads the producer's result (before the add), 0 if none */
+    uint32_t bn;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

@@ -2,6 +2,7 @@
  * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
  * (graph tensor, constant copy, scratch arena) once; execute() only fills in
  * the graph's tensors and calls each node's kernel in order. */
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ struct cpu_node {
     uint32_t result;         /* operand the kernel writes (out[0])         */
     uint32_t addend;         /* operand id of the epilogue's addend        */
     cpu_epi epi;
+    /* a batchNormalization in the chain (WNN_FUSE_BN): its node, and its
+     * coefficients (3 C doubles, remade per dispatch from its operands) */
+    const wnn_node *bn_node;
+    double *bn_coef;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
     /* conv pairs (kernels/conv/pair.c): the expansion run inside this
@@ -79,6 +84,7 @@ cpu_compiled_free(wnn_backend *be, void *p)
             free(c->nodes[i].prep.slot[s]);
         }
         free(c->nodes[i].chain_ptrs);
+        free(c->nodes[i].bn_coef);
         free(c->nodes[i].in);
         free(c->nodes[i].out);
         free(c->nodes[i].in_desc);
@@ -193,6 +199,14 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                 wnn_scalar_params_of(act->op, act->options,
                                      cn->out_desc[0].dtype, &cn->epi.pr);
             }
+            if (chain->bn) {
+                cn->bn_node = &ir->nodes[chain->bn - 1];
+                cn->bn_coef = malloc(3 * sizeof(double) *
+                                     (cn->out_desc[0].shape[chain->channel_axis] + 1));
+                if (!cn->bn_coef) {
+                    goto oom;
+                }
+            }
         }
         uint32_t const_in = 0;
         for (uint32_t j = 0; j < node->n_in && j < 32; j++) {
@@ -279,6 +293,33 @@ resolve(const wnn_graph *g, cpu_compiled *c, uint32_t id, void *const *in,
     }
 }
 
+/* a fused batchNormalization's coefficients for this dispatch, as
+ * cpu_batch_normalization makes them: m = mean, a = scale / sqrt(variance
+ * + epsilon), b = bias (all float32 [C], fuse.c) */
+static void
+bn_coefficients(const wnn_graph *g, cpu_compiled *c, cpu_node *cn,
+                void *const *in, void *const *out)
+{
+    const wnn_node *n = cn->bn_node;
+    const wnn_batch_normalization_options *o = n->options;
+    const int64_t C = g->ir->operands[n->in[1]].desc.shape[0];
+    const float *mean = resolve(g, c, n->in[1], in, out);
+    const float *var = resolve(g, c, n->in[2], in, out);
+    const float *scale = o->scale ? resolve(g, c, n->in[o->scale - 1], in, out)
+                                  : NULL;
+    const float *bias = o->bias ? resolve(g, c, n->in[o->bias - 1], in, out)
+                                : NULL;
+    double *m = cn->bn_coef, *a = m + C, *b = m + 2 * C;
+    for (int64_t i = 0; i < C; i++) {
+        m[i] = mean[i];
+        a[i] = (scale ? (double)scale[i] : 1.0) /
+               sqrt((double)var[i] + o->epsilon);
+        b[i] = bias ? (double)bias[i] : 0.0;
+    }
+    cn->epi.bn = m;
+    cn->epi.bn_c = C;
+}
+
 /* a node's operand addresses for this dispatch */
 static void
 bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
@@ -297,6 +338,9 @@ bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
                              ? resolve(g, c, cn->addend, in, out)
                              : NULL;
         cn->epi.applied = false;
+        if (cn->bn_node) {
+            bn_coefficients(g, c, cn, in, out);
+        }
     }
 }
 
@@ -473,7 +517,9 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     /* conv2d / convTranspose2d / matmul / gemm -> [add] -> [activation]
      * chains run as one kernel with its epilogue (epilogue.c); runs of
      * element-wise operators in one pass (chain.c) */
-    be->fuses = cpu_config_fusion() ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE : 0;
+    be->fuses = cpu_config_fusion()
+                    ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE | WNN_FUSE_BN
+                    : 0;
     /* and a 1x1 expansion with the depthwise convolution that reads it,
      * band of rows by band of rows (kernels/conv/pair.c) */
     if (be->fuses && cpu_config_conv_pairs()) {

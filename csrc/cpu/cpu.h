@@ -21,8 +21,22 @@ typedef struct cpu_epi {
     uint32_t channel_axis;      /* of the output, for a per-channel add   */
     wnn_dtype dtype;            /* the chain's data type                  */
     const void *addend;         /* per dispatch                           */
+    /* a batchNormalization right after the producer (WNN_FUSE_BN), before
+     * the add: NULL, or m[C], a[C], b[C] (per dispatch, from its mean,
+     * variance, scale, bias and epsilon as its kernel makes them): y =
+     * (float)(((double)y - m) * a + b) per channel, as the kernel does */
+    const double *bn;
+    int64_t bn_c;               /* C, the channels                        */
     bool applied;               /* set by a kernel that applied it itself */
 } cpu_epi;
+
+/* the epilogue depends on the channel of each element (a per-channel add
+ * or a batchNormalization): cpu_epi_tile needs the channel of the tile */
+static inline bool
+cpu_epi_per_channel(const cpu_epi *e)
+{
+    return e->add_kind == WNN_EPI_ADD_CHANNEL || e->bn;
+}
 
 /* Data a kernel prepares from constant inputs once and keeps for the
  * graph's life (packed or transformed filters): one slot per kind, made at

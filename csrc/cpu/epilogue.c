@@ -1,6 +1,7 @@
 /* epilogue.c -- the fused epilogues of the CPU backend (cpu.h, cpu_epi):
- * y = act(y + addend) on a producer's output, as compiler/fuse.c's chains
- * producer -> [add] -> [activation] say.  The results equal the unfused
+ * y = act(bn(y) + addend) on a producer's output, as compiler/fuse.c's
+ * chains producer -> [batchNormalization] -> [add] -> [activation] say (the
+ * normalization as its kernel computes it, in double per element).  The results equal the unfused
  * operators' exactly: the same float32 add, then the activation's own loop
  * (elementwise.c); float16 chains round after the add and after the
  * activation, as the separate operators do.
@@ -17,6 +18,21 @@ CPU_HOT static void
 epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
         int chstep, bool add, bool act)
 {
+    if (add && e->bn) { /* cpu_batch_normalization's expression */
+        const int64_t C = e->bn_c;
+        const double *m = e->bn, *a = e->bn + C, *b = e->bn + 2 * C;
+        if (chstep == 0) {
+            const double mc = m[ch], ac = a[ch], bc = b[ch];
+            for (int64_t i = 0; i < n; i++) {
+                y[i] = (float)(((double)y[i] - mc) * ac + bc);
+            }
+        } else {
+            m += ch, a += ch, b += ch;
+            for (int64_t i = 0; i < n; i++) {
+                y[i] = (float)(((double)y[i] - m[i]) * a[i] + b[i]);
+            }
+        }
+    }
     if (add && e->add_kind == WNN_EPI_ADD_RESIDUAL) {
         const float *a = (const float *)e->addend + off;
         for (int64_t i = 0; i < n; i++) {
@@ -80,7 +96,7 @@ typedef struct epi_job {
     for (int64_t off = (b); off < (end);) {                                    \
         int64_t len = (end) - off, ch = 0;                                     \
         int chstep = 0;                                                        \
-        if ((j)->e->add_kind == WNN_EPI_ADD_CHANNEL) {                         \
+        if (cpu_epi_per_channel((j)->e)) {                                     \
             if ((j)->inner == 1) {                                             \
                 ch = off % (j)->C;                                             \
                 chstep = 1;                                                    \
@@ -145,7 +161,7 @@ cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d)
 {
     epi_job j = { .e = e, .y = y, .total = (int64_t)wnn_desc_elements(d),
                   .inner = 1, .C = 1 };
-    if (e->add_kind == WNN_EPI_ADD_CHANNEL) {
+    if (cpu_epi_per_channel(e)) {
         j.C = d->shape[e->channel_axis];
         for (uint32_t i = e->channel_axis + 1; i < d->rank; i++) {
             j.inner *= d->shape[i];

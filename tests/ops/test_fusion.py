@@ -1,5 +1,6 @@
 """Fused epilogues on the CPU (compiler/fuse.c, cpu/epilogue.c): every chain
-producer -> [add] -> [activation] that the pipeline fuses gives exactly the
+producer -> [batchNormalization] -> [add] -> [activation] that the pipeline
+fuses gives exactly the
 results of the same graph run operator by operator (a context created with
 WEBNN_CPU_FUSION=0), on random data and on edge values (NaN, +-Inf, values
 on and beyond the clamp bounds), for every producer path (1x1 / 3x3 / strided
@@ -593,3 +594,180 @@ def test_conv_pair_switch(pair_contexts):
     ops = {k: b.input(k, {"dataType": "float32", "shape": list(v.shape)}) for k, v in inputs.items()}
     s = b.build({"y": _pair(b, ops, p)}).summary()
     assert s.fuses and s.fused_groups == [["conv2d", "clamp"], ["conv2d", "clamp"]]
+
+
+# ---- batchNormalization in the chain (WNN_FUSE_BN) -------------------------
+def bn_params(rng, c, with_scale=True, with_bias=True):
+    """mean, variance (positive, one tiny: 1 / sqrt(var + eps) large), scale
+    and bias of c channels, float32; scale and bias may be left out"""
+    mean = (rng.standard_normal(c) * 2).astype(np.float32)
+    var = (rng.random(c) * 3 + 0.05).astype(np.float32)
+    var[0] = 1e-7
+    scale = rng.standard_normal(c).astype(np.float32) if with_scale else None
+    bias = rng.standard_normal(c).astype(np.float32) if with_bias else None
+    return mean, var, scale, bias
+
+
+def bn_apply(b, y, p, axis):
+    mean, var, scale, bias = p
+    opts = {"axis": axis, "epsilon": 1e-3}
+    if scale is not None:
+        opts["scale"] = b.constant(scale)
+    if bias is not None:
+        opts["bias"] = b.constant(bias)
+    return b.batch_normalization(y, b.constant(mean), b.constant(var), **opts)
+
+
+BN_TAILS = ["bn", "bn_relu", "bn_add_relu", "bn_clamp", "bn_chan_hard_swish", "bn_plain"]
+
+
+@pytest.mark.parametrize("conv", ["1x1_nchw", "3x3_nchw", "1x1_nhwc", "1x1_24_nhwc", "3x3_nhwc",
+                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc"])
+@pytest.mark.parametrize("tail", BN_TAILS)
+def test_batch_norm_chains(contexts, conv, tail):
+    """conv2d -> batchNormalization (over the channel axis) -> [add] ->
+    [activation] runs as one chain, the normalization on each tile as its
+    own kernel computes it (double precision per element): the same bits as
+    the unfused graph, on edge values; 'plain': no scale, no bias."""
+    rng = np.random.default_rng(zlib.crc32(f"bn-{conv}-{tail}".encode()))
+    layout, groups, cin, cout, k, stride, pad = CONVS[conv]
+    x, w, bias, opts = conv_case(rng, "float32", layout, groups, cin, cout, k, stride, pad)
+    ys = out_shape(x, opts, cout, k)
+    axis = 1 if layout == "nchw" else 3
+    p = bn_params(rng, cout, tail != "bn_plain", tail != "bn_plain")
+    inputs = {"x": x}
+    if "add" in tail:
+        inputs["r"] = edge_values(rng, ys, "float32")
+    if "chan" in tail:
+        inputs["c"] = edge_values(rng, (cout, 1, 1) if layout == "nchw" else (cout,), "float32")
+
+    def make(b, ops):
+        y = bn_apply(b, b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts), p, axis)
+        if "r" in ops:
+            y = b.add(y, ops["r"])
+        if "c" in ops:
+            y = b.add(y, ops["c"])
+        if tail.endswith("relu"):
+            y = b.relu(y)
+        elif tail.endswith("clamp"):
+            y = b.clamp(y, **ACTS["clamp"])
+        elif tail.endswith("hard_swish"):
+            y = b.hard_swish(y)
+        return y
+
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert len(summary.fused_groups) == 1 and "batchNormalization" in summary.fused_groups[0], summary
+    assert_same(fused, plain)
+
+
+def test_batch_norm_after_matmul_and_pairs(contexts, pair_contexts):
+    """matmul -> batchNormalization over the last axis -> relu; and an
+    inverted residual block with a normalization after each convolution
+    (the conv pairs run the chains with it): fused equals unfused."""
+    rng = np.random.default_rng(21)
+    a = edge_values(rng, (37, 24), "float32")
+    wm = (rng.standard_normal((24, 40)) * 0.3).astype(np.float32)
+    p = bn_params(rng, 40)
+
+    def make(b, ops):
+        return b.relu(bn_apply(b, b.matmul(ops["a"], b.constant(wm)), p, 1))
+
+    fused, plain, summary = run_both(contexts, make, {"a": a})
+    assert summary.fused_groups == [["matmul", "batchNormalization", "relu"]], summary
+    assert_same(fused, plain)
+    x = edge_values(rng, (1, 64, 64, 16), "float32")  # both links of the pairs
+    we = (rng.standard_normal((48, 1, 1, 16)) * 0.3).astype(np.float32)
+    wd = (rng.standard_normal((48, 3, 3, 1)) * 0.3).astype(np.float32)
+    wp = (rng.standard_normal((16, 1, 1, 48)) * 0.3).astype(np.float32)
+    pe, pd, pp = bn_params(rng, 48), bn_params(rng, 48), bn_params(rng, 16)
+
+    def block(b, ops):
+        o = {"input_layout": "nhwc", "filter_layout": "ohwi"}
+        y = b.clamp(bn_apply(b, b.conv2d(ops["x"], b.constant(we), **o), pe, 3), min_value=0, max_value=6)
+        y = b.clamp(bn_apply(b, b.conv2d(y, b.constant(wd), padding=[1, 1, 1, 1], groups=48, **o), pd, 3),
+                    min_value=0, max_value=6)
+        return b.add(bn_apply(b, b.conv2d(y, b.constant(wp), **o), pp, 3), ops["x"])
+
+    fused, plain, summary = run_both(pair_contexts, block, {"x": x})
+    assert len(summary.fused_groups) == 3, summary
+    assert_same(fused, plain)
+    fused, plain, _ = run_both((pair_contexts[0], contexts[1]), block, {"x": x})
+    assert_same(fused, plain)
+
+
+def test_batch_norm_matches_numpy(contexts):
+    """conv2d -> batchNormalization -> relu fused, against NumPy float64."""
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 6, 8, 8)).astype(np.float32)
+    w = (rng.standard_normal((10, 6, 3, 3)) * 0.3).astype(np.float32)
+    mean, var, scale, bias = bn_params(rng, 10)
+    b = webnn.MLGraphBuilder(contexts[0])
+    xi = b.input("x", {"dataType": "float32", "shape": list(x.shape)})
+    y = b.relu(bn_apply(b, b.conv2d(xi, b.constant(w), padding=[1, 1, 1, 1]), (mean, var, scale, bias), 1))
+    g = b.build({"y": y})
+    assert g.summary().fused_groups == [["conv2d", "batchNormalization", "relu"]]
+    got = contexts[0].compute(g, {"x": x})["y"]
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    xp = np.pad(x64, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    conv = np.zeros((2, 10, 8, 8))
+    for i in range(3):
+        for j in range(3):
+            conv += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 8, j:j + 8], w64[:, :, i, j])
+    c = lambda v: v.astype(np.float64)[None, :, None, None]  # noqa: E731
+    want = np.maximum((conv - c(mean)) / np.sqrt(c(var) + 1e-3) * c(scale) + c(bias), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_batch_norm_patterns_that_must_not_fuse(contexts):
+    """Not in a chain: a normalization over another axis than the
+    producer's channels, one whose input is also a graph output, and
+    float16 (the fused normalization is float32 only); results equal."""
+    rng = np.random.default_rng(29)
+    x, w, bias, opts = conv_case(rng, "float32", "nchw", 1, 8, 16, 3, 1, 1)
+    p16 = bn_params(rng, 16)
+    p9 = bn_params(rng, 9)
+
+    def other_axis(b, ops):
+        return b.relu(bn_apply(b, b.conv2d(ops["x"], b.constant(w), **opts), p9, 2))
+
+    fused, plain, summary = run_both(contexts, other_axis, {"x": x})
+    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert_same(fused, plain)
+
+    def also_output(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), **opts)
+        return {"y": y, "z": b.relu(bn_apply(b, y, p16, 1))}
+
+    fused, plain, summary = run_both(contexts, also_output, {"x": x})
+    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert_same(fused, plain)
+    with np.errstate(over="ignore"):
+        x16, w16 = x.astype(np.float16), w.astype(np.float16)
+    p = tuple(v.astype(np.float16) for v in p16)
+
+    def half(b, ops):
+        return b.relu(bn_apply(b, b.conv2d(ops["x"], b.constant(w16), **opts), p, 1))
+
+    fused, plain, summary = run_both(contexts, half, {"x": x16})
+    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert_same(fused, plain)
+
+
+def test_batch_norm_parameters_as_inputs(contexts):
+    """mean, variance, scale and bias given as graph inputs: the fused
+    normalization reads them at each dispatch (two dispatches, different
+    values)."""
+    rng = np.random.default_rng(31)
+    x, w, bias, opts = conv_case(rng, "float32", "nhwc", 1, 8, 16, 1, 1, 0)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        return b.relu(b.batch_normalization(y, ops["m"], ops["v"], scale=ops["s"], bias=ops["b"],
+                                            axis=3))
+
+    for seed in (1, 2):
+        mean, var, scale, bb = bn_params(np.random.default_rng(seed), 16)
+        inputs = {"x": x, "m": mean, "v": var, "s": scale, "b": bb}
+        fused, plain, summary = run_both(contexts, make, inputs)
+        assert summary.fused_groups == [["conv2d", "batchNormalization", "relu"]], summary
+        assert_same(fused, plain)

@@ -628,7 +628,7 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
         } else {
             dw_row_nhwc(g, x, w, b, y, r / g->OH, r % g->OH);
         }
-        if (g->epi && g->epi->add_kind != WNN_EPI_ADD_CHANNEL) {
+        if (g->epi && !cpu_epi_per_channel(g->epi)) {
             /* the row of OW pixels x O channels just stored, in one call
              * (nothing here depends on the channel) */
             int64_t off = r * g->OW * g->O;

@@ -160,7 +160,7 @@ pair_body(void *p_, int64_t b_, int64_t e_, int tid)
         }
         float *yr = j->p ? row : j->y + r * OW * E;
         conv_dw3_row(gd, rows, j->wk, j->bias, yr, j->lo, j->hi, j->cl_d);
-        if (j->epi_d && j->epi_d->add_kind != WNN_EPI_ADD_CHANNEL) {
+        if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
             cpu_epi_tile(j->epi_d, yr, r * OW * E, OW * E, 0, 1);
         } else if (j->epi_d) { /* pixel by pixel: channels 0 .. E - 1 */
             for (int64_t ow = 0; ow < OW; ow++) {
