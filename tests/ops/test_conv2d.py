@@ -223,6 +223,11 @@ LARGE = {
     "1x1_big_weights": (1, 600, 7, 7, 500, 1, 1, None, None, None, None, False),
     # exactly 24 output channels: 16 + 8 lanes, 12-pixel blocks and a tail
     "1x1_24_channels": (1, 40, 9, 11, 24, 1, 1, None, None, None, None, True),
+    # rows wide enough for the tall blocks of the nhwc direct kernel (24
+    # pixels x 16 channels, 12 x 32), with strides and dilations
+    "3x3_o16_wide": (1, 8, 6, 60, 16, 3, 3, (1, 1, 1, 1), None, None, None, True),
+    "3x3_o32_wide_s2": (1, 3, 9, 70, 32, 3, 3, (1, 1, 1, 1), (2, 2), None, None, True),
+    "3x3_o16_wide_dilated": (1, 5, 7, 64, 16, 3, 3, (2, 2, 2, 2), None, (2, 2), None, False),
 }
 
 

@@ -333,7 +333,17 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     float clamp[3];
     const float *res, *cl;
     bool reg = reg_epi_of(g->epi, clamp, &res, &cl);
-    for (int64_t ow = lo; ow < hi; ow += DIRECT_PB) {
+    /* 16 and 32 output channels: the tall blocks (24 x 1, 12 x 2 vectors)
+     * first, as the 1x1 product does (MobileNetV2's first convolution,
+     * 3 -> 32: 264 -> 242 us on one thread) */
+    int64_t ow = lo, tall = nv == 1 ? 24 : nv == 2 ? 12 : 0;
+    for (; tall && ow + tall <= hi; ow += tall) {
+        (nv == 1 ? direct_1_24 : direct_2_12)(
+            xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh, KW, KW, C, wk,
+            OP, bp + o0, NULL, yr + ow * g->O, g->O, nvalid,
+            res ? res + (yr - y) + ow * g->O : NULL, cl, 0);
+    }
+    for (; ow < hi; ow += DIRECT_PB) {
         int64_t pb = hi - ow < DIRECT_PB ? hi - ow : DIRECT_PB;
         direct_fns[nv][pb](xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh,
                            KW, KW, C, wk, OP, bp + o0, NULL, yr + ow * g->O,
