@@ -209,6 +209,10 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     /* an intermediate that only the next node of a chain reads */
     #define SOLE(op_id) (uses[op_id] == 1 && !is_out[op_id] && \
                          ir->operands[op_id].kind == WNN_OPERAND_NODE)
+    /* the node that may extend a chain whose result is t (its id in
+     * `next`), or NULL */
+    #define FOLLOW(t) (SOLE(t) && !f->chain_of[consumer[t]]            \
+                           ? (next = consumer[t], &ir->nodes[next]) : NULL)
     for (uint32_t pos = 0; pos < p->n_order && (kinds & WNN_FUSE_EPILOGUE);
          pos++) {
         uint32_t id = p->order[pos];
@@ -242,12 +246,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             e.last = next;
             e.result = nn->out[0];
             t = e.result;
-            if (SOLE(t) && !f->chain_of[consumer[t]]) {
-                next = consumer[t];
-                nn = &ir->nodes[next];
-            } else {
-                nn = NULL;
-            }
+            nn = FOLLOW(t);
         }
         if (nn && nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
             wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
@@ -266,12 +265,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                 e.last = next;
                 e.result = nn->out[0];
                 t = e.result;
-                if (SOLE(t) && !f->chain_of[consumer[t]]) {
-                    next = consumer[t];
-                    nn = &ir->nodes[next];
-                } else {
-                    nn = NULL;
-                }
+                nn = FOLLOW(t);
             } else {
                 nn = NULL;
             }
@@ -373,6 +367,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
         f->chains[f->n_chains++] = e;
     }
+    #undef FOLLOW
     #undef SOLE
     free(uses);
     free(consumer);

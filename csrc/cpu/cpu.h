@@ -157,6 +157,9 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
  * reading each destination line before it is overwritten (a third of the
  * memory traffic of a copy).  WEBNN_NT_BYTES overrides (0: never):
  * cpu_nt_bytes() in config.h. */
+/* the CPU runs x86-64-v4 code (AVX-512 F, DQ, BW, VL, CD): the level of
+ * the kernels written with AVX-512 intrinsics (support.c) */
+bool cpu_has_avx512(void);
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the
  * data is read by another thread (the pool's join is not enough). */
 void cpu_copy_nt(void *dst, const void *src, size_t n);

@@ -410,20 +410,29 @@ affine_body(void *p, int tid, int nt)
     }
 }
 
-/* The threads for n items in blocks of *chunk (made at least 1), at most
- * one a block and MAX_HELPERS + 1; with 1 or fewer the caller runs
- * fn(arg, 0, n, 0) itself.  *chunks: the number of blocks. */
-static int
-loop_threads(int64_t n, int64_t *chunk, int nthreads, int64_t *chunks)
+/* The start of every loop: the threads for n items in blocks of *chunk
+ * (made at least 1), at most one a block and MAX_HELPERS + 1, in
+ * *nthreads; *chunks: the number of blocks.  Returns false when the loop
+ * is done already: no items, or one thread, which ran fn(arg, 0, n, 0)
+ * here. */
+static bool
+loop_start(int64_t n, int64_t *chunk, int *nthreads, int64_t *chunks,
+           cpu_for_fn fn, void *arg)
 {
     if (*chunk < 1) {
         *chunk = 1;
     }
     *chunks = n > 0 ? (n + *chunk - 1) / *chunk : 0;
-    if (nthreads > *chunks) {
-        nthreads = (int)*chunks;
+    int nt = *nthreads > *chunks ? (int)*chunks : *nthreads;
+    *nthreads = nt > MAX_HELPERS + 1 ? MAX_HELPERS + 1 : nt;
+    if (n <= 0) {
+        return false;
     }
-    return nthreads > MAX_HELPERS + 1 ? MAX_HELPERS + 1 : nthreads;
+    if (*nthreads <= 1) {
+        fn(arg, 0, n, 0);
+        return false;
+    }
+    return true;
 }
 
 void
@@ -431,12 +440,7 @@ cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
                          void *arg)
 {
     int64_t chunks;
-    nthreads = loop_threads(n, &chunk, nthreads, &chunks);
-    if (n <= 0) {
-        return;
-    }
-    if (nthreads <= 1) {
-        fn(arg, 0, n, 0);
+    if (!loop_start(n, &chunk, &nthreads, &chunks, fn, arg)) {
         return;
     }
     if (chunks > (int64_t)UINT32_MAX) { /* the runs' spans hold 32 bits */
@@ -483,12 +487,7 @@ cpu_parallel_for_shared(int64_t n, int64_t chunk, int nthreads, cpu_for_fn fn,
                         void *arg)
 {
     int64_t chunks;
-    nthreads = loop_threads(n, &chunk, nthreads, &chunks);
-    if (n <= 0) {
-        return;
-    }
-    if (nthreads <= 1) {
-        fn(arg, 0, n, 0);
+    if (!loop_start(n, &chunk, &nthreads, &chunks, fn, arg)) {
         return;
     }
     for_job j = {.n = n, .chunk = chunk, .fn = fn, .arg = arg};

@@ -1,8 +1,9 @@
 /* support.c -- what every CPU kernel may call besides the pool and BLIS:
- * error reporting and streaming stores (cpu.h).  A leaf: it calls nothing
- * else of csrc/cpu, so kernels never call back into backend_cpu.c (which
- * calls them through the ops.def table). */
+ * error reporting, streaming stores and the AVX-512 check (cpu.h).  A
+ * leaf: it calls nothing else of csrc/cpu, so kernels never call back into
+ * backend_cpu.c (which calls them through the ops.def table). */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -21,6 +22,27 @@ cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
                k->node->label, NULL, fmt, ap);
     va_end(ap);
     return WNN_ERR;
+}
+
+bool
+cpu_has_avx512(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static atomic_int f = -1; /* every thread that races stores the same */
+    int v = atomic_load_explicit(&f, memory_order_relaxed);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512cd");
+        atomic_store_explicit(&f, v, memory_order_relaxed);
+    }
+    return v;
+#else
+    return false;
+#endif
 }
 
 void

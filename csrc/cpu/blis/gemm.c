@@ -21,11 +21,7 @@ static void
 blis_setup(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    if (!getenv("BLIS_ARCH_TYPE") && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl")) {
+    if (!getenv("BLIS_ARCH_TYPE") && cpu_has_avx512()) {
         setenv("BLIS_ARCH_TYPE", "skx", 0);
     }
 #endif

@@ -256,6 +256,24 @@ typedef void (*direct_fn)(const float *, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, const float *, int64_t,
                           const float *, const float *, float *, int64_t,
                           int64_t, const float *, const float *, int);
+#include <immintrin.h>
+/* The register epilogue of one vector (conv.h, reg_epi_of): + the
+ * residual's lanes m (rp NULL: none), then the clamp (cl NULL: none);
+ * max(lo, v) and min(hi, v) keep a NaN v, as the separate clamp does. */
+DIRECT static inline __attribute__((always_inline)) __m512
+reg_epi512(__m512 v, const float *rp, __mmask16 m, const float *cl)
+{
+    if (rp) {
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rp));
+    }
+    if (cl) {
+        v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);
+        v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);
+        v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));
+    }
+    return v;
+}
+
 /* the micro-kernels, direct_fns[nv][pb] (direct.c) */
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns

@@ -358,7 +358,6 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
  * whose taps all fall inside the row run 16 channels at a time with the 9
  * weights in registers, the others check every tap. */
 #if HAVE_DIRECT
-#include <immintrin.h>
 /* The interior columns of conv_dw3_row, 16 channels at a time, on AVX-512
  * with intrinsics: the clamp as max / min (the portable code's
  * compare-and-blend pairs took a quarter of a 56 x 56 x 144 row's time;
@@ -372,9 +371,6 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
                 int64_t pl, int64_t dw, const float *wk, const float *b,
                 float *yr, int64_t lo, int64_t hi, const float *cl)
 {
-    const __m512 clo = _mm512_set1_ps(cl ? cl[0] : 0.0f),
-                 chi = _mm512_set1_ps(cl ? cl[1] : 0.0f),
-                 cpz = _mm512_set1_ps(cl ? cl[2] : 0.0f);
     const int64_t s1 = dw * C, s2 = 2 * dw * C;
     for (int64_t c0 = 0; c0 < C16; c0 += 16) {
     __m512 w[9];
@@ -395,24 +391,12 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
         cc = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + i + s1), w[7], cc);
         cc = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + i + s2), w[8], cc);
         __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
-        if (cl) { /* reg_clamp16: max(lo, v) keeps a NaN v, so does min */
-            v = _mm512_add_ps(_mm512_min_ps(chi, _mm512_max_ps(clo, v)), cpz);
-        }
+        v = reg_epi512(v, NULL, 0, cl);
         _mm512_storeu_ps(yr + ow * C + c0, v);
     }
     }
 }
 
-static bool
-dw3_avx512(void)
-{
-    static int f = -1;
-    if (f < 0) {
-        __builtin_cpu_init();
-        f = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return f;
-}
 #endif
 
 /* cl: a clamp / relu epilogue alone, applied in registers before each
@@ -427,7 +411,7 @@ conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
     const int64_t C16 = C / 16 * 16;
     int64_t lo_v = lo; /* the interior columns the loop below computes */
 #if HAVE_DIRECT
-    if (g->direct_ok && dw3_avx512()) { /* WEBNN_CONV_DIRECT=0: portable */
+    if (g->direct_ok && cpu_has_avx512()) { /* WEBNN_CONV_DIRECT=0: portable */
         dw3_cols_avx512(r, C, C16, sw, pl, dw, wk, b, yr, lo, hi, cl);
         lo_v = hi;
     }

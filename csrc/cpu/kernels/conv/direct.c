@@ -60,15 +60,9 @@
                 const float *rp = res ? res + p * ys : NULL;                   \
                 _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
                 {                                                              \
-                    __m512 v = (__m512)acc[p][j];                              \
-                    if (rp) {                                                  \
-                        v = _mm512_add_ps(v, _mm512_loadu_ps(rp + 16 * j));    \
-                    }                                                          \
-                    if (cl) {                                                  \
-                        v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);           \
-                        v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);           \
-                        v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));           \
-                    }                                                          \
+                    __m512 v = reg_epi512((__m512)acc[p][j],                  \
+                                          rp ? rp + 16 * j : NULL,             \
+                                          (__mmask16)0xffff, cl);              \
                     if (nt) {                                                  \
                         _mm512_stream_ps(yp + 16 * j, v);                      \
                     } else {                                                   \
@@ -87,15 +81,8 @@
                     __mmask16 m = rem >= 16 ? (__mmask16)0xffff                \
                                   : rem > 0 ? (__mmask16)((1u << rem) - 1)     \
                                             : (__mmask16)0;                    \
-                    __m512 v = (__m512)acc[p][j];                              \
-                    if (rp) {                                                  \
-                        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rp + 16 * j)); \
-                    }                                                          \
-                    if (cl) {                                                  \
-                        v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);           \
-                        v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);           \
-                        v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));           \
-                    }                                                          \
+                    __m512 v = reg_epi512((__m512)acc[p][j],                  \
+                                          rp ? rp + 16 * j : NULL, m, cl);     \
                     _mm512_mask_storeu_ps(yp + 16 * j, m, v);                  \
                 }                                                              \
             }                                                                  \
@@ -161,14 +148,11 @@ const direct_fn conv_direct_fns[5][7] = {
             float *yp = y + p * ys;                                            \
             __m512 v = a[p];                                                   \
             __m256 u = h[p];                                                   \
+            v = reg_epi512(v, res ? res + p * ys : NULL, (__mmask16)0xffff, cl); \
             if (res) {                                                         \
-                v = _mm512_add_ps(v, _mm512_loadu_ps(res + p * ys));           \
                 u = _mm256_add_ps(u, _mm256_loadu_ps(res + p * ys + 16));      \
             }                                                                  \
             if (cl) {                                                          \
-                v = _mm512_max_ps(_mm512_set1_ps(cl[0]), v);                   \
-                v = _mm512_min_ps(_mm512_set1_ps(cl[1]), v);                   \
-                v = _mm512_add_ps(v, _mm512_set1_ps(cl[2]));                   \
                 u = _mm256_max_ps(_mm256_set1_ps(cl[0]), u);                   \
                 u = _mm256_min_ps(_mm256_set1_ps(cl[1]), u);                   \
                 u = _mm256_add_ps(u, _mm256_set1_ps(cl[2]));                   \
@@ -300,18 +284,10 @@ transpose_images(const float *src, int64_t n, int64_t rows, int64_t cols,
 bool
 direct_usable(const geom *g)
 {
-    static int avx512 = -1;
-    if (avx512 < 0) {
-        __builtin_cpu_init();
-        avx512 = __builtin_cpu_supports("avx512f") &&
-                 __builtin_cpu_supports("avx512dq") &&
-                 __builtin_cpu_supports("avx512bw") &&
-                 __builtin_cpu_supports("avx512vl");
-    }
     /* faster than im2col + BLIS for every channel count measured (1 to
      * 256 in, 8 to 256 out); WEBNN_CONV_DIRECT=0 turns it off (the tests
      * use it to run the portable paths too) */
-    return avx512 && g->G == 1 && g->direct_ok;
+    return cpu_has_avx512() && g->G == 1 && g->direct_ok;
 }
 
 /* Output row oh of image n, output channels [o0, o0 + 16 nv). */

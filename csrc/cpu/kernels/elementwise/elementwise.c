@@ -239,16 +239,6 @@ sigmoid512(__m512 x)
 EXP512_LOOP(exp_avx512, exp512)
 EXP512_LOOP(sigmoid_avx512, sigmoid512)
 
-static bool
-have_avx512f(void)
-{
-    static int f = -1;
-    if (f < 0) {
-        __builtin_cpu_init();
-        f = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return f;
-}
 #endif
 
 /* the operators of vmath.h (exp-, log- and erf-based), see there */
@@ -257,7 +247,7 @@ unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID) && have_avx512f()) {
+    if ((op == U_EXP || op == U_SIGMOID) && cpu_has_avx512()) {
         (op == U_EXP ? exp_avx512 : sigmoid_avx512)(n, x, y);
         return;
     }
@@ -482,7 +472,7 @@ copy_nt_avx512(float *dst, const float *src, size_t n)
 static void
 copy_nt_f32(float *dst, const float *src, size_t n)
 {
-    if (__builtin_cpu_supports("avx512f")) { /* a load of libgcc's flags */
+    if (cpu_has_avx512()) {
         copy_nt_avx512(dst, src, n);
     } else {
         cpu_copy_nt(dst, src, n * sizeof(float));
