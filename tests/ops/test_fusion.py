@@ -771,3 +771,35 @@ def test_batch_norm_parameters_as_inputs(contexts):
         fused, plain, summary = run_both(contexts, make, inputs)
         assert summary.fused_groups == [["conv2d", "batchNormalization", "relu"]], summary
         assert_same(fused, plain)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_batch_norm_after_conv_transpose_and_gemm(contexts, layout):
+    """convTranspose2d -> batchNormalization -> hard_swish (the epilogue
+    applied over the whole output, channel by channel), and gemm ->
+    batchNormalization -> add -> clamp: fused equals unfused."""
+    rng = np.random.default_rng(37 if layout == "nchw" else 41)
+    xs = (2, 6, 5, 5) if layout == "nchw" else (2, 5, 5, 6)
+    x = edge_values(rng, xs, "float32")
+    w = (rng.standard_normal((6, 4, 3, 3) if layout == "nchw" else (4, 3, 3, 6)) * 0.3).astype(np.float32)
+    p4 = bn_params(rng, 4)
+    a = edge_values(rng, (9, 11), "float32")
+    bg = (rng.standard_normal((11, 13)) * 0.3).astype(np.float32)
+    p13 = bn_params(rng, 13)
+    r = edge_values(rng, (9, 13), "float32")
+
+    def make(b, ops):
+        opts = {"strides": [2, 2], "input_layout": layout}
+        if layout == "nhwc":
+            opts["filter_layout"] = "ohwi"
+        y = b.conv_transpose2d(ops["x"], b.constant(w), **opts)
+        y = b.hard_swish(bn_apply(b, y, p4, 1 if layout == "nchw" else 3))
+        z = b.gemm(ops["a"], b.constant(bg))
+        z = b.clamp(b.add(bn_apply(b, z, p13, 1), ops["r"]), min_value=-1, max_value=1)
+        return {"y": y, "z": z}
+
+    fused, plain, summary = run_both(contexts, make, {"x": x, "a": a, "r": r})
+    assert sorted(summary.fused_groups) == sorted([
+        ["convTranspose2d", "batchNormalization", "hardSwish"],
+        ["gemm", "batchNormalization", "add", "clamp"]]), summary
+    assert_same(fused, plain)
