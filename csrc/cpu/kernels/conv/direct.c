@@ -13,7 +13,11 @@
  * when bias_p, scalars bias_p[p].  y: where acc[0][0] goes, ys: to the next
  * p; nvalid: lanes (of the NV * 16) that exist.  Before the store, a fused
  * epilogue (conv.h, reg_epi_of): + res[same offset] when res, then clamp to
- * [cl[0], cl[1]] (NaN kept) + cl[2] when cl. */
+ * [cl[0], cl[1]] (NaN kept) + cl[2] when cl.  The epilogue has two
+ * unrolled copies, whole blocks and a partial last block: one loop with
+ * per-vector lane masks (and the store chosen by mask) measured 3-10 %
+ * slower single-thread (1x1 16 -> 128 channels 38.5 against 35-36.5 us,
+ * 32 -> 16 at 112 x 112 146 against 138 us). */
 #define DIRECT_BLOCK(NV, PB)                                                   \
     DIRECT static void direct_##NV##_##PB(                                     \
         const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
