@@ -1060,14 +1060,18 @@ m_context_info(PyObject *m, PyObject *cap)
     if (!c) {
         return NULL;
     }
+    uint64_t merged, reruns;
+    wnn_context_merge_counts(c, &merged, &reruns);
     return Py_BuildValue(
-        "{s:O,s:s,s:K,s:O,s:s,s:i}", "accelerated",
+        "{s:O,s:s,s:K,s:O,s:s,s:i,s:K,s:K}", "accelerated",
         wnn_context_accelerated(c) ? Py_True : Py_False, "device_type",
         wnn_context_device(c) == WNN_DEVICE_GPU ? "gpu" : "cpu",
         "max_tensor_byte_length",
         (unsigned long long)wnn_context_max_tensor_bytes(c), "lost",
         wnn_context_is_lost(c) ? Py_True : Py_False, "lost_message",
-        wnn_context_lost_message(c), "device_id", wnn_context_device_id(c));
+        wnn_context_lost_message(c), "device_id", wnn_context_device_id(c),
+        "merged_reads", (unsigned long long)merged, "owed_reruns",
+        (unsigned long long)reruns);
 }
 
 /* {op id: limits list} for the operators the context supports */

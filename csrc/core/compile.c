@@ -28,6 +28,39 @@
 #include "../compiler/layout.h"
 #include "../compiler/lower/lower.h"
 
+/* Operators whose cost is a pass over their operands (the timeline's
+ * merged reads run such a graph again instead of keeping its output). */
+static bool
+cheap_op(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_EQUAL: case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER:
+    case WNN_OP_GREATER_OR_EQUAL: case WNN_OP_LESSER:
+    case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_NOT:
+    case WNN_OP_LOGICAL_AND: case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR:
+    case WNN_OP_IS_NAN: case WNN_OP_IS_INFINITE: case WNN_OP_IDENTITY:
+    case WNN_OP_CAST: case WNN_OP_RESHAPE: case WNN_OP_WHERE:
+    case WNN_OP_EXPAND:
+        return true;
+    default:
+        return wnn_fusion_is_eltwise(op);
+    }
+}
+
+static bool
+rerun_cheap(const wnn_graph *g)
+{
+    if (g->n_outputs != 1 || g->plan.n_copies != 0) {
+        return false;
+    }
+    for (uint32_t i = 0; i < g->plan.n_order; i++) {
+        if (!cheap_op(g->ir->nodes[g->plan.order[i]].op)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 wnn_status
 wnn_compile_graph(wnn_graph *g, wnn_error *err)
 {
@@ -46,6 +79,7 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     if (st != WNN_OK || wnn_lower_graph(g, &g->lowered, err) != WNN_OK) {
         return WNN_ERR;
     }
+    g->rerun_cheap = rerun_cheap(g);
     return be->iface->compile(be, g, &g->compiled, err);
 }
 

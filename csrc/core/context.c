@@ -117,6 +117,8 @@ typedef struct wnn_task {
     void **export_ptr;          /* EXPORT: where the address goes       */
     int *export_id;             /* EXPORT: where the device number goes */
     waiter *w;                  /* NULL when nobody waits               */
+    struct wnn_task *read;      /* DISPATCH: the read of its output that
+                                   was merged into it (below)           */
 } wnn_task;
 
 static waiter *
@@ -187,6 +189,9 @@ task_free(wnn_task *t)
         wnn_graph_release(t->graph);
     }
     for (uint32_t i = 0; t->tensors && i < t->n_in + t->n_out; i++) {
+        if (!t->tensors[i]) {
+            continue; /* an owed dispatch's output (owed_keep) */
+        }
         if (t->pinned) {
             wnn_tensor_unpin(t->tensors[i]);
         }
@@ -194,6 +199,9 @@ task_free(wnn_task *t)
     }
     free(t->tensors);
     free(t->ptrs);
+    if (t->read) {
+        task_free(t->read);
+    }
     waiter_release(t->w);
     free(t);
 }
@@ -211,7 +219,245 @@ tensor_mark(wnn_tensor *t, const wnn_error *err)
     }
 }
 
+/* ---- reads merged into dispatches ----------------------------------------
+ * dispatch() then readTensor() of its output is the spec's way to run a
+ * graph, and it costs two passes over the output (the kernels write the
+ * tensor, the read copies it out) where compute() and ONNX Runtime's bound
+ * outputs write once.  For a graph whose whole cost is about a pass over its
+ * operands (g->rerun_cheap: one output, element-wise operators), the
+ * timeline waits a moment after popping its dispatch for the read that
+ * usually follows, and when that read of the output comes next, it runs the
+ * graph straight into the read's buffer.  The tensor's storage is then
+ * stale: the context keeps the dispatch (graph and pinned inputs) as
+ * `owed`, and
+ *   - a later read of the tensor runs the graph again into its buffer;
+ *   - the tensor used as a dispatch input, or a write (writeTensor or a
+ *     dispatch output) into one of the owed dispatch's inputs, first runs
+ *     the graph again into the tensor's storage;
+ *   - a writeTensor or dispatch that overwrites the tensor, its destroy()
+ *     or its last release drops the record.
+ * Every run reads the same input contents (they cannot change while the
+ * record exists), so every result a caller can observe is the unmerged
+ * timeline's.  One record per context: a dispatch merges only when there is
+ * none.  owed_score counts records dropped (the merge paid off) against
+ * runs forced by a write into an input (-4) and skips (+1); below zero the
+ * context does not merge, so a program that rewrites a graph's inputs
+ * before reading its output again pays about what it paid before.
+ * WEBNN_MERGE_READS=0 turns merging off; WEBNN_SPIN_US=0 too (the wait is
+ * a spin). */
+#define MERGE_WAIT_NS 50000
+
+static bool
+merge_enabled(void)
+{
+    static atomic_int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("WEBNN_MERGE_READS");
+        v = !(e && strcmp(e, "0") == 0) && spin_budget_ns() > 0;
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 static void
+score_add(wnn_context *c, int d)
+{
+    int s = c->owed_score + d;
+    c->owed_score = s < -16 ? -16 : s > 8 ? 8 : s;
+}
+
+static bool
+ranges_meet(const void *a, uint64_t na, const void *b, uint64_t nb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + nb && y < x + na;
+}
+
+/* Dispatch t (just popped) takes the read that comes next off the queue if
+ * it reads t's output into a buffer that no input shares. */
+static void
+merge_read(wnn_context *c, wnn_task *t)
+{
+    wnn_backend *be = c->backend;
+    if (!merge_enabled() || !t->graph->rerun_cheap || !be->iface->host_storage ||
+        t->n_out != 1) {
+        return;
+    }
+    if (c->owed_score < 0) { /* the worker's own field */
+        pthread_mutex_lock(&c->mu);
+        score_add(c, 1);
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    wnn_tensor *x = t->tensors[t->n_in];
+    int64_t deadline = now_ns() + MERGE_WAIT_NS;
+    while (!atomic_load_explicit(&c->queued, memory_order_acquire)) {
+        if (now_ns() >= deadline) {
+            return;
+        }
+        for (int i = 0; i < 16; i++) {
+            cpu_relax();
+        }
+    }
+    pthread_mutex_lock(&c->mu);
+    wnn_task *r = c->head;
+    bool ok = r && r->kind == T_READ && r->tensor == x && !c->lost &&
+              !c->owed && r->bytes > 0 && r->data;
+    for (uint32_t i = 0; ok && i < t->n_in; i++) {
+        ok = !ranges_meet(r->data, r->bytes, t->tensors[i]->storage,
+                          t->tensors[i]->bytes);
+    }
+    if (ok) {
+        atomic_fetch_add_explicit(&c->merged_reads, 1, memory_order_relaxed);
+        c->head = r->next;
+        if (!c->head) {
+            c->tail = NULL;
+        }
+        atomic_fetch_sub_explicit(&c->queued, 1, memory_order_relaxed);
+        r->next = NULL;
+        t->read = r;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The owed dispatch o run again, its output into dst. */
+static wnn_status
+owed_run(wnn_context *c, const wnn_task *o, void *dst, wnn_error *err)
+{
+    void *in[o->n_in + 1], *out[1] = { dst };
+    atomic_fetch_add_explicit(&c->owed_runs, 1,
+                              memory_order_relaxed);
+    for (uint32_t i = 0; i < o->n_in; i++) {
+        in[i] = o->tensors[i]->storage;
+    }
+    return c->backend->iface->execute(c->backend, o->graph,
+                                      o->graph->compiled, in, out, err);
+}
+
+/* Dispatch t ran into its merged read's buffer: keep it as the owed record
+ * (true: t now belongs to the context, and may be gone when this returns). */
+static bool
+owed_keep(wnn_context *c, wnn_task *t)
+{
+    wnn_tensor *x = t->tensors[t->n_in];
+    t->tensors[t->n_in] = NULL; /* the record does not hold its output */
+    pthread_mutex_lock(&c->mu);
+    /* references: t's, its read's, and the caller's (or no one can read x
+     * again and there is nothing to keep) */
+    bool keep = !c->owed && !c->lost && atomic_load(&x->refs) > 2;
+    if (keep) {
+        c->owed = t;
+        c->owed_tensor = x;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!keep) {
+        t->tensors[t->n_in] = x;
+        return false;
+    }
+    task_free(t->read); /* its reference on x: t still holds one */
+    t->read = NULL;
+    wnn_tensor_unpin(x);
+    /* last: if this is x's last reference, its release drops (frees) t */
+    wnn_tensor_release(x);
+    return true;
+}
+
+typedef enum { OWED_KEEP, OWED_DROP, OWED_RUN } owed_action;
+
+static bool
+task_has(const wnn_task *t, uint32_t from, uint32_t to, const wnn_tensor *x)
+{
+    for (uint32_t i = from; i < to; i++) {
+        if (t->tensors[i] == x) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What task t, about to run, does to the owed record (c->mu held). */
+static owed_action
+owed_effect(const wnn_context *c, const wnn_task *t)
+{
+    const wnn_task *o = c->owed;
+    const wnn_tensor *x = c->owed_tensor;
+    switch (t->kind) {
+    case T_WRITE:
+    case T_WRITE_DEV:
+        if (t->tensor == x) {
+            return OWED_DROP;
+        }
+        return task_has(o, 0, o->n_in, t->tensor) ? OWED_RUN : OWED_KEEP;
+    case T_FREE:
+        return t->tensor == x ? OWED_DROP : OWED_KEEP;
+    case T_EXPORT:
+        return t->tensor == x ? OWED_RUN : OWED_KEEP;
+    case T_DISPATCH:
+        if (task_has(t, 0, t->n_in, x)) {
+            return OWED_RUN;
+        }
+        for (uint32_t i = t->n_in; i < t->n_in + t->n_out; i++) {
+            if (task_has(o, 0, o->n_in, t->tensors[i])) {
+                return OWED_RUN;
+            }
+        }
+        return task_has(t, t->n_in, t->n_in + t->n_out, x) ? OWED_DROP
+                                                            : OWED_KEEP;
+    default: /* READ runs the record into its buffer (run_task); CREATE,
+                EXEC and FLUSH touch no tensor of it */
+        return OWED_KEEP;
+    }
+}
+
+/* A reference on t unless its last one is gone already (then its release
+ * is waiting for c->mu, held by the caller, to drop the record). */
+static bool
+tensor_try_retain(wnn_tensor *t)
+{
+    int n = atomic_load(&t->refs);
+    while (n > 0) {
+        if (atomic_compare_exchange_weak(&t->refs, &n, n + 1)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Before task t runs (c->mu held, released here): settle the owed record
+ * if t needs the tensor's content or changes the inputs, or drop it. */
+static void
+owed_settle(wnn_context *c, const wnn_task *t)
+{
+    wnn_task *o = NULL;
+    wnn_tensor *x = NULL;
+    owed_action a = c->owed && !c->lost ? owed_effect(c, t) : OWED_KEEP;
+    if (a != OWED_KEEP) {
+        o = c->owed;
+        if (a == OWED_RUN && tensor_try_retain(c->owed_tensor)) {
+            x = c->owed_tensor;
+            score_add(c, -4);
+        } else {
+            score_add(c, 1);
+        }
+        c->owed = NULL;
+        c->owed_tensor = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (x) {
+        wnn_error err;
+        wnn_error_clear(&err);
+        wnn_status st = owed_run(c, o, x->storage, &err);
+        tensor_mark(x, st == WNN_OK ? NULL : &err);
+        wnn_tensor_release(x);
+    }
+    if (o) {
+        task_free(o);
+    }
+}
+
+/* Returns true when t was kept (owed_keep): the caller must not free it. */
+static bool
 run_task(wnn_context *c, wnn_task *t)
 {
     wnn_backend *be = c->backend;
@@ -265,7 +511,7 @@ run_task(wnn_context *c, wnn_task *t)
         if (atomic_load_explicit(&t->w->done, memory_order_relaxed)) {
             /* rejected by the tensor's destroy() */
             pthread_mutex_unlock(&t->w->mu);
-            return;
+            return false;
         }
         if (atomic_load(&t->tensor->destroyed) || !t->tensor->storage) {
             st = wnn_failk(&err, WNN_INVALID_STATE, "readTensor", NULL,
@@ -275,9 +521,17 @@ run_task(wnn_context *c, wnn_task *t)
                            "tensor", "the work that wrote it failed: %s",
                            t->tensor->fail_msg);
         } else {
-            be->iface->synchronize(be);
-            st = be->iface->tensor_read(be, t->tensor->storage, t->data,
-                                        t->bytes, &err);
+            /* an owed tensor (its record cannot go: t holds a reference) */
+            pthread_mutex_lock(&c->mu);
+            const wnn_task *o = c->owed_tensor == t->tensor ? c->owed : NULL;
+            pthread_mutex_unlock(&c->mu);
+            if (o) {
+                st = owed_run(c, o, t->data, &err);
+            } else {
+                be->iface->synchronize(be);
+                st = be->iface->tensor_read(be, t->tensor->storage, t->data,
+                                            t->bytes, &err);
+            }
         }
         t->w->st = st;
         if (st != WNN_OK) {
@@ -286,7 +540,7 @@ run_task(wnn_context *c, wnn_task *t)
         atomic_store_explicit(&t->w->done, 1, memory_order_release);
         pthread_cond_signal(&t->w->cv);
         pthread_mutex_unlock(&t->w->mu);
-        return;
+        return false;
     case T_DISPATCH: {
         void *in[t->n_in + 1], *out[t->n_out + 1];
         for (uint32_t i = 0; i < t->n_in; i++) {
@@ -295,10 +549,42 @@ run_task(wnn_context *c, wnn_task *t)
         for (uint32_t i = 0; i < t->n_out; i++) {
             out[i] = t->tensors[t->n_in + i]->storage;
         }
+        /* a merged read: held like a T_READ's (destroy() waits), its
+         * buffer taking the output unless the tensor was destroyed */
+        waiter *rw = t->read ? t->read->w : NULL;
+        if (rw) {
+            pthread_mutex_lock(&rw->mu);
+            if (atomic_load_explicit(&rw->done, memory_order_relaxed)) {
+                pthread_mutex_unlock(&rw->mu); /* rejected by destroy() */
+                rw = NULL;
+            } else if (!atomic_load(&t->tensors[t->n_in]->destroyed)) {
+                out[0] = t->read->data;
+            }
+        }
         st = be->iface->execute(be, t->graph, t->graph->compiled, in, out,
                                 &err);
         for (uint32_t i = 0; i < t->n_out; i++) {
             tensor_mark(t->tensors[t->n_in + i], st == WNN_OK ? NULL : &err);
+        }
+        if (rw) {
+            wnn_tensor *x = t->tensors[t->n_in];
+            wnn_status rst = WNN_OK;
+            if (out[0] != t->read->data) {
+                rst = wnn_failk(&rw->err, WNN_INVALID_STATE, "readTensor",
+                                NULL, "tensor", "the tensor was destroyed");
+            } else if (st != WNN_OK) {
+                rst = wnn_failk(&rw->err, WNN_OPERATION_ERROR, "readTensor",
+                                NULL, "tensor",
+                                "the work that wrote it failed: %s",
+                                x->fail_msg);
+            }
+            rw->st = rst;
+            atomic_store_explicit(&rw->done, 1, memory_order_release);
+            pthread_cond_signal(&rw->cv);
+            pthread_mutex_unlock(&rw->mu);
+            if (rst == WNN_OK && owed_keep(c, t)) {
+                return true;
+            }
         }
         break;
     }
@@ -321,6 +607,7 @@ run_task(wnn_context *c, wnn_task *t)
     if (t->w) {
         waiter_finish(t->w, st, &err);
     }
+    return false;
 }
 
 static void *
@@ -344,7 +631,7 @@ worker_main(void *arg)
         }
         atomic_fetch_sub_explicit(&c->queued, 1, memory_order_relaxed);
         bool lost = c->lost;
-        pthread_mutex_unlock(&c->mu);
+        owed_settle(c, t); /* unlocks c->mu */
         if (lost) {
             /* "abort when this is lost": queued work fails. */
             if (t->w) {
@@ -359,7 +646,12 @@ worker_main(void *arg)
                 t->tensor->storage = NULL;
             }
         } else {
-            run_task(c, t);
+            if (t->kind == T_DISPATCH) {
+                merge_read(c, t);
+            }
+            if (run_task(c, t)) {
+                continue; /* kept as the owed record */
+            }
         }
         task_free(t);
     }
@@ -614,6 +906,15 @@ wnn_context_op_limits(const wnn_context *c, wnn_op op, wnn_op_limits *out)
 }
 
 void
+wnn_context_merge_counts(const wnn_context *c, uint64_t *merged_reads,
+                         uint64_t *reruns)
+{
+    wnn_context *m = (wnn_context *)c;
+    *merged_reads = atomic_load_explicit(&m->merged_reads, memory_order_relaxed);
+    *reruns = atomic_load_explicit(&m->owed_runs, memory_order_relaxed);
+}
+
+void
 wnn_context_flush(wnn_context *c)
 {
     wnn_task *t = calloc(1, sizeof(*t));
@@ -724,9 +1025,25 @@ wnn_tensor_release(wnn_tensor *t)
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1) {
         return;
     }
-    /* The last reference: no queued task uses the storage any more. */
-    if (t->storage && !wnn_context_forked(t->ctx)) {
-        t->ctx->backend->iface->tensor_free(t->ctx->backend, t->storage);
+    /* The last reference: no queued task uses the storage any more, and
+     * nothing can read it: drop its owed record (reads merged into
+     * dispatches) if it has one. */
+    if (!wnn_context_forked(t->ctx)) {
+        wnn_context *c = t->ctx;
+        wnn_task *o = NULL;
+        pthread_mutex_lock(&c->mu);
+        if (c->owed_tensor == t) {
+            o = c->owed;
+            c->owed = NULL;
+            c->owed_tensor = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (o) {
+            task_free(o);
+        }
+        if (t->storage) {
+            c->backend->iface->tensor_free(c->backend, t->storage);
+        }
     }
     pthread_mutex_destroy(&t->pmu);
     wnn_context_release(t->ctx);

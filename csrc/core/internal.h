@@ -170,6 +170,11 @@ struct wnn_graph {
     struct wnn_lowered *lowered; /* compiler/lower/: per node id        */
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
+    /* one output, element-wise operators only (compile.c): a run costs
+     * about a pass over its operands, so the timeline may write its output
+     * straight into a read's buffer and run it again if the output tensor
+     * is needed later (context.c, "reads merged into dispatches") */
+    bool rerun_cheap;
 };
 
 struct wnn_tensor {
@@ -209,6 +214,14 @@ struct wnn_context {
     bool lost;
     bool stopping;
     bool self_free;         /* last reference dropped on the worker */
+    /* A dispatch whose output went straight into a read's buffer: the
+     * output tensor's storage is stale, its content that of `owed` run
+     * again (context.c).  Guarded by mu; the task holds the graph and the
+     * inputs (pinned), not owed_tensor, whose last release drops it. */
+    struct wnn_task *owed;
+    wnn_tensor *owed_tensor;
+    int owed_score;         /* merges that paid off minus reruns forced */
+    atomic_ullong merged_reads, owed_runs; /* counts, for tests and tools */
     unsigned fork_gen;      /* forks before it was made (see fork)  */
     char lost_message[200];
 };

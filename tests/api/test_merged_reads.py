@@ -1,0 +1,360 @@
+"""Reads merged into dispatches (csrc/core/context.c): for a graph of
+element-wise operators with one output, the timeline runs the graph straight
+into the buffer of the read_tensor() that follows its dispatch, leaves the
+output tensor "owed" and runs the graph again when the tensor's content is
+needed.  Every result a caller can see must be the unmerged timeline's: the
+tests below build each state that the bookkeeping tracks (a read merged,
+then the tensor read again, used as an input, overwritten, destroyed,
+released; its inputs written, overwritten by a dispatch, destroyed) and
+compare with NumPy in float64, and they check through the context's
+counters that the merge they depend on did happen."""
+import gc
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import webnn
+from webnn import _core
+
+N = 4099  # a tail after every vector width
+
+
+def counts(ctx):
+    info = _core.context_info(ctx._h)
+    return info["merged_reads"], info["owed_reruns"]
+
+
+def f32(shape, **flags):
+    return {"dataType": "float32", "shape": list(shape), **flags}
+
+
+@pytest.fixture
+def add_relu(ctx):
+    """y = relu(a + b) over [N], its tensors, and a float64 reference."""
+    b = webnn.MLGraphBuilder(ctx)
+    a_, b_ = b.input("a", f32([N])), b.input("b", f32([N]))
+    g = b.build({"y": b.relu(b.add(a_, b_))})
+    ta = ctx.create_tensor(f32([N], writable=True, readable=True))
+    tb = ctx.create_tensor(f32([N], writable=True, readable=True))
+    ty = ctx.create_tensor(f32([N], writable=True, readable=True))
+
+    def ref(a, b):
+        return np.maximum(a.astype(np.float64) + b, 0).astype(np.float32)
+    return g, ta, tb, ty, ref
+
+
+def values(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(N).astype(np.float32)
+    a[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    return a
+
+
+def merged_read(ctx, g, ins, ty, out, tries=200):
+    """dispatch + read_tensor(ty, out) until the read was merged (it is, unless
+    the calling thread took over 50 us between the two calls)."""
+    for _ in range(tries):
+        m0, _ = counts(ctx)
+        ctx.dispatch(g, ins, {"y": ty})
+        ctx.read_tensor(ty, out)
+        if counts(ctx)[0] == m0 + 1:
+            return
+    pytest.fail("no read was merged into its dispatch in %d tries" % tries)
+
+
+def test_merged_read_values(ctx, add_relu):
+    g, ta, tb, ty, ref = add_relu
+    out = np.empty(N, np.float32)
+    for i in range(5):
+        a, b = values(i), values(i + 100)
+        ctx.write_tensor(ta, a)
+        ctx.write_tensor(tb, b)
+        merged_read(ctx, g, {"a": ta, "b": tb}, ty, out)
+        np.testing.assert_array_equal(out, ref(a, b))
+    # the returning form of read_tensor merges too
+    m0, _ = counts(ctx)
+    for _ in range(200):
+        ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
+        got = ctx.read_tensor(ty)
+        if counts(ctx)[0] > m0:
+            break
+    assert counts(ctx)[0] > m0
+    np.testing.assert_array_equal(got, ref(a, b))
+
+
+def test_owed_tensor_read_again(ctx, add_relu):
+    """A second read of an owed tensor runs the graph again into its buffer."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(1), values(2)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    out = np.empty(N, np.float32)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, out)
+    _, r0 = counts(ctx)
+    out2 = np.full(N, 7, np.float32)
+    ctx.read_tensor(ty, out2)
+    np.testing.assert_array_equal(out2, ref(a, b))
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+    assert counts(ctx)[1] == r0 + 2
+    # the first buffer is the caller's: changing it changes nothing
+    out[:] = 5
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+
+
+@pytest.mark.parametrize("how", ["write", "dispatch"])
+def test_input_changed_after_merge(ctx, add_relu, how):
+    """An input of the owed dispatch written (or overwritten by another
+    dispatch): the output keeps the content it had."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(3), values(4)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    _, r0 = counts(ctx)
+    if how == "write":
+        ctx.write_tensor(ta, np.zeros(N, np.float32))
+    else:
+        bb = webnn.MLGraphBuilder(ctx)
+        gz = bb.build({"z": bb.neg(bb.input("x", f32([N])))})
+        ctx.dispatch(gz, {"x": tb}, {"z": ta})
+        np.testing.assert_array_equal(ctx.read_tensor(ta), -b)
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+    # (counted after the reads: writeTensor returns before it has run)
+    assert counts(ctx)[1] == r0 + 1  # settled once, before the write
+
+
+def test_owed_tensor_as_input(ctx, add_relu):
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(5), values(6)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    bb = webnn.MLGraphBuilder(ctx)
+    gz = bb.build({"z": bb.mul(bb.input("x", f32([N])), bb.constant("float32", 3.0))})
+    tz = ctx.create_tensor(f32([N], readable=True))
+    ctx.dispatch(gz, {"x": ty}, {"z": tz})
+    np.testing.assert_array_equal(ctx.read_tensor(tz), ref(a, b) * np.float32(3))
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+
+
+def test_owed_tensor_overwritten(ctx, add_relu):
+    """writeTensor or a dispatch into the owed tensor: no run needed."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(7), values(8)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    _, r0 = counts(ctx)
+    new = values(9)
+    ctx.write_tensor(ty, new)
+    np.testing.assert_array_equal(ctx.read_tensor(ty), new)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    ctx.dispatch(g, {"a": tb, "b": ta}, {"y": ty})
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(b, a))
+    assert counts(ctx)[1] == r0
+
+
+def test_input_destroyed_while_owed(ctx, add_relu):
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(10), values(11)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    ta.destroy()
+    tb.destroy()
+    del ta, tb
+    gc.collect()
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+
+
+def test_owed_tensor_destroyed(ctx, add_relu):
+    g, ta, tb, ty, ref = add_relu
+    ctx.write_tensor(ta, values(12))
+    ctx.write_tensor(tb, values(13))
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    ty.destroy()
+    with pytest.raises(TypeError):
+        ctx.read_tensor(ty)
+    ty2 = ctx.create_tensor(f32([N], readable=True))
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty2, np.empty(N, np.float32))
+    np.testing.assert_array_equal(ctx.read_tensor(ty2), ref(values(12), values(13)))
+
+
+def test_one_owed_tensor_per_context(ctx, add_relu):
+    """While one output is owed, another graph's read is not merged."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(14), values(15)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    bb = webnn.MLGraphBuilder(ctx)
+    gz = bb.build({"z": bb.sigmoid(bb.input("x", f32([N])))})
+    tz = ctx.create_tensor(f32([N], readable=True))
+    m0, _ = counts(ctx)
+    for _ in range(5):
+        ctx.dispatch(gz, {"x": ta}, {"z": tz})
+        got = ctx.read_tensor(tz)
+    assert counts(ctx)[0] == m0
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-a.astype(np.float64))), rtol=1e-6)
+    np.testing.assert_array_equal(ctx.read_tensor(ty), ref(a, b))
+
+
+def test_not_merged(ctx):
+    """Graphs that are not element-wise, with two outputs, or whose read is
+    not next: plain reads, the same values."""
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", f32([64, 64]))
+    g_mm = b.build({"y": b.matmul(x, x)})
+    b = webnn.MLGraphBuilder(ctx)
+    x2 = b.input("x", f32([64, 64]))
+    g_two = b.build({"y": b.relu(x2), "z": b.neg(x2)})
+    tx = ctx.create_tensor(f32([64, 64], writable=True))
+    ty = ctx.create_tensor(f32([64, 64], readable=True))
+    tz = ctx.create_tensor(f32([64, 64], readable=True))
+    v = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    ctx.write_tensor(tx, v)
+    m0, _ = counts(ctx)
+    for _ in range(10):
+        ctx.dispatch(g_mm, {"x": tx}, {"y": ty})
+        mm = ctx.read_tensor(ty)
+        ctx.dispatch(g_two, {"x": tx}, {"y": ty, "z": tz})
+        y, z = ctx.read_tensor(ty), ctx.read_tensor(tz)
+    assert counts(ctx)[0] == m0
+    np.testing.assert_allclose(mm, v.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(y, np.maximum(v, 0))
+    np.testing.assert_array_equal(z, -v)
+
+
+def test_rewritten_inputs_stop_merging(ctx, add_relu):
+    """A program that writes the inputs before each read of the output forces
+    a run per merge: the context stops merging (owed_score), results stay
+    right."""
+    g, ta, tb, ty, ref = add_relu
+    out = np.empty(N, np.float32)
+    m0, r0 = counts(ctx)
+    for i in range(60):
+        a, b = values(i), values(i + 1)
+        ctx.write_tensor(ta, a)
+        ctx.write_tensor(tb, b)
+        ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
+        ctx.read_tensor(ty, out)
+        np.testing.assert_array_equal(out, ref(a, b))
+    m, r = counts(ctx)
+    assert m - m0 >= 1
+    assert m - m0 <= 20, (m - m0, r - r0)
+
+
+def test_dtypes_and_broadcast(ctx):
+    """int32 and a broadcast operand; cast and where in the graph."""
+    b = webnn.MLGraphBuilder(ctx)
+    i = b.input("i", {"dataType": "int32", "shape": [3, N]})
+    row = b.input("r", {"dataType": "int32", "shape": [N]})
+    s = b.add(i, row)
+    y = b.where(b.greater(s, b.constant("int32", 0)), b.cast(s, "float32"),
+                b.constant("float32", -1.0))
+    g = b.build({"y": y})
+    iv = np.random.default_rng(1).integers(-50, 50, (3, N)).astype(np.int32)
+    rv = np.random.default_rng(2).integers(-50, 50, N).astype(np.int32)
+    ti = ctx.create_tensor({"dataType": "int32", "shape": [3, N], "writable": True})
+    tr = ctx.create_tensor({"dataType": "int32", "shape": [N], "writable": True})
+    ty = ctx.create_tensor(f32([3, N], readable=True))
+    ctx.write_tensor(ti, iv)
+    ctx.write_tensor(tr, rv)
+    out = np.empty((3, N), np.float32)
+    merged_read(ctx, g, {"i": ti, "r": tr}, ty, out)
+    sv = iv + rv
+    want = np.where(sv > 0, sv.astype(np.float32), np.float32(-1))
+    np.testing.assert_array_equal(out, want)
+    ctx.write_tensor(tr, np.zeros(N, np.int32))
+    np.testing.assert_array_equal(ctx.read_tensor(ty), want)
+
+
+def test_released_owed_tensor_frees_everything(ctx):
+    """The owed record holds the graph and the inputs, not the output: when
+    the caller lets go of everything, the context goes too (its timeline
+    thread ends)."""
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+    gc.collect()
+    before = threads()
+    for _ in range(5):
+        c = webnn.ml.create_context(device_type="cpu")
+        b = webnn.MLGraphBuilder(c)
+        g = b.build({"y": b.relu(b.input("a", f32([N])))})
+        ta = c.create_tensor(f32([N], writable=True))
+        ty = c.create_tensor(f32([N], readable=True))
+        c.write_tensor(ta, values(0))
+        for _ in range(200):
+            m0, _ = counts(c)
+            c.dispatch(g, {"a": ta}, {"y": ty})
+            c.read_tensor(ty, np.empty(N, np.float32))
+            if counts(c)[0] > m0:
+                break
+        assert counts(c)[0] > 0
+        del c, b, g, ta, ty
+        gc.collect()
+    assert threads() <= before
+
+
+def test_threads_share_a_context(ctx, add_relu):
+    """Two threads dispatching and reading the same graph into their own
+    outputs: every read the value of its own dispatch."""
+    g, ta, tb, _, ref = add_relu
+    a, b = values(20), values(21)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    want = ref(a, b)
+    errors = []
+
+    def work(k):
+        try:
+            ty = ctx.create_tensor(f32([N], readable=True))
+            out = np.empty(N, np.float32)
+            for j in range(300):
+                ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
+                ctx.read_tensor(ty, out)
+                np.testing.assert_array_equal(out, want)
+                if j % 50 == 0:
+                    np.testing.assert_array_equal(ctx.read_tensor(ty), want)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not errors, errors
+
+
+def test_switch_off():
+    """WEBNN_MERGE_READS=0: no merges, the same values."""
+    code = (
+        "import numpy as np, webnn\n"
+        "from webnn import _core\n"
+        "c = webnn.ml.create_context(device_type='cpu')\n"
+        "b = webnn.MLGraphBuilder(c)\n"
+        "g = b.build({'y': b.relu(b.input('a', {'dataType': 'float32', 'shape': [9]}))})\n"
+        "ta = c.create_tensor({'dataType': 'float32', 'shape': [9], 'writable': True})\n"
+        "ty = c.create_tensor({'dataType': 'float32', 'shape': [9], 'readable': True})\n"
+        "v = np.arange(9, dtype=np.float32) - 4\n"
+        "c.write_tensor(ta, v)\n"
+        "for _ in range(50):\n"
+        "    c.dispatch(g, {'a': ta}, {'y': ty})\n"
+        "    got = c.read_tensor(ty)\n"
+        "assert (got == np.maximum(v, 0)).all()\n"
+        "print(_core.context_info(c._h)['merged_reads'])\n")
+    env = dict(os.environ, WEBNN_MERGE_READS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"
+    env["WEBNN_MERGE_READS"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) > 0
