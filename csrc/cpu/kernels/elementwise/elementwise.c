@@ -761,12 +761,46 @@ typedef struct binary_job {
 } binary_job;
 
 /* add sub mul div of float32 with streaming stores (see cpu_nt_bytes);
- * the same operations, so the same results. */
+ * the same operations, so the same results.  64-byte stores on AVX-512
+ * (a quarter of the SSE loop's instructions). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NT512_LOOP(vop)                                                       \
+    for (; i + 16 <= n; i += 16) {                                            \
+        _mm512_stream_ps(y + i, vop(_mm512_loadu_ps(a + i),                   \
+                                    _mm512_loadu_ps(b + i)));                 \
+    }
+__attribute__((target("avx512f"))) static size_t
+binary_f32_nt512(bop op, size_t i, size_t n, const float *a, const float *b,
+                 float *y)
+{
+    switch (op) {
+    case B_ADD: NT512_LOOP(_mm512_add_ps) break;
+    case B_SUB: NT512_LOOP(_mm512_sub_ps) break;
+    case B_MUL: NT512_LOOP(_mm512_mul_ps) break;
+    default: NT512_LOOP(_mm512_div_ps) break;
+    }
+    return i;
+}
+#undef NT512_LOOP
+#endif
+
 static void
 binary_f32_nt(bop op, size_t n, const float *a, const float *b, float *y)
 {
 #if defined(__SSE2__)
     size_t i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512()) {
+        for (; i < n && ((uintptr_t)(y + i) & 63); i++) {
+            binary_f32(op, 1, a + i, b + i, y + i);
+        }
+        i = binary_f32_nt512(op, i, n, a, b, y);
+        if (i < n) {
+            binary_f32(op, n - i, a + i, b + i, y + i);
+        }
+        return;
+    }
+#endif
     for (; i < n && ((uintptr_t)(y + i) & 15); i++) {
         binary_f32(op, 1, a + i, b + i, y + i);
     }
