@@ -64,6 +64,24 @@ def test_unary_large_equals_small(op, data):
     piece = 1 << 20
     small = np.concatenate([run(a[i:i + piece]) for i in range(0, N, piece)])
     np.testing.assert_array_equal(big, small)
+    # dispatch + read: the read is merged into the dispatch (one pass straight
+    # into the caller's buffer), here at 4 bytes (a masked head up to the
+    # 64-byte boundary before the streaming stores) and 2 bytes (no
+    # streaming stores) past an alignment
+    bl = webnn.MLGraphBuilder(ctx)
+    g = bl.build({"y": getattr(bl, op)(bl.input("x", _f32([N])))})
+    tx = ctx.create_tensor(_f32([N], writable=True))
+    ty = ctx.create_tensor(_f32([N], readable=True))
+    ctx.write_tensor(tx, a)
+    for offset in (4, 2):
+        buf = np.zeros(4 * N + 64, np.uint8)
+        out = np.frombuffer(buf.data, np.float32, N, offset)
+        assert out.ctypes.data % 64 != 0
+        for _ in range(3):
+            ctx.dispatch(g, {"x": tx}, {"y": ty})
+            ctx.read_tensor(ty, buf[offset:offset + 4 * N])
+            np.testing.assert_array_equal(out, big)
+    np.testing.assert_array_equal(ctx.read_tensor(ty), big)
     if op in ("relu", "neg", "abs"):
         ref = {"relu": np.maximum(a, 0), "neg": -a, "abs": np.abs(a)}[op]
         np.testing.assert_array_equal(big, ref)
