@@ -658,18 +658,20 @@ class MLContext:
             raise TypeError("compute: argument 'graph': expected an MLGraph")
         if not isinstance(inputs, dict):
             raise TypeError("compute: argument 'inputs': expected a dict")
-        inputs = _usv_keys(inputs, "compute: argument 'inputs'")
-        extra = set(inputs) - set(graph._inputs)
-        missing = set(graph._inputs) - set(inputs)
-        if extra or missing:
-            raise TypeError(f"compute: inputs {sorted(missing)} missing, "
-                            f"{sorted(extra)} not inputs of the graph")
+        if inputs.keys() != graph._inputs.keys():  # (equal: the graph's names, valid)
+            inputs = _usv_keys(inputs, "compute: argument 'inputs'")
+            extra = set(inputs) - set(graph._inputs)
+            missing = set(graph._inputs) - set(inputs)
+            if extra or missing:
+                raise TypeError(f"compute: inputs {sorted(missing)} missing, "
+                                f"{sorted(extra)} not inputs of the graph")
         data = {}
-        for name, (dt, shape) in graph._inputs.items():
+        for name, npdt, shape in graph._in_specs:
             v = inputs[name]
-            if type(v) is np.ndarray and v.dtype == DATA_TYPES[dt] and v.shape == shape:
+            if type(v) is np.ndarray and v.dtype == npdt and v.shape == shape:
                 data[name] = v          # the common case: nothing to convert or check
                 continue
+            dt = graph._inputs[name][0]
             what = f"compute: input {name!r}"
             v = _as_data(v, what, self)
             if isinstance(v, _DeviceData):
@@ -685,9 +687,10 @@ class MLContext:
                 raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
                                 f"graph's input shape {tuple(shape)}")
             data[name] = v
-        outs = {name: _result_array(shape, DATA_TYPES[dt])
-                for name, (dt, shape) in graph._outputs.items()}
-        if _core.compute(self._h, graph._h, [data[n] for n in graph._inputs], list(outs.values())):
+        outs = {name: (np.empty(shape, npdt) if n < _RESULT_BUFFER_MIN
+                       else _result_array(shape, npdt))
+                for name, npdt, shape, n in graph._out_specs}
+        if _core.compute(self._h, graph._h, list(data.values()), list(outs.values())):
             return outs
         return self._compute_with_tensors(graph, data)
 
@@ -880,6 +883,10 @@ class MLGraph:
         ins, outs, _ = _core.graph_info(handle)
         self._inputs = {n: (dt, shape) for n, dt, shape in ins}
         self._outputs = {n: (dt, shape) for n, dt, shape in outs}
+        # compute()'s per-call work, made once: (name, NumPy dtype, shape)
+        self._in_specs = [(n, DATA_TYPES[dt], shape) for n, (dt, shape) in self._inputs.items()]
+        self._out_specs = [(n, DATA_TYPES[dt], shape, math.prod(shape) * DATA_TYPES[dt].itemsize)
+                           for n, (dt, shape) in self._outputs.items()]
 
     @property
     def context(self):
