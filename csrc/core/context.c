@@ -243,9 +243,13 @@ tensor_mark(wnn_tensor *t, const wnn_error *err)
  * runs forced by a write into an input (-4) and skips (+1); below zero the
  * context does not merge, so a program that rewrites a graph's inputs
  * before reading its output again pays about what it paid before.
+ * Only outputs of MERGE_MIN_BYTES or more: below, the copy saved is worth
+ * less than what the wait costs (the dispatch could run while the caller
+ * makes its read; the tiny graph's dispatch + read 2.5 -> 3-5 us merged).
  * WEBNN_MERGE_READS=0 turns merging off; WEBNN_SPIN_US=0 too (the wait is
  * a spin). */
 #define MERGE_WAIT_NS 50000
+#define MERGE_MIN_BYTES (256u << 10)
 
 static bool
 merge_enabled(void)
@@ -281,7 +285,7 @@ merge_read(wnn_context *c, wnn_task *t)
 {
     wnn_backend *be = c->backend;
     if (!merge_enabled() || !t->graph->rerun_cheap || !be->iface->host_storage ||
-        t->n_out != 1) {
+        t->n_out != 1 || t->tensors[t->n_in]->bytes < MERGE_MIN_BYTES) {
         return;
     }
     if (c->owed_score < 0) { /* the worker's own field */

@@ -20,7 +20,7 @@ import pytest
 import webnn
 from webnn import _core
 
-N = 4099  # a tail after every vector width
+N = 65539  # 256 KiB (the smallest output merged) + a tail after every vector width
 
 
 def counts(ctx):
@@ -207,16 +207,22 @@ def test_one_owed_tensor_per_context(ctx, add_relu):
 def test_not_merged(ctx):
     """Graphs that are not element-wise, with two outputs, or whose read is
     not next: plain reads, the same values."""
+    s = [256, 256]
     b = webnn.MLGraphBuilder(ctx)
-    x = b.input("x", f32([64, 64]))
+    x = b.input("x", f32(s))
     g_mm = b.build({"y": b.matmul(x, x)})
     b = webnn.MLGraphBuilder(ctx)
-    x2 = b.input("x", f32([64, 64]))
+    x2 = b.input("x", f32(s))
     g_two = b.build({"y": b.relu(x2), "z": b.neg(x2)})
-    tx = ctx.create_tensor(f32([64, 64], writable=True))
-    ty = ctx.create_tensor(f32([64, 64], readable=True))
-    tz = ctx.create_tensor(f32([64, 64], readable=True))
-    v = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    b = webnn.MLGraphBuilder(ctx)
+    g_small = b.build({"y": b.relu(b.input("x", f32([s[0] * s[1] // 2 - 1])))})
+    tx = ctx.create_tensor(f32(s, writable=True))
+    ty = ctx.create_tensor(f32(s, readable=True))
+    tz = ctx.create_tensor(f32(s, readable=True))
+    txs = ctx.create_tensor(f32([s[0] * s[1] // 2 - 1], writable=True))
+    tys = ctx.create_tensor(f32([s[0] * s[1] // 2 - 1], readable=True))
+    v = np.random.default_rng(0).standard_normal(s).astype(np.float32)
+    ctx.write_tensor(txs, v.ravel()[:s[0] * s[1] // 2 - 1])
     ctx.write_tensor(tx, v)
     m0, _ = counts(ctx)
     for _ in range(10):
@@ -224,8 +230,11 @@ def test_not_merged(ctx):
         mm = ctx.read_tensor(ty)
         ctx.dispatch(g_two, {"x": tx}, {"y": ty, "z": tz})
         y, z = ctx.read_tensor(ty), ctx.read_tensor(tz)
+        ctx.dispatch(g_small, {"x": txs}, {"y": tys})  # under 256 KiB
+        small = ctx.read_tensor(tys)
     assert counts(ctx)[0] == m0
-    np.testing.assert_allclose(mm, v.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(small, np.maximum(v.ravel()[:s[0] * s[1] // 2 - 1], 0))
+    np.testing.assert_allclose(mm, v.astype(np.float64) @ v, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(y, np.maximum(v, 0))
     np.testing.assert_array_equal(z, -v)
 
@@ -338,10 +347,10 @@ def test_switch_off():
         "from webnn import _core\n"
         "c = webnn.ml.create_context(device_type='cpu')\n"
         "b = webnn.MLGraphBuilder(c)\n"
-        "g = b.build({'y': b.relu(b.input('a', {'dataType': 'float32', 'shape': [9]}))})\n"
-        "ta = c.create_tensor({'dataType': 'float32', 'shape': [9], 'writable': True})\n"
-        "ty = c.create_tensor({'dataType': 'float32', 'shape': [9], 'readable': True})\n"
-        "v = np.arange(9, dtype=np.float32) - 4\n"
+        "g = b.build({'y': b.relu(b.input('a', {'dataType': 'float32', 'shape': [70000]}))})\n"
+        "ta = c.create_tensor({'dataType': 'float32', 'shape': [70000], 'writable': True})\n"
+        "ty = c.create_tensor({'dataType': 'float32', 'shape': [70000], 'readable': True})\n"
+        "v = np.arange(70000, dtype=np.float32) - 4\n"
         "c.write_tensor(ta, v)\n"
         "for _ in range(50):\n"
         "    c.dispatch(g, {'a': ta}, {'y': ty})\n"
