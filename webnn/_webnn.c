@@ -1060,10 +1060,10 @@ m_context_info(PyObject *m, PyObject *cap)
     if (!c) {
         return NULL;
     }
-    uint64_t merged, reruns;
-    wnn_context_merge_counts(c, &merged, &reruns);
+    uint64_t merged, reruns, inlined;
+    wnn_context_timeline_counts(c, &merged, &reruns, &inlined);
     return Py_BuildValue(
-        "{s:O,s:s,s:K,s:O,s:s,s:i,s:K,s:K}", "accelerated",
+        "{s:O,s:s,s:K,s:O,s:s,s:i,s:K,s:K,s:K}", "accelerated",
         wnn_context_accelerated(c) ? Py_True : Py_False, "device_type",
         wnn_context_device(c) == WNN_DEVICE_GPU ? "gpu" : "cpu",
         "max_tensor_byte_length",
@@ -1071,7 +1071,7 @@ m_context_info(PyObject *m, PyObject *cap)
         wnn_context_is_lost(c) ? Py_True : Py_False, "lost_message",
         wnn_context_lost_message(c), "device_id", wnn_context_device_id(c),
         "merged_reads", (unsigned long long)merged, "owed_reruns",
-        (unsigned long long)reruns);
+        (unsigned long long)reruns, "inline_runs", (unsigned long long)inlined);
 }
 
 /* {op id: limits list} for the operators the context supports */

@@ -80,6 +80,12 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
         return WNN_ERR;
     }
     g->rerun_cheap = rerun_cheap(g);
+    uint64_t io = 0;
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        io += wnn_desc_bytes(&g->inputs[i].desc);
+    }
+    io += g->n_outputs ? wnn_desc_bytes(&g->outputs[0].desc) : 0;
+    g->run_inline = g->rerun_cheap && io <= (64u << 10);
     return be->iface->compile(be, g, &g->compiled, err);
 }
 

@@ -621,7 +621,8 @@ worker_main(void *arg)
     for (;;) {
         spin_until(&c->queued);
         pthread_mutex_lock(&c->mu);
-        while (!c->head && !c->stopping) {
+        while (atomic_load_explicit(&c->busy, memory_order_relaxed) ||
+               (!c->head && !c->stopping)) {
             pthread_cond_wait(&c->cv, &c->mu);
         }
         wnn_task *t = c->head;
@@ -634,6 +635,7 @@ worker_main(void *arg)
             c->tail = NULL;
         }
         atomic_fetch_sub_explicit(&c->queued, 1, memory_order_relaxed);
+        atomic_store_explicit(&c->busy, true, memory_order_relaxed);
         bool lost = c->lost;
         owed_settle(c, t); /* unlocks c->mu */
         if (lost) {
@@ -654,10 +656,12 @@ worker_main(void *arg)
                 merge_read(c, t);
             }
             if (run_task(c, t)) {
+                atomic_store_explicit(&c->busy, false, memory_order_release);
                 continue; /* kept as the owed record */
             }
         }
         task_free(t);
+        atomic_store_explicit(&c->busy, false, memory_order_release);
     }
     if (c->self_free) {
         /* The last reference went on this thread (see release). */
@@ -694,6 +698,36 @@ wnn_context_forked(const wnn_context *c)
     return c->fork_gen != atomic_load_explicit(&fork_count, memory_order_relaxed);
 }
 
+/* ---- small work on the caller's thread ------------------------------------
+ * Handing a task to the timeline thread and its result back costs 1-2 us
+ * of wake-ups each way (more when the two threads' virtual CPUs are not
+ * both running), the whole cost of a small graph's dispatch + read.  So
+ * when the timeline is idle (nothing queued, no task running) the calling
+ * thread runs a small task itself, holding `busy` so that the worker
+ * starts nothing meanwhile: the order is the timeline's.  Small: reads and
+ * writes of up to 64 KiB, dispatches of run_inline graphs (element-wise,
+ * up to 64 KiB of inputs and outputs: a few microseconds at most); only on
+ * backends whose tensors are host memory (a GPU backend's state belongs to
+ * its thread). */
+#define INLINE_MAX_BYTES (64u << 10)
+
+static bool
+inline_ok(const wnn_context *c, const wnn_task *t)
+{
+    if (!c->backend->iface->host_storage) {
+        return false;
+    }
+    switch (t->kind) {
+    case T_DISPATCH:
+        return t->graph->run_inline;
+    case T_READ:
+    case T_WRITE:
+        return t->bytes <= INLINE_MAX_BYTES;
+    default:
+        return false;
+    }
+}
+
 /* Queue `t`; fails (and frees t) if the context is lost. */
 static wnn_status
 enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
@@ -710,6 +744,25 @@ enqueue(wnn_context *c, wnn_task *t, const char *op, wnn_error *err)
         task_free(t);
         return wnn_failk(err, WNN_INVALID_STATE, op, NULL, NULL,
                          "the context is lost: %s", c->lost_message);
+    }
+    if (!c->head && !atomic_load_explicit(&c->busy, memory_order_acquire) &&
+        inline_ok(c, t)) {
+        atomic_store_explicit(&c->busy, true, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->inline_runs, 1, memory_order_relaxed);
+        owed_settle(c, t); /* unlocks c->mu */
+        if (!run_task(c, t)) { /* (only a merged dispatch is kept) */
+            task_free(t);
+        }
+        pthread_mutex_lock(&c->mu);
+        atomic_store_explicit(&c->busy, false, memory_order_release);
+        if (c->head || c->stopping) {
+            /* work queued meanwhile, or the worker's end, waits for busy
+             * (with neither, a sleeping worker has nothing to do: no
+             * wake-up, which would cost a system call per small task) */
+            pthread_cond_signal(&c->cv);
+        }
+        pthread_mutex_unlock(&c->mu);
+        return WNN_OK;
     }
     t->next = NULL;
     if (c->tail) {
@@ -910,12 +963,13 @@ wnn_context_op_limits(const wnn_context *c, wnn_op op, wnn_op_limits *out)
 }
 
 void
-wnn_context_merge_counts(const wnn_context *c, uint64_t *merged_reads,
-                         uint64_t *reruns)
+wnn_context_timeline_counts(const wnn_context *c, uint64_t *merged_reads,
+                            uint64_t *reruns, uint64_t *inline_runs)
 {
     wnn_context *m = (wnn_context *)c;
     *merged_reads = atomic_load_explicit(&m->merged_reads, memory_order_relaxed);
     *reruns = atomic_load_explicit(&m->owed_runs, memory_order_relaxed);
+    *inline_runs = atomic_load_explicit(&m->inline_runs, memory_order_relaxed);
 }
 
 void

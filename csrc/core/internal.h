@@ -175,6 +175,9 @@ struct wnn_graph {
      * straight into a read's buffer and run it again if the output tensor
      * is needed later (context.c, "reads merged into dispatches") */
     bool rerun_cheap;
+    /* rerun_cheap and at most 64 KiB of inputs and outputs: a dispatch
+     * that the calling thread may run itself (context.c, enqueue) */
+    bool run_inline;
 };
 
 struct wnn_tensor {
@@ -213,6 +216,9 @@ struct wnn_context {
     atomic_uint queued;     /* tasks in the queue (the worker spins on it) */
     bool lost;
     bool stopping;
+    /* a task is running (the worker's, or one a caller runs itself: see
+     * enqueue); set under mu */
+    atomic_bool busy;
     bool self_free;         /* last reference dropped on the worker */
     /* A dispatch whose output went straight into a read's buffer: the
      * output tensor's storage is stale, its content that of `owed` run
@@ -221,7 +227,8 @@ struct wnn_context {
     struct wnn_task *owed;
     wnn_tensor *owed_tensor;
     int owed_score;         /* merges that paid off minus reruns forced */
-    atomic_ullong merged_reads, owed_runs; /* counts, for tests and tools */
+    atomic_ullong merged_reads, owed_runs, inline_runs; /* counts, for tests
+                                                            and tools */
     unsigned fork_gen;      /* forks before it was made (see fork)  */
     char lost_message[200];
 };

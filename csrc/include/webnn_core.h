@@ -311,11 +311,12 @@ wnn_status wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
 bool wnn_context_host_storage(const wnn_context *c);
 /* Waits until everything queued so far has run. */
 void wnn_context_flush(wnn_context *c);
-/* Reads the timeline merged into the dispatch before them (the output
- * written straight into the read's buffer), and the graph runs made again
- * for such an output since (context.c), from the context's creation. */
-void wnn_context_merge_counts(const wnn_context *c, uint64_t *merged_reads,
-                              uint64_t *reruns);
+/* Counts since the context's creation (context.c), for tests and tools:
+ * reads the timeline merged into the dispatch before them (the output
+ * written straight into the read's buffer), graph runs made again for such
+ * an output since, and small tasks the calling thread ran itself. */
+void wnn_context_timeline_counts(const wnn_context *c, uint64_t *merged_reads,
+                                 uint64_t *reruns, uint64_t *inline_runs);
 
 /* ---- builder (spec: MLGraphBuilder) ----------------------------------- */
 wnn_status wnn_builder_create(wnn_context *c, wnn_builder **out,
