@@ -705,7 +705,7 @@ wnn_context_forked(const wnn_context *c)
  * when the timeline is idle (nothing queued, no task running) the calling
  * thread runs a small task itself, holding `busy` so that the worker
  * starts nothing meanwhile: the order is the timeline's.  Small: reads and
- * writes of up to 64 KiB, dispatches of run_inline graphs (element-wise,
+ * writes of up to 64 KiB, dispatches and compute() of run_inline graphs (element-wise,
  * up to 64 KiB of inputs and outputs: a few microseconds at most); only on
  * backends whose tensors are host memory (a GPU backend's state belongs to
  * its thread). */
@@ -719,6 +719,7 @@ inline_ok(const wnn_context *c, const wnn_task *t)
     }
     switch (t->kind) {
     case T_DISPATCH:
+    case T_EXEC: /* compute() */
         return t->graph->run_inline;
     case T_READ:
     case T_WRITE:

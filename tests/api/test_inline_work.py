@@ -129,3 +129,16 @@ def test_destroyed_context_small_work(ctx):
         ctx.dispatch(g, {"a": ta}, {"y": ty})
     with pytest.raises((webnn.InvalidStateError, TypeError)):
         ctx.read_tensor(ty)
+
+
+def test_small_compute_inline(ctx):
+    b = webnn.MLGraphBuilder(ctx)
+    g = b.build({"y": b.sigmoid(b.input("a", f32([7])))})
+    a = np.array([-np.inf, -3, -0.0, 0, 2.5, np.inf, np.nan], np.float32)
+    n0 = inline_runs(ctx)
+    for _ in range(20):
+        got = ctx.compute(g, {"a": a})["y"]
+    with np.errstate(over="ignore"):
+        want = 1 / (1 + np.exp(-a.astype(np.float64)))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert inline_runs(ctx) - n0 >= 15
