@@ -19,6 +19,12 @@ static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
 #undef WNN_OP
 };
 
+/* the backend (its base first: the core sees a wnn_backend) */
+typedef struct cpu_backend {
+    wnn_backend base;
+    bool fold_bn;            /* cpu_config_fold_bn() at creation          */
+} cpu_backend;
+
 typedef struct cpu_node cpu_node;
 struct cpu_node {
     cpu_call call;
@@ -36,6 +42,12 @@ struct cpu_node {
      * coefficients (3 C doubles, remade per dispatch from its operands) */
     const wnn_node *bn_node;
     double *bn_coef;
+    /* or that normalization folded into the conv2d's constant filter and
+     * bias at compile (fold_bn): the kernel reads these instead, the bias
+     * as input fold_bias_in of fold_opts */
+    float *fold_w, *fold_b;
+    uint32_t fold_bias_in;
+    wnn_conv2d_options fold_opts;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
     /* conv pairs (kernels/conv/pair.c): the expansion run inside this
@@ -85,6 +97,8 @@ cpu_compiled_free(wnn_backend *be, void *p)
         }
         free(c->nodes[i].chain_ptrs);
         free(c->nodes[i].bn_coef);
+        free(c->nodes[i].fold_w);
+        free(c->nodes[i].fold_b);
         free(c->nodes[i].in);
         free(c->nodes[i].out);
         free(c->nodes[i].in_desc);
@@ -98,6 +112,91 @@ cpu_compiled_free(wnn_backend *be, void *p)
     free(c);
 }
 
+static bool
+is_constant(const wnn_graph *g, uint32_t id)
+{
+    return g->plan.slots[id].kind == WNN_SLOT_CONSTANT;
+}
+
+/* conv2d -> batchNormalization over its channels (a WNN_FUSE_BN chain)
+ * with the filter, the conv's bias and mean, variance, scale and bias all
+ * constants -- how ONNX exports of ResNet, DenseNet, ShuffleNet arrive --
+ * folded once into the filter and bias, as ONNX Runtime does: with
+ * a = scale / sqrt(variance + epsilon) (batchNormalization's own double
+ * expression), filter[o] * a[o] and (bias[o] - mean[o]) * a[o] + beta[o],
+ * each computed in double and rounded once.  The kernel then runs with no
+ * normalization at all (and its add / activation in registers); results
+ * differ from the unfused graph's by the rounding of the scaled filter (a
+ * few float32 ulps of the convolution's terms).  1: folded, 0: not
+ * foldable, -1: out of memory. */
+static int
+fold_bn(const wnn_graph *g, cpu_compiled *c, cpu_node *cn)
+{
+    const wnn_node *node = cn->call.node, *bn = cn->bn_node;
+    if (!c->config.fold_bn || node->op != WNN_OP_CONV2D ||
+        cn->out_desc[0].dtype != WNN_FLOAT32 ||
+        cn->in_desc[1].dtype != WNN_FLOAT32) {
+        return 0;
+    }
+    const wnn_conv2d_options *o = node->options;
+    const wnn_batch_normalization_options *bo = bn->options;
+    if (!is_constant(g, node->in[1]) ||
+        (o->bias && !is_constant(g, node->in[o->bias - 1]))) {
+        return 0;
+    }
+    for (uint32_t j = 1; j < bn->n_in; j++) {
+        if (!is_constant(g, bn->in[j])) {
+            return 0;
+        }
+    }
+    const int64_t O = cn->out_desc[0].shape[cn->epi.channel_axis];
+    const uint64_t nw = wnn_desc_elements(&cn->in_desc[1]);
+    if (O <= 0 || nw % (uint64_t)O) {
+        return 0;
+    }
+    const float *w = c->constants[node->in[1]];
+    const float *cb = o->bias ? c->constants[node->in[o->bias - 1]] : NULL;
+    const float *mean = c->constants[bn->in[1]];
+    const float *var = c->constants[bn->in[2]];
+    const float *scale = bo->scale ? c->constants[bn->in[bo->scale - 1]] : NULL;
+    const float *beta = bo->bias ? c->constants[bn->in[bo->bias - 1]] : NULL;
+    double *a = malloc(sizeof(double) * (size_t)O);
+    cn->fold_w = malloc(sizeof(float) * nw);
+    cn->fold_b = malloc(sizeof(float) * (size_t)O);
+    if (!a || !cn->fold_w || !cn->fold_b) {
+        free(a);
+        return -1;
+    }
+    for (int64_t k = 0; k < O; k++) {
+        a[k] = (scale ? (double)scale[k] : 1.0) /
+               sqrt((double)var[k] + bo->epsilon);
+        cn->fold_b[k] = (float)(((cb ? (double)cb[k] : 0.0) - mean[k]) * a[k] +
+                                (beta ? (double)beta[k] : 0.0));
+    }
+    /* the output channel is the filter's first axis (oihw, ohwi) or its
+     * last (hwio, ihwo) */
+    const bool o_first = o->filter_layout == WNN_CONV_OIHW ||
+                         o->filter_layout == WNN_CONV_OHWI;
+    const uint64_t per = nw / (uint64_t)O;
+    for (uint64_t i = 0; i < nw; i++) {
+        uint64_t k = o_first ? i / per : i % (uint64_t)O;
+        cn->fold_w[i] = (float)((double)w[i] * a[k]);
+    }
+    free(a);
+    cn->fold_opts = *o;
+    cn->fold_bias_in = o->bias ? o->bias - 1 : node->n_in;
+    cn->fold_opts.bias = cn->fold_bias_in + 1;
+    if (!o->bias) { /* a bias input of its own (in and in_desc have room) */
+        cn->in_desc[node->n_in] = (wnn_desc){ .dtype = WNN_FLOAT32, .rank = 1,
+                                              .shape = { (uint32_t)O } };
+        cn->call.n_in = node->n_in + 1;
+    }
+    cn->call.options = &cn->fold_opts;
+    cn->call.const_in |= 1u << cn->fold_bias_in;
+    cn->bn_node = NULL; /* no coefficients per dispatch, no epi.bn */
+    return 1;
+}
+
 static wnn_status
 cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
 {
@@ -109,6 +208,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     }
     pthread_mutex_init(&c->mu, NULL);
     cpu_config_read(&c->config);
+    c->config.fold_bn = ((const cpu_backend *)be)->fold_bn;
     c->constants = calloc(ir->n_operands + 1, sizeof(void *));
     c->owned = calloc(ir->n_operands + 1, sizeof(void *));
     c->nodes = calloc(p->n_order + 1, sizeof(cpu_node));
@@ -227,6 +327,9 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                .in = (const void *const *)cn->in,
                                .out_desc = cn->out_desc,
                                .out = cn->out };
+        if (cn->bn_node && node->n_in < 32 && fold_bn(g, c, cn) < 0) {
+            goto oom;
+        }
     }
     /* conv pairs: a 1x1 expansion's chain run inside the depthwise chain
      * that reads it, and that inside its 1x1 projection's chain, where the
@@ -341,6 +444,10 @@ bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
         if (cn->bn_node) {
             bn_coefficients(g, c, cn, in, out);
         }
+    }
+    if (cn->fold_w) {
+        cn->in[1] = cn->fold_w;
+        cn->in[cn->fold_bias_in] = cn->fold_b;
     }
 }
 
@@ -507,7 +614,8 @@ static const wnn_backend_i cpu_iface = {
 wnn_status
 wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
 {
-    wnn_backend *be = calloc(1, sizeof(*be));
+    cpu_backend *cb = calloc(1, sizeof(*cb));
+    wnn_backend *be = cb ? &cb->base : NULL;
     if (!be) {
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "createContext", NULL, NULL,
                          "out of memory");
@@ -530,6 +638,7 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     if (cpu_config_layout()) {
         be->fuses |= WNN_PLAN_NHWC;
     }
+    cb->fold_bn = cpu_config_fold_bn();
     *out = be;
     return WNN_OK;
 }

@@ -35,6 +35,12 @@ cpu_config_conv_pairs(void)
 }
 
 bool
+cpu_config_fold_bn(void)
+{
+    return !env_off("WEBNN_CPU_FOLD_BN");
+}
+
+bool
 cpu_config_layout(void)
 {
     return !env_off("WEBNN_CPU_LAYOUT");

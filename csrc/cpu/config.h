@@ -21,6 +21,7 @@
 typedef struct cpu_config {
     bool conv_direct;       /* WEBNN_CONV_DIRECT != 0   */
     bool conv_winograd;     /* WEBNN_CONV_WINOGRAD != 0 */
+    bool fold_bn;           /* the context's cpu_config_fold_bn() */
 } cpu_config;
 
 /* The kernel choices, read from the environment now (at compile). */
@@ -40,6 +41,11 @@ bool cpu_config_fusion(void);
 bool cpu_config_conv_pairs(void);
 /* WEBNN_CPU_LAYOUT=0: no layout planning (read when a context's backend is
  * created) */
-bool cpu_config_layout(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
+bool cpu_config_layout(void);
+/* WEBNN_CPU_FOLD_BN=0: a batchNormalization after a conv2d with constant
+ * parameters stays in the chain's epilogue instead of being folded into the
+ * filter and bias (backend_cpu.c, fold_bn; read when a context's backend is
+ * created) */
+bool cpu_config_fold_bn(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
 
 #endif

@@ -44,9 +44,18 @@ def make_context(**env):
 
 @pytest.fixture(scope="module")
 def contexts():
-    """(fused, unfused); layout planning off in both (test_layout.py)"""
-    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_LAYOUT="0"),
-            make_context(WEBNN_CPU_FUSION="0", WEBNN_CPU_LAYOUT="0"))
+    """(fused, unfused); layout planning off in both (test_layout.py), and
+    no batchNormalization folded into a convolution's constants (that is
+    not bit-exact: test_batch_norm_folded)"""
+    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_LAYOUT="0", WEBNN_CPU_FOLD_BN="0"),
+            make_context(WEBNN_CPU_FUSION="0", WEBNN_CPU_LAYOUT="0", WEBNN_CPU_FOLD_BN="0"))
+
+
+@pytest.fixture(scope="module")
+def fold_contexts():
+    """(folded, unfused)"""
+    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_LAYOUT="0", WEBNN_CPU_FOLD_BN="1"),
+            make_context(WEBNN_CPU_FUSION="0", WEBNN_CPU_LAYOUT="0", WEBNN_CPU_FOLD_BN="1"))
 
 
 def edge_values(rng, shape, dtype):
@@ -406,8 +415,8 @@ def test_eltwise_chains_that_must_stop(contexts):
 @pytest.fixture(scope="module")
 def pair_contexts():
     """(pairs on, pairs off), fusion on in both"""
-    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="1"),
-            make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="0"))
+    return (make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="1", WEBNN_CPU_FOLD_BN="0"),
+            make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="0", WEBNN_CPU_FOLD_BN="0"))
 
 
 def _filter(w_ohwi, layout):
@@ -802,4 +811,86 @@ def test_batch_norm_after_conv_transpose_and_gemm(contexts, layout):
     assert sorted(summary.fused_groups) == sorted([
         ["convTranspose2d", "batchNormalization", "hardSwish"],
         ["gemm", "batchNormalization", "add", "clamp"]]), summary
+    assert_same(fused, plain)
+
+
+# ---- batchNormalization folded into a conv2d's constants -------------------
+@pytest.mark.parametrize("conv", ["1x1_nchw", "3x3_nchw", "1x1_nhwc", "1x1_24_nhwc", "3x3_nhwc",
+                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc"])
+@pytest.mark.parametrize("tail", ["bn", "bn_add_relu", "bn_plain", "bn_nobias"])
+def test_batch_norm_folded(fold_contexts, contexts, conv, tail):
+    """conv2d (constant filter and bias) -> batchNormalization (constant
+    parameters): folded into the filter and bias at compile (backend_cpu.c
+    fold_bn), as ONNX Runtime does.  Not bit-exact: against the unfused
+    graph within float32 rounding of the convolution's terms, NaN and
+    +-Inf where it has them; and unlike the exact chain somewhere (the fold
+    happened).  'nobias': the conv has no bias, the fold gives it one."""
+    rng = np.random.default_rng(zlib.crc32(f"fold-{conv}-{tail}".encode()))
+    layout, groups, cin, cout, k, stride, pad = CONVS[conv]
+    x, w, bias, opts = conv_case(rng, "float32", layout, groups, cin, cout, k, stride, pad)
+    x = rng.standard_normal(x.shape).astype(np.float32)
+    x.reshape(-1)[::997] = np.nan  # sparse: a Winograd tile with one has none but NaN
+    x.reshape(-1)[7::1499] = np.inf
+    ys = out_shape(x, opts, cout, k)
+    axis = 1 if layout == "nchw" else 3
+    p = bn_params(rng, cout, tail != "bn_plain", tail != "bn_plain")
+    inputs = {"x": x}
+    if "add" in tail:
+        inputs["r"] = rng.standard_normal(ys).astype(np.float32)
+
+    def make(b, ops):
+        cb = {} if tail == "bn_nobias" else {"bias": b.constant(bias)}
+        y = bn_apply(b, b.conv2d(ops["x"], b.constant(w), **cb, **opts), p, axis)
+        if "r" in ops:
+            y = b.relu(b.add(y, ops["r"]))
+        return y
+
+    folded, plain, summary = run_both(fold_contexts, make, inputs)
+    assert len(summary.fused_groups) == 1 and "batchNormalization" in summary.fused_groups[0], summary
+    scale = np.nanmax(np.abs(np.where(np.isinf(plain["y"]), 0, plain["y"])))
+    np.testing.assert_allclose(folded["y"], plain["y"], rtol=1e-5, atol=2e-5 * scale)
+    assert np.array_equal(np.isnan(folded["y"]), np.isnan(plain["y"]))
+    exact, _, _ = run_both(contexts, make, inputs)
+    assert_same(exact, plain)
+    assert not np.array_equal(folded["y"], exact["y"], equal_nan=True), "not folded"
+
+
+def test_batch_norm_folded_matches_numpy(fold_contexts):
+    """A folded conv2d -> batchNormalization -> relu against NumPy float64."""
+    rng = np.random.default_rng(43)
+    x = rng.standard_normal((2, 9, 9, 6)).astype(np.float32)
+    w = (rng.standard_normal((3, 3, 6, 10)) * 0.3).astype(np.float32)  # hwio
+    mean, var, scale, bias = bn_params(rng, 10)
+    b = webnn.MLGraphBuilder(fold_contexts[0])
+    xi = b.input("x", {"dataType": "float32", "shape": list(x.shape)})
+    y = b.relu(bn_apply(b, b.conv2d(xi, b.constant(w), padding=[1, 1, 1, 1], input_layout="nhwc",
+                                    filter_layout="hwio"), (mean, var, scale, bias), 3))
+    got = fold_contexts[0].compute(b.build({"y": y}), {"x": x})["y"]
+    x64 = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    conv = np.zeros((2, 9, 9, 10))
+    for i in range(3):
+        for j in range(3):
+            conv += np.einsum("nhwc,co->nhwo", x64[:, i:i + 9, j:j + 9, :], w[i, j].astype(np.float64))
+    want = np.maximum((conv - mean) / np.sqrt(var.astype(np.float64) + 1e-3) * scale + bias, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_batch_norm_not_folded(fold_contexts):
+    """Parameters given as graph inputs, or a filter given as an input: no
+    fold, the exact chain (the same bits as the unfused graph)."""
+    rng = np.random.default_rng(47)
+    x, w, bias, opts = conv_case(rng, "float32", "nhwc", 1, 8, 16, 1, 1, 0)
+    mean, var, scale, bb = bn_params(rng, 16)
+
+    def params_in(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        return b.relu(b.batch_normalization(y, ops["m"], ops["v"], scale=ops["s"], bias=ops["b"], axis=3))
+
+    fused, plain, _ = run_both(fold_contexts, params_in, {"x": x, "m": mean, "v": var, "s": scale, "b": bb})
+    assert_same(fused, plain)
+
+    def filter_in(b, ops):
+        return bn_apply(b, b.conv2d(ops["x"], ops["w"], **opts), (mean, var, scale, bb), 3)
+
+    fused, plain, _ = run_both(fold_contexts, filter_in, {"x": x, "w": w})
     assert_same(fused, plain)
