@@ -288,10 +288,13 @@ merge_read(wnn_context *c, wnn_task *t)
         t->n_out != 1 || t->tensors[t->n_in]->bytes < MERGE_MIN_BYTES) {
         return;
     }
-    if (c->owed_score < 0) { /* the worker's own field */
-        pthread_mutex_lock(&c->mu);
+    pthread_mutex_lock(&c->mu); /* (callers running small work settle too) */
+    bool skip = c->owed_score < 0;
+    if (skip) {
         score_add(c, 1);
-        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (skip) {
         return;
     }
     wnn_tensor *x = t->tensors[t->n_in];

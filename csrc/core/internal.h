@@ -226,7 +226,8 @@ struct wnn_context {
      * inputs (pinned), not owed_tensor, whose last release drops it. */
     struct wnn_task *owed;
     wnn_tensor *owed_tensor;
-    int owed_score;         /* merges that paid off minus reruns forced */
+    int owed_score;         /* merges that paid off minus reruns forced
+                               (guarded by mu) */
     atomic_ullong merged_reads, owed_runs, inline_runs; /* counts, for tests
                                                             and tools */
     unsigned fork_gen;      /* forks before it was made (see fork)  */

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -369,3 +370,27 @@ def test_switch_off():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) > 0
+
+
+def test_small_input_written_inline_while_owed(ctx):
+    """y = a * s with s a small broadcast operand: writing s runs on the
+    calling thread (small work inline) and must first settle the owed y."""
+    b = webnn.MLGraphBuilder(ctx)
+    g = b.build({"y": b.mul(b.input("a", f32([N])), b.input("s", f32([1])))})
+    ta = ctx.create_tensor(f32([N], writable=True))
+    ts = ctx.create_tensor(f32([1], writable=True))
+    ty = ctx.create_tensor(f32([N], readable=True))
+    a = values(30)
+    ctx.write_tensor(ta, a)
+    out = np.empty(N, np.float32)
+    inlined = 0
+    for k in range(1, 6):
+        ctx.write_tensor(ts, np.float32([k]))
+        merged_read(ctx, g, {"a": ta, "s": ts}, ty, out)
+        np.testing.assert_array_equal(out, a * np.float32(k))
+        time.sleep(0.002)  # the timeline thread done with the read: the write runs here
+        n0 = _core.context_info(ctx._h)["inline_runs"]
+        ctx.write_tensor(ts, np.float32([-1]))
+        inlined += _core.context_info(ctx._h)["inline_runs"] > n0
+        np.testing.assert_array_equal(ctx.read_tensor(ty), a * np.float32(k))
+    assert inlined >= 3
