@@ -9,8 +9,8 @@
  * layout or can be told it: element-wise unary operators, binary ones whose
  * inputs both have the output's shape (a residual add; an nchw input is
  * transposed), pools and instanceNormalization (their layout option),
- * batchNormalization on the channel axis (axis 1 -> 3) and concat of nhwc
- * inputs (its axis mapped).  Any other reader, and a graph output, gets the
+ * batchNormalization on the channel axis (axis 1 -> 3), concat of nhwc
+ * inputs (its axis mapped) and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
  * operand transposed back to nchw by a transpose node inserted before it
  * (made once per operand); a conv2d whose input is not nhwc gets it
  * transposed to nhwc the same way.  The rewritten graph is the one the
@@ -306,6 +306,99 @@ nhwc_with_channel_operand(const lp *s, const wnn_node *n, uint32_t *a,
     return false;
 }
 
+static uint32_t *
+u32s(wnn_ir *ir, uint32_t n, const uint32_t *v)
+{
+    uint32_t *a = wnn_arena_alloc(&ir->arena, n * sizeof(uint32_t));
+    if (a) {
+        memcpy(a, v, n * sizeof(uint32_t));
+    }
+    return a;
+}
+
+/* The node after position pos in the plan that reads operand id (its only
+ * reader: uses[id] == 1), or NULL. */
+static wnn_node *
+only_reader(const lp *s, const uint32_t *uses, uint32_t pos, uint32_t id)
+{
+    const wnn_plan *p = &s->g->plan;
+    if (uses[id] != 1) {
+        return NULL;
+    }
+    for (uint32_t q = pos + 1; q < p->n_order; q++) {
+        wnn_node *m = &s->ir->nodes[p->order[q]];
+        for (uint32_t j = 0; j < m->n_in; j++) {
+            if (m->in[j] == id) {
+                return m;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A channel shuffle (ShuffleNet, as ONNX exports it): reshape [N, C, H, W]
+ * -> [N, G, C/G, H, W], transpose [0, 2, 1, 3, 4], reshape -> [N, C, H, W],
+ * each result read only by the next.  On an nhwc input (node r1, at
+ * position pos) it is rewritten to run in nhwc -- [N, H, W, G, C/G],
+ * transpose [0, 1, 2, 4, 3], [N, H, W, C], stored nhwc -- one transpose
+ * instead of three (the layout conversions around it).  false: not this
+ * pattern (nothing changed), or out of memory (*ok false). */
+static bool
+shuffle_nhwc(lp *s, const uint32_t *uses, uint32_t pos, wnn_node *r1,
+             bool *ok)
+{
+    wnn_ir *ir = s->ir;
+    if (r1->op != WNN_OP_RESHAPE || !s->nhwc[r1->in[0]]) {
+        return false;
+    }
+    const wnn_desc x = logical(s, r1->in[0]);
+    const wnn_desc *a = &ir->operands[r1->out[0]].desc;
+    if (a->rank != 5 || a->shape[0] != x.shape[0] ||
+        (uint64_t)a->shape[1] * a->shape[2] != x.shape[1] ||
+        a->shape[3] != x.shape[2] || a->shape[4] != x.shape[3]) {
+        return false;
+    }
+    wnn_node *t = only_reader(s, uses, pos, r1->out[0]);
+    const wnn_transpose_options *to = t ? t->options : NULL;
+    static const uint32_t shuffle[5] = { 0, 2, 1, 3, 4 };
+    if (!t || t->op != WNN_OP_TRANSPOSE || to->permutation.n != 5 ||
+        memcmp(to->permutation.v, shuffle, sizeof(shuffle)) != 0) {
+        return false;
+    }
+    wnn_node *r2 = only_reader(s, uses, pos, t->out[0]);
+    if (!r2 || r2->op != WNN_OP_RESHAPE ||
+        !wnn_desc_same_shape(&ir->operands[r2->out[0]].desc, &x)) {
+        return false;
+    }
+    const uint32_t N = x.shape[0], C = x.shape[1], H = x.shape[2],
+                   W = x.shape[3], G = a->shape[1], Cg = a->shape[2];
+    const uint32_t s1[5] = { N, H, W, G, Cg }, st[5] = { N, H, W, Cg, G },
+                   s2[4] = { N, H, W, C }, perm[5] = { 0, 1, 2, 4, 3 };
+    uint32_t *v1 = u32s(ir, 5, s1), *vp = u32s(ir, 5, perm),
+             *v2 = u32s(ir, 4, s2);
+    wnn_transpose_options *nto = wnn_arena_alloc(&ir->arena, sizeof(*nto));
+    wnn_reshape_options *o1 = wnn_arena_alloc(&ir->arena, sizeof(*o1));
+    wnn_reshape_options *o2 = wnn_arena_alloc(&ir->arena, sizeof(*o2));
+    if (!v1 || !vp || !v2 || !nto || !o1 || !o2) {
+        *ok = false;
+        return true;
+    }
+    *o1 = *(const wnn_reshape_options *)r1->options;
+    o1->new_shape = (wnn_u32_list){ .n = 5, .present = true, .v = v1 };
+    r1->options = o1;
+    memcpy(ir->operands[r1->out[0]].desc.shape, s1, sizeof(s1));
+    *nto = *to;
+    nto->permutation = (wnn_u32_list){ .n = 5, .present = true, .v = vp };
+    t->options = nto;
+    memcpy(ir->operands[t->out[0]].desc.shape, st, sizeof(st));
+    *o2 = *(const wnn_reshape_options *)r2->options;
+    o2->new_shape = (wnn_u32_list){ .n = 4, .present = true, .v = v2 };
+    r2->options = o2;
+    memcpy(ir->operands[r2->out[0]].desc.shape, s2, sizeof(s2));
+    s->nhwc[r2->out[0]] = true; /* (r2 itself then runs as it is) */
+    return true;
+}
+
 wnn_status
 wnn_layout_plan(wnn_graph *g, wnn_error *err)
 {
@@ -323,7 +416,18 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     s.nhwc = calloc(s.n_cap, sizeof(bool));
     s.to_nhwc = malloc(s.n_cap * sizeof(uint32_t));
     s.to_nchw = malloc(s.n_cap * sizeof(uint32_t));
-    bool ok = s.nhwc && s.to_nhwc && s.to_nchw;
+    /* readers of each operand (the graph's outputs count): shuffle_nhwc */
+    uint32_t *uses = calloc(ir->n_operands + 1, sizeof(uint32_t));
+    bool ok = s.nhwc && s.to_nhwc && s.to_nchw && uses;
+    for (uint32_t pos = 0; ok && pos < p->n_order; pos++) {
+        const wnn_node *n = &ir->nodes[p->order[pos]];
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            uses[n->in[j]]++;
+        }
+    }
+    for (uint32_t i = 0; ok && i < g->n_outputs; i++) {
+        uses[g->outputs[i].operand]++;
+    }
     for (uint32_t i = 0; ok && i < s.n_cap; i++) {
         s.to_nhwc[i] = s.to_nchw[i] = WNN_NO_NODE;
     }
@@ -332,7 +436,9 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
         wnn_node *n = &ir->nodes[id];
         bool out_nhwc = false, chan;
         uint32_t cj;
-        if (is_conv_candidate(ir, n)) {
+        if (shuffle_nhwc(&s, uses, pos, n, &ok)) {
+            /* its transpose and second reshape run as they are now */
+        } else if (is_conv_candidate(ir, n)) {
             uint32_t x = version(&s, n->in[0], true);
             ok = x != WNN_NO_NODE;
             n = &ir->nodes[id]; /* the nodes may have moved */
@@ -412,6 +518,7 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     free(s.nhwc);
     free(s.to_nhwc);
     free(s.to_nchw);
+    free(uses);
     if (!ok) {
         free(s.order);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,

@@ -222,3 +222,47 @@ def test_normalization_per_channel_operands_and_concat_stay_nhwc(contexts):
 
 def rng_w(seed):
     return np.random.default_rng(100 + seed)
+
+
+def test_channel_shuffle_runs_in_nhwc(contexts):
+    """ShuffleNet's channel shuffle (reshape to [N, G, C/G, H, W], transpose
+    [0, 2, 1, 3, 4], reshape back) between two convolutions runs in nhwc:
+    one transpose ([N, H, W, G, C/G] -> [N, H, W, C/G, G]) and no layout
+    conversions around it; against the unplanned graph and NumPy float64.
+    A shuffle whose intermediate has a second reader, or with another
+    permutation, keeps the nchw road."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 12, 7, 7)).astype(np.float32)
+    w1 = weights(rng, 12, 4, 1, np.float32)       # grouped 1x1, 3 groups
+    w2 = weights(rng, 12, 1, 3, np.float32)       # depthwise 3x3
+
+    def make(variant):
+        def f(b, ops):
+            y = b.relu(b.conv2d(ops["x"], b.constant(w1), groups=3))
+            r = b.reshape(y, [2, 3, 4, 7, 7])
+            t = b.transpose(r, permutation=[0, 2, 1, 3, 4] if variant != "perm" else [0, 1, 2, 4, 3])
+            s = b.reshape(t, [2, 12, 7, 7])
+            out = {"z": b.conv2d(s, b.constant(w2), padding=[1] * 4, groups=12)}
+            if variant == "second_reader":
+                out["r"] = b.relu(r)
+            return out
+        return f
+
+    def ref(variant):
+        y = np.maximum(conv_ref(x.astype(np.float64), w1.astype(np.float64), np.zeros(12), 0, 3,
+                                False), 0)
+        r = y.reshape(2, 3, 4, 7, 7)
+        t = r.transpose(0, 2, 1, 3, 4) if variant != "perm" else r.transpose(0, 1, 2, 4, 3)
+        return conv_ref(t.reshape(2, 12, 7, 7), w2.astype(np.float64), np.zeros(12), 1, 12, False)
+
+    for variant in ("shuffle", "second_reader", "perm"):
+        (a, g1), (c, _) = (build_run(ctx, make(variant), {"x": x}) for ctx in contexts)
+        np.testing.assert_allclose(a["z"], c["z"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(a["z"], ref(variant), rtol=1e-4, atol=1e-5)
+        transposes = [r for r in g1.summary().rows if r["operator"] == "transpose"]
+        if variant == "shuffle":
+            assert layout_nodes(g1) == ["layout nchw->nhwc", "layout nhwc->nchw"], layout_nodes(g1)
+            assert len(transposes) == 3, transposes  # the two edges and the shuffle
+            assert [r["outputs"] for r in transposes if not r["label"]] == [["float32[2, 7, 7, 4, 3]"]]
+        else:
+            assert len(layout_nodes(g1)) == 4, layout_nodes(g1)
