@@ -309,8 +309,11 @@ merge_read(wnn_context *c, wnn_task *t)
     }
     pthread_mutex_lock(&c->mu);
     wnn_task *r = c->head;
+    /* (a buffer not aligned to the elements stays a copy: the kernels
+     * access whole elements) */
     bool ok = r && r->kind == T_READ && r->tensor == x && !c->lost &&
-              !c->owed && r->bytes > 0 && r->data;
+              !c->owed && r->bytes > 0 && r->data &&
+              (uintptr_t)r->data % wnn_dtype_size(x->desc.dtype) == 0;
     for (uint32_t i = 0; ok && i < t->n_in; i++) {
         ok = !ranges_meet(r->data, r->bytes, t->tensors[i]->storage,
                           t->tensors[i]->bytes);

@@ -394,3 +394,19 @@ def test_small_input_written_inline_while_owed(ctx):
         inlined += _core.context_info(ctx._h)["inline_runs"] > n0
         np.testing.assert_array_equal(ctx.read_tensor(ty), a * np.float32(k))
     assert inlined >= 3
+
+
+def test_buffer_not_aligned_to_elements(ctx, add_relu):
+    """A read into a buffer 2 bytes past an alignment is not merged (the
+    kernels access whole float32 elements): a plain copy, the same values."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(40), values(41)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    buf = np.zeros(4 * N + 8, np.uint8)
+    m0, _ = counts(ctx)
+    for _ in range(5):
+        ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
+        ctx.read_tensor(ty, buf[2:2 + 4 * N])
+        np.testing.assert_array_equal(np.frombuffer(buf.data, np.float32, N, 2), ref(a, b))
+    assert counts(ctx)[0] == m0

@@ -66,8 +66,8 @@ def test_unary_large_equals_small(op, data):
     np.testing.assert_array_equal(big, small)
     # dispatch + read: the read is merged into the dispatch (one pass straight
     # into the caller's buffer), here at 4 bytes (a masked head up to the
-    # 64-byte boundary before the streaming stores) and 2 bytes (no
-    # streaming stores) past an alignment
+    # 64-byte boundary before the streaming stores) past an alignment; at 2
+    # bytes, not aligned to the elements, it is not merged (a copy)
     bl = webnn.MLGraphBuilder(ctx)
     g = bl.build({"y": getattr(bl, op)(bl.input("x", _f32([N])))})
     tx = ctx.create_tensor(_f32([N], writable=True))
