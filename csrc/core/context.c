@@ -531,13 +531,27 @@ run_task(wnn_context *c, wnn_task *t)
                            "tensor", "the work that wrote it failed: %s",
                            t->tensor->fail_msg);
         } else {
-            /* an owed tensor (its record cannot go: t holds a reference) */
+            /* an owed tensor (its record cannot go: t holds a reference):
+             * run again into the buffer, or, one not aligned to the
+             * elements, into the tensor (the record settled) and copied */
             pthread_mutex_lock(&c->mu);
-            const wnn_task *o = c->owed_tensor == t->tensor ? c->owed : NULL;
+            wnn_task *o = c->owed_tensor == t->tensor ? c->owed : NULL;
+            bool settle = o && (uintptr_t)t->data %
+                                   wnn_dtype_size(t->tensor->desc.dtype);
+            if (settle) {
+                c->owed = NULL;
+                c->owed_tensor = NULL;
+            }
             pthread_mutex_unlock(&c->mu);
+            if (settle) {
+                st = owed_run(c, o, t->tensor->storage, &err);
+                tensor_mark(t->tensor, st == WNN_OK ? NULL : &err);
+                task_free(o);
+                o = NULL;
+            }
             if (o) {
                 st = owed_run(c, o, t->data, &err);
-            } else {
+            } else if (st == WNN_OK) {
                 be->iface->synchronize(be);
                 st = be->iface->tensor_read(be, t->tensor->storage, t->data,
                                             t->bytes, &err);

@@ -410,3 +410,20 @@ def test_buffer_not_aligned_to_elements(ctx, add_relu):
         ctx.read_tensor(ty, buf[2:2 + 4 * N])
         np.testing.assert_array_equal(np.frombuffer(buf.data, np.float32, N, 2), ref(a, b))
     assert counts(ctx)[0] == m0
+
+
+def test_owed_tensor_read_into_unaligned_buffer(ctx, add_relu):
+    """An owed output read into a buffer 2 bytes past an alignment: the
+    graph runs again into the tensor, which is then copied (and read
+    again, plainly)."""
+    g, ta, tb, ty, ref = add_relu
+    a, b = values(42), values(43)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    _, r0 = counts(ctx)
+    buf = np.zeros(4 * N + 8, np.uint8)
+    for _ in range(2):
+        ctx.read_tensor(ty, buf[2:2 + 4 * N])
+        np.testing.assert_array_equal(np.frombuffer(buf.data, np.float32, N, 2), ref(a, b))
+    assert counts(ctx)[1] == r0 + 1  # settled once, then plain copies
