@@ -263,17 +263,29 @@ EXP512_LOOP(sigmoid_avx512, sigmoid512, _mm512_storeu_ps, 0)
 EXP512_LOOP(exp_avx512_nt, exp512, _mm512_stream_ps, 1)
 EXP512_LOOP(sigmoid_avx512_nt, sigmoid512, _mm512_stream_ps, 1)
 
+/* relu as unary_f32 computes it, (x > 0 || x is NaN) ? x : +0, for the
+ * streamed loop of a large output */
+EXP512 __m512
+relu512(__m512 x)
+{
+    return _mm512_maskz_mov_ps(
+        _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+}
+EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
+
 #endif
 
-/* A large float32 output of exp or sigmoid written with streaming stores
- * by the vector loop itself; false: not this operator or CPU. */
+/* A large float32 output of exp, sigmoid or relu written with streaming
+ * stores by the vector loop itself (not to an L1 buffer and copied from
+ * there); false: not this operator or CPU. */
 static bool
 unary_f32_nt_direct(uop op, size_t n, const float *x, float *y)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID) && cpu_has_avx512() &&
-        ((uintptr_t)y & 3) == 0) {
-        (op == U_EXP ? exp_avx512_nt : sigmoid_avx512_nt)(n, x, y);
+    if ((op == U_EXP || op == U_SIGMOID || op == U_RELU) &&
+        cpu_has_avx512() && ((uintptr_t)y & 3) == 0) {
+        (op == U_EXP ? exp_avx512_nt
+                     : op == U_SIGMOID ? sigmoid_avx512_nt : relu_avx512_nt)(n, x, y);
         return true;
     }
 #else
