@@ -67,6 +67,17 @@ def merged_read(ctx, g, ins, ty, out, tries=200):
     pytest.fail("no read was merged into its dispatch in %d tries" % tries)
 
 
+def owe(ctx, add_relu, seed_a, seed_b):
+    """Inputs a, b written, and y = relu(a + b) read through a merged read:
+    y is owed.  Returns a, b."""
+    g, ta, tb, ty, _ = add_relu
+    a, b = values(seed_a), values(seed_b)
+    ctx.write_tensor(ta, a)
+    ctx.write_tensor(tb, b)
+    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    return a, b
+
+
 def test_merged_read_values(ctx, add_relu):
     g, ta, tb, ty, ref = add_relu
     out = np.empty(N, np.float32)
@@ -111,10 +122,7 @@ def test_input_changed_after_merge(ctx, add_relu, how):
     """An input of the owed dispatch written (or overwritten by another
     dispatch): the output keeps the content it had."""
     g, ta, tb, ty, ref = add_relu
-    a, b = values(3), values(4)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 3, 4)
     _, r0 = counts(ctx)
     if how == "write":
         ctx.write_tensor(ta, np.zeros(N, np.float32))
@@ -131,10 +139,7 @@ def test_input_changed_after_merge(ctx, add_relu, how):
 
 def test_owed_tensor_as_input(ctx, add_relu):
     g, ta, tb, ty, ref = add_relu
-    a, b = values(5), values(6)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 5, 6)
     bb = webnn.MLGraphBuilder(ctx)
     gz = bb.build({"z": bb.mul(bb.input("x", f32([N])), bb.constant("float32", 3.0))})
     tz = ctx.create_tensor(f32([N], readable=True))
@@ -146,10 +151,7 @@ def test_owed_tensor_as_input(ctx, add_relu):
 def test_owed_tensor_overwritten(ctx, add_relu):
     """writeTensor or a dispatch into the owed tensor: no run needed."""
     g, ta, tb, ty, ref = add_relu
-    a, b = values(7), values(8)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 7, 8)
     _, r0 = counts(ctx)
     new = values(9)
     ctx.write_tensor(ty, new)
@@ -162,10 +164,7 @@ def test_owed_tensor_overwritten(ctx, add_relu):
 
 def test_input_destroyed_while_owed(ctx, add_relu):
     g, ta, tb, ty, ref = add_relu
-    a, b = values(10), values(11)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 10, 11)
     ta.destroy()
     tb.destroy()
     del ta, tb
@@ -189,10 +188,7 @@ def test_owed_tensor_destroyed(ctx, add_relu):
 def test_one_owed_tensor_per_context(ctx, add_relu):
     """While one output is owed, another graph's read is not merged."""
     g, ta, tb, ty, ref = add_relu
-    a, b = values(14), values(15)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 14, 15)
     bb = webnn.MLGraphBuilder(ctx)
     gz = bb.build({"z": bb.sigmoid(bb.input("x", f32([N])))})
     tz = ctx.create_tensor(f32([N], readable=True))
@@ -417,10 +413,7 @@ def test_owed_tensor_read_into_unaligned_buffer(ctx, add_relu):
     graph runs again into the tensor, which is then copied (and read
     again, plainly)."""
     g, ta, tb, ty, ref = add_relu
-    a, b = values(42), values(43)
-    ctx.write_tensor(ta, a)
-    ctx.write_tensor(tb, b)
-    merged_read(ctx, g, {"a": ta, "b": tb}, ty, np.empty(N, np.float32))
+    a, b = owe(ctx, add_relu, 42, 43)
     _, r0 = counts(ctx)
     buf = np.zeros(4 * N + 8, np.uint8)
     for _ in range(2):
