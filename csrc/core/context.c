@@ -143,18 +143,25 @@ waiter_release(waiter *w)
     }
 }
 
+/* Settle the waiter (w->mu held): its status, the error when it failed. */
+static void
+waiter_settle(waiter *w, wnn_status st, const wnn_error *err)
+{
+    w->st = st;
+    if (st != WNN_OK && err) {
+        w->err = *err;
+    }
+    atomic_store_explicit(&w->done, 1, memory_order_release);
+    pthread_cond_signal(&w->cv);
+}
+
 /* Settle the waiter unless it is settled already (a cancelled read). */
 static void
 waiter_finish(waiter *w, wnn_status st, const wnn_error *err)
 {
     pthread_mutex_lock(&w->mu);
     if (!atomic_load_explicit(&w->done, memory_order_relaxed)) {
-        w->st = st;
-        if (st != WNN_OK && err) {
-            w->err = *err;
-        }
-        atomic_store_explicit(&w->done, 1, memory_order_release);
-        pthread_cond_signal(&w->cv);
+        waiter_settle(w, st, err);
     }
     pthread_mutex_unlock(&w->mu);
 }
@@ -557,12 +564,7 @@ run_task(wnn_context *c, wnn_task *t)
                                             t->bytes, &err);
             }
         }
-        t->w->st = st;
-        if (st != WNN_OK) {
-            t->w->err = err;
-        }
-        atomic_store_explicit(&t->w->done, 1, memory_order_release);
-        pthread_cond_signal(&t->w->cv);
+        waiter_settle(t->w, st, &err);
         pthread_mutex_unlock(&t->w->mu);
         return false;
     case T_DISPATCH: {
@@ -593,18 +595,17 @@ run_task(wnn_context *c, wnn_task *t)
         if (rw) {
             wnn_tensor *x = t->tensors[t->n_in];
             wnn_status rst = WNN_OK;
+            wnn_error rerr;
             if (out[0] != t->read->data) {
-                rst = wnn_failk(&rw->err, WNN_INVALID_STATE, "readTensor",
+                rst = wnn_failk(&rerr, WNN_INVALID_STATE, "readTensor",
                                 NULL, "tensor", "the tensor was destroyed");
             } else if (st != WNN_OK) {
-                rst = wnn_failk(&rw->err, WNN_OPERATION_ERROR, "readTensor",
+                rst = wnn_failk(&rerr, WNN_OPERATION_ERROR, "readTensor",
                                 NULL, "tensor",
                                 "the work that wrote it failed: %s",
                                 x->fail_msg);
             }
-            rw->st = rst;
-            atomic_store_explicit(&rw->done, 1, memory_order_release);
-            pthread_cond_signal(&rw->cv);
+            waiter_settle(rw, rst, &rerr);
             pthread_mutex_unlock(&rw->mu);
             if (rst == WNN_OK && owed_keep(c, t)) {
                 return true;
