@@ -280,6 +280,58 @@ def test_direct(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
     check(got, x, f, b, dt, 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
 
 
+# grouped nhwc convolutions (not depthwise) on the direct kernel, group by
+# group (direct.c): each group's input channels read in place from the
+# pixel, its outputs written in place -- output channels per group below
+# 16 (a partial vector), exactly 16 / 24 / 32 (the tall and 16 + 8 lane
+# blocks), over 64 (several blocks, a partial last one), input channels per
+# group from 2 to 40; 1x1 products (long rows of pixels, chunked), strided,
+# padded, dilated and 5x5 filters, border columns.  nchw takes the general
+# path (im2col + BLIS per group): both are checked against NumPy.
+# (n, c, h, w, o, kh, kw, padding, strides, dilations, groups, bias)
+GROUPED = {
+    "1x1_g4_og34": (1, 136, 6, 28, 136, 1, 1, None, None, None, 4, True),
+    "1x1_g4_cg6_og28": (2, 24, 9, 13, 112, 1, 1, None, None, None, 4, True),
+    "1x1_g2_og136": (1, 64, 5, 7, 272, 1, 1, None, None, None, 2, False),
+    "1x1_g3_og24": (1, 9, 7, 40, 72, 1, 1, None, None, None, 3, True),
+    "1x1_g2_og16": (1, 80, 4, 31, 32, 1, 1, None, None, None, 2, True),
+    "1x1_g2_og32_strided": (1, 12, 9, 30, 64, 1, 1, (1, 0, 0, 1), (2, 1), None, 2, True),
+    "3x3_g4_og12": (1, 32, 11, 13, 48, 3, 3, (1, 1, 1, 1), (2, 1), None, 4, True),
+    "3x3_g2_og20_dilated": (2, 20, 9, 30, 40, 3, 3, (2, 2, 2, 2), None, (2, 2), 2, True),
+    "5x5_g8_cg2": (1, 16, 8, 8, 64, 5, 5, (2, 2, 2, 2), None, None, 8, False),
+}
+
+
+@pytest.mark.parametrize("dt,path", DT_PATHS)
+@pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
+@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
+@pytest.mark.parametrize("name", list(GROUPED))
+def test_grouped(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+    use_path(monkeypatch, path)
+    n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = GROUPED[name]
+    rng = rng_for("conv2d grouped", name, input_layout, filter_layout, dt)
+    x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, groups, bias)
+    got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, st, dil, groups))
+    check(got, x, f, b, dt, groups, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
+
+
+def test_grouped_constant_filter_twice(ctx):
+    """A constant grouped filter is packed once (all groups in one prepared
+    block) and reused: two dispatches with different inputs, both right."""
+    rng = np.random.default_rng(11)
+    x1, f, b = make_case(rng, "float32", 1, 136, 7, 9, 136, 1, 1, 4, True)
+    x2 = random_floats(rng, x1.shape, "float32", -1.0, 1.0)
+    builder = webnn.MLGraphBuilder(ctx)
+    xi = builder.input("x", {"dataType": "float32", "shape": [1, 7, 9, 136]})
+    y = builder.conv2d(xi, builder.constant(np.ascontiguousarray(f.transpose(0, 2, 3, 1))),
+                       bias=builder.constant(b), groups=4, input_layout="nhwc",
+                       filter_layout="ohwi")
+    graph = builder.build({"y": y})
+    for x in (x1, x2, x1):
+        got = ctx.compute(graph, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})["y"]
+        check(got.transpose(0, 3, 1, 2), x, f, b, "float32", 4)
+
+
 # 3x3, strides 1, dilations 1, groups 1, >= 16 channels in and out: Winograd
 # F(2x2, 3x3) on AVX-512 -- odd output sizes (partial tiles), asymmetric and
 # large padding (tiles wholly in the padding), channel counts that are not

@@ -129,6 +129,11 @@ CONVS = {
     # depthwise kernel), strides 1 and 2
     "dw40_nhwc": ("nhwc", 40, 40, 40, 3, 1, 1),
     "dw40_s2_nhwc": ("nhwc", 40, 40, 40, 3, 2, 1),
+    # grouped nhwc on the direct kernel, group by group (direct.c): 4
+    # groups of 6 -> 10 channels (a partial vector each), and a strided 3x3
+    # with 2 groups of 4 -> 18 (a vector and a partial one)
+    "grouped_nhwc": ("nhwc", 4, 24, 40, 1, 1, 0),
+    "grouped3x3_nhwc": ("nhwc", 2, 8, 36, 3, 2, 1),
 }
 
 
@@ -631,7 +636,8 @@ BN_TAILS = ["bn", "bn_relu", "bn_add_relu", "bn_clamp", "bn_chan_hard_swish", "b
 
 
 @pytest.mark.parametrize("conv", ["1x1_nchw", "3x3_nchw", "1x1_nhwc", "1x1_24_nhwc", "3x3_nhwc",
-                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc"])
+                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc",
+                                  "grouped_nhwc", "grouped3x3_nhwc"])
 @pytest.mark.parametrize("tail", BN_TAILS)
 def test_batch_norm_chains(contexts, conv, tail):
     """conv2d -> batchNormalization (over the channel axis) -> [add] ->
@@ -816,7 +822,8 @@ def test_batch_norm_after_conv_transpose_and_gemm(contexts, layout):
 
 # ---- batchNormalization folded into a conv2d's constants -------------------
 @pytest.mark.parametrize("conv", ["1x1_nchw", "3x3_nchw", "1x1_nhwc", "1x1_24_nhwc", "3x3_nhwc",
-                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc"])
+                                  "dw40_nhwc", "dw_nchw", "grouped_nchw", "winograd_nhwc",
+                                  "grouped_nhwc", "grouped3x3_nhwc"])
 @pytest.mark.parametrize("tail", ["bn", "bn_add_relu", "bn_plain", "bn_nobias"])
 def test_batch_norm_folded(fold_contexts, contexts, conv, tail):
     """conv2d (constant filter and bias) -> batchNormalization (constant

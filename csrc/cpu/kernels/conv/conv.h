@@ -16,7 +16,9 @@
  *              F(2x2, 3x3) (16 products per 2 x 2 outputs instead of 36),
  *              its 16 channel sums on the micro-kernel below; inputs with
  *              infinities, NaN or huge values take the direct kernel.
- *   direct     groups 1 on a CPU with AVX-512: a register-blocked
+ *   direct     on a CPU with AVX-512 (groups 1, and grouped nhwc
+ *              convolutions group by group, each group's channels read
+ *              and written in place in the pixel): a register-blocked
  *              micro-kernel (6 x 4 vectors of accumulators; a broadcast
  *              value times 4 vectors per step; 24 x 1, 12 x 2 for 16 and
  *              32 channels, 12 x (16 + 8 lanes) for exactly 24) with no
@@ -28,7 +30,7 @@
  *              to nhwc and the result back (vectorised 16 x 16 transposes;
  *              two cheap passes next to the work).  WEBNN_CONV_DIRECT=0 in
  *              the environment turns this path off.
- *   general    everything else (grouped convolutions, strided or padded
+ *   general    everything else (grouped nchw convolutions, strided or padded
  *              1x1 in nchw, CPUs without AVX-512): im2col of a band of
  *              output rows into a per-thread buffer (sized for L2), then a
  *              single-threaded BLIS product per band; 1x1 filters with
@@ -344,6 +346,7 @@ wnn_status conv_gemm(const cpu_call *k, wnn_error *err, const geom *g,
                      const float *b, float *y);
 #if HAVE_DIRECT
 bool conv_direct_usable(const geom *g);
+bool conv_direct_grouped_usable(const geom *g);
 bool conv_winograd_usable(const geom *g, const float *x, const float *w);
 wnn_status conv_winograd_nhwc(const cpu_call *k, wnn_error *err,
                               const geom *g, int layout, const float *x,
@@ -361,11 +364,13 @@ wnn_status conv_direct_1x1_nchw(const cpu_call *k, wnn_error *err,
  * a span of pixels (see there) */
 const float *conv_direct_pack(const cpu_call *k, const geom *g, int layout,
                               const float *w, float **own);
-void conv_1x1_span(const float *x, int64_t C, int64_t p0, int64_t p1,
-                   const float *wt, int64_t OP, int64_t O, int64_t ob,
-                   const float *bp, float *y, int64_t off, const float *res,
+void conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0,
+                   int64_t p1, const float *wt, int64_t OP, int64_t O,
+                   int64_t ys, int64_t ob, const float *bp, float *y,
+                   int64_t off, int64_t ch0, const float *res,
                    const float *cl, const cpu_epi *epi, int nt);
 #define direct_usable conv_direct_usable
+#define direct_grouped_usable conv_direct_grouped_usable
 #define winograd_usable conv_winograd_usable
 #endif
 

@@ -35,7 +35,7 @@ all_moderate(const float *p, int64_t n)
 bool
 winograd_usable(const geom *g, const float *x, const float *w)
 {
-    return g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
+    return g->G == 1 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
            g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
            all_moderate(x, g->N * g->H * g->W * g->C);
