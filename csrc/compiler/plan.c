@@ -2,7 +2,15 @@
  * each operand lives (a graph input or output tensor, constant data, or an
  * offset in one scratch arena).  Intermediates whose lifetimes (producer to
  * last consumer, in topological order) do not overlap share arena bytes, so
- * dead buffers are reused.  A node's inputs and outputs never alias. */
+ * dead buffers are reused.  A node's inputs and outputs never alias.
+ *
+ * With p->alias_reshapes (a backend that declares WNN_PLAN_ALIAS), a
+ * reshape whose input is an intermediate or a graph input and whose output
+ * is an intermediate takes no storage of its own: its output is its input's
+ * bytes (a reshape changes no byte), the input's lifetime runs to the
+ * output's last reader, and p->aliased marks the node, which the backend
+ * does not run.  A reshape into a graph output, or of a constant, copies
+ * as before. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +182,7 @@ wnn_plan_free(wnn_plan *p)
     free(p->order);
     free(p->slots);
     free(p->copies);
+    free(p->aliased);
     memset(p, 0, sizeof(*p));
 }
 
@@ -216,10 +225,18 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
     }
     uint32_t *last = malloc(sizeof(uint32_t) * (n + 1));
     live *lv = malloc(sizeof(live) * (n + 1));
-    if (!p->slots || !p->copies || !first || !last || !lv) {
+    /* root[i]: the operand whose storage operand i is (itself, or the
+     * first input of a run of aliased reshapes) */
+    uint32_t *root = malloc(sizeof(uint32_t) * (n + 1));
+    free(p->aliased);
+    p->aliased = p->alias_reshapes ? calloc(ir->n_nodes + 1, sizeof(bool))
+                                   : NULL;
+    if (!p->slots || !p->copies || !first || !last || !lv || !root ||
+        (p->alias_reshapes && !p->aliased)) {
         free(first);
         free(last);
         free(lv);
+        free(root);
         free(chain_end);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
@@ -228,6 +245,7 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
         p->slots[i].kind = WNN_SLOT_UNUSED;
         first[i] = UINT32_MAX;
         last[i] = 0;
+        root[i] = i;
     }
     for (uint32_t i = 0; i < g->n_inputs; i++) {
         p->slots[g->inputs[i].operand] =
@@ -240,6 +258,23 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
                 (wnn_output_copy){ p->slots[id].index, i };
         } else {
             p->slots[id] = (wnn_slot){ .kind = WNN_SLOT_OUTPUT, .index = i };
+        }
+    }
+    /* reshapes that share their input's storage (topological order: the
+     * input's root is already final) */
+    for (uint32_t pos = 0; p->aliased && pos < p->n_order; pos++) {
+        const wnn_node *node = &ir->nodes[p->order[pos]];
+        if (node->op != WNN_OP_RESHAPE || node->n_in != 1 || node->n_out != 1 ||
+            (chain_end && f->chain_of[p->order[pos]])) {
+            continue;
+        }
+        uint32_t r = root[node->in[0]], o = node->out[0];
+        if (p->slots[o].kind == WNN_SLOT_UNUSED &&
+            ir->operands[r].kind != WNN_OPERAND_CONSTANT &&
+            (p->slots[r].kind == WNN_SLOT_UNUSED ||
+             p->slots[r].kind == WNN_SLOT_INPUT)) {
+            root[o] = r;
+            p->aliased[p->order[pos]] = true;
         }
     }
     for (uint32_t pos = 0; pos < p->n_order; pos++) {
@@ -263,9 +298,16 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             }
         }
     }
+    /* a root lives until the last reader of any operand aliasing it */
+    for (uint32_t i = 0; i < n; i++) {
+        if (root[i] != i && last[root[i]] < last[i]) {
+            last[root[i]] = last[i];
+        }
+    }
     uint32_t n_live = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (first[i] != UINT32_MAX && p->slots[i].kind == WNN_SLOT_UNUSED) {
+        if (first[i] != UINT32_MAX && p->slots[i].kind == WNN_SLOT_UNUSED &&
+            root[i] == i) {
             uint64_t bytes = wnn_desc_bytes(&ir->operands[i].desc);
             lv[n_live++] = (live){ i, first[i], last[i],
                                    (bytes + ALIGN - 1) / ALIGN * ALIGN, 0 };
@@ -278,6 +320,7 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
         free(first);
         free(last);
         free(lv);
+        free(root);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
     }
@@ -290,10 +333,16 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             (wnn_slot){ .kind = WNN_SLOT_ARENA, .offset = lv[i].offset };
     }
     p->arena_bytes = total;
+    for (uint32_t i = 0; i < n; i++) {
+        if (root[i] != i) {
+            p->slots[i] = p->slots[root[i]];
+        }
+    }
     free(chain_end);
     free(first);
     free(last);
     free(lv);
+    free(root);
     return WNN_OK;
 }
 

@@ -73,6 +73,7 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     if (chains && wnn_fusion_find(g, chains, &g->fusion, err) != WNN_OK) {
         return WNN_ERR;
     }
+    g->plan.alias_reshapes = (be->fuses & WNN_PLAN_ALIAS) != 0;
     wnn_status st = g->fusion.n_chains
                         ? wnn_plan_make_fused(g, &g->plan, &g->fusion, err)
                         : wnn_plan_make(g, &g->plan, err);

@@ -240,6 +240,10 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         uint32_t node_id = p->order[n];
         cpu_node *cn = &c->nodes[c->n_nodes++];
         const wnn_epilogue *chain = NULL;
+        if (p->aliased && p->aliased[node_id]) { /* a reshape: no copy */
+            cn->skip = true;
+            continue;
+        }
         if (g->fusion.chain_of && g->fusion.chain_of[node_id]) {
             uint32_t k = g->fusion.chain_of[node_id];
             chain = &g->fusion.chains[k - 1];
@@ -638,6 +642,8 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     if (cpu_config_layout()) {
         be->fuses |= WNN_PLAN_NHWC;
     }
+    /* reshapes into intermediates are views of their input (plan.c) */
+    be->fuses |= WNN_PLAN_ALIAS;
     cb->fold_bn = cpu_config_fold_bn();
     *out = be;
     return WNN_OK;
