@@ -64,6 +64,23 @@ def test_blocked(run, dt):
              f"transpose {dt} {shape} {perm}")
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_interleaved_rows(run, dt):
+    """[P, A, B] -> [P, B, A] with 2 <= A <= 8 (ShuffleNet's channel shuffle
+    in nhwc): the interleaving loop for 4-byte types (A 2, 3, 4 and 8
+    specialised, others generic), one block (P = 1) and many (threaded),
+    B below and above a vector; other types take the general paths."""
+    rng = rng_for("transpose-interleave", dt)
+    cases = [((1, 4, 34), (0, 2, 1)), ((4, 34), None), ((7, 7, 4, 136), (0, 1, 3, 2)),
+             ((1, 28, 28, 4, 34), (0, 1, 2, 4, 3)), ((1, 14, 14, 2, 58), (0, 1, 2, 4, 3)),
+             ((3, 5, 3, 40), (0, 1, 3, 2)), ((9, 8, 16), (0, 2, 1)), ((6, 5, 3), (0, 2, 1)),
+             ((2, 6, 21), (0, 2, 1)), ((130, 7, 2), (0, 2, 1)), ((2, 2, 2), (0, 2, 1))]
+    for shape, perm in cases:
+        x = data(rng, shape, dt)
+        same(run_transpose(run, x, perm), np.transpose(x, perm),
+             f"transpose {dt} {shape} {perm}")
+
+
 @pytest.mark.parametrize("dt", ["float32", "float16", "int64", "int8"])
 def test_large(run, dt):
     """Threaded paths."""
