@@ -67,7 +67,7 @@ def test_special_values(run, dt, layout):
 @pytest.mark.parametrize("shape,options", [
     ((2, 24, 33, 35), {"windowDimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]}),
     ((2, 600, 7, 7), {}),
-    # above the kernel's threading threshold (2 Mi units of work)
+    # above the kernel's threading threshold (128 Ki units of work)
     ((8, 32, 64, 64), {"windowDimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]}),
     ((24, 1280, 7, 7), {}),
 ])
