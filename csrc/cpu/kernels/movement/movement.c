@@ -425,33 +425,23 @@ rows_body(void *p_, int tid_, int nt_)
  * register transposes) cost about three times this loop: with A a
  * constant GCC vectorises the interleave (permutes, whole vectors out). */
 #define INTERLEAVE(A)                                                          \
-    for (int64_t p = p0; p < p1; p++) {                                        \
-        const uint32_t *sp = s + p * (A) * B;                                  \
-        uint32_t *dp = d + p * (A) * B;                                        \
-        for (int64_t c = 0; c < B; c++) {                                      \
-            for (int a = 0; a < (A); a++) {                                    \
-                dp[c * (A) + a] = sp[a * B + c];                               \
-            }                                                                  \
+    for (int64_t c = c0; c < c1; c++) {                                        \
+        for (int a = 0; a < (A); a++) {                                        \
+            d[c * (A) + a] = s[a * B + c];                                     \
         }                                                                      \
     }
 
+/* elements [c0, c1) of the B of one block: s, d at the block */
 CPU_HOT static void
-interleave_rows(const uint32_t *s, uint32_t *d, int64_t A, int64_t B,
-                int64_t p0, int64_t p1)
+interleave_run(const uint32_t *s, uint32_t *d, int64_t A, int64_t B,
+               int64_t c0, int64_t c1)
 {
     switch (A) {
     case 2: INTERLEAVE(2) break;
     case 3: INTERLEAVE(3) break;
     case 4: INTERLEAVE(4) break;
     case 8: INTERLEAVE(8) break;
-    default:
-        for (int64_t p = p0; p < p1; p++) {
-            for (int64_t c = 0; c < B; c++) {
-                for (int64_t a = 0; a < A; a++) {
-                    d[(p * B + c) * A + a] = s[(p * A + a) * B + c];
-                }
-            }
-        }
+    default: INTERLEAVE(A) break;
     }
 }
 #undef INTERLEAVE
@@ -459,15 +449,23 @@ interleave_rows(const uint32_t *s, uint32_t *d, int64_t A, int64_t B,
 typedef struct ilv_job {
     const uint32_t *s;
     uint32_t *d;
-    int64_t A, B;
+    int64_t A, B, n, grain; /* n: P B */
 } ilv_job;
 
+/* tasks of `grain` of the P B columns (a few blocks each, or a part of one
+ * large block: an image's nchw -> nhwc with 3 channels is one block) */
 static void
 ilv_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
     (void)tid_;
     const ilv_job *j = p_;
-    interleave_rows(j->s, j->d, j->A, j->B, b_, e_);
+    const int64_t A = j->A, B = j->B;
+    int64_t t = b_ * j->grain, t1 = e_ * j->grain < j->n ? e_ * j->grain : j->n;
+    for (int64_t p = t / B, c = t % B; t < t1; p++, c = 0) {
+        int64_t m = B - c < t1 - t ? B - c : t1 - t;
+        interleave_run(j->s + p * A * B, j->d + p * A * B, A, B, c, c + m);
+        t += m;
+    }
 }
 
 /* the view is [P][A][B] -> [P][B][A] as above: *P, *A, *B */
@@ -496,10 +494,11 @@ copy_view(const view *v, const unsigned char *in, unsigned char *out,
     int nt = threads_for((uint64_t)total);
     int64_t P, A, B;
     if (interleave_view(v, es, &P, &A, &B)) {
+        /* tasks of about 4096 elements */
         ilv_job j = {.s = (const uint32_t *)in, .d = (uint32_t *)out,
-                     .A = A, .B = B};
-        int64_t grain = (4096 + A * B - 1) / (A * B); /* pixels a task */
-        cpu_parallel_for_dynamic(P, grain, nt, ilv_body, &j);
+                     .A = A, .B = B, .n = P * B, .grain = (4096 + A - 1) / A};
+        cpu_parallel_for_dynamic((P * B + j.grain - 1) / j.grain, 1, nt,
+                                 ilv_body, &j);
         return;
     }
     if (v->os[L] == 1 && v->is[L] != 1 && v->is[L] != 0 && L > 0 &&
