@@ -27,7 +27,8 @@ import webnn.onnx  # noqa: E402
 
 
 def _median(fn, repeats):
-    fn()
+    for _ in range(3):  # constants prepared, caches and pages warm
+        fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -52,7 +53,7 @@ def models(folder):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--threads", type=int, default=0, help="ORT intra-op threads (0: its default)")
     args = p.parse_args()
     ctx = webnn.ml.create_context()
