@@ -332,17 +332,22 @@ def test_grouped_constant_filter_twice(ctx):
         check(got.transpose(0, 3, 1, 2), x, f, b, "float32", 4)
 
 
-# 3x3, strides 1, dilations 1, groups 1, >= 16 channels in and out: Winograd
-# F(2x2, 3x3) on AVX-512 -- odd output sizes (partial tiles), asymmetric and
-# large padding (tiles wholly in the padding), channel counts that are not
-# multiples of 16, tasks of 30 tiles with a ragged last one.
+# 3x3, strides 1, dilations 1, groups 1, >= 16 channels in and out, 48
+# tiles of 2 x 2 outputs or more: Winograd F(2x2, 3x3) on AVX-512 -- odd
+# output sizes (partial tiles), asymmetric and large padding (tiles wholly
+# in the padding), channel counts that are not multiples of 16, tasks of 30
+# tiles with a ragged last one, few chunks of tiles (the output channels
+# cut into ranges too: "channel_ranges", 3 x 20 tiles, 160 channels).
 WINOGRAD = {
-    "pad1_odd": (1, 16, 7, 9, 16, (1, 1, 1, 1), True),
-    "no_padding": (2, 20, 6, 11, 24, None, True),
-    "asymmetric": (1, 17, 10, 8, 50, (0, 2, 1, 0), True),
+    "pad1_odd": (3, 16, 7, 9, 16, (1, 1, 1, 1), True),
+    "no_padding": (5, 20, 6, 11, 24, None, True),
+    "asymmetric": (3, 17, 10, 8, 50, (0, 2, 1, 0), True),
     "many_tiles": (1, 32, 17, 19, 40, (1, 1, 1, 1), False),
     "ragged_chunk": (1, 16, 13, 17, 16, (1, 1, 1, 1), True),
-    "tiles_in_padding": (1, 16, 4, 5, 16, (3, 3, 3, 3), True),
+    "tiles_in_padding": (3, 16, 4, 5, 16, (3, 3, 3, 3), True),
+    "channel_ranges": (3, 24, 7, 9, 160, (1, 1, 1, 1), True),
+    # 7 x 7 at batch 1: 16 tiles, the direct kernel instead
+    "few_tiles_direct": (1, 32, 7, 7, 48, (1, 1, 1, 1), True),
 }
 
 
@@ -366,7 +371,7 @@ def test_winograd_special_values(ctx, input_layout, case):
     take Winograd: the results are those of the direct sum (an infinity
     stays an infinity where its window has it, no inf - inf = NaN)."""
     rng = rng_for("conv2d winograd specials", input_layout, case)
-    x, f, b = make_case(rng, "float32", 1, 16, 6, 7, 16, 3, 3, 1, True)
+    x, f, b = make_case(rng, "float32", 4, 16, 6, 7, 16, 3, 3, 1, True)  # 48 tiles
     f = np.abs(f)  # one sign: infinities do not cancel in the direct sum
     if case == "nan_inf":
         x[0, 0, 1, 1] = np.inf
