@@ -23,8 +23,9 @@ enum {
      * [activation] run at the chain's last node (compiler/fuse.h) */
     WNN_FUSE_EPILOGUE = 1u << 0,
     /* a run of float element-wise operators (unary, binary arithmetic with
-     * broadcast operands), each the only reader of the one before, all of
-     * the result's shape: one pass over memory (compiler/fuse.h) */
+     * broadcast operands, float32 batchNormalization), each the only reader
+     * of the one before, all of the result's shape: one pass over memory
+     * (compiler/fuse.h) */
     WNN_FUSE_ELTWISE = 1u << 1,
     /* layout planning: the backend's convolutions are faster in nhwc; an
      * nchw graph with two or more of them is rewritten to run them in nhwc,

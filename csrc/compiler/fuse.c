@@ -84,10 +84,23 @@ channel_axis(const wnn_node *n, const wnn_desc *out)
 }
 
 /* an element-wise node a chain may hold: one output, every input and the
- * output of one float data type */
+ * output of one float data type; or a float32 batchNormalization (a
+ * per-channel affine map of its input 0; its parameters are read whole) */
 static bool
 eltwise_node(const wnn_ir *ir, const wnn_node *n)
 {
+    if (n->op == WNN_OP_BATCH_NORMALIZATION) {
+        if (n->n_out != 1 || n->n_in < 3 ||
+            ir->operands[n->out[0]].desc.dtype != WNN_FLOAT32) {
+            return false;
+        }
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            if (ir->operands[n->in[j]].desc.dtype != WNN_FLOAT32) {
+                return false;
+            }
+        }
+        return true;
+    }
     if (!wnn_fusion_is_eltwise(n->op) || n->n_out != 1 || n->n_in < 1 ||
         n->n_in > 2) {
         return false;
@@ -354,6 +367,11 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             if (f->chain_of[next] || !eltwise_node(ir, nn) ||
                 ir->operands[nn->out[0]].desc.dtype != od->dtype ||
                 !wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
+                break;
+            }
+            /* a batchNormalization carries the running value as its
+             * input (SOLE: t is read once, so not as a parameter too) */
+            if (nn->op == WNN_OP_BATCH_NORMALIZATION && nn->in[0] != t) {
                 break;
             }
             f->chain_of[next] = k;

@@ -66,7 +66,11 @@
  * (wnn_fusion_is_eltwise) and add, sub, mul, div, max, min, pow, prelu,
  * all of one data type, where each node's output has the chain's result
  * shape and is read only by the next node (and is not a graph output);
- * a binary node's other input may broadcast. */
+ * a binary node's other input may broadcast.  A float32
+ * batchNormalization is one too (a per-channel affine map of its input,
+ * which must be the running value when it is not the first node; its
+ * parameters are read whole): DenseNet's pre-activation batchNormalization
+ * -> relu after a concat, which no convolution's epilogue takes. */
 wnn_status wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                            wnn_error *err);
 void wnn_fusion_free(wnn_fusion *f);

@@ -416,13 +416,8 @@ bn_coefficients(const wnn_graph *g, cpu_compiled *c, cpu_node *cn,
                                   : NULL;
     const float *bias = o->bias ? resolve(g, c, n->in[o->bias - 1], in, out)
                                 : NULL;
-    double *m = cn->bn_coef, *a = m + C, *b = m + 2 * C;
-    for (int64_t i = 0; i < C; i++) {
-        m[i] = mean[i];
-        a[i] = (scale ? (double)scale[i] : 1.0) /
-               sqrt((double)var[i] + o->epsilon);
-        b[i] = bias ? (double)bias[i] : 0.0;
-    }
+    double *m = cn->bn_coef;
+    cpu_bn_coefficients(mean, var, scale, bias, o->epsilon, C, m);
     cn->epi.bn = m;
     cn->epi.bn_c = C;
 }

@@ -1,6 +1,7 @@
 /* chain.c -- fused element-wise chains on the CPU (cpu.h, cpu_chain;
  * compiler/fuse.h, WNN_FUSE_ELTWISE): a run of unary and binary
- * element-wise operators computed in one pass over memory.  The output is
+ * element-wise operators (and float32 batchNormalization, a per-channel
+ * affine map) computed in one pass over memory.  The output is
  * cut into chunks of CHAIN_CH elements; for each chunk the first operator
  * reads its inputs, every later one works on the chunk in place (reading a
  * broadcast operand through its node's lowered iterator,
@@ -29,6 +30,15 @@ typedef struct chain_step {
     int carried;                /* input position of the running value, or
                                  * -1 (the first step reads its inputs)   */
     chain_src src[2];           /* inputs read from memory               */
+    /* batchNormalization: the slots of mean, variance, scale, bias
+     * (UINT32_MAX: none), epsilon, the channels and the elements per
+     * channel step (e is in channel (e / inner) % C), and its coefficients
+     * (cpu_bn_coefficients, remade per dispatch: they may be inputs) */
+    bool bn;
+    uint32_t bn_slot[4];
+    double eps;
+    int64_t C, inner;
+    double *coef;
 } chain_step;
 
 struct cpu_chain {
@@ -62,7 +72,7 @@ cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
         return NULL;
     }
     c->steps = calloc(n, sizeof(chain_step));
-    c->ops = calloc(2 * n + 1, sizeof(uint32_t));
+    c->ops = calloc(5 * n + 1, sizeof(uint32_t));
     c->its = calloc(n, sizeof(wnn_broadcast_params));
     if (!c->steps || !c->ops || !c->its) {
         cpu_chain_free(c);
@@ -77,8 +87,36 @@ cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
         const wnn_node *node = &ir->nodes[nodes[s]];
         chain_step *st = &c->steps[s];
         st->op = node->op;
-        st->binary = node->n_in == 2;
         st->carried = -1;
+        if (node->op == WNN_OP_BATCH_NORMALIZATION) {
+            /* x (input 0) is the running value or read; the parameters
+             * are read whole per dispatch (fuse.c: float32 only) */
+            const wnn_batch_normalization_options *o = node->options;
+            const wnn_axis_params *q = &g->lowered[nodes[s]].u.axis;
+            st->bn = true;
+            st->eps = o->epsilon;
+            st->C = (int64_t)q->n;
+            st->inner = (int64_t)q->inner;
+            st->coef = malloc(3 * sizeof(double) * (size_t)(st->C + 1));
+            if (!st->coef) {
+                cpu_chain_free(c);
+                return NULL;
+            }
+            const uint32_t ins[4] = { node->in[1], node->in[2],
+                                      o->scale ? node->in[o->scale - 1] : UINT32_MAX,
+                                      o->bias ? node->in[o->bias - 1] : UINT32_MAX };
+            for (int j = 0; j < 4; j++) {
+                st->bn_slot[j] = ins[j] == UINT32_MAX ? UINT32_MAX : slot_of(c, ins[j]);
+            }
+            if (prev != WNN_NO_NODE && node->in[0] == prev) {
+                st->carried = 0;
+            } else {
+                st->src[0] = (chain_src){ slot_of(c, node->in[0]), true, NULL, 0 };
+            }
+            prev = node->out[0];
+            continue;
+        }
+        st->binary = node->n_in == 2;
         wnn_scalar_params_of(node->op, node->options, c->dt, &st->pr);
         if (st->binary) {
             /* the node's own iterator, as its unfused kernel reads it */
@@ -105,6 +143,9 @@ void
 cpu_chain_free(cpu_chain *c)
 {
     if (c) {
+        for (uint32_t s = 0; c->steps && s < c->n_steps; s++) {
+            free(c->steps[s].coef);
+        }
         free(c->steps);
         free(c->ops);
         free(c->its);
@@ -195,7 +236,12 @@ chain_body(void *p, int64_t b_, int64_t e_, int tid)
         float *v = f16 ? tmp : (float *)j->out + b;
         for (uint32_t s = 0; s < c->n_steps; s++) {
             const chain_step *st = &c->steps[s];
-            if (st->carried < 0) { /* the first step */
+            if (st->bn) { /* float32 only */
+                const float *x = st->carried < 0
+                                     ? (const float *)j->ptrs[st->src[0].slot] + b
+                                     : v;
+                cpu_bn_run(x, v, b, n, st->C, st->inner, st->coef);
+            } else if (st->carried < 0) { /* the first step */
                 gather(c, &st->src[0], j->ptrs[st->src[0].slot], b, n, v);
                 if (st->binary) {
                     gather(c, &st->src[1], j->ptrs[st->src[1].slot], b, n,
@@ -239,6 +285,18 @@ chain_body(void *p, int64_t b_, int64_t e_, int tid)
 void
 cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out)
 {
+    for (uint32_t s = 0; s < c->n_steps; s++) {
+        const chain_step *st = &c->steps[s];
+        if (st->bn) {
+            const float *p[4];
+            for (int k = 0; k < 4; k++) {
+                p[k] = st->bn_slot[k] == UINT32_MAX ? NULL
+                                                    : (const float *)ptrs[st->bn_slot[k]];
+            }
+            cpu_bn_coefficients(p[0], p[1], p[2], p[3], st->eps, st->C,
+                                st->coef);
+        }
+    }
     chain_job j = { c, ptrs, out };
     int64_t chunks = (int64_t)((c->total + CHAIN_CH - 1) / CHAIN_CH);
     cpu_parallel_stream(chunks, (uint64_t)CHAIN_CH * 8,

@@ -214,6 +214,13 @@ void cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d);
  * be a or b) */
 void cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
                    const float *x, float *y);
+/* kernels/normalization/normalization.c: batchNormalization's per-channel
+ * coefficients (3 C doubles) and its arithmetic on a flat run of elements */
+void cpu_bn_coefficients(const float *mean, const float *var,
+                         const float *scale, const float *bias,
+                         double epsilon, int64_t C, double *coef);
+void cpu_bn_run(const float *x, float *y, uint64_t f, size_t n, int64_t C,
+                int64_t inner, const double *coef);
 void cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b,
                     float *y);
 

@@ -734,9 +734,10 @@ def test_batch_norm_matches_numpy(contexts):
 
 
 def test_batch_norm_patterns_that_must_not_fuse(contexts):
-    """Not in a chain: a normalization over another axis than the
+    """Not in the conv's chain: a normalization over another axis than the
     producer's channels, one whose input is also a graph output, and
-    float16 (the fused normalization is float32 only); results equal."""
+    float16 (the fused normalization is float32 only); results equal.  (The
+    float32 ones still join the relu after them in an element-wise chain.)"""
     rng = np.random.default_rng(29)
     x, w, bias, opts = conv_case(rng, "float32", "nchw", 1, 8, 16, 3, 1, 1)
     p16 = bn_params(rng, 16)
@@ -746,7 +747,8 @@ def test_batch_norm_patterns_that_must_not_fuse(contexts):
         return b.relu(bn_apply(b, b.conv2d(ops["x"], b.constant(w), **opts), p9, 2))
 
     fused, plain, summary = run_both(contexts, other_axis, {"x": x})
-    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert not any("conv2d" in grp and "batchNormalization" in grp
+               for grp in summary.fused_groups), summary
     assert_same(fused, plain)
 
     def also_output(b, ops):
@@ -754,7 +756,8 @@ def test_batch_norm_patterns_that_must_not_fuse(contexts):
         return {"y": y, "z": b.relu(bn_apply(b, y, p16, 1))}
 
     fused, plain, summary = run_both(contexts, also_output, {"x": x})
-    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert not any("conv2d" in grp and "batchNormalization" in grp
+               for grp in summary.fused_groups), summary
     assert_same(fused, plain)
     with np.errstate(over="ignore"):
         x16, w16 = x.astype(np.float16), w.astype(np.float16)
@@ -764,7 +767,8 @@ def test_batch_norm_patterns_that_must_not_fuse(contexts):
         return b.relu(bn_apply(b, b.conv2d(ops["x"], b.constant(w16), **opts), p, 1))
 
     fused, plain, summary = run_both(contexts, half, {"x": x16})
-    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
+    assert not any("conv2d" in grp and "batchNormalization" in grp
+               for grp in summary.fused_groups), summary
     assert_same(fused, plain)
 
 
@@ -817,6 +821,118 @@ def test_batch_norm_after_conv_transpose_and_gemm(contexts, layout):
     assert sorted(summary.fused_groups) == sorted([
         ["convTranspose2d", "batchNormalization", "hardSwish"],
         ["gemm", "batchNormalization", "add", "clamp"]]), summary
+    assert_same(fused, plain)
+
+
+# ---- batchNormalization in element-wise chains ------------------------------
+# A float32 batchNormalization that no convolution's epilogue takes (after a
+# concat, an add, a pool: DenseNet's pre-activation batchNormalization ->
+# relu) joins the element-wise chain around it (chain.c: the kernel's own
+# double arithmetic per element, so the bits equal the unfused graph's).
+BN_CHAINS = {
+    # name: (input shape, axis, the chain)
+    "nchw_bn_relu": ((2, 24, 9, 11), 1, "bn_relu"),
+    "nhwc_bn_relu": ((2, 9, 11, 24), 3, "bn_relu"),
+    "nchw_neg_bn_add_sigmoid": ((1, 5, 7, 6), 1, "neg_bn_add_sigmoid"),
+    # chunks of 2048 elements that start inside a channel's run (3136 a
+    # run), threaded
+    "nchw_large": ((2, 40, 56, 56), 1, "bn_relu"),
+    "nhwc_large_odd_channels": ((1, 61, 57, 37), 3, "bn_relu"),
+    # rank 1: the parameters have the input's shape (the running value
+    # must be input 0 still)
+    "rank1": ((33,), 0, "neg_bn_add_sigmoid"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BN_CHAINS))
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_in_eltwise_chains(contexts, name, affine):
+    shape, axis, kind = BN_CHAINS[name]
+    rng = np.random.default_rng(zlib.crc32(f"bn-chain-{name}-{affine}".encode()))
+    a = edge_values(rng, shape, "float32")
+    b_in = edge_values(rng, shape, "float32")
+    p = bn_params(rng, shape[axis], affine, affine)
+
+    def make(b, ops):
+        x = b.add(ops["a"], ops["b"])  # not a convolution: no epilogue takes the bn
+        if kind.startswith("neg"):
+            x = b.neg(x)
+        y = bn_apply(b, x, p, axis)
+        if "add" in kind:
+            y = b.sigmoid(b.add(y, ops["b"]))
+        else:
+            y = b.relu(y)
+        return y
+
+    fused, plain, summary = run_both(contexts, make, {"a": a, "b": b_in})
+    assert any("batchNormalization" in grp for grp in summary.fused_groups), summary
+    assert_same(fused, plain)
+    # and against NumPy in float64
+    mean, var, scale, bias = (None if v is None else v.astype(np.float64) for v in p)
+    bshape = [1] * len(shape)
+    bshape[axis] = shape[axis]
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = a.astype(np.float64) + b_in.astype(np.float64)
+        if kind.startswith("neg"):
+            x = -x
+        k = (scale if scale is not None else 1.0) / np.sqrt(var + 1e-3)
+        y = (x - mean.reshape(bshape)) * np.reshape(k, bshape)
+        if bias is not None:
+            y = y + bias.reshape(bshape)
+        if "add" in kind:
+            ref = 1 / (1 + np.exp(-(y + b_in.astype(np.float64))))
+        else:
+            ref = np.maximum(y, 0)
+    got = fused["y"].astype(np.float64)
+    finite = np.isfinite(ref) & (np.abs(ref) < 1e30)
+    np.testing.assert_allclose(got[finite], ref[finite], rtol=1e-5, atol=1e-5)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+
+
+def test_batch_norm_chain_parameters_as_inputs(contexts):
+    """mean, variance, scale and bias as graph inputs: the chain's
+    coefficients are made per dispatch (two dispatches, other values)."""
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 6, 5, 5)).astype(np.float32)
+    outs = []
+    for ctx in contexts:
+        b = webnn.MLGraphBuilder(ctx)
+        xi = b.input("x", {"dataType": "float32", "shape": [2, 6, 5, 5]})
+        ps = {k: b.input(k, {"dataType": "float32", "shape": [6]})
+              for k in ("m", "v", "s", "c")}
+        y = b.relu(b.batch_normalization(b.abs(xi), ps["m"], ps["v"], scale=ps["s"],
+                                         bias=ps["c"], epsilon=1e-5))
+        g = b.build({"y": y})
+        if ctx is contexts[0]:
+            assert g.summary().fused_groups == [["abs", "batchNormalization", "relu"]]
+        res = []
+        for seed in (1, 2):
+            r = np.random.default_rng(seed)
+            feeds = {"x": x, "m": r.standard_normal(6).astype(np.float32),
+                     "v": (r.random(6) + 0.1).astype(np.float32),
+                     "s": r.standard_normal(6).astype(np.float32),
+                     "c": r.standard_normal(6).astype(np.float32)}
+            res.append(ctx.compute(g, feeds)["y"])
+            k = feeds["s"] / np.sqrt(feeds["v"].astype(np.float64) + 1e-5)
+            ref = np.maximum((np.abs(x) - feeds["m"].reshape(1, 6, 1, 1)) *
+                             k.reshape(1, 6, 1, 1) + feeds["c"].reshape(1, 6, 1, 1), 0)
+            np.testing.assert_allclose(res[-1], ref, rtol=1e-5, atol=1e-6)
+        outs.append(res)
+    for f, p_ in zip(outs[0], outs[1]):
+        np.testing.assert_array_equal(f, p_)
+
+
+def test_batch_norm_chain_not_float16(contexts):
+    """float16 batchNormalization stays a node of its own."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4, 3, 3)).astype(np.float16)
+    p = tuple(v.astype(np.float16) for v in bn_params(rng, 4))
+
+    def make(b, ops):
+        return b.relu(bn_apply(b, b.neg(ops["x"]), p, 1))
+
+    fused, plain, summary = run_both(contexts, make, {"x": x})
+    assert all("batchNormalization" not in grp for grp in summary.fused_groups), summary
     assert_same(fused, plain)
 
 

@@ -407,6 +407,59 @@ bn_inner_body(void *p_, int64_t b_, int64_t e_, int tid_)
 }
 
 /* ---- batchNormalization -------------------------------------------------- */
+/* y = (x - mean) * a + b with a = scale / sqrt(variance + epsilon), per
+ * channel, in double: coef = m[C], a[C], b[C] (scale, bias NULL: 1, 0).
+ * The kernel below, the fused epilogues (backend_cpu.c) and the
+ * element-wise chains (chain.c) all make them here. */
+void
+cpu_bn_coefficients(const float *mean, const float *var, const float *scale,
+                    const float *bias, double epsilon, int64_t C, double *coef)
+{
+    double *m = coef, *a = coef + C, *b = coef + 2 * C;
+    for (int64_t c = 0; c < C; c++) {
+        m[c] = mean[c];
+        a[c] = (scale ? (double)scale[c] : 1.0) / sqrt((double)var[c] + epsilon);
+        b[c] = bias ? (double)bias[c] : 0.0;
+    }
+}
+
+/* y[i] = (float)((x[i] - m[c]) * a[c] + b[c]) for the flat elements [f, f
+ * + n) of a tensor whose element e is in channel (e / inner) % C: the
+ * kernel's own arithmetic (row_apply_const, bn_rows_body), for a fused
+ * element-wise chain's chunk (chain.c; x and y may be the same) */
+void
+cpu_bn_run(const float *x, float *y, uint64_t f, size_t n, int64_t C,
+           int64_t inner, const double *coef)
+{
+    const double *m = coef, *a = coef + C, *b = coef + 2 * C;
+    size_t i = 0;
+    if (inner == 1) {
+        int64_t c = (int64_t)(f % (uint64_t)C);
+        while (i < n) {
+            size_t run = (size_t)(C - c) < n - i ? (size_t)(C - c) : n - i;
+            const float *xr = x + i;
+            float *yr = y + i;
+            const double *mr = m + c, *ar = a + c, *br = b + c;
+#pragma omp simd
+            for (size_t k = 0; k < run; k++) {
+                yr[k] = (float)(((double)xr[k] - mr[k]) * ar[k] + br[k]);
+            }
+            i += run;
+            c = 0;
+        }
+        return;
+    }
+    uint64_t e = f;
+    while (i < n) {
+        int64_t c = (int64_t)((e / (uint64_t)inner) % (uint64_t)C);
+        uint64_t left = (uint64_t)inner - e % (uint64_t)inner;
+        size_t run = left < n - i ? (size_t)left : n - i;
+        row_apply_const(x + i, y + i, (int64_t)run, m[c], a[c], b[c]);
+        i += run;
+        e += run;
+    }
+}
+
 wnn_status
 cpu_batch_normalization(const cpu_call *k, wnn_error *err)
 {
@@ -429,14 +482,8 @@ cpu_batch_normalization(const cpu_call *k, wnn_error *err)
         oom(k, err);
         goto done;
     }
-    /* y = (x - mean) * a + b with a = scale / sqrt(variance + epsilon) */
     double *m = coef, *a = coef + C, *b = coef + 2 * C;
-    for (int64_t c = 0; c < C; c++) {
-        m[c] = mean.p[c];
-        a[c] = (scale.p ? (double)scale.p[c] : 1.0) /
-               sqrt((double)var.p[c] + o->epsilon);
-        b[c] = bias.p ? (double)bias.p[c] : 0.0;
-    }
+    cpu_bn_coefficients(mean.p, var.p, scale.p, bias.p, o->epsilon, C, coef);
     const float *xp = x.p;
     int nt = threads_for((uint64_t)(outer * C * inner));
     if (inner == 1) {
