@@ -264,3 +264,68 @@ def test_large_broadcast(run, op, dt):
                    ((7, 1), (1, 1500)), ((4, 3, 1, 257), (3, 5, 1))]:
         a, b = operands(rng, op, dt, sa, sb)
         check(op, dt, a, b, run(_build(op), {"a": a, "b": b}))
+
+
+# ---- float32 pow on AVX-512 (elementwise.c, pow_f32_avx512) ---------------
+def _ulps32(got, ref):
+    """|got - ref| in float32 ulps (ref float64 rounded to float32 first)."""
+    g = np.asarray(got, np.float32).view(np.int32).astype(np.int64)
+    r = np.asarray(ref, np.float64).astype(np.float32).view(np.int32).astype(np.int64)
+    g = np.where(g < 0, -(g & 0x7fffffff), g)
+    r = np.where(r < 0, -(r & 0x7fffffff), r)
+    return np.abs(g - r)
+
+
+def test_pow_float32_accuracy(run):
+    """Positive bases across the whole exponent range (subnormals too) and
+    exponents that keep the result in range, 8 lanes at a time and a
+    ragged tail: within 1 ulp of the correctly rounded value."""
+    rng = rng_for("pow-accuracy")
+    a = np.exp(rng.uniform(-80, 80, size=4099)).astype(np.float32)
+    a[:7] = [1e-40, 1e-45, 1.0, 2.0, 0.5, 3.4e38, 1.1754944e-38]
+    b = rng.uniform(-8, 8, size=a.size).astype(np.float32)
+    b[::5] = rng.choice(np.array([0.75, -0.75, 0.5, 2, 3, -1, 1 / 3, 0.0], np.float32),
+                        size=b[::5].size)
+    with np.errstate(over="ignore", under="ignore"):
+        ref = np.power(a.astype(np.float64), b.astype(np.float64))
+    got = run(_build("pow"), {"a": a, "b": b})
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert _ulps32(got, ref).max() <= 1, np.argmax(_ulps32(got, ref))
+
+
+def test_pow_float32_special_lanes(run):
+    """Every pair of special bases and exponents (zeros of both signs,
+    negative bases with integer and other exponents, 1, infinities, NaN,
+    results that overflow or go subnormal), mixed into vectors of ordinary
+    lanes: C's pow semantics lane by lane."""
+    xs = np.array([0.0, -0.0, -2.0, -1.0, 1.0, np.inf, -np.inf, np.nan, 0.5, 2.0,
+                   1e-45, 3e38, -0.5, 7.0], np.float32)
+    ys = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5, np.inf, -np.inf,
+                   np.nan, 127.5, 200.0, -150.0], np.float32)
+    a, b = np.meshgrid(xs, ys)
+    a, b = a.reshape(-1), b.reshape(-1)
+    # interleave with ordinary lanes, so that special ones sit in every lane
+    rng = rng_for("pow-specials")
+    fill = (rng.random(a.size) * 3 + 0.1).astype(np.float32)
+    a2 = np.stack([a, fill]).T.reshape(-1)
+    b2 = np.stack([b, np.float32(0.75) + 0 * fill]).T.reshape(-1)
+    with np.errstate(all="ignore"):
+        ref = np.power(a2.astype(np.float64), b2.astype(np.float64))
+    got = run(_build("pow"), {"a": a2, "b": b2})
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert _ulps32(got[ok], ref[ok]).max() <= 1
+
+
+def test_pow_in_place_chain(run):
+    """pow inside a fused element-wise chain, the running value both its
+    input and its output, special lanes included."""
+    x = np.array([-2.0, 0.0, 4.0, np.nan, 9.0, 1e-3, 2.5, -0.0, 16.0, 3.0, np.inf, 0.25],
+                 np.float32)
+    got = run(lambda bld, a: bld.neg(bld.pow(bld.abs(a), bld.constant(np.float32(0.75)))),
+              {"a": x})
+    with np.errstate(all="ignore"):
+        ref = -np.power(np.abs(x.astype(np.float64)), 0.75)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert _ulps32(got[ok], ref[ok]).max() <= 1
