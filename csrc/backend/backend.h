@@ -40,7 +40,7 @@ enum {
      * producer's channel axis right after the producer: producer -> [bn]
      * -> [add] -> [activation] (compiler/fuse.h, wnn_epilogue.bn) */
     WNN_FUSE_BN = 1u << 4,
-    /* a reshape into an intermediate shares its input's storage
+    /* a reshape or identity into an intermediate shares its input's storage
      * (compiler/plan.c): the backend skips the nodes g->plan.aliased marks
      * and resolves their outputs through the plan's slots as usual */
     WNN_PLAN_ALIAS = 1u << 5,

@@ -5,11 +5,11 @@
  * dead buffers are reused.  A node's inputs and outputs never alias.
  *
  * With p->alias_reshapes (a backend that declares WNN_PLAN_ALIAS), a
- * reshape whose input is an intermediate or a graph input and whose output
- * is an intermediate takes no storage of its own: its output is its input's
- * bytes (a reshape changes no byte), the input's lifetime runs to the
- * output's last reader, and p->aliased marks the node, which the backend
- * does not run.  A reshape into a graph output, or of a constant, copies
+ * reshape or identity whose input is an intermediate or a graph input and
+ * whose output is an intermediate takes no storage of its own: its output
+ * is its input's bytes (neither changes a byte), the input's lifetime runs
+ * to the output's last reader, and p->aliased marks the node, which the
+ * backend does not run.  One into a graph output, or of a constant, copies
  * as before. */
 #include <stdlib.h>
 #include <string.h>
@@ -264,7 +264,8 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
      * input's root is already final) */
     for (uint32_t pos = 0; p->aliased && pos < p->n_order; pos++) {
         const wnn_node *node = &ir->nodes[p->order[pos]];
-        if (node->op != WNN_OP_RESHAPE || node->n_in != 1 || node->n_out != 1 ||
+        if ((node->op != WNN_OP_RESHAPE && node->op != WNN_OP_IDENTITY) ||
+            node->n_in != 1 || node->n_out != 1 ||
             (chain_end && f->chain_of[p->order[pos]])) {
             continue;
         }

@@ -104,9 +104,10 @@ typedef struct wnn_plan {
     uint64_t arena_bytes;
     wnn_output_copy *copies;
     uint32_t n_copies;
-    /* set by the pipeline before planning (WNN_PLAN_ALIAS): reshapes into
-     * intermediates share their input's storage; then aliased[node id]
-     * marks those reshapes, which the backend does not run (plan.c) */
+    /* set by the pipeline before planning (WNN_PLAN_ALIAS): reshapes and
+     * identities into intermediates share their input's storage; then
+     * aliased[node id] marks those nodes, which the backend does not run
+     * (plan.c) */
     bool alias_reshapes;
     bool *aliased;
 } wnn_plan;

@@ -637,7 +637,8 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     if (cpu_config_layout()) {
         be->fuses |= WNN_PLAN_NHWC;
     }
-    /* reshapes into intermediates are views of their input (plan.c) */
+    /* reshapes and identities into intermediates are views of their
+     * input (plan.c) */
     be->fuses |= WNN_PLAN_ALIAS;
     cb->fold_bn = cpu_config_fold_bn();
     *out = be;
