@@ -10,7 +10,8 @@
  * inputs both have the output's shape (a residual add; an nchw input is
  * transposed), pools and instanceNormalization (their layout option),
  * batchNormalization on the channel axis (axis 1 -> 3), concat of nhwc
- * inputs (its axis mapped) and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
+ * inputs (its axis mapped), reductions (their axes mapped, reduce_nhwc)
+ * and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
  * operand transposed back to nchw by a transpose node inserted before it
  * (made once per operand); a conv2d whose input is not nhwc gets it
  * transposed to nhwc the same way.  The rewritten graph is the one the
@@ -67,6 +68,54 @@ is_pool(wnn_op op)
 {
     return op == WNN_OP_AVERAGE_POOL2D || op == WNN_OP_MAX_POOL2D ||
            op == WNN_OP_L2_POOL2D;
+}
+
+static bool
+is_reduce(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_REDUCE_L1: case WNN_OP_REDUCE_L2: case WNN_OP_REDUCE_LOG_SUM:
+    case WNN_OP_REDUCE_LOG_SUM_EXP: case WNN_OP_REDUCE_MAX:
+    case WNN_OP_REDUCE_MEAN: case WNN_OP_REDUCE_MIN: case WNN_OP_REDUCE_PRODUCT:
+    case WNN_OP_REDUCE_SUM: case WNN_OP_REDUCE_SUM_SQUARE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A reduction of an nhwc operand (ONNX's GlobalAveragePool arrives as a
+ * reduceMean over axes 2 and 3): its axes mapped to the stored order,
+ * when the result is then nhwc (keepDimensions: *out_nhwc) or, without
+ * keepDimensions, in the logical order already (the axes left keep their
+ * order when stored: n, c once h and w are gone).  False: it reads the
+ * nchw version instead. */
+static bool
+reduce_nhwc(wnn_node *n, bool *out_nhwc)
+{
+    static const uint32_t stored[4] = { 0, 3, 1, 2 }; /* n c h w -> n h w c */
+    wnn_reduce_options *o = n->options;
+    uint32_t m = o->axes_mask & 15, m2 = 0, last = 0;
+    bool first = true;
+    for (uint32_t d = 0; d < 4; d++) {
+        if (m >> d & 1) {
+            m2 |= 1u << stored[d];
+        } else if (!o->keep_dimensions) {
+            if (!first && stored[d] < last) {
+                return false;
+            }
+            last = stored[d], first = false;
+        }
+    }
+    if (o->axes.present) {
+        uint32_t *v = (uint32_t *)o->axes.v;
+        for (uint32_t i = 0; i < o->axes.n; i++) {
+            v[i] = stored[v[i]];
+        }
+    }
+    o->axes_mask = m2;
+    *out_nhwc = o->keep_dimensions;
+    return true;
 }
 
 static void
@@ -471,6 +520,9 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 WNN_LAYOUT_NHWC;
             ok = inputs_in(&s, id, 1, false);
             out_nhwc = true;
+        } else if (is_reduce(n->op) && s.nhwc[n->in[0]] &&
+                   reduce_nhwc(n, &out_nhwc)) {
+            /* its axes now in the stored order */
         } else if (n->op == WNN_OP_CONCAT && all_nhwc(&s, n)) {
             /* the same axis in the stored order: n c h w -> 0 3 1 2 */
             static const uint32_t stored[4] = { 0, 3, 1, 2 };

@@ -266,3 +266,59 @@ def test_channel_shuffle_runs_in_nhwc(contexts):
             assert [r["outputs"] for r in transposes if not r["label"]] == [["float32[2, 7, 7, 4, 3]"]]
         else:
             assert len(layout_nodes(g1)) == 4, layout_nodes(g1)
+
+
+# reductions of an nhwc operand (ONNX's GlobalAveragePool is a reduceMean
+# over axes 2 and 3): axes mapped to the stored order where the result is
+# then nhwc (keepDimensions) or already in the logical order; otherwise the
+# nchw version is read (a transpose at the edge)
+REDUCES = [
+    # (op, axes, keep, runs in nhwc)
+    ("reduce_mean", [2, 3], True, True),
+    ("reduce_mean", [2, 3], False, True),
+    ("reduce_max", [1], False, True),         # n, h, w left: the same order
+    ("reduce_sum", [0, 1, 2, 3], False, True),
+    ("reduce_l2", [1, 3], True, True),
+    ("reduce_sum_square", None, True, True),  # every axis
+    ("reduce_min", [3], False, False),         # n, c, h left: c moves
+    ("reduce_log_sum_exp", [2], False, False),
+]
+
+
+@pytest.mark.parametrize("op,axes,keep,nhwc", REDUCES)
+def test_reductions_in_nhwc(contexts, op, axes, keep, nhwc):
+    rng = np.random.default_rng(abs(hash((op, str(axes), keep))) % 2**32)
+    x = rng.standard_normal((2, 6, 7, 5)).astype(np.float32)
+    w1, w2 = weights(rng, 12, 6, 3, np.float32), weights(rng, 10, 12, 1, np.float32)
+
+    def make(b, ops):
+        y = b.relu(b.conv2d(ops["x"], b.constant(w1), padding=[1] * 4))
+        y = b.conv2d(y, b.constant(w2))
+        opts = {"keep_dimensions": keep}
+        if axes is not None:
+            opts["axes"] = axes
+        r = getattr(b, op)(y, **opts)
+        return {"r": b.add(r, r)}
+
+    planned, g = build_run(contexts[0], make, {"x": x})
+    plain, _ = build_run(contexts[1], make, {"x": x})
+    np.testing.assert_allclose(planned["r"], plain["r"], rtol=1e-5, atol=1e-5)
+    # and NumPy float64
+    y = np.maximum(conv_ref(x.astype(np.float64), w1.astype(np.float64), np.zeros(12), 1, 1,
+                            False), 0)
+    y = conv_ref(y, w2.astype(np.float64), np.zeros(10), 0, 1, False)
+    ax = tuple(axes) if axes is not None else None
+    fn = {"reduce_mean": lambda a: a.mean(ax, keepdims=keep),
+          "reduce_max": lambda a: a.max(ax, keepdims=keep),
+          "reduce_sum": lambda a: a.sum(ax, keepdims=keep),
+          "reduce_l2": lambda a: np.sqrt((a * a).sum(ax, keepdims=keep)),
+          "reduce_sum_square": lambda a: (a * a).sum(ax, keepdims=keep),
+          "reduce_min": lambda a: a.min(ax, keepdims=keep),
+          "reduce_log_sum_exp": lambda a: np.log(np.exp(a).sum(ax, keepdims=keep))}[op]
+    np.testing.assert_allclose(planned["r"], 2 * fn(y), rtol=1e-4, atol=1e-4)
+    # the reduction reads the nhwc operand (no transpose of the conv's
+    # output) exactly when it runs in nhwc
+    rows = g.summary().rows
+    conv_out_transposed = any(r["label"] == "layout nhwc->nchw" and
+                              r["inputs"][0].endswith("[2, 7, 5, 10]") for r in rows)
+    assert conv_out_transposed != nhwc, [(r["operator"], r["label"], r["inputs"]) for r in rows]
