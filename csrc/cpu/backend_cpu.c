@@ -160,18 +160,18 @@ fold_bn(const wnn_graph *g, cpu_compiled *c, cpu_node *cn)
     const float *var = c->constants[bn->in[2]];
     const float *scale = bo->scale ? c->constants[bn->in[bo->scale - 1]] : NULL;
     const float *beta = bo->bias ? c->constants[bn->in[bo->bias - 1]] : NULL;
-    double *a = malloc(sizeof(double) * (size_t)O);
+    double *coef = malloc(3 * sizeof(double) * (size_t)O);
     cn->fold_w = malloc(sizeof(float) * nw);
     cn->fold_b = malloc(sizeof(float) * (size_t)O);
-    if (!a || !cn->fold_w || !cn->fold_b) {
-        free(a);
+    if (!coef || !cn->fold_w || !cn->fold_b) {
+        free(coef);
         return -1;
     }
+    /* m, a, b as the normalization's kernel makes them */
+    cpu_bn_coefficients(mean, var, scale, beta, bo->epsilon, O, coef);
+    const double *m = coef, *a = coef + O, *b = coef + 2 * O;
     for (int64_t k = 0; k < O; k++) {
-        a[k] = (scale ? (double)scale[k] : 1.0) /
-               sqrt((double)var[k] + bo->epsilon);
-        cn->fold_b[k] = (float)(((cb ? (double)cb[k] : 0.0) - mean[k]) * a[k] +
-                                (beta ? (double)beta[k] : 0.0));
+        cn->fold_b[k] = (float)(((cb ? (double)cb[k] : 0.0) - m[k]) * a[k] + b[k]);
     }
     /* the output channel is the filter's first axis (oihw, ohwi) or its
      * last (hwio, ihwo) */
@@ -182,7 +182,7 @@ fold_bn(const wnn_graph *g, cpu_compiled *c, cpu_node *cn)
         uint64_t k = o_first ? i / per : i % (uint64_t)O;
         cn->fold_w[i] = (float)((double)w[i] * a[k]);
     }
-    free(a);
+    free(coef);
     cn->fold_opts = *o;
     cn->fold_bias_in = o->bias ? o->bias - 1 : node->n_in;
     cn->fold_opts.bias = cn->fold_bias_in + 1;

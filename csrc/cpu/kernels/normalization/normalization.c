@@ -409,8 +409,9 @@ bn_inner_body(void *p_, int64_t b_, int64_t e_, int tid_)
 /* ---- batchNormalization -------------------------------------------------- */
 /* y = (x - mean) * a + b with a = scale / sqrt(variance + epsilon), per
  * channel, in double: coef = m[C], a[C], b[C] (scale, bias NULL: 1, 0).
- * The kernel below, the fused epilogues (backend_cpu.c) and the
- * element-wise chains (chain.c) all make them here. */
+ * The kernel below, the fused epilogues and the fold into a conv2d's
+ * constants (backend_cpu.c) and the element-wise chains (chain.c) all make
+ * them here. */
 void
 cpu_bn_coefficients(const float *mean, const float *var, const float *scale,
                     const float *bias, double epsilon, int64_t C, double *coef)
