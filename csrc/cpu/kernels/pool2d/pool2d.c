@@ -402,14 +402,17 @@ PF(nhwc_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
         POOL_T *yo = y + (n * g->oh + oh) * g->ow * C + c0;
         for (int64_t ow = 0; ow < g->ow; ow++, yo += C) {
             const int64_t nw = g->nw[ow], cnt = nh * nw;
-            /* float: 8 channels at a time in a register, every tap in
-             * turn (accumulating in the output, a loop over the few
-             * channels of a pixel per tap, cost several times this:
-             * ShuffleNet's 3x3 / 2 average pools of 56 x 56 x 24 and 28 x
-             * 28 x 136 30 -> 10 and 32 -> 10 us) */
+            /* float, small windows: 8 channels at a time in a register,
+             * every tap in turn (accumulating in the output, a loop over
+             * the few channels of a pixel per tap, cost several times
+             * this: ShuffleNet's 3x3 / 2 average pools of 56 x 56 x 24
+             * and 28 x 28 x 136 30 -> 10 and 32 -> 10 us).  Large windows
+             * (a global pool) stream each tap's channels instead: there
+             * the taps of 8 channels are far apart (7 x 7 x 1280: 7.1
+             * against 3.8 us). */
             int64_t c0r = 0;
 #ifdef POOL_VVOP
-            for (; c0r + 8 <= cn; c0r += 8) {
+            for (; cnt <= 16 && c0r + 8 <= cn; c0r += 8) {
                 pv8 v = (pv8){ 0 } + POOL_INIT;
                 for (int64_t i = 0; i < nh; i++) {
                     const POOL_T *r = xr + (i * g->dh * g->w + g->fw[ow]) * C + c0r;
