@@ -267,17 +267,6 @@ DIRECT = {
 }
 
 
-@pytest.mark.parametrize("dt,path", DT_PATHS)
-@pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
-@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
-@pytest.mark.parametrize("name", list(DIRECT))
-def test_direct(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
-    use_path(monkeypatch, path)
-    n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = DIRECT[name]
-    rng = rng_for("conv2d direct", name, input_layout, filter_layout, dt)
-    x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, 1, bias)
-    got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, st, dil, groups))
-    check(got, x, f, b, dt, 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
 
 
 # grouped nhwc convolutions (not depthwise) on the direct kernel, group by
@@ -305,14 +294,18 @@ GROUPED = {
 @pytest.mark.parametrize("dt,path", DT_PATHS)
 @pytest.mark.parametrize("filter_layout", FILTER_LAYOUTS)
 @pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
-@pytest.mark.parametrize("name", list(GROUPED))
-def test_grouped(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+@pytest.mark.parametrize("name", [f"direct_{k}" for k in DIRECT] +
+                         [f"grouped_{k}" for k in GROUPED])
+def test_direct(ctx, monkeypatch, name, input_layout, filter_layout, dt, path):
+    """DIRECT (groups 1) and GROUPED above, against NumPy"""
     use_path(monkeypatch, path)
-    n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = GROUPED[name]
-    rng = rng_for("conv2d grouped", name, input_layout, filter_layout, dt)
-    x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, groups, bias)
+    kind, key = name.split("_", 1)
+    n, c, h, w, o, kh, kw, pad, st, dil, groups, bias = (DIRECT if kind == "direct"
+                                                         else GROUPED)[key]
+    rng = rng_for(f"conv2d {kind}", key, input_layout, filter_layout, dt)
+    x, f, b = make_case(rng, dt, n, c, h, w, o, kh, kw, groups or 1, bias)
     got = run_conv(ctx, x, f, b, input_layout, filter_layout, **opts_of(pad, st, dil, groups))
-    check(got, x, f, b, dt, groups, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
+    check(got, x, f, b, dt, groups or 1, pad or (0, 0, 0, 0), st or (1, 1), dil or (1, 1))
 
 
 def test_grouped_constant_filter_twice(ctx):
