@@ -216,7 +216,10 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
  * that contexts without products need not pay).  float32 products in
  * float32: CUBLAS_DEFAULT_MATH with cublasSgemm* and CUBLAS_COMPUTE_32F
  * never use TF32; float16 products run on tensor cores, accumulating in
- * float32. */
+ * float32, and CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION keeps a
+ * split-K product's partial sums in float32 too (cuBLAS's default sums them
+ * in float16 on some shapes: gemm 64x128x48 + bias was 7 ulps off on an
+ * H100), so the result is rounded once, as on the CPU. */
 wnn_status
 need_blas(cu_backend *b, wnn_error *err)
 {
@@ -228,7 +231,9 @@ need_blas(cu_backend *b, wnn_error *err)
             s = cublasSetStream(b->blas, b->stream);
         }
         if (s == CUBLAS_STATUS_SUCCESS) {
-            s = cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH);
+            s = cublasSetMathMode(b->blas, (cublasMath_t)(
+                CUBLAS_DEFAULT_MATH |
+                CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
         }
         if (s != CUBLAS_STATUS_SUCCESS) {
             if (b->blas) {

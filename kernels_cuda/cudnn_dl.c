@@ -57,15 +57,25 @@ static void
 load_once(void)
 {
     const char *env = getenv("WEBNN_CUDNN_LIBRARY");
-    static char paths[5][PATH_MAX];
     const char *cands[10];
-    int n = 0, np = 0;
+    int n = 0;
     if (env && env[0]) {
         cands[n++] = env; /* only this one when it is set */
     } else {
-#ifdef WNN_CUDNN_EMU_PATH
-        cands[n++] = WNN_CUDNN_EMU_PATH; /* the emulation's build */
-#endif
+#ifdef WNN_CUDNN_EMU
+        /* The CPU emulation of the backend (kernels_cuda/emu): only the
+         * emulated cuDNN, never a real one found on the loader's path (on a
+         * GPU host that would be handed the emulation's host pointers and
+         * crash); without it the convolutions take the direct kernels. */
+        if (WNN_CUDNN_EMU_PATH[0]) {
+            cands[n++] = WNN_CUDNN_EMU_PATH;
+        } else {
+            snprintf(reason, sizeof(reason),
+                     "the emulation was built without cuDNN's headers");
+        }
+#else
+        static char paths[5][PATH_MAX];
+        int np = 0;
         cands[n++] = "libcudnn.so.9";
         Dl_info info;
         if (dladdr((void *)&load_once, &info) && info.dli_fname) {
@@ -85,6 +95,7 @@ load_once(void)
             }
         }
         cands[n++] = "libcudnn.so";
+#endif
     }
     char first[sizeof(reason)] = "";
     for (int i = 0; i < n; i++) {
@@ -96,7 +107,9 @@ load_once(void)
             snprintf(first, sizeof(first), "%s", reason);
         }
     }
-    snprintf(reason, sizeof(reason), "%s", first); /* the first candidate's */
+    if (first[0]) {
+        snprintf(reason, sizeof(reason), "%s", first); /* the first candidate's */
+    }
 }
 
 const wdnn_api *

@@ -55,6 +55,16 @@ def cuda_include():
     return None
 
 
+def cudnn_include(inc):
+    """The folder with cudnn.h: the CUDA toolkit's, or the system's (Debian
+    and Ubuntu's cuDNN packages put it in /usr/include or its multiarch
+    folder)."""
+    for c in (inc, "/usr/include", "/usr/include/x86_64-linux-gnu"):
+        if os.path.isfile(os.path.join(c, "cudnn.h")):
+            return c
+    return None
+
+
 def newest(paths):
     return max((os.path.getmtime(p) for p in paths), default=0.0)
 
@@ -75,7 +85,8 @@ def build():
     cc = os.environ.get("CC") or "gcc"
     cxx = os.environ.get("CXX") or "g++"
     incs = ["-I" + os.path.join(ROOT, "csrc", "include"), "-I" + KDIR, "-I" + inc]
-    have_dnn = os.path.isfile(os.path.join(inc, "cudnn.h"))
+    dnn_inc = cudnn_include(inc)
+    have_dnn = dnn_inc is not None
     cflags = [cc, "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", "-D_GNU_SOURCE",
               "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"] + incs
     cxxflags = [cxx, "-x", "c++", "-std=c++17", "-O1", "-g", "-fPIC", "-fvisibility=hidden",
@@ -85,8 +96,11 @@ def build():
         cxxflags += SAN_FLAGS
     # the emulated cuDNN exports its functions (no -fvisibility=hidden)
     dnn_flags = [f for f in cflags if f != "-fvisibility=hidden"] + ["-Wno-deprecated-declarations"]
-    if have_dnn:
-        cflags += ['-DWNN_CUDNN_EMU_PATH="%s"' % DNN_LIB]
+    if have_dnn and dnn_inc != inc:
+        dnn_flags += ["-I" + dnn_inc]
+    # the backend's cudnn_dl.c loads the emulated cuDNN only, never a real
+    # one (none at all when cudnn.h is missing: the direct kernels then)
+    cflags += ["-DWNN_CUDNN_EMU", '-DWNN_CUDNN_EMU_PATH="%s"' % (DNN_LIB if have_dnn else "")]
     headers = (glob.glob(os.path.join(ROOT, "csrc", "**", "*.h"), recursive=True)
                + glob.glob(os.path.join(ROOT, "csrc", "**", "*.def"), recursive=True)
                + glob.glob(os.path.join(KDIR, "*.h")) + glob.glob(os.path.join(KDIR, "*.cuh"))

@@ -248,7 +248,9 @@ cublasStatus_t
 cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
 {
     (void)h;
-    return mode == CUBLAS_DEFAULT_MATH || mode == CUBLAS_PEDANTIC_MATH
+    /* the emulation sums in float32 (or wider) always */
+    int base = (int)mode & ~(int)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    return base == CUBLAS_DEFAULT_MATH || base == CUBLAS_PEDANTIC_MATH
                ? CUBLAS_STATUS_SUCCESS
                : CUBLAS_STATUS_INVALID_VALUE;
 }
