@@ -326,7 +326,7 @@ cublasStatus_t blas_gemm(cu_backend *b, int dt, bool ta, bool tb, int M, int N, 
 wnn_status run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
            void *scratch, wnn_error *err);
 wnn_status run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
-         wnn_error *err);
+                    void *scratch, wnn_error *err);
 wnn_status run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         void *scratch, wnn_error *err);
 wnn_status need_blas(cu_backend *b, wnn_error *err);

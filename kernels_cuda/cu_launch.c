@@ -377,7 +377,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_SOFTMAX: e = ck_softmax(&cn->u.sm, in[0], out[0], s); break;
     case K_QUANT: e = ck_quantize(&cn->u.q, in[0], in[1], in[2], out[0], s); break;
     case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
-    case K_GEMM: return run_gemm(b, cn, in, out, err);
+    case K_GEMM: return run_gemm(b, cn, in, out, scratch, err);
     case K_RNN: return run_rnn(b, cn, in, out, scratch, err);
     case K_REDUCE: e = ck_reduce(&cn->u.red, in[0], out[0], s); break;
     case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;

@@ -437,6 +437,10 @@ prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         view_finish(v, (int)cu_core->dtype_size(t));
         g->use_c = true;
         g->c_in = q->c - 1;
+        if (t == WNN_FLOAT16) {
+            /* the float32 sum (cu_blas.c run_gemm) */
+            cn->scratch = (uint64_t)q->M * q->N * sizeof(float);
+        }
     }
 }
 

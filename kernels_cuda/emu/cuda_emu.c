@@ -279,8 +279,10 @@ check(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
         ldb < (rb > 1 ? rb : 1) || ldc < (m > 1 ? m : 1)) {
         return CUBLAS_STATUS_INVALID_VALUE;
     }
-    if (at != bt || at != ct || (at != CUDA_R_32F && at != CUDA_R_16F) ||
-        comp != CUBLAS_COMPUTE_32F) {
+    /* float32 or float16 operands; C of their type, or float32 (real
+     * cuBLAS's mixed-precision CUDA_R_16F x CUDA_R_16F -> CUDA_R_32F) */
+    if (at != bt || (ct != at && ct != CUDA_R_32F) ||
+        (at != CUDA_R_32F && at != CUDA_R_16F) || comp != CUBLAS_COMPUTE_32F) {
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
     return CUBLAS_STATUS_SUCCESS;
@@ -290,7 +292,7 @@ check(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
 static void
 gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
       float alpha, const void *A, int lda, const void *B, int ldb, float beta,
-      void *C, int ldc, cudaDataType t)
+      void *C, int ldc, cudaDataType t, cudaDataType ct)
 {
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < m; i++) {
@@ -305,9 +307,9 @@ gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
             int64_t ic = i + (int64_t)j * ldc;
             float v = alpha * acc;
             if (beta != 0.0f) {
-                v += beta * load(C, t, ic);
+                v += beta * load(C, ct, ic);
             }
-            if (t == CUDA_R_16F) {
+            if (ct == CUDA_R_16F) {
                 ((uint16_t *)C)[ic] = wnn_f32_to_f16(v);
             } else {
                 ((float *)C)[ic] = v;
@@ -332,7 +334,7 @@ cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
     if (s == CUBLAS_STATUS_SUCCESS) {
         gemm1(ta, tb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc,
-              CUDA_R_32F);
+              CUDA_R_32F, CUDA_R_32F);
     }
     return s;
 }
@@ -349,7 +351,7 @@ cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
     if (s == CUBLAS_STATUS_SUCCESS) {
         gemm1(ta, tb, m, n, k, *(const float *)alpha, A, lda, B, ldb,
-              *(const float *)beta, C, ldc, at);
+              *(const float *)beta, C, ldc, at, ct);
     }
     return s;
 }
@@ -367,7 +369,7 @@ cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
         gemm1(ta, tb, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb,
-              *beta, C + i * sc, ldc, CUDA_R_32F);
+              *beta, C + i * sc, ldc, CUDA_R_32F, CUDA_R_32F);
     }
     return s;
 }
@@ -385,13 +387,13 @@ cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
     (void)h;
     (void)algo;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
-    size_t es = tsize(at);
+    size_t es = tsize(at), esc = tsize(ct);
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
         gemm1(ta, tb, m, n, k, *(const float *)alpha,
               (const char *)A + i * sa * (long long)es, lda,
               (const char *)B + i * sb * (long long)es, ldb,
-              *(const float *)beta, (char *)C + i * sc * (long long)es, ldc,
-              at);
+              *(const float *)beta, (char *)C + i * sc * (long long)esc, ldc,
+              at, ct);
     }
     return s;
 }
@@ -408,7 +410,7 @@ cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
         gemm1(ta, tb, m, n, k, *alpha, Aarray[i], lda, Barray[i], ldb, *beta,
-              Carray[i], ldc, CUDA_R_32F);
+              Carray[i], ldc, CUDA_R_32F, CUDA_R_32F);
     }
     return s;
 }
@@ -427,7 +429,7 @@ cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta,
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
         gemm1(ta, tb, m, n, k, *(const float *)alpha, Aarray[i], lda,
-              Barray[i], ldb, *(const float *)beta, Carray[i], ldc, at);
+              Barray[i], ldb, *(const float *)beta, Carray[i], ldc, at, ct);
     }
     return s;
 }
