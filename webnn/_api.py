@@ -144,6 +144,9 @@ def _tensor_handles(d, what):
             raise TypeError(f"dispatch: argument '{what}': expected MLTensor values, "
                             f"got {type(v).__name__}")
         if type(k) is not str or not k.isascii():
+            if not isinstance(k, str):
+                raise TypeError(f"dispatch: argument '{what}': names must be strings, "
+                                f"got {type(k).__name__}")
             k = _usv(k, f"dispatch: argument '{what}'")
         elif "\0" in k:
             raise TypeError(f"dispatch: argument '{what}': the name contains a NUL character")
@@ -587,10 +590,14 @@ class MLContext:
         numpy.ndarray or None
             An array of the tensor's dtype and shape.
         """
+        if (type(output_data) is np.ndarray and type(tensor) is MLTensor
+                and output_data.dtype is DATA_TYPES[tensor._dt]):
+            _core.tensor_read(self._h, tensor._h, output_data)  # the common case, checked in C
+            return None
         h = self._tensor(tensor, "readTensor")
         if output_data is not None:
             if type(output_data) is np.ndarray and output_data.dtype is DATA_TYPES[tensor._dt]:
-                _core.tensor_read(self._h, h, output_data)  # the common case, checked in C
+                _core.tensor_read(self._h, h, output_data)
                 return None
             if isinstance(output_data, np.ndarray):
                 _check_dtype(output_data, tensor._dt, "readTensor: argument 'outputData'")
@@ -628,8 +635,11 @@ class MLContext:
         if not isinstance(graph, MLGraph):
             raise TypeError(f"dispatch: argument 'graph': expected an MLGraph, "
                             f"got {type(graph).__name__}")
-        _core.dispatch(self._h, graph._h, _tensor_handles(inputs, "inputs"),
-                       _tensor_handles(outputs, "outputs"))
+        # MLTensor values under plain ASCII names are read in C; anything
+        # else comes back NotImplemented, converted (and reported) here
+        if _core.dispatch_tensors(self._h, graph._h, inputs, outputs) is NotImplemented:
+            _core.dispatch(self._h, graph._h, _tensor_handles(inputs, "inputs"),
+                           _tensor_handles(outputs, "outputs"))
 
     def compute(self, graph, inputs):
         """Convenience outside the spec: arrays in, NumPy arrays out.
@@ -869,6 +879,9 @@ class MLTensor:
         return (f"MLTensor(data_type={self._dt!r}, shape={self._shape}, "
                 f"device={self._ctx.device_type!r}"
                 f"{', ' + ', '.join(flags) if flags else ''})")
+
+
+_core.set_tensor_type(MLTensor)  # dispatch_tensors reads MLTensor values in C
 
 
 @_aliased

@@ -19,6 +19,8 @@ typedef struct {
     PyObject *errors; /* dict: int kind -> exception class */
     PyTypeObject *operand_type;
     PyTypeObject *outbuf_type;
+    PyObject *tensor_type; /* webnn.MLTensor (set_tensor_type), for dispatch */
+    PyObject *str_h;       /* "_h": an MLTensor's handle attribute */
 } mod_state;
 
 static PyModuleDef core_module;
@@ -978,6 +980,18 @@ m_set_errors(PyObject *m, PyObject *d)
     mod_state *st = state_of(m);
     Py_INCREF(d);
     Py_XSETREF(st->errors, d);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+m_set_tensor_type(PyObject *m, PyObject *cls)
+{
+    if (!PyType_Check(cls)) {
+        return type_error("set_tensor_type: expected a class");
+    }
+    mod_state *st = state_of(m);
+    Py_INCREF(cls);
+    Py_XSETREF(st->tensor_type, cls);
     Py_RETURN_NONE;
 }
 
@@ -2184,13 +2198,24 @@ m_tensor_create_constant_device(PyObject *m, PyObject *args)
     return tensor_capsule(t);
 }
 
+/* dispatch()'s record<USVString, MLTensor>, d a private copy: names and
+ * tensors.  The values are the tensors' handles (capsules: the Python
+ * layer's _tensor_handles converted them), or, from dispatch_tensors, the
+ * MLTensor objects, whose handles are read here and stored in d in their
+ * place (d holds them while the GIL is released).  From dispatch_tensors,
+ * returns 1 when an entry needs the Python layer's conversion (a name that
+ * is not a plain ASCII str or holds NUL, a value that is not an MLTensor;
+ * it reports every error with the spec's wording), before anything is
+ * done. */
 static int
-conv_named_tensors(PyObject *d, const char *arg, const char ***names,
-                   wnn_tensor ***tensors, uint32_t *n)
+conv_named_tensors(mod_state *st, PyObject *d, bool objects,
+                   const char ***names, wnn_tensor ***tensors, uint32_t *n)
 {
     if (!PyDict_Check(d)) {
-        type_error("dispatch: argument '%s': expected a dict of name -> "
-                   "MLTensor", arg);
+        if (objects) {
+            return 1;
+        }
+        type_error("dispatch: expected a dict of name -> MLTensor");
         return -1;
     }
     Py_ssize_t k = PyDict_Size(d), pos = 0, i = 0;
@@ -2203,16 +2228,41 @@ conv_named_tensors(PyObject *d, const char *arg, const char ***names,
     }
     PyObject *key, *val;
     while (PyDict_Next(d, &pos, &key, &val)) {
-        if (!PyUnicode_Check(key)) {
-            type_error("dispatch: argument '%s': names must be strings", arg);
-            return -1;
-        }
-        (*names)[i] = PyUnicode_AsUTF8(key);
-        (*tensors)[i] = cap_get(val, "webnn.tensor", "MLTensor");
-        if (!(*names)[i] || !(*tensors)[i]) {
-            if (!PyErr_Occurred()) {
-                type_error("dispatch: bad tensor");
+        const char *name;
+        if (!objects) {
+            if (!PyUnicode_Check(key)) {
+                type_error("dispatch: names must be strings");
+                return -1;
             }
+            if (!(name = PyUnicode_AsUTF8(key))) {
+                return -1;
+            }
+        } else {
+            if (!PyUnicode_CheckExact(key) || !PyUnicode_IS_ASCII(key) ||
+                !st->tensor_type ||
+                !PyObject_TypeCheck(val, (PyTypeObject *)st->tensor_type)) {
+                return 1;
+            }
+            name = PyUnicode_AsUTF8(key);
+            if (!name || strlen(name) != (size_t)PyUnicode_GET_LENGTH(key)) {
+                PyErr_Clear();
+                return 1; /* NUL inside */
+            }
+            PyObject *h = PyObject_GetAttr(val, st->str_h);
+            if (!h) {
+                return -1;
+            }
+            /* replacing a value keeps the keys: allowed while iterating */
+            int r = PyDict_SetItem(d, key, h);
+            Py_DECREF(h);
+            if (r < 0) {
+                return -1;
+            }
+            val = h; /* d holds it */
+        }
+        (*names)[i] = name;
+        (*tensors)[i] = cap_get(val, "webnn.tensor", "MLTensor");
+        if (!(*tensors)[i]) {
             return -1;
         }
         i++;
@@ -2220,8 +2270,11 @@ conv_named_tensors(PyObject *d, const char *arg, const char ***names,
     return 0;
 }
 
+/* dispatch(ctx, graph, inputs, outputs): dicts of name -> handle;
+ * dispatch_tensors: of name -> MLTensor, NotImplemented when the Python
+ * layer must convert them first. */
 static PyObject *
-m_dispatch(PyObject *m, PyObject *args)
+dispatch_impl(PyObject *m, PyObject *args, bool objects)
 {
     PyObject *ccap, *gcap, *ins, *outs;
     if (!PyArg_ParseTuple(args, "OOOO:dispatch", &ccap, &gcap, &ins, &outs)) {
@@ -2232,7 +2285,7 @@ m_dispatch(PyObject *m, PyObject *args)
     if (!g) {
         return NULL;
     }
-    /* copies: the names must live while the GIL is released */
+    /* copies: the names and handles must live while the GIL is released */
     ins = PyDict_Check(ins) ? PyDict_Copy(ins) : (Py_INCREF(ins), ins);
     outs = !ins ? NULL : PyDict_Check(outs) ? PyDict_Copy(outs)
                                             : (Py_INCREF(outs), outs);
@@ -2240,12 +2293,20 @@ m_dispatch(PyObject *m, PyObject *args)
         Py_XDECREF(ins);
         return NULL;
     }
+    mod_state *ms = state_of(m);
     const char **in_names = NULL, **out_names = NULL;
     wnn_tensor **in_t = NULL, **out_t = NULL;
     uint32_t n_in = 0, n_out = 0;
     PyObject *result = NULL;
-    if (conv_named_tensors(ins, "inputs", &in_names, &in_t, &n_in) == 0 &&
-        conv_named_tensors(outs, "outputs", &out_names, &out_t, &n_out) == 0) {
+    int ri = conv_named_tensors(ms, ins, objects, &in_names, &in_t, &n_in);
+    int ro = ri != 0 ? ri
+                     : conv_named_tensors(ms, outs, objects, &out_names,
+                                          &out_t, &n_out);
+    if (ro == 1) {
+        /* the Python layer converts (and reports what is wrong) */
+        result = Py_NotImplemented;
+        Py_INCREF(result);
+    } else if (ro == 0) {
         wnn_error err;
         wnn_status st;
         Py_BEGIN_ALLOW_THREADS
@@ -2266,6 +2327,18 @@ m_dispatch(PyObject *m, PyObject *args)
     Py_DECREF(ins);
     Py_DECREF(outs);
     return result;
+}
+
+static PyObject *
+m_dispatch(PyObject *m, PyObject *args)
+{
+    return dispatch_impl(m, args, false);
+}
+
+static PyObject *
+m_dispatch_tensors(PyObject *m, PyObject *args)
+{
+    return dispatch_impl(m, args, true);
 }
 
 /* compute(ctx, graph, inputs, outputs): the graph on the caller's arrays,
@@ -2717,6 +2790,8 @@ static PyMethodDef core_methods[] = {
       METH_VARARGS, NULL },
     { "dlpack_info", m_dlpack_info, METH_O, NULL },
     { "dispatch", m_dispatch, METH_VARARGS, NULL },
+    { "dispatch_tensors", m_dispatch_tensors, METH_VARARGS, NULL },
+    { "set_tensor_type", m_set_tensor_type, METH_O, NULL },
     { "compute", m_compute, METH_VARARGS, NULL },
     { "out_buffer", m_out_buffer, METH_O, NULL },
     { NULL, NULL, 0, NULL },
@@ -2727,6 +2802,11 @@ core_exec(PyObject *m)
 {
     mod_state *st = state_of(m);
     st->errors = NULL;
+    st->tensor_type = NULL;
+    st->str_h = PyUnicode_InternFromString("_h");
+    if (!st->str_h) {
+        return -1;
+    }
     st->operand_type =
         (PyTypeObject *)PyType_FromModuleAndSpec(m, &operand_spec, NULL);
     if (!st->operand_type) {
@@ -2765,6 +2845,7 @@ core_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->errors);
     Py_VISIT(st->operand_type);
     Py_VISIT(st->outbuf_type);
+    Py_VISIT(st->tensor_type);
     return 0;
 }
 
@@ -2775,6 +2856,8 @@ core_clear(PyObject *m)
     Py_CLEAR(st->errors);
     Py_CLEAR(st->operand_type);
     Py_CLEAR(st->outbuf_type);
+    Py_CLEAR(st->tensor_type);
+    Py_CLEAR(st->str_h);
     return 0;
 }
 

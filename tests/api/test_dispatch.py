@@ -176,3 +176,81 @@ def test_compute_checks_names(ctx, setup):
     with raises(TypeError, "compute"):
         ctx.compute(g, {"x": np.ones((2, 3), np.float32), "w": np.ones((2, 3), np.float32),
                         "v": np.ones((2, 3), np.float32)})
+
+
+# ---- the C path for MLTensor values (_core.dispatch_tensors) ---------------------
+# Plain ASCII names with MLTensor values are read in C; anything else goes
+# back to the Python layer's conversion.  Both must give the same results and
+# the same errors, and neither may change the caller's dicts.
+def _ascii_and_other_names(ctx):
+    b = webnn.MLGraphBuilder(ctx)
+    a = b.input("é\u00e0", F32)        # non-ASCII
+    c = b.input("plain", F32)
+    return b.build({"out\u00e9": b.sub(a, c), "o2": b.add(a, c)})
+
+
+def test_non_ascii_names_take_the_python_conversion(ctx):
+    g = _ascii_and_other_names(ctx)
+    t = [ctx.create_tensor({**F32, "readable": True, "writable": True}) for _ in range(4)]
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ctx.write_tensor(t[0], a)
+    ctx.write_tensor(t[1], np.full((2, 3), 0.5, np.float32))
+    ctx.dispatch(g, {"é\u00e0": t[0], "plain": t[1]}, {"out\u00e9": t[2], "o2": t[3]})
+    np.testing.assert_array_equal(ctx.read_tensor(t[2]), a - 0.5)
+    np.testing.assert_array_equal(ctx.read_tensor(t[3]), a + 0.5)
+
+
+class _Str(str):
+    pass
+
+
+class _Tensor(webnn.MLTensor):
+    pass
+
+
+def test_str_subclass_names_and_dict_subclasses(ctx, setup):
+    g, _, ins, outs = setup
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+
+    class D(dict):
+        pass
+
+    ctx.dispatch(g, D({_Str("x"): ins["x"], "w": ins["w"]}), D(outs))
+    np.testing.assert_array_equal(ctx.read_tensor(outs["y"]), np.maximum(x, 0) + 1)
+
+
+def test_handles_and_nul_names_are_refused(ctx, setup):
+    g, _, ins, outs = setup
+    # a tensor's private handle is not an MLTensor
+    with raises(TypeError, "dispatch", "inputs"):
+        ctx.dispatch(g, {"x": ins["x"]._h, "w": ins["w"]}, outs)
+    with raises(TypeError, "dispatch", "outputs"):
+        ctx.dispatch(g, ins, {"y": outs["y"]._h, "z": outs["z"]})
+    with raises(TypeError, "dispatch", "inputs"):
+        ctx.dispatch(g, {"x\0": ins["x"], "w": ins["w"]}, outs)
+    with raises(TypeError, "dispatch", "inputs"):
+        ctx.dispatch(g, {1: ins["x"], "w": ins["w"]}, outs)
+    with raises(TypeError, "dispatch", "inputs"):
+        ctx.dispatch(g, None, outs)
+
+
+def test_dispatch_keeps_the_callers_dicts(ctx, setup):
+    g, _, ins, outs = setup
+    before_in, before_out = dict(ins), dict(outs)
+    ctx.dispatch(g, ins, outs)
+    assert ins == before_in and outs == before_out
+    assert all(type(v) is webnn.MLTensor for v in (*ins.values(), *outs.values()))
+
+
+def test_lone_surrogate_names_are_usv_converted(ctx):
+    """A name with a lone surrogate is a USVString after conversion (U+FFFD),
+    through the Python layer; it matches the graph's input of that name."""
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("a\ufffd", F32)
+    g = b.build({"y": b.relu(x)})
+    tx = ctx.create_tensor({**F32, "writable": True})
+    ty = ctx.create_tensor({**F32, "readable": True})
+    v = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
+    ctx.write_tensor(tx, v)
+    ctx.dispatch(g, {"a\ud800": tx}, {"y": ty})
+    np.testing.assert_array_equal(ctx.read_tensor(ty), np.maximum(v, 0))
