@@ -666,6 +666,11 @@ class MLContext:
         """
         if not isinstance(graph, MLGraph):
             raise TypeError("compute: argument 'graph': expected an MLGraph")
+        # the common case (ndarrays of the inputs' dtypes and shapes) in C;
+        # NotImplemented: anything to convert or report is done below
+        out = _core.compute_dict(self._h, graph._h, inputs, graph._compute_spec)
+        if out is not NotImplemented:
+            return out
         if not isinstance(inputs, dict):
             raise TypeError("compute: argument 'inputs': expected a dict")
         if inputs.keys() != graph._inputs.keys():  # (equal: the graph's names, valid)
@@ -881,7 +886,8 @@ class MLTensor:
                 f"{', ' + ', '.join(flags) if flags else ''})")
 
 
-_core.set_tensor_type(MLTensor)  # dispatch_tensors reads MLTensor values in C
+# dispatch_tensors reads MLTensor values, compute_dict ndarrays, in C
+_core.set_types(MLTensor, np.ndarray)
 
 
 @_aliased
@@ -900,6 +906,12 @@ class MLGraph:
         self._in_specs = [(n, DATA_TYPES[dt], shape) for n, (dt, shape) in self._inputs.items()]
         self._out_specs = [(n, DATA_TYPES[dt], shape, math.prod(shape) * DATA_TYPES[dt].itemsize)
                            for n, (dt, shape) in self._outputs.items()]
+        # _core.compute_dict's: input names in graph order; per output its
+        # name, allocator, shape and dtype
+        self._compute_spec = (
+            tuple(n for n, _, _ in self._in_specs),
+            tuple((n, np.empty if nb < _RESULT_BUFFER_MIN else _result_array, tuple(shape), npdt)
+                  for n, npdt, shape, nb in self._out_specs))
 
     @property
     def context(self):

@@ -19,7 +19,8 @@ typedef struct {
     PyObject *errors; /* dict: int kind -> exception class */
     PyTypeObject *operand_type;
     PyTypeObject *outbuf_type;
-    PyObject *tensor_type; /* webnn.MLTensor (set_tensor_type), for dispatch */
+    PyObject *tensor_type;  /* webnn.MLTensor (set_types), for dispatch */
+    PyObject *ndarray_type; /* numpy.ndarray (set_types), for compute */
     PyObject *str_h;       /* "_h": an MLTensor's handle attribute */
 } mod_state;
 
@@ -984,14 +985,18 @@ m_set_errors(PyObject *m, PyObject *d)
 }
 
 static PyObject *
-m_set_tensor_type(PyObject *m, PyObject *cls)
+m_set_types(PyObject *m, PyObject *args)
 {
-    if (!PyType_Check(cls)) {
-        return type_error("set_tensor_type: expected a class");
+    PyObject *tensor, *ndarray;
+    if (!PyArg_ParseTuple(args, "O!O!:set_types", &PyType_Type, &tensor,
+                          &PyType_Type, &ndarray)) {
+        return NULL;
     }
     mod_state *st = state_of(m);
-    Py_INCREF(cls);
-    Py_XSETREF(st->tensor_type, cls);
+    Py_INCREF(tensor);
+    Py_XSETREF(st->tensor_type, tensor);
+    Py_INCREF(ndarray);
+    Py_XSETREF(st->ndarray_type, ndarray);
     Py_RETURN_NONE;
 }
 
@@ -2345,6 +2350,9 @@ m_dispatch_tensors(PyObject *m, PyObject *args)
  * in graph order (inputs: buffers; outputs: writable C-contiguous arrays),
  * with the GIL released.  False when the backend's tensors are not host
  * memory (the caller then goes through tensors). */
+static PyObject *compute_run(PyObject *m, wnn_context *c, wnn_graph *g,
+                             PyObject *ins, PyObject *outs);
+
 static PyObject *
 m_compute(PyObject *m, PyObject *args)
 {
@@ -2361,6 +2369,15 @@ m_compute(PyObject *m, PyObject *args)
     if (!wnn_context_host_storage(c)) {
         Py_RETURN_FALSE;
     }
+    return compute_run(m, c, g, ins, outs);
+}
+
+/* The graph on lists of input buffers and output arrays (m_compute,
+ * m_compute_dict). */
+static PyObject *
+compute_run(PyObject *m, wnn_context *c, wnn_graph *g, PyObject *ins,
+            PyObject *outs)
+{
     uint32_t n_in = wnn_graph_num_inputs(g), n_out = wnn_graph_num_outputs(g);
     if (PyList_GET_SIZE(ins) != (Py_ssize_t)n_in ||
         PyList_GET_SIZE(outs) != (Py_ssize_t)n_out) {
@@ -2729,6 +2746,119 @@ static PyType_Spec outbuf_spec = {
 
 /* out_buffer(nbytes) -> an OutBuffer of nbytes (64-byte aligned), or None
  * when the cache is off or nbytes is small (the caller uses np.empty) */
+/* compute_dict(ctx, graph, inputs, spec): compute()'s common case in one
+ * call: `inputs` a dict holding exactly the graph's input names, each an
+ * ndarray of the input's dtype and shape in native order and C order; spec
+ * = (input names in graph order, ((output name, allocator, shape, dtype),
+ * ...)), made once per graph by the Python layer; the allocator (np.empty,
+ * or the result cache's) makes each output array.  Returns the dict of
+ * results, or NotImplemented (before anything is run) when the Python layer
+ * must convert or check something (another kind of value, a missing name,
+ * a non-host backend), which then reports every error. */
+static PyObject *
+m_compute_dict(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *gcap, *inputs, *spec;
+    if (!PyArg_ParseTuple(args, "OOOO!:compute_dict", &ccap, &gcap, &inputs,
+                          &PyTuple_Type, &spec)) {
+        return NULL;
+    }
+    mod_state *ms = state_of(m);
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    if (!g) {
+        return NULL;
+    }
+    PyObject *names = PyTuple_GET_SIZE(spec) == 2 ? PyTuple_GET_ITEM(spec, 0) : NULL;
+    PyObject *ospec = names ? PyTuple_GET_ITEM(spec, 1) : NULL;
+    uint32_t n_in = wnn_graph_num_inputs(g), n_out = wnn_graph_num_outputs(g);
+    if (!names || !PyTuple_Check(names) || !PyTuple_Check(ospec) ||
+        PyTuple_GET_SIZE(names) != (Py_ssize_t)n_in ||
+        PyTuple_GET_SIZE(ospec) != (Py_ssize_t)n_out) {
+        return type_error("compute_dict: a bad spec");
+    }
+    if (!PyDict_CheckExact(inputs) || PyDict_GET_SIZE(inputs) != (Py_ssize_t)n_in ||
+        !ms->ndarray_type || !wnn_context_host_storage(c)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *ins = PyList_New(n_in), *outs = NULL, *res = NULL, *r = NULL;
+    if (!ins) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        PyObject *v = PyDict_GetItemWithError(inputs, PyTuple_GET_ITEM(names, i));
+        if (!v) {
+            goto fallback; /* (an error in a key's __eq__ too: reported there) */
+        }
+        if (Py_TYPE(v) != (PyTypeObject *)ms->ndarray_type) {
+            goto fallback;
+        }
+        /* the element type, the shape, native order, C order */
+        const wnn_desc *d = wnn_graph_input_desc(g, i);
+        Py_buffer view;
+        if (PyObject_GetBuffer(v, &view, PyBUF_FORMAT | PyBUF_STRIDES) != 0) {
+            goto fallback;
+        }
+        wnn_dtype t = WNN_DTYPE_COUNT;
+        bool ok = format_dtype(view.format, view.itemsize, &t) == 0 &&
+                  t == d->dtype && view.ndim == (int)d->rank &&
+                  PyBuffer_IsContiguous(&view, 'C');
+        for (uint32_t k = 0; ok && k < d->rank; k++) {
+            ok = (uint64_t)view.shape[k] == d->shape[k];
+        }
+        PyBuffer_Release(&view);
+        if (!ok) {
+            goto fallback;
+        }
+        Py_INCREF(v);
+        PyList_SET_ITEM(ins, i, v);
+    }
+    outs = PyList_New(n_out);
+    res = outs ? PyDict_New() : NULL;
+    if (!res) {
+        goto done;
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        PyObject *o = PyTuple_GET_ITEM(ospec, i);
+        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 4) {
+            type_error("compute_dict: a bad spec");
+            goto done;
+        }
+        PyObject *a = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(o, 1),
+                                                   PyTuple_GET_ITEM(o, 2),
+                                                   PyTuple_GET_ITEM(o, 3), NULL);
+        if (!a) {
+            goto done;
+        }
+        PyList_SET_ITEM(outs, i, a);
+        if (PyDict_SetItem(res, PyTuple_GET_ITEM(o, 0), a) < 0) {
+            goto done;
+        }
+    }
+    r = compute_run(m, c, g, ins, outs);
+    if (r == Py_True) {
+        Py_DECREF(r);
+        r = res;
+        res = NULL;
+    } else if (r) {
+        /* (host storage was checked above) */
+        Py_DECREF(r);
+        r = NULL;
+        type_error("compute: the backend's tensors are not host memory");
+    }
+    goto done;
+fallback:
+    if (!PyErr_Occurred()) {
+        r = Py_NotImplemented;
+        Py_INCREF(r);
+    }
+done:
+    Py_DECREF(ins);
+    Py_XDECREF(outs);
+    Py_XDECREF(res);
+    return r;
+}
+
 static PyObject *
 m_out_buffer(PyObject *m, PyObject *arg)
 {
@@ -2791,8 +2921,9 @@ static PyMethodDef core_methods[] = {
     { "dlpack_info", m_dlpack_info, METH_O, NULL },
     { "dispatch", m_dispatch, METH_VARARGS, NULL },
     { "dispatch_tensors", m_dispatch_tensors, METH_VARARGS, NULL },
-    { "set_tensor_type", m_set_tensor_type, METH_O, NULL },
+    { "set_types", m_set_types, METH_VARARGS, NULL },
     { "compute", m_compute, METH_VARARGS, NULL },
+    { "compute_dict", m_compute_dict, METH_VARARGS, NULL },
     { "out_buffer", m_out_buffer, METH_O, NULL },
     { NULL, NULL, 0, NULL },
 };
@@ -2803,6 +2934,7 @@ core_exec(PyObject *m)
     mod_state *st = state_of(m);
     st->errors = NULL;
     st->tensor_type = NULL;
+    st->ndarray_type = NULL;
     st->str_h = PyUnicode_InternFromString("_h");
     if (!st->str_h) {
         return -1;
@@ -2846,6 +2978,7 @@ core_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->operand_type);
     Py_VISIT(st->outbuf_type);
     Py_VISIT(st->tensor_type);
+    Py_VISIT(st->ndarray_type);
     return 0;
 }
 
@@ -2857,6 +2990,7 @@ core_clear(PyObject *m)
     Py_CLEAR(st->operand_type);
     Py_CLEAR(st->outbuf_type);
     Py_CLEAR(st->tensor_type);
+    Py_CLEAR(st->ndarray_type);
     Py_CLEAR(st->str_h);
     return 0;
 }
