@@ -596,9 +596,6 @@ class MLContext:
             return None
         h = self._tensor(tensor, "readTensor")
         if output_data is not None:
-            if type(output_data) is np.ndarray and output_data.dtype is DATA_TYPES[tensor._dt]:
-                _core.tensor_read(self._h, h, output_data)
-                return None
             if isinstance(output_data, np.ndarray):
                 _check_dtype(output_data, tensor._dt, "readTensor: argument 'outputData'")
                 if not output_data.dtype.isnative:
@@ -702,9 +699,7 @@ class MLContext:
                 raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
                                 f"graph's input shape {tuple(shape)}")
             data[name] = v
-        outs = {name: (np.empty(shape, npdt) if n < _RESULT_BUFFER_MIN
-                       else _result_array(shape, npdt))
-                for name, npdt, shape, n in graph._out_specs}
+        outs = {name: alloc(shape, npdt) for name, alloc, shape, npdt in graph._compute_spec[1]}
         if _core.compute(self._h, graph._h, list(data.values()), list(outs.values())):
             return outs
         return self._compute_with_tensors(graph, data)
@@ -904,14 +899,15 @@ class MLGraph:
         self._outputs = {n: (dt, shape) for n, dt, shape in outs}
         # compute()'s per-call work, made once: (name, NumPy dtype, shape)
         self._in_specs = [(n, DATA_TYPES[dt], shape) for n, (dt, shape) in self._inputs.items()]
-        self._out_specs = [(n, DATA_TYPES[dt], shape, math.prod(shape) * DATA_TYPES[dt].itemsize)
-                           for n, (dt, shape) in self._outputs.items()]
-        # _core.compute_dict's: input names in graph order; per output its
-        # name, allocator, shape and dtype
-        self._compute_spec = (
-            tuple(n for n, _, _ in self._in_specs),
-            tuple((n, np.empty if nb < _RESULT_BUFFER_MIN else _result_array, tuple(shape), npdt)
-                  for n, npdt, shape, nb in self._out_specs))
+        # _core.compute_dict's (and the Python path's outputs): the input
+        # names in graph order; per output its name, allocator (np.empty, or
+        # the result cache's from 1 MiB), shape and NumPy dtype
+        outs = []
+        for n, (dt, shape) in self._outputs.items():
+            npdt = DATA_TYPES[dt]
+            big = math.prod(shape) * npdt.itemsize >= _RESULT_BUFFER_MIN
+            outs.append((n, _result_array if big else np.empty, tuple(shape), npdt))
+        self._compute_spec = (tuple(self._inputs), tuple(outs))
 
     @property
     def context(self):

@@ -2835,16 +2835,11 @@ m_compute_dict(PyObject *m, PyObject *args)
             goto done;
         }
     }
-    r = compute_run(m, c, g, ins, outs);
-    if (r == Py_True) {
+    r = compute_run(m, c, g, ins, outs); /* True, or NULL: an error */
+    if (r) {
         Py_DECREF(r);
         r = res;
         res = NULL;
-    } else if (r) {
-        /* (host storage was checked above) */
-        Py_DECREF(r);
-        r = NULL;
-        type_error("compute: the backend's tensors are not host memory");
     }
     goto done;
 fallback:
