@@ -204,7 +204,9 @@ task_free(wnn_task *t)
         }
         wnn_tensor_release(t->tensors[i]);
     }
-    free(t->tensors);
+    if (t->tensors != (wnn_tensor **)(t + 1)) { /* (dispatch's: inline) */
+        free(t->tensors);
+    }
     free(t->ptrs);
     if (t->read) {
         task_free(t->read);
@@ -1482,12 +1484,13 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
                                                 : "the graph is destroyed");
     }
     uint32_t n = n_in + n_out;
-    wnn_tensor **all = calloc(n + 1, sizeof(wnn_tensor *));
-    wnn_task *task = calloc(1, sizeof(*task));
+    /* the task and its tensors in one block (task_free knows) */
+    wnn_task *task = calloc(1, sizeof(*task) + ((size_t)n + 1) * sizeof(wnn_tensor *));
+    wnn_tensor **all = task ? (wnn_tensor **)(task + 1) : NULL;
     wnn_ptrset seen = { 0 };
     wnn_status st = WNN_OK;
     uint32_t pinned = 0;
-    if (!all || !task) {
+    if (!task) {
         st = wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
                        "out of memory");
         goto fail;
@@ -1499,7 +1502,14 @@ wnn_context_dispatch(wnn_context *c, wnn_graph *g, uint32_t n_in,
         uint32_t i = pinned;
         wnn_tensor *t = i < n_in ? in_tensors[i] : out_tensors[i - n_in];
         const char *arg = i < n_in ? "inputs" : "outputs";
-        int dup = wnn_ptrset_add(&seen, t);
+        int dup = 0;
+        if (n <= 16) { /* a few tensors: a scan, no set to allocate */
+            for (uint32_t j = 0; j < i && !dup; j++) {
+                dup = (j < n_in ? in_tensors[j] : out_tensors[j - n_in]) == t;
+            }
+        } else {
+            dup = wnn_ptrset_add(&seen, t);
+        }
         if (dup != 0) {
             st = dup < 0 ? wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL,
                                      NULL, "out of memory")
@@ -1544,7 +1554,6 @@ fail:
         wnn_tensor_unpin(i < n_in ? in_tensors[i] : out_tensors[i - n_in]);
     }
     wnn_ptrset_free(&seen);
-    free(all);
     free(task);
     return st;
 }
