@@ -268,6 +268,25 @@ inputs_in(lp *s, uint32_t id, uint32_t first, bool want_nhwc)
     return true;
 }
 
+/* Element-wise operators of one or two operands, which run in any layout:
+ * those of the fused chains (wnn_fusion_is_eltwise) and the ones that do
+ * not join them (identity -- ONNX Dropout, two transposes of 13 x 13 x 512
+ * in SqueezeNet before --, cast, the comparisons and logical operators). */
+static bool
+elementwise(wnn_op op)
+{
+    switch (op) {
+    case WNN_OP_IDENTITY: case WNN_OP_CAST: case WNN_OP_IS_NAN:
+    case WNN_OP_IS_INFINITE: case WNN_OP_LOGICAL_NOT: case WNN_OP_EQUAL:
+    case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER: case WNN_OP_GREATER_OR_EQUAL:
+    case WNN_OP_LESSER: case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_AND:
+    case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR:
+        return true;
+    default:
+        return wnn_fusion_is_eltwise(op);
+    }
+}
+
 /* every input of n is stored nhwc */
 static bool
 all_nhwc(const lp *s, const wnn_node *n)
@@ -529,7 +548,7 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
             wnn_concat_options *o = n->options;
             o->axis = stored[o->axis];
             out_nhwc = true;
-        } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
+        } else if (elementwise(n->op) && n->n_out == 1 &&
                    nhwc_with_channel_operand(&s, n, &cj, &chan)) {
             /* x * scale[C, 1, 1] + bias[C, 1, 1] after a convolution */
             if (chan) { /* (a reshape of C elements per use) */
@@ -542,7 +561,7 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 }
             }
             out_nhwc = true;
-        } else if (wnn_fusion_is_eltwise(n->op) && n->n_out == 1 &&
+        } else if (elementwise(n->op) && n->n_out == 1 &&
                    ((n->n_in == 1 && s.nhwc[n->in[0]]) || same_shapes(&s, n))) {
             /* element by element: any layout, the same for all */
             ok = inputs_in(&s, id, 0, true);

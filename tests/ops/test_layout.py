@@ -322,3 +322,48 @@ def test_reductions_in_nhwc(contexts, op, axes, keep, nhwc):
     conv_out_transposed = any(r["label"] == "layout nhwc->nchw" and
                               r["inputs"][0].endswith("[2, 7, 5, 10]") for r in rows)
     assert conv_out_transposed != nhwc, [(r["operator"], r["label"], r["inputs"]) for r in rows]
+
+
+@pytest.mark.parametrize("op", ["identity", "cast", "is_nan", "is_infinite", "logical_not",
+                                "lesser_or_equal"])
+def test_elementwise_operators_stay_in_nhwc(contexts, op):
+    """identity (ONNX Dropout), cast, isNaN, isInfinite, logicalNot after a
+    comparison with a scalar, and a comparison of two nhwc operands between
+    two convolutions read and write nhwc: no transposes around them, the
+    results those of the unplanned graph and of NumPy (NaN and +-Inf in the
+    input reach them through the convolution)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4, 6, 5)).astype(np.float32)
+    x[0, 1, 2, 3] = np.nan
+    x[0, 2, 4, 1] = np.inf
+    w1, w2 = weights(rng, 8, 4, 1, np.float32), weights(rng, 6, 8, 1, np.float32)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w1))
+        if op == "identity":
+            y = b.conv2d(b.identity(y), b.constant(w2))
+        elif op == "cast":
+            y = b.conv2d(b.cast(b.cast(y, "float16"), "float32"), b.constant(w2))
+        elif op == "lesser_or_equal":
+            z = b.conv2d(ops["x"], b.constant(w1[::-1].copy()))
+            y = b.conv2d(b.cast(b.lesser_or_equal(y, z), "float32"), b.constant(w2))
+        else:
+            u = getattr(b, op)(b.greater(y, b.constant("float32", 0.0))
+                               if op == "logical_not" else y)
+            y = b.conv2d(b.cast(u, "float32"), b.constant(w2))
+        return {"y": y}
+
+    planned, g = build_run(contexts[0], make, {"x": x})
+    plain, _ = build_run(contexts[1], make, {"x": x})
+    np.testing.assert_array_equal(planned["y"], plain["y"])
+    with np.errstate(invalid="ignore"):
+        y = conv_ref(x.astype(np.float64), w1.astype(np.float64), np.zeros(8), 0, 1, False)
+        u = {"identity": y, "cast": y.astype(np.float32).astype(np.float16).astype(np.float64),
+             "is_nan": np.isnan(y), "is_infinite": np.isinf(y),
+             "logical_not": ~(y > 0),
+             "lesser_or_equal": y <= conv_ref(x.astype(np.float64), w1[::-1].astype(np.float64),
+                                              np.zeros(8), 0, 1, False)}[op].astype(np.float64)
+        ref = conv_ref(u, w2.astype(np.float64), np.zeros(6), 0, 1, False)
+    np.testing.assert_allclose(planned["y"], ref, rtol=2e-3, atol=2e-3, equal_nan=True)
+    # only the graph's edges: its input in, its output out
+    assert layout_nodes(g) == ["layout nchw->nhwc", "layout nhwc->nchw"], layout_nodes(g)
