@@ -261,6 +261,7 @@ def _result_array(shape, dtype):
 
 
 _RESULT_BUFFER_MIN = 1 << 20
+_TENSOR_SETS = 2  # compute()'s tensor sets kept per graph (non-host contexts)
 
 
 def _as_data(obj, what, ctx=None):
@@ -705,24 +706,43 @@ class MLContext:
         return self._compute_with_tensors(graph, data)
 
     def _compute_with_tensors(self, graph, data):
-        made = []
+        # A set of input and output tensors made once and kept on the graph
+        # (at most _TENSOR_SETS, for concurrent callers; list.pop / append
+        # hand each to one caller), not created and destroyed on every call:
+        # on a GPU each is a device allocation on the timeline.  A set that
+        # saw an error is destroyed; MLGraph.destroy() destroys the kept ones.
+        sets = graph._tensor_sets
         try:
-            tin = {}
-            for name, (dt, shape) in graph._inputs.items():
-                t = self.create_tensor({"dataType": dt, "shape": shape, "writable": True})
-                made.append(t)
+            tin, tout = sets.pop()
+        except IndexError:
+            tin, tout = self._tensor_set(graph)
+        kept = False
+        try:
+            for name, t in tin.items():
                 self.write_tensor(t, data[name])
-                tin[name] = t
-            tout = {}
-            for name, (dt, shape) in graph._outputs.items():
-                t = self.create_tensor({"dataType": dt, "shape": shape, "readable": True})
-                made.append(t)
-                tout[name] = t
             self.dispatch(graph, tin, tout)
-            return {name: self.read_tensor(t) for name, t in tout.items()}
+            out = {name: self.read_tensor(t) for name, t in tout.items()}
+            if len(sets) < _TENSOR_SETS:
+                sets.append((tin, tout))
+                kept = True
+            return out
         finally:
-            for t in made:
+            if not kept:
+                for t in (*tin.values(), *tout.values()):
+                    t.destroy()
+
+    def _tensor_set(self, graph):
+        tin, tout = {}, {}
+        try:
+            for name, (dt, shape) in graph._inputs.items():
+                tin[name] = self.create_tensor({"dataType": dt, "shape": shape, "writable": True})
+            for name, (dt, shape) in graph._outputs.items():
+                tout[name] = self.create_tensor({"dataType": dt, "shape": shape, "readable": True})
+        except BaseException:
+            for t in (*tin.values(), *tout.values()):
                 t.destroy()
+            raise
+        return tin, tout
 
     async def compute_async(self, graph, inputs):
         """Awaitable twin of :meth:`compute`."""
@@ -908,6 +928,9 @@ class MLGraph:
             big = math.prod(shape) * npdt.itemsize >= _RESULT_BUFFER_MIN
             outs.append((n, _result_array if big else np.empty, tuple(shape), npdt))
         self._compute_spec = (tuple(self._inputs), tuple(outs))
+        # compute()'s input and output tensors where the context's tensors
+        # are not host memory (MLContext._compute_with_tensors)
+        self._tensor_sets = []
 
     @property
     def context(self):
@@ -927,6 +950,13 @@ class MLGraph:
     def destroy(self):
         """Release the graph (spec: ``destroy()``)."""
         _core.graph_destroy(self._h)
+        while self._tensor_sets:  # compute()'s tensors (non-host contexts)
+            try:
+                tin, tout = self._tensor_sets.pop()
+            except IndexError:
+                break
+            for t in (*tin.values(), *tout.values()):
+                t.destroy()
 
     def summary(self):
         """A table of the graph: every operator with its label, inputs and

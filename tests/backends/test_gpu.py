@@ -1181,3 +1181,51 @@ def test_two_gpu_contexts_on_threads(cctx):
     with concurrent.futures.ThreadPoolExecutor(3) as ex:
         errs = list(ex.map(work, range(6)))
     assert max(errs) < 1e-3
+
+
+def test_compute_keeps_its_tensors_per_graph(gctx):
+    """compute() on a GPU context goes through tensors: one set per graph,
+    kept between calls (not a device allocation per call), at most two for
+    concurrent callers, each caller's results its own; destroy() of the
+    graph destroys them."""
+    import threading
+    b = webnn.MLGraphBuilder(gctx)
+    x = b.input("x", {"dataType": "float32", "shape": [64, 33]})
+    g = b.build({"y": b.mul(b.add(x, x), x), "z": b.neg(x)})
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        v = rng.standard_normal((64, 33)).astype(np.float32)
+        out = gctx.compute(g, {"x": v})
+        np.testing.assert_allclose(out["y"], (v + v) * v, rtol=1e-6)
+        np.testing.assert_array_equal(out["z"], -v)
+    assert len(g._tensor_sets) == 1
+    kept = g._tensor_sets[0]
+    gctx.compute(g, {"x": np.ones((64, 33), np.float32)})
+    assert g._tensor_sets == [kept]             # the same tensors again
+
+    errors = []
+
+    def worker(seed):
+        r = np.random.default_rng(seed)
+        for _ in range(20):
+            v = r.standard_normal((64, 33)).astype(np.float32)
+            o = gctx.compute(g, {"x": v})
+            if not (np.allclose(o["y"], (v + v) * v, rtol=1e-6) and np.array_equal(o["z"], -v)):
+                errors.append(seed)
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert 1 <= len(g._tensor_sets) <= 2
+    # a refused call changes nothing
+    with pytest.raises(TypeError):
+        gctx.compute(g, {"x": np.ones((64, 33), np.float64)})
+    assert 1 <= len(g._tensor_sets) <= 2
+    sets = list(g._tensor_sets)
+    g.destroy()
+    assert g._tensor_sets == []
+    for tin, tout in sets:
+        for t in (*tin.values(), *tout.values()):
+            assert _core.tensor_info(t._h)[5]       # destroyed
