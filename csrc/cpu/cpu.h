@@ -164,6 +164,10 @@ bool cpu_has_avx512(void);
  * data is read by another thread (the pool's join is not enough). */
 void cpu_copy_nt(void *dst, const void *src, size_t n);
 void cpu_nt_fence(void);
+/* n floats of zeros and 64 bytes more, 64-byte aligned, read-only, shared
+ * by every kernel and never freed (a row of zeros for the rows and columns
+ * a convolution reads outside its input); NULL: out of memory */
+const float *cpu_zeros(size_t n);
 void cpu_parallel_for_dynamic(int64_t n, int64_t chunk, int nthreads,
                               cpu_for_fn fn, void *arg);
 /* blocks of `chunk` handed out in order from one shared counter (the

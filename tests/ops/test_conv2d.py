@@ -228,6 +228,23 @@ LARGE = {
     "3x3_o16_wide": (1, 8, 6, 60, 16, 3, 3, (1, 1, 1, 1), None, None, None, True),
     "3x3_o32_wide_s2": (1, 3, 9, 70, 32, 3, 3, (1, 1, 1, 1), (2, 2), None, None, True),
     "3x3_o16_wide_dilated": (1, 5, 7, 64, 16, 3, 3, (2, 2, 2, 2), None, (2, 2), None, False),
+    # the nhwc 3x3 depthwise kernel's AVX-512 columns (depthwise.c): stride
+    # 1 with the taps kept in registers from column to column, border
+    # columns on both sides (asymmetric padding, none on the left), strided
+    # and dilated rows, rows too narrow for any interior column, 16-channel
+    # vectors and a ragged rest
+    "depthwise_c48_asymmetric": (1, 48, 9, 11, 48, 3, 3, (0, 2, 2, 1), None, None, 48, True),
+    "depthwise_c32_dilated": (1, 32, 10, 12, 32, 3, 3, (2, 1, 2, 0), None, (2, 2), 32, True),
+    "depthwise_c33_two_columns": (2, 33, 5, 2, 33, 3, 3, (1, 1, 1, 1), None, None, 33, True),
+    "depthwise_c16_one_column": (1, 16, 4, 1, 16, 3, 3, (1, 1, 1, 1), None, None, 16, False),
+    "depthwise_c64_s2_odd": (1, 64, 9, 9, 64, 3, 3, (1, 1, 1, 1), (2, 2), None, 64, True),
+    # spans of pixels cut into blocks of equal height (direct.c,
+    # conv_direct_pick): 49 pixels over 4 + 4 + 2 vectors of channels, 111
+    # pixels of 16 channels (the 24-pixel blocks), 29 of 32, 13 of 24
+    "1x1_49_pixels_o160": (1, 96, 7, 7, 160, 1, 1, None, None, None, None, True),
+    "1x1_111_pixels_o16": (1, 12, 3, 37, 16, 1, 1, None, None, None, None, True),
+    "1x1_29_pixels_o32": (1, 20, 1, 29, 32, 1, 1, None, None, None, None, False),
+    "1x1_13_pixels_o24": (1, 40, 1, 13, 24, 1, 1, None, None, None, None, True),
 }
 
 

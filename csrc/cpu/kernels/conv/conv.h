@@ -279,6 +279,7 @@ reg_epi512(__m512 v, const float *rp, __mmask16 m, const float *cl)
 /* the micro-kernels, direct_fns[nv][pb] (direct.c) */
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns
+direct_fn conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb);
 #endif
 
 /* The part of a fused epilogue the direct micro-kernels apply in registers

@@ -102,9 +102,16 @@ DIRECT_PBS(3)
 DIRECT_PBS(4)
 /* taller blocks for 16 and 32 output channels (a broadcast value feeds
  * only one or two vectors there, so more pixels share each weight load):
- * 24 x 1 and 12 x 2 vectors of accumulators */
-DIRECT_BLOCK(1, 24)
-DIRECT_BLOCK(2, 12)
+ * up to 24 x 1 and 12 x 2 vectors of accumulators, every height, so that
+ * a span is cut into equal blocks (conv_direct_pick) */
+DIRECT_BLOCK(1, 7) DIRECT_BLOCK(1, 8) DIRECT_BLOCK(1, 9) DIRECT_BLOCK(1, 10)
+DIRECT_BLOCK(1, 11) DIRECT_BLOCK(1, 12) DIRECT_BLOCK(1, 13)
+DIRECT_BLOCK(1, 14) DIRECT_BLOCK(1, 15) DIRECT_BLOCK(1, 16)
+DIRECT_BLOCK(1, 17) DIRECT_BLOCK(1, 18) DIRECT_BLOCK(1, 19)
+DIRECT_BLOCK(1, 20) DIRECT_BLOCK(1, 21) DIRECT_BLOCK(1, 22)
+DIRECT_BLOCK(1, 23) DIRECT_BLOCK(1, 24)
+DIRECT_BLOCK(2, 7) DIRECT_BLOCK(2, 8) DIRECT_BLOCK(2, 9) DIRECT_BLOCK(2, 10)
+DIRECT_BLOCK(2, 11) DIRECT_BLOCK(2, 12)
 /* direct_fns[nv][pb] */
 const direct_fn conv_direct_fns[5][7] = {
     { NULL },
@@ -165,16 +172,46 @@ const direct_fn conv_direct_fns[5][7] = {
             _mm256_storeu_ps(yp + 16, u);                                      \
         }                                                                      \
     }
-DIRECT_BLOCK24(1)
-DIRECT_BLOCK24(2)
-DIRECT_BLOCK24(3)
-DIRECT_BLOCK24(4)
-DIRECT_BLOCK24(5)
-DIRECT_BLOCK24(6)
-DIRECT_BLOCK24(12)
-static const direct_fn direct_24_fns[7] = {
-    NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4, direct_24_5, direct_24_6,
+DIRECT_BLOCK24(1) DIRECT_BLOCK24(2) DIRECT_BLOCK24(3) DIRECT_BLOCK24(4)
+DIRECT_BLOCK24(5) DIRECT_BLOCK24(6) DIRECT_BLOCK24(7) DIRECT_BLOCK24(8)
+DIRECT_BLOCK24(9) DIRECT_BLOCK24(10) DIRECT_BLOCK24(11) DIRECT_BLOCK24(12)
+static const direct_fn direct_24_fns[13] = {
+    NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4, direct_24_5,
+    direct_24_6, direct_24_7, direct_24_8, direct_24_9, direct_24_10,
+    direct_24_11, direct_24_12,
 };
+static const direct_fn direct_1_fns[25] = {
+    NULL, direct_1_1, direct_1_2, direct_1_3, direct_1_4, direct_1_5,
+    direct_1_6, direct_1_7, direct_1_8, direct_1_9, direct_1_10, direct_1_11,
+    direct_1_12, direct_1_13, direct_1_14, direct_1_15, direct_1_16,
+    direct_1_17, direct_1_18, direct_1_19, direct_1_20, direct_1_21,
+    direct_1_22, direct_1_23, direct_1_24,
+};
+static const direct_fn direct_2_fns[13] = {
+    NULL, direct_2_1, direct_2_2, direct_2_3, direct_2_4, direct_2_5,
+    direct_2_6, direct_2_7, direct_2_8, direct_2_9, direct_2_10, direct_2_11,
+    direct_2_12,
+};
+
+/* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
+ * of nv vectors of output channels (w24: the 16 + 8 lane kernels of
+ * exactly 24 channels), in *pb the block's height.  The span is cut into
+ * as few blocks as the tallest kernel allows (24 pixels for nv 1, 12 for
+ * nv 2 and the 24-channel kernels, DIRECT_PB for nv 3 and 4), all of
+ * about the same height: a 56-pixel row of 4 vectors runs as 6 x 6 + 4 x
+ * 5 rather than 9 x 6 + 2, a 7 x 7 image's 49 pixels as 4 x 6 + 5 x 5
+ * rather than 8 x 6 + 1 -- the short block reads the block's weights as
+ * the tall ones do for a fraction of their multiply-adds.  The sums of
+ * each output are the same, in the same order, whatever the height. */
+direct_fn
+conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb)
+{
+    const int64_t top = w24 || nv == 2 ? 12 : nv == 1 ? 24 : DIRECT_PB;
+    const int64_t nb = (n + top - 1) / top;
+    *pb = (n + nb - 1) / nb;
+    return w24 ? direct_24_fns[*pb] : nv == 1 ? direct_1_fns[*pb]
+           : nv == 2 ? direct_2_fns[*pb] : direct_fns[nv][*pb];
+}
 
 /* dst (16 x 16, rows ldd apart) = src (16 x 16, rows lds apart)^T: four
  * rounds of swapping the off-diagonal blocks of size 8, 4, 2, 1. */
@@ -331,22 +368,14 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     float clamp[3];
     const float *res, *cl;
     bool reg = reg_epi_of(g->epi, clamp, &res, &cl);
-    /* 16 and 32 output channels: the tall blocks (24 x 1, 12 x 2 vectors)
-     * first, as the 1x1 product does (MobileNetV2's first convolution,
+    /* 16 and 32 output channels: the tall blocks (up to 24 x 1, 12 x 2
+     * vectors), as the 1x1 product does (MobileNetV2's first convolution,
      * 3 -> 32: 264 -> 242 us on one thread) */
-    int64_t ow = lo, tall = nv == 1 ? 24 : nv == 2 ? 12 : 0;
-    for (; tall && ow + tall <= hi; ow += tall) {
-        (nv == 1 ? direct_1_24 : direct_2_12)(
+    for (int64_t ow = lo, pb; ow < hi; ow += pb) {
+        conv_direct_pick(nv, false, hi - ow, &pb)(
             xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh, KW, KW, Cg, wk,
             OP, bp + o0, NULL, yr + ow * g->O, g->O, nvalid,
             res ? res + (yr - y) + ow * g->O : NULL, cl, 0);
-    }
-    for (; ow < hi; ow += DIRECT_PB) {
-        int64_t pb = hi - ow < DIRECT_PB ? hi - ow : DIRECT_PB;
-        direct_fns[nv][pb](xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh,
-                           KW, KW, Cg, wk, OP, bp + o0, NULL, yr + ow * g->O,
-                           g->O, nvalid, res ? res + (yr - y) + ow * g->O : NULL,
-                           cl, 0);
     }
     /* border columns: only the taps inside the row */
     for (int64_t o = 0; o < g->OW; o++) {
@@ -392,26 +421,13 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
     int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
     int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
     int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
-    /* whole tall blocks first (nv 1, 2), then blocks of DIRECT_PB */
-    int64_t tall = nv == 1 ? 24 : nv == 2 ? 12 : 0, p = p0;
     /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
     const bool w24 = nv == 2 && nvalid == 24 && !nt;
-    for (; tall && p + tall <= p1; p += tall) {
-        (w24 ? direct_24_12 : nv == 1 ? direct_1_24 : direct_2_12)(
+    for (int64_t p = p0, pb; p < p1; p += pb) {
+        conv_direct_pick((int)nv, w24, p1 - p, &pb)(
             x + p * xs, xs, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
             y + p * ys + o0, ys, nvalid, res ? res + p * ys + o0 : NULL, cl,
             nt);
-        for (int64_t q = p; epi && q < p + tall; q++) {
-            cpu_epi_tile(epi, y + q * ys + o0, off + q * ys + o0, nvalid,
-                         ch0 + o0, 1);
-        }
-    }
-    for (; p < p1; p += DIRECT_PB) {
-        int64_t pb = p1 - p < DIRECT_PB ? p1 - p : DIRECT_PB;
-        (w24 ? direct_24_fns : direct_fns[nv])[pb](
-                           x + p * xs, xs, 0, 0, 1, 1, 1, C, wt + o0 * C, wb,
-                           bp + o0, NULL, y + p * ys + o0, ys, nvalid,
-                           res ? res + p * ys + o0 : NULL, cl, nt);
         for (int64_t q = p; epi && q < p + pb; q++) {
             cpu_epi_tile(epi, y + q * ys + o0, off + q * ys + o0, nvalid,
                          ch0 + o0, 1);
@@ -461,16 +477,20 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const float *res, *cl;
     bool reg = reg_epi_of(j_->epi, clamp, &res, &cl);
     const int64_t nch = (P + chunk - 1) / chunk, grp = j_->grp;
+    const int64_t q = P / nch, r_ = P % nch;
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         /* groups of grp chunks of pixels; in a group, block of output
          * channels after block, each over the group's chunks: the threads
          * working at the same time write different pixels' rows (the same
          * rows' neighbouring 256-byte blocks written from two cores halved
          * the speed), and the group's input stays in cache for its blocks */
+        /* chunk ci: pixels [ci q + min(ci, r), + q or q + 1): nch chunks
+         * of about the same size (a last chunk of 1 pixel of 49 ran a
+         * whole block's weights for one pixel) */
         if (j_->pix) {
-            int64_t p0 = tsk / nob * chunk, ob = tsk % nob;
-            int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
-            d1x1_block(j_, p0, p1, ob, res, cl, reg);
+            int64_t ci = tsk / nob, ob = tsk % nob;
+            int64_t p0 = ci * q + (ci < r_ ? ci : r_);
+            d1x1_block(j_, p0, p0 + q + (ci < r_), ob, res, cl, reg);
             continue;
         }
         int64_t g0 = tsk / (nob * grp) * grp, r = tsk % (nob * grp);
@@ -478,9 +498,9 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
         if (r >= nob * gn) {
             continue; /* past the last, partial group */
         }
-        int64_t p0 = (g0 + r % gn) * chunk, ob = r / gn;
-        int64_t p1 = p0 + chunk < P ? p0 + chunk : P;
-        d1x1_block(j_, p0, p1, ob, res, cl, reg);
+        int64_t ci = g0 + r % gn, ob = r / gn;
+        int64_t p0 = ci * q + (ci < r_ ? ci : r_);
+        d1x1_block(j_, p0, p0 + q + (ci < r_), ob, res, cl, reg);
     }
     if (j_->nt) {
         cpu_nt_fence();

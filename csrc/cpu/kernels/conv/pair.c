@@ -199,7 +199,7 @@ cpu_conv_pair(const cpu_call *ke, const cpu_call *kd, const cpu_call *kp,
     float *own_d = NULL;
     const float *wk = conv_dw_filter(kd, &gd, od->filter_layout, kd->in[1],
                                      &own_d);
-    float *zeros = fcalloc((size_t)(W * E) + 16);
+    const float *zeros = cpu_zeros((size_t)(W * E) + 16);
     int nt = cpu_num_threads();
     int64_t RS = ke ? 2 * gd.dh + 1 : 0;
     int64_t per = ((RS * W + (kp ? gd.OW : 0)) * E + 15) / 16 * 16 + 16;
@@ -241,7 +241,6 @@ done:
         pw_free(&pp);
     }
     free(own_d);
-    free(zeros);
     free(scratch);
     free(tags);
     return st;
