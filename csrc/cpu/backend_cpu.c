@@ -95,6 +95,7 @@ cpu_compiled_free(wnn_backend *be, void *p)
         for (int s = 0; s < CPU_PREP_SLOTS; s++) {
             free(c->nodes[i].prep.slot[s]);
         }
+        free(c->nodes[i].prep.scratch);
         free(c->nodes[i].chain_ptrs);
         free(c->nodes[i].bn_coef);
         free(c->nodes[i].fold_w);

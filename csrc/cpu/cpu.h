@@ -8,6 +8,7 @@
 #include "../ops/options.h"
 #include "../compiler/lower/lower.h"
 #include "config.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* A fused epilogue (compiler/fuse.h): what runs on the producer's output
@@ -53,6 +54,8 @@ enum {
 };
 typedef struct cpu_prep {
     void *slot[CPU_PREP_SLOTS];
+    void *scratch;             /* cpu_scratch: kept between dispatches */
+    size_t scratch_bytes;
 } cpu_prep;
 
 typedef struct cpu_call {
@@ -283,6 +286,35 @@ cpu_prep_keep(const cpu_call *k, uint32_t input, int slot, void *p)
     }
     k->prep->slot[slot] = p;
     return true;
+}
+
+/* Working memory of a kernel's dispatch, at least `bytes`, 64-byte
+ * aligned, kept with the node's prepared data for its next dispatches
+ * (grown when one needs more), so that a dispatch neither allocates nor
+ * page-faults its scratch in again: the conv pairs' rings, 130-400 KB a
+ * call, came back from malloc as fresh pages every call.  *own: the caller
+ * frees the memory (a call without prepared data); NULL: out of memory. */
+static inline void *
+cpu_scratch(const cpu_call *k, size_t bytes, void **own)
+{
+    *own = NULL;
+    if (bytes > SIZE_MAX - 128) {
+        return NULL;
+    }
+    bytes = (bytes + 64 + 63) / 64 * 64;
+    if (!k->prep) {
+        return *own = aligned_alloc(64, bytes);
+    }
+    if (k->prep->scratch_bytes < bytes) {
+        void *p = aligned_alloc(64, bytes);
+        if (!p) {
+            return NULL;
+        }
+        free(k->prep->scratch);
+        k->prep->scratch = p;
+        k->prep->scratch_bytes = bytes;
+    }
+    return k->prep->scratch;
 }
 
 /* kernel errors name the node's operator and label */

@@ -203,8 +203,12 @@ cpu_conv_pair(const cpu_call *ke, const cpu_call *kd, const cpu_call *kp,
     int nt = cpu_num_threads();
     int64_t RS = ke ? 2 * gd.dh + 1 : 0;
     int64_t per = ((RS * W + (kp ? gd.OW : 0)) * E + 15) / 16 * 16 + 16;
-    float *scratch = falloc((size_t)(per * nt));
-    int64_t *tags = malloc(sizeof(int64_t) * (size_t)(RS * nt + 1));
+    /* the rows and their tags, kept with the depthwise node */
+    void *own_s = NULL;
+    float *scratch = cpu_scratch(kd, sizeof(float) * (size_t)(per * nt) +
+                                         sizeof(int64_t) * (size_t)(RS * nt + 1),
+                                 &own_s);
+    int64_t *tags = scratch ? (int64_t *)(scratch + per * nt) : NULL;
     wnn_status st = WNN_OK;
     if (!e_ok || !p_ok || !wk || !zeros || !scratch || !tags) {
         st = cpu_fail(kd, err, "out of memory");
@@ -241,8 +245,7 @@ done:
         pw_free(&pp);
     }
     free(own_d);
-    free(scratch);
-    free(tags);
+    free(own_s);
     return st;
 }
 #else
