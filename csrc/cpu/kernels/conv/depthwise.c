@@ -445,6 +445,35 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
         }
         continue;
     }
+    if (sw == 2 && dw == 1 && lo < hi) {
+        /* stride 2: a column's right taps are the next column's left ones
+         * -- six loads a column instead of nine */
+        int64_t i = (lo * 2 - pl) * C;
+        __m512 l0 = _mm512_loadu_ps(r0 + i), l1 = _mm512_loadu_ps(r1 + i),
+               l2 = _mm512_loadu_ps(r2 + i);
+        for (int64_t ow = lo; ow < hi; ow++, i += 2 * C) {
+            const __m512 m0 = _mm512_loadu_ps(r0 + i + C),
+                         m1 = _mm512_loadu_ps(r1 + i + C),
+                         m2 = _mm512_loadu_ps(r2 + i + C);
+            const __m512 n0 = _mm512_loadu_ps(r0 + i + 2 * C),
+                         n1 = _mm512_loadu_ps(r1 + i + 2 * C),
+                         n2 = _mm512_loadu_ps(r2 + i + 2 * C);
+            __m512 a = _mm512_fmadd_ps(l0, w[0], bv);
+            a = _mm512_fmadd_ps(m0, w[1], a);
+            a = _mm512_fmadd_ps(n0, w[2], a);
+            __m512 bb = _mm512_mul_ps(l1, w[3]);
+            bb = _mm512_fmadd_ps(m1, w[4], bb);
+            bb = _mm512_fmadd_ps(n1, w[5], bb);
+            __m512 cc = _mm512_mul_ps(l2, w[6]);
+            cc = _mm512_fmadd_ps(m2, w[7], cc);
+            cc = _mm512_fmadd_ps(n2, w[8], cc);
+            __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
+            v = reg_epi512(v, NULL, 0, cl);
+            _mm512_storeu_ps(yr + ow * C + c0, v);
+            l0 = n0, l1 = n1, l2 = n2;
+        }
+        continue;
+    }
     for (int64_t ow = lo; ow < hi; ow++) {
         int64_t i = (ow * sw - pl) * C;
         __m512 a = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + i), w[0], bv);
