@@ -355,7 +355,8 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                 continue;
             }
             if (cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
-                                    &b->call.lowered->u.conv)) {
+                                    &b->call.lowered->u.conv,
+                                    a->pre_e != NULL)) {
                 a->skip = true;
                 if (a->call.lowered->u.conv.KH == 1) {
                     b->pre_e = a; /* a: the expansion of depthwise b */

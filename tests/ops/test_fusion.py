@@ -496,6 +496,14 @@ PAIRS = {
     "dw_proj": (2, 40, 44, 32, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p32:residual"),
     "dw_proj_bare": (2, 40, 44, 32, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:"),
     "dw_proj_s2": (1, 57, 57, 40, None, 2, [1, 1, 1, 1], 1, None, "relu", "p24:relu"),
+    # rows narrower than 20 pixels: depthwise -> projection in chunks of
+    # pixels that cross rows and images, channels not a multiple of 16, a
+    # stride, an epilogue outside the registers (sigmoid); an expansion linked
+    # to its depthwise convolution keeps its projection apart
+    "dw_proj_narrow": (3, 7, 7, 40, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p40:residual"),
+    "dw_proj_narrow_s2": (2, 14, 13, 48, None, 2, [1, 0, 1, 1], 1, None, "relu", "p24:"),
+    "dw_proj_narrow_sigmoid": (2, 14, 14, 64, None, 1, [1, 1, 1, 1], 1, None, "sigmoid", "p80:clamp"),
+    "block_narrow_s2": (1, 28, 28, 32, 192, 2, [1, 1, 1, 1], 1, "clamp", "clamp", "p64:"),
 }
 
 

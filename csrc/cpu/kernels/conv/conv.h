@@ -337,6 +337,10 @@ void conv_dw3_cols(const geom *g, int64_t *lo, int64_t *hi);
 void conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
                   const float *b, float *yr, int64_t lo, int64_t hi,
                   const float *cl);
+/* columns [a0, e0) of that row only, column ow at yo + (ow - a0) C */
+void conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
+                   const float *b, float *yo, int64_t lo, int64_t hi,
+                   const float *cl, int64_t a0, int64_t e0);
 
 /* ---- the paths ------------------------------------------------------------ */
 wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,

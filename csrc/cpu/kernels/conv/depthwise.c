@@ -391,10 +391,13 @@ dw3_border_avx512(const float *r0, const float *r1, const float *r2,
  * time (the first C16) */
 DIRECT static void
 dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
-                int64_t pl, int64_t dw, int64_t W, int64_t OW,
+                int64_t pl, int64_t dw, int64_t W, int64_t a0, int64_t e0,
                 const float *wk, const float *b, float *yr, int64_t lo,
                 int64_t hi, const float *cl)
 {
+    /* columns [a0, e0) (column ow at yr + (ow - a0) C); the interior part */
+    lo = lo < a0 ? a0 : lo;
+    hi = hi > e0 ? e0 : hi;
     const bool unit = sw == 1 && dw == 1;
     const int64_t s1 = dw * C, s2 = 2 * dw * C;
     for (int64_t c0 = 0; c0 < C16; c0 += 16) {
@@ -407,13 +410,13 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
     /* the border columns, with their taps inside the row (the portable
      * loop took 15 % of a 14 x 14 x 384 layer's time for its 2 columns of
      * 14) */
-    for (int64_t ow = 0; ow < OW; ow++) {
+    for (int64_t ow = a0; ow < e0; ow++) {
         if (ow == lo && hi > lo) {
             ow = hi - 1;
             continue;
         }
         dw3_border_avx512(r0, r1, r2, C, W, sw, pl, dw, w, bv,
-                          yr + ow * C + c0, ow, cl);
+                          yr + (ow - a0) * C + c0, ow, cl);
     }
     if (unit && lo < hi) {
         /* stride 1: the next column's left and middle taps are this
@@ -439,7 +442,7 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
             cc = _mm512_fmadd_ps(n2, w[8], cc);
             __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
             v = reg_epi512(v, NULL, 0, cl);
-            _mm512_storeu_ps(yr + ow * C + c0, v);
+            _mm512_storeu_ps(yr + (ow - a0) * C + c0, v);
             l0 = m0, l1 = m1, l2 = m2;
             m0 = n0, m1 = n1, m2 = n2;
         }
@@ -469,7 +472,7 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
             cc = _mm512_fmadd_ps(n2, w[8], cc);
             __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
             v = reg_epi512(v, NULL, 0, cl);
-            _mm512_storeu_ps(yr + ow * C + c0, v);
+            _mm512_storeu_ps(yr + (ow - a0) * C + c0, v);
             l0 = n0, l1 = n1, l2 = n2;
         }
         continue;
@@ -487,7 +490,7 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
         cc = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + i + s2), w[8], cc);
         __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
         v = reg_epi512(v, NULL, 0, cl);
-        _mm512_storeu_ps(yr + ow * C + c0, v);
+        _mm512_storeu_ps(yr + (ow - a0) * C + c0, v);
     }
     }
 }
@@ -497,20 +500,23 @@ dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
 /* cl: a clamp / relu epilogue alone, applied in registers before each
  * store (reg_epi_of; NULL: none here, the caller applies any other) */
 HOT void
-conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
-             const float *b, float *yr, int64_t lo, int64_t hi,
-             const float *cl)
+conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
+              const float *b, float *yo, int64_t lo, int64_t hi,
+              const float *cl, int64_t a0, int64_t e0)
 {
-    const int64_t C = g->C, W = g->W, OW = g->OW;
+    const int64_t C = g->C, W = g->W;
     const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
     const int64_t C16 = C / 16 * 16;
     int64_t c0_v = 0; /* the channels the loop below computes */
 #if HAVE_DIRECT
     if (g->direct_ok && cpu_has_avx512()) { /* WEBNN_CONV_DIRECT=0: portable */
-        dw3_cols_avx512(r, C, C16, sw, pl, dw, W, OW, wk, b, yr, lo, hi, cl);
+        dw3_cols_avx512(r, C, C16, sw, pl, dw, W, a0, e0, wk, b, yo, lo, hi,
+                        cl);
         c0_v = C16;
     }
 #endif
+    /* the interior columns of the span */
+    const int64_t ilo = lo < a0 ? a0 : lo, ihi = hi > e0 ? e0 : hi;
     for (int64_t c0 = c0_v; c0 < C16; c0 += 16) {
         v16 w[9];
         for (int t = 0; t < 9; t++) {
@@ -519,7 +525,7 @@ conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
         v16 bv = b ? *(const v16 *)(b + c0) : (v16){ 0 };
         const float *r0 = r[0] + c0, *r1 = r[1] + c0, *r2 = r[2] + c0;
         const int64_t s1 = dw * C, s2 = 2 * dw * C;
-        for (int64_t ow = lo; ow < hi; ow++) {
+        for (int64_t ow = ilo; ow < ihi; ow++) {
             int64_t i = (ow * sw - pl) * C;
             v16 a = bv + *(const v16 *)(r0 + i) * w[0] +
                     *(const v16 *)(r0 + i + s1) * w[1] +
@@ -534,16 +540,14 @@ conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
             if (cl) {
                 reg_clamp16(&v, cl);
             }
-            *(v16 *)(yr + ow * C + c0) = v;
+            *(v16 *)(yo + (ow - a0) * C + c0) = v;
         }
         /* the border columns: only the taps inside the row (a third of
          * the pixels of a 7 x 7 image, scalar code before) */
-        for (int64_t ow = 0; ow < OW; ow++) {
-            if (ow == lo) {
-                ow = hi > lo ? hi : lo;
-                if (ow >= OW) {
-                    break;
-                }
+        for (int64_t ow = a0; ow < e0; ow++) {
+            if (ow == ilo && ihi > ilo) {
+                ow = ihi - 1;
+                continue;
             }
             v16 acc = bv;
             for (int kw = 0; kw < 3; kw++) {
@@ -558,14 +562,14 @@ conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
             if (cl) {
                 reg_clamp16(&acc, cl);
             }
-            *(v16 *)(yr + ow * C + c0) = acc;
+            *(v16 *)(yo + (ow - a0) * C + c0) = acc;
         }
     }
     /* the last C % 16 channels of every column */
-    for (int64_t ow = 0; ow < OW && C16 < C; ow++) {
-        float *yo = yr + ow * C;
+    for (int64_t ow = a0; ow < e0 && C16 < C; ow++) {
+        float *yc = yo + (ow - a0) * C;
         for (int64_t c = C16; c < C; c++) {
-            yo[c] = b ? b[c] : 0.0f;
+            yc[c] = b ? b[c] : 0.0f;
         }
         for (int64_t kw = 0; kw < 3; kw++) {
             int64_t iw = ow * sw - pl + kw * dw;
@@ -576,15 +580,23 @@ conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
                 const float *xp = r[kh] + iw * C;
                 const float *wp = wk + (kh * 3 + kw) * C;
                 for (int64_t c = C16; c < C; c++) {
-                    yo[c] += xp[c] * wp[c];
+                    yc[c] += xp[c] * wp[c];
                 }
             }
         }
         for (int64_t c = C16; cl && c < C; c++) { /* as reg_clamp16 */
-            float v = yo[c] < cl[0] ? cl[0] : yo[c];
-            yo[c] = (v > cl[1] ? cl[1] : v) + cl[2];
+            float v = yc[c] < cl[0] ? cl[0] : yc[c];
+            yc[c] = (v > cl[1] ? cl[1] : v) + cl[2];
         }
     }
+}
+
+void
+conv_dw3_row(const geom *g, const float *const r[3], const float *wk,
+             const float *b, float *yr, int64_t lo, int64_t hi,
+             const float *cl)
+{
+    conv_dw3_span(g, r, wk, b, yr, lo, hi, cl, 0, g->OW);
 }
 
 /* output row oh of image n (see conv_dw3_row) */

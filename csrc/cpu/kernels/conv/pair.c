@@ -32,6 +32,13 @@
  * share and the micro-kernel runs short spans of pixels. */
 #define PAIR_MIN_BYTES (512u << 10)
 #define PAIR_MIN_WIDTH 20
+/* A depthwise convolution and its projection on rows narrower than
+ * PAIR_MIN_WIDTH (14 x 14, 7 x 7 at batch 1): tasks of a chunk of
+ * pixels each, as the 1x1 product's (direct.c) -- the chunk's depthwise
+ * pixels, then their projection while they are in L1 / L2: one parallel
+ * region for the two layers, and the depthwise output never stored; where
+ * the projection's packed filter is at most this. */
+#define PAIR_CHUNK_MAX_BYTES (640u << 10)
 
 static bool
 direct_ok(const cpu_config *cfg, const wnn_conv_params *p)
@@ -44,7 +51,7 @@ direct_ok(const cpu_config *cfg, const wnn_conv_params *p)
 
 bool
 cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
-                    const wnn_conv_params *b)
+                    const wnn_conv_params *b, bool a_linked)
 {
     if (a->KH == 1) { /* an expansion a, its depthwise convolution b */
         /* the ring: 2 dh + 1 rows of W x E floats a thread */
@@ -58,8 +65,14 @@ cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
      * more (the same spans of the micro-kernel).  Measured, with the
      * expansion (us, linked / apart): 112 x 112 x 16 -> 96 stride 2 -> 24:
      * 415 / 474 (the pair alone 315 / 344); 56 x 56 x 24 -> 144 -> 24:
-     * 344 / 370; 28 x 28 x 32 -> 192 -> 32: 132 / 141 */
-    return direct_ok(cfg, b) && a->OW >= PAIR_MIN_WIDTH;
+     * 344 / 370; 28 x 28 x 32 -> 192 -> 32: 132 / 141.  Narrower rows run
+     * in chunks of pixels (pair_body) where the projection's packed filter
+     * stays in L2 from one chunk to the next (each chunk reads all of it)
+     * -- unless a runs inside its expansion's pair already (a_linked). */
+    const double wbytes = 4.0 * (double)b->C * (double)((b->O + 15) / 16 * 16);
+    return direct_ok(cfg, b) &&
+           (a->OW >= PAIR_MIN_WIDTH ||
+            (!a_linked && wbytes <= PAIR_CHUNK_MAX_BYTES));
 }
 
 /* a 1x1 convolution's packed filter and bias and its epilogue (the
@@ -128,7 +141,41 @@ typedef struct pair_job {
     int64_t *tags;           /* per thread: RS row ids, -1: none   */
     int64_t RS, per;         /* ring rows, floats per thread       */
     int64_t lo, hi;
+    int64_t nch;             /* chunks of pixels (no expansion), or 0 */
 } pair_job;
+
+/* chunk ci of the N OH OW output pixels (nch chunks of about the same
+ * size): the depthwise convolution of its pixels into buf, row part by
+ * row part, then their projection */
+static void
+chunk_task(const pair_job *j, int64_t ci, float *buf)
+{
+    const geom *gd = j->gd;
+    const int64_t H = gd->H, W = gd->W, E = gd->C, OW = gd->OW;
+    const int64_t P = gd->N * gd->OH * OW, q = P / j->nch, rm = P % j->nch;
+    const int64_t p0 = ci * q + (ci < rm ? ci : rm), p1 = p0 + q + (ci < rm);
+    for (int64_t p = p0; p < p1;) {
+        const int64_t r = p / OW, a = p % OW;
+        const int64_t e = OW - a < p1 - p ? OW : a + (p1 - p);
+        const int64_t n = r / gd->OH, oh = r % gd->OH;
+        const float *rows[3];
+        for (int kh = 0; kh < 3; kh++) {
+            int64_t ih = oh * gd->sh - gd->pt + kh * gd->dh;
+            rows[kh] = ih < 0 || ih >= H ? j->zeros : j->x + (n * H + ih) * W * E;
+        }
+        float *yo = buf + (p - p0) * E;
+        conv_dw3_span(gd, rows, j->wk, j->bias, yo, j->lo, j->hi, j->cl_d, a, e);
+        if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
+            cpu_epi_tile(j->epi_d, yo, p * E, (e - a) * E, 0, 1);
+        } else if (j->epi_d) {
+            for (int64_t i = 0; i < e - a; i++) {
+                cpu_epi_tile(j->epi_d, yo + i * E, (p + i) * E, E, 0, 1);
+            }
+        }
+        p += e - a;
+    }
+    pw_run(j->p, buf, p1 - p0, j->y + p0 * j->p->O, p0 * j->p->O);
+}
 
 static void
 pair_body(void *p_, int64_t b_, int64_t e_, int tid)
@@ -139,6 +186,12 @@ pair_body(void *p_, int64_t b_, int64_t e_, int tid)
     float *ring = j->scratch + (int64_t)tid * j->per;
     float *row = ring + j->RS * W * E; /* the depthwise row before projection */
     int64_t *tags = j->tags + (int64_t)tid * j->RS;
+    if (j->nch) {
+        for (int64_t t = b_; t < e_; t++) {
+            chunk_task(j, t, ring);
+        }
+        return;
+    }
     for (int64_t r = b_; r < e_; r++) {
         int64_t n = r / gd->OH, oh = r % gd->OH;
         const float *rows[3];
@@ -203,6 +256,16 @@ cpu_conv_pair(const cpu_call *ke, const cpu_call *kd, const cpu_call *kp,
     int nt = cpu_num_threads();
     int64_t RS = ke ? 2 * gd.dh + 1 : 0;
     int64_t per = ((RS * W + (kp ? gd.OW : 0)) * E + 15) / 16 * 16 + 16;
+    /* chunks of pixels for narrow rows without an expansion: at least 4 a
+     * thread (of 6 pixels or more: a projection's block), at most 36 */
+    int64_t nch = 0;
+    if (!ke && kp && gd.OW < PAIR_MIN_WIDTH) {
+        const int64_t P = gd.N * gd.OH * gd.OW, few = P / 6 < 4 * nt ? P / 6 : 4 * nt;
+        nch = (P + 35) / 36 > few ? (P + 35) / 36 : few;
+        nch = nch < 1 ? 1 : nch;
+        const int64_t big = (P + nch - 1) / nch;
+        per = (big * E + 15) / 16 * 16 + 16;
+    }
     /* the rows and their tags, kept with the depthwise node */
     void *own_s = NULL;
     float *scratch = cpu_scratch(kd, sizeof(float) * (size_t)(per * nt) +
@@ -227,10 +290,11 @@ cpu_conv_pair(const cpu_call *ke, const cpu_call *kd, const cpu_call *kp,
                   .y = kp ? kp->out[0] : kd->out[0], .zeros = zeros,
                   .scratch = scratch, .tags = tags, .RS = RS, .per = per};
     conv_dw3_cols(&gd, &j.lo, &j.hi);
+    j.nch = nch;
     /* rows of the depthwise output; each thread's own run is one band
      * (cpu_parallel_for_dynamic), the rows it steals cost their own
-     * expansion rows */
-    cpu_parallel_for_dynamic(gd.N * gd.OH, 1, nt, pair_body, &j);
+     * expansion rows -- or chunks of pixels */
+    cpu_parallel_for_dynamic(nch ? nch : gd.N * gd.OH, 1, nt, pair_body, &j);
     const cpu_call *ks[3] = { ke, kd, kp };
     for (int i = 0; i < 3; i++) {
         if (ks[i] && ks[i]->epi) {
@@ -251,9 +315,9 @@ done:
 #else
 bool
 cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
-                    const wnn_conv_params *b)
+                    const wnn_conv_params *b, bool a_linked)
 {
-    (void)cfg, (void)a, (void)b;
+    (void)cfg, (void)a, (void)b, (void)a_linked;
     return false;
 }
 
