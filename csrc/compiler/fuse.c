@@ -117,9 +117,10 @@ eltwise_node(const wnn_ir *ir, const wnn_node *n)
     return true;
 }
 
-/* conv pairs (fuse.h): 1 where a is a 1x1 conv2d with strides 1 and no
- * padding, groups 1, and b a 3x3 depthwise conv2d (groups = input = output
- * channels) -- an expansion and its depthwise convolution; 2 where a is
+/* conv pairs (fuse.h): 1 where a is a conv2d with groups 1 (a 1x1
+ * expansion, or an image's first convolution) and b a 3x3 depthwise
+ * conv2d (groups = input = output channels) -- an expansion and its
+ * depthwise convolution; 2 where a is
  * such a depthwise convolution and b such a 1x1 -- a depthwise convolution
  * and its projection; 0 otherwise.  b's input is `result`, the result of
  * a's chain; both nhwc and float32. */
@@ -128,6 +129,15 @@ pointwise(const wnn_conv_params *p)
 {
     return p->nhwc && p->KH == 1 && p->KW == 1 && p->sh == 1 && p->sw == 1 &&
            !p->pad[0] && !p->pad[1] && !p->pad[2] && !p->pad[3] && p->G == 1;
+}
+
+/* a dense convolution (groups 1) of any filter: the producer of a pair
+ * whose backend computes its rows one by one (an image's first
+ * convolution before the first depthwise one) */
+static bool
+dense(const wnn_conv_params *p)
+{
+    return p->nhwc && p->G == 1;
 }
 
 static bool
@@ -157,7 +167,7 @@ conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
     if (pb.C != pa.O) {
         return 0;
     }
-    return pointwise(&pa) && depthwise3(&pb) ? 1
+    return dense(&pa) && depthwise3(&pb) ? 1
          : depthwise3(&pa) && pointwise(&pb) ? 2 : 0;
 }
 

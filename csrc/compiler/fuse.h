@@ -26,9 +26,10 @@
  *
  * Conv pairs (WNN_FUSE_CONV_PAIR): an epilogue chain whose result is read
  * only by the producer of a second epilogue chain, both nhwc float32, where
- * either the first producer is a 1x1 conv2d (strides 1, no padding, groups
- * 1) and the second a 3x3 depthwise conv2d (groups = input channels =
- * output channels) -- an expansion and its depthwise convolution -- or the
+ * either the first producer is a conv2d with groups 1 (a 1x1 expansion, or
+ * any other filter: an image's first convolution) and the second a 3x3
+ * depthwise conv2d (groups = input channels = output channels) -- an
+ * expansion and its depthwise convolution -- or the
  * first is such a depthwise convolution and the second such a 1x1 -- a
  * depthwise convolution and its projection: the convolutions of an
  * inverted residual block.  The first chain's `into` names the second; a

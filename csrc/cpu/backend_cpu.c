@@ -358,7 +358,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                     &b->call.lowered->u.conv,
                                     a->pre_e != NULL)) {
                 a->skip = true;
-                if (a->call.lowered->u.conv.KH == 1) {
+                if (a->call.lowered->u.conv.G == 1) {
                     b->pre_e = a; /* a: the expansion of depthwise b */
                 } else {
                     b->pre_d = a; /* a: depthwise, b its projection */

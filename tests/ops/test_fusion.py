@@ -437,8 +437,9 @@ def _pair(b, ops, p):
     y = ops["x"]
     if p["wa"] is not None:  # the expansion (none: the depthwise reads x)
         wa = ops["wa"] if p.get("wa_input") else b.constant(p["wa"])
+        stem = p.get("stem")  # an image's first convolution: 3x3, strided
         y = b.conv2d(y, wa, bias=b.constant(p["ba"]), input_layout="nhwc",
-                     filter_layout=p["la"])
+                     filter_layout=p["la"], **(stem or {}))
         if "r" in ops:
             y = b.add(y, ops["r"])
         if p["act_a"]:
@@ -504,6 +505,11 @@ PAIRS = {
     "dw_proj_narrow_s2": (2, 14, 13, 48, None, 2, [1, 0, 1, 1], 1, None, "relu", "p24:"),
     "dw_proj_narrow_sigmoid": (2, 14, 14, 64, None, 1, [1, 1, 1, 1], 1, None, "sigmoid", "p80:clamp"),
     "block_narrow_s2": (1, 28, 28, 32, 192, 2, [1, 1, 1, 1], 1, "clamp", "clamp", "p64:"),
+    # an image's first convolution (3x3 stride 2 of 3 channels: rows of the
+    # direct kernel) as the producer: -> depthwise [-> projection]
+    "stem": (2, 96, 100, 3, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "stem"),
+    "stem_block": (2, 95, 90, 3, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "stem p16:"),
+    "stem_tf_pad_s2": (1, 120, 121, 4, 48, 2, [0, 1, 1, 1], 1, "relu", "relu", "stem_tf p24:relu"),
 }
 
 
@@ -513,7 +519,15 @@ def _pair_case(name, la="ohwi", lb="ohwi", lp="ohwi"):
     x = edge_values(rng, (n, h, w, c), "float32")
     expand = e is not None
     e = e if expand else c
-    wa = (rng.standard_normal((e, 1, 1, c)) * 0.4).astype(np.float32)
+    stem = None
+    if extra.startswith("stem"):  # a 3x3 stride 2 producer, then the rest
+        stem = {"strides": [2, 2],
+                "padding": [0, 1, 0, 1] if extra.startswith("stem_tf") else [1, 1, 1, 1]}
+        extra = extra.split(" ")[1] if " " in extra else ""
+        h = (h + sum(stem["padding"][:2]) - 3) // 2 + 1
+        w = (w + sum(stem["padding"][2:]) - 3) // 2 + 1
+    ka = 3 if stem else 1
+    wa = (rng.standard_normal((e, ka, ka, c)) * 0.4).astype(np.float32)
     wb = (rng.standard_normal((e, 3, 3, 1)) * 0.4).astype(np.float32)
     proj, act_p = (int(extra[1:].split(":")[0]), extra.split(":")[1]) if extra.startswith("p") else (0, None)
     wp = (rng.standard_normal((max(proj, 1), 1, 1, e)) * 0.2).astype(np.float32)
@@ -523,7 +537,7 @@ def _pair_case(name, la="ohwi", lb="ohwi", lp="ohwi"):
          "wb": _filter(wb, lb), "la": la, "lb": lb, "E": e, "s": s, "pad": pad, "d": d,
          "act_a": act_a, "act_b": act_b,
          "bb": None if extra == "nobias" else rng.standard_normal(e).astype(np.float32),
-         "wa_input": extra == "wa_input"}
+         "wa_input": extra == "wa_input", "stem": stem}
     oh = (h + pad[0] + pad[1] - (2 * d + 1)) // s + 1
     ow = (w + pad[2] + pad[3] - (2 * d + 1)) // s + 1
     inputs = {"x": x}

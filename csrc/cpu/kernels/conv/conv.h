@@ -280,6 +280,15 @@ reg_epi512(__m512 v, const float *rp, __mmask16 m, const float *cl)
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns
 direct_fn conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb);
+/* the columns [*lo, *hi) of an nhwc direct convolution's output rows
+ * whose taps all fall inside the input row */
+void conv_direct_cols(const geom *g, int64_t *lo, int64_t *hi);
+/* output row oh of image n of an nhwc direct convolution (groups 1; wt
+ * packed by conv_direct_pack, bp its bias padded to 16 channels, g->epi
+ * applied) written at yrow instead of its place in the output */
+void conv_direct_prow(const geom *g, const float *x, const float *wt,
+                      const float *bp, float *yrow, int64_t n, int64_t oh,
+                      int64_t lo, int64_t hi);
 #endif
 
 /* The part of a fused epilogue the direct micro-kernels apply in registers

@@ -351,7 +351,7 @@ direct_grouped_usable(const geom *g)
 static void
 direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
            const float *bp, float *y, int64_t n, int64_t oh, int64_t gi,
-           int64_t o0, int nv, int64_t lo, int64_t hi)
+           int64_t o0, int nv, int64_t lo, int64_t hi, float *yrow)
 {
     const int64_t C = g->C, Cg = g->Cg, W = g->W, KW = g->KW;
     int64_t kh_lo, kh_hi;
@@ -363,7 +363,10 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     const float *wk = wt + kh_lo * KW * Cg * OP;
     const int64_t ps = g->sw * C, rs = g->dh * W * C, cs = g->dw * C;
     const int64_t oc = gi * g->Og + o0; /* the block's first channel */
-    float *yr = y + (n * g->OH + oh) * g->OW * g->O + oc;
+    /* the row's offset in the output (the epilogue's addends are read at
+     * it); the row itself there, or at yrow (a conv pair's ring) */
+    const int64_t roff = (n * g->OH + oh) * g->OW * g->O + oc;
+    float *yr = yrow ? yrow + oc : y + roff;
     int64_t nvalid = g->Og - o0 < 16 * nv ? g->Og - o0 : 16 * nv;
     float clamp[3];
     const float *res, *cl;
@@ -384,7 +387,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
             xrow + (ow * g->sw - g->pl) * C, ps, rs, cs, nkh, runs ? 1 : KW,
             runs ? 1 : KW, runs ? KW * Cg : Cg, wk, OP, bp + o0, NULL,
             yr + ow * g->O, g->O, nvalid,
-            res ? res + (yr - y) + ow * g->O : NULL, cl, 0);
+            res ? res + roff + ow * g->O : NULL, cl, 0);
     }
     /* border columns: only the taps inside the row */
     for (int64_t o = 0; o < g->OW; o++) {
@@ -400,12 +403,11 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
         direct_fns[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
                           kw_hi - kw_lo, KW, Cg, wk + kw_lo * Cg * OP, OP,
                           bp + o0, NULL, yr + o * g->O, g->O, nvalid,
-                          res ? res + (yr - y) + o * g->O : NULL, cl, 0);
+                          res ? res + roff + o * g->O : NULL, cl, 0);
     }
     if (g->epi && !reg) { /* the row's pixels, channels [oc, oc + nvalid) */
         for (int64_t o = 0; o < g->OW; o++) {
-            int64_t off = ((n * g->OH + oh) * g->OW + o) * g->O + oc;
-            cpu_epi_tile(g->epi, y + off, off, nvalid, oc, 1);
+            cpu_epi_tile(g->epi, yr + o * g->O, roff + o * g->O, nvalid, oc, 1);
         }
     }
 }
@@ -549,7 +551,7 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
         int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
         int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
         direct_row(g, x, wt + (gi * OP + o0) * taps, wb, bp + gi * OP, y,
-                   r / g->OH, r % g->OH, gi, o0, (int)nv, lo, hi);
+                   r / g->OH, r % g->OH, gi, o0, (int)nv, lo, hi, NULL);
     }
 }
 
@@ -701,6 +703,33 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     return true;
 }
 
+void
+conv_direct_cols(const geom *g, int64_t *lo, int64_t *hi)
+{
+    int64_t lo2, hi2;
+    valid_range(g->OW, g->sw, -g->pl, g->W, lo, hi);
+    valid_range(g->OW, g->sw, -g->pl + (g->KW - 1) * g->dw, g->W, &lo2, &hi2);
+    *lo = lo2 > *lo ? lo2 : *lo;
+    *hi = hi2 < *hi ? hi2 : *hi;
+    if (*hi < *lo) {
+        *hi = *lo;
+    }
+}
+
+void
+conv_direct_prow(const geom *g, const float *x, const float *wt,
+                 const float *bp, float *yrow, int64_t n, int64_t oh,
+                 int64_t lo, int64_t hi)
+{
+    const int64_t OP = (g->O + 15) / 16 * 16, taps = g->KH * g->KW * g->C;
+    for (int64_t o0 = 0; o0 < OP; o0 += 64) {
+        int64_t nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        direct_row(g, x, wt + o0 * taps, wb, bp, NULL, n, oh, 0, o0, (int)nv,
+                   lo, hi, yrow);
+    }
+}
+
 wnn_status
 conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                  int layout, const float *x, const float *w, const float *b,
@@ -723,14 +752,8 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         memcpy(bp + gi * OP, b + gi * Og, (size_t)Og * sizeof(float));
     }
     /* columns whose taps are all inside the row */
-    int64_t lo, hi, lo2, hi2;
-    valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
-    valid_range(g->OW, g->sw, -g->pl + (KW - 1) * g->dw, g->W, &lo2, &hi2);
-    lo = lo2 > lo ? lo2 : lo;
-    hi = hi2 < hi ? hi2 : hi;
-    if (hi < lo) {
-        hi = lo;
-    }
+    int64_t lo, hi;
+    conv_direct_cols(g, &lo, &hi);
     int64_t nob = (OP + 63) / 64, rows = g->N * g->OH;
     double flops = 2.0 * g->N * O * g->OH * g->OW * g->Cg * KH * KW;
     int nt = threads_for(flops);

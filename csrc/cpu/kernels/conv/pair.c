@@ -32,6 +32,7 @@
  * share and the micro-kernel runs short spans of pixels. */
 #define PAIR_MIN_BYTES (512u << 10)
 #define PAIR_MIN_WIDTH 20
+#define PAIR_STEM_MAX_C 8
 /* A depthwise convolution and its projection on rows narrower than
  * PAIR_MIN_WIDTH (14 x 14, 7 x 7 at batch 1): tasks of a chunk of
  * pixels each, as the 1x1 product's (direct.c) -- the chunk's depthwise
@@ -53,13 +54,20 @@ bool
 cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
                     const wnn_conv_params *b, bool a_linked)
 {
-    if (a->KH == 1) { /* an expansion a, its depthwise convolution b */
-        /* the ring: 2 dh + 1 rows of W x E floats a thread */
-        double ring = (2.0 * (double)b->dh + 1) * (double)a->W * (double)a->O * 4;
-        return direct_ok(cfg, a) &&
-               4.0 * (double)a->N * (double)a->H * (double)a->W * (double)a->O >=
+    if (a->G == 1) { /* an expansion a, its depthwise convolution b */
+        /* the ring: 2 dh + 1 rows of OW x E floats a thread.  A producer
+         * other than a 1x1 runs row by row on the direct kernel (conv.h,
+         * conv_direct_prow): only with few input channels (an image's
+         * first convolution, 3 -> 32 stride 2 in MobileNetV2: its 12.8 MB
+         * result at batch 8 no longer goes through memory), where the
+         * direct kernel is what it would run apart too */
+        double ring = (2.0 * (double)b->dh + 1) * (double)a->OW * (double)a->O * 4;
+        bool pw = a->KH == 1 && a->KW == 1 && a->sh == 1 && a->sw == 1 &&
+                  !a->pad[0] && !a->pad[2];
+        return direct_ok(cfg, a) && (pw || a->C <= PAIR_STEM_MAX_C) &&
+               4.0 * (double)a->N * (double)a->OH * (double)a->OW * (double)a->O >=
                    PAIR_MIN_BYTES &&
-               a->W >= PAIR_MIN_WIDTH && ring <= 4.0 * (1 << 20);
+               a->OW >= PAIR_MIN_WIDTH && ring <= 4.0 * (1 << 20);
     }
     /* a depthwise convolution a, its projection b: rows of 20 pixels or
      * more (the same spans of the micro-kernel).  Measured, with the
@@ -86,6 +94,11 @@ typedef struct pw_part {
     const cpu_epi *epi;      /* its other epilogue, or NULL       */
     float clamp[3];
     float *own;
+    /* a producer other than a 1x1 without strides or padding (the
+     * expansion only): its geometry and interior columns */
+    bool rows;
+    geom g;
+    int64_t lo, hi;
 } pw_part;
 
 static bool
@@ -104,6 +117,12 @@ pw_make(pw_part *p, const cpu_call *k, const geom *g)
     }
     if (!reg_epi_of(g->epi, p->clamp, &p->res, &p->cl)) {
         p->epi = g->epi; /* applied on each block just stored */
+    }
+    p->rows = !(g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 &&
+                !g->pt && !g->pl && g->OH == g->H && g->OW == g->W);
+    if (p->rows) {
+        p->g = *g;
+        conv_direct_cols(g, &p->lo, &p->hi);
     }
     return true;
 }
@@ -204,7 +223,11 @@ pair_body(void *p_, int64_t b_, int64_t e_, int tid)
             } else {
                 int64_t slot = ih % j->RS, id = n * H + ih;
                 float *sr = ring + slot * W * E;
-                if (tags[slot] != id) {
+                if (tags[slot] != id && j->e->rows) {
+                    conv_direct_prow(&j->e->g, j->x, j->e->wt, j->e->bp, sr,
+                                     n, ih, j->e->lo, j->e->hi);
+                    tags[slot] = id;
+                } else if (tags[slot] != id) {
                     pw_run(j->e, j->x + id * W * j->e->C, W, sr, id * W * E);
                     tags[slot] = id;
                 }
