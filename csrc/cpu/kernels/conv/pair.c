@@ -13,10 +13,15 @@
  * -- each row once, as the band moves down, kept while the rows below still
  * read it -- the depthwise row is computed from the ring while it is in L1
  * / L2, and projected at once from a one-row buffer.  Neither intermediate
- * is stored.
+ * is stored.  The "expansion" may also be an image's first convolution (a
+ * dense one of few channels, 3 -> 32 stride 2 in MobileNetV2), its rows
+ * computed by the direct kernel into the ring the same way.  On rows too
+ * narrow for bands (14 x 14, 7 x 7), a depthwise convolution and its
+ * projection without an expansion run in chunks of pixels instead.
  *
- * Every step is the kernel of the unfused path (conv_1x1_span of direct.c,
- * conv_dw3_row of depthwise.c) on the same values in the same order, with
+ * Every step is the kernel of the unfused path (conv_1x1_span and
+ * conv_direct_prow of direct.c, conv_dw3_row / conv_dw3_span of
+ * depthwise.c) on the same values in the same order, with
  * the same epilogues: the results are bit for bit those of the
  * convolutions run apart (tests/ops/test_fusion.py checks). */
 #include "conv.h"
@@ -83,8 +88,9 @@ cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
             (!a_linked && wbytes <= PAIR_CHUNK_MAX_BYTES));
 }
 
-/* a 1x1 convolution's packed filter and bias and its epilogue (the
- * expansion's or the projection's) */
+/* a dense convolution's packed filter and bias and its epilogue (the
+ * expansion's -- a 1x1, or an image's first convolution computed row by
+ * row -- or the projection's, a 1x1) */
 typedef struct pw_part {
     const float *wt;         /* conv_direct_pack                  */
     float *bp;               /* the bias, zero-padded to OP       */
@@ -163,6 +169,21 @@ typedef struct pair_job {
     int64_t nch;             /* chunks of pixels (no expansion), or 0 */
 } pair_job;
 
+/* the depthwise epilogue other than a clamp in registers, on np pixels
+ * at yo, element off of its output */
+static void
+dw_epilogue(const pair_job *j, float *yo, int64_t off, int64_t np)
+{
+    const int64_t E = j->gd->C;
+    if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
+        cpu_epi_tile(j->epi_d, yo, off, np * E, 0, 1);
+    } else if (j->epi_d) { /* pixel by pixel: channels 0 .. E - 1 */
+        for (int64_t i = 0; i < np; i++) {
+            cpu_epi_tile(j->epi_d, yo + i * E, off + i * E, E, 0, 1);
+        }
+    }
+}
+
 /* chunk ci of the N OH OW output pixels (nch chunks of about the same
  * size): the depthwise convolution of its pixels into buf, row part by
  * row part, then their projection */
@@ -184,13 +205,7 @@ chunk_task(const pair_job *j, int64_t ci, float *buf)
         }
         float *yo = buf + (p - p0) * E;
         conv_dw3_span(gd, rows, j->wk, j->bias, yo, j->lo, j->hi, j->cl_d, a, e);
-        if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
-            cpu_epi_tile(j->epi_d, yo, p * E, (e - a) * E, 0, 1);
-        } else if (j->epi_d) {
-            for (int64_t i = 0; i < e - a; i++) {
-                cpu_epi_tile(j->epi_d, yo + i * E, (p + i) * E, E, 0, 1);
-            }
-        }
+        dw_epilogue(j, yo, p * E, e - a);
         p += e - a;
     }
     pw_run(j->p, buf, p1 - p0, j->y + p0 * j->p->O, p0 * j->p->O);
@@ -236,13 +251,7 @@ pair_body(void *p_, int64_t b_, int64_t e_, int tid)
         }
         float *yr = j->p ? row : j->y + r * OW * E;
         conv_dw3_row(gd, rows, j->wk, j->bias, yr, j->lo, j->hi, j->cl_d);
-        if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
-            cpu_epi_tile(j->epi_d, yr, r * OW * E, OW * E, 0, 1);
-        } else if (j->epi_d) { /* pixel by pixel: channels 0 .. E - 1 */
-            for (int64_t ow = 0; ow < OW; ow++) {
-                cpu_epi_tile(j->epi_d, yr + ow * E, (r * OW + ow) * E, E, 0, 1);
-            }
-        }
+        dw_epilogue(j, yr, r * OW * E, OW);
         if (j->p) {
             pw_run(j->p, row, OW, j->y + r * OW * j->p->O, r * OW * j->p->O);
         }
