@@ -354,11 +354,12 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             if (b->skip || b->call.node != bn) {
                 continue;
             }
-            if (cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
-                                    &b->call.lowered->u.conv,
-                                    a->pre_e != NULL)) {
+            int kind = cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
+                                           &b->call.lowered->u.conv,
+                                           a->pre_e != NULL);
+            if (kind) {
                 a->skip = true;
-                if (a->call.lowered->u.conv.G == 1) {
+                if (kind == 1) {
                     b->pre_e = a; /* a: the expansion of depthwise b */
                 } else {
                     b->pre_d = a; /* a: depthwise, b its projection */

@@ -248,12 +248,14 @@ void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
  * NULL, kd the 3x3 depthwise convolution's, kp the 1x1 projection's or
  * NULL (each with its chain's epilogue); only the last one's result is
  * written.  cpu_conv_pair_fuses says at compile whether a pair of these
- * geometries (a 1x1 a and depthwise b, or depthwise a and 1x1 b) runs so
+ * geometries runs so -- 1: a is the expansion of depthwise b (a 1x1, or a
+ * dense convolution of few channels), 2: a is a depthwise convolution and
+ * b its 1x1 projection, 0: no --
  * on this CPU (AVX-512, and sizes where it pays; a_linked: the depthwise
  * a runs inside its expansion's pair already); otherwise the two run
  * apart. */
-bool cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
-                         const wnn_conv_params *b, bool a_linked);
+int cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
+                        const wnn_conv_params *b, bool a_linked);
 wnn_status cpu_conv_pair(const cpu_call *ke, const cpu_call *kd,
                          const cpu_call *kp, wnn_error *err);
 

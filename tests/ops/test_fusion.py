@@ -510,6 +510,14 @@ PAIRS = {
     "stem": (2, 96, 100, 3, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "stem"),
     "stem_block": (2, 95, 90, 3, 32, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "stem p16:"),
     "stem_tf_pad_s2": (1, 120, 121, 4, 48, 2, [0, 1, 1, 1], 1, "relu", "relu", "stem_tf p24:relu"),
+    # a depthwise convolution of one channel (groups 1, like a dense one)
+    # and its projection; one channel expanded into a depthwise of one (run
+    # apart: pair.c declines one channel); two, eight, 17 channels
+    "dw1_proj": (2, 40, 44, 1, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:relu"),
+    "expand_to_1": (2, 96, 100, 4, 1, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p8:"),
+    "dw8_proj": (2, 40, 44, 8, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:relu"),
+    "dw17_proj": (2, 40, 44, 17, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:relu"),
+    "dw2_proj": (2, 40, 44, 2, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p16:relu"),
 }
 
 
