@@ -13,7 +13,7 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 4
+#define WNN_BACKEND_API_VERSION 5
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -34,7 +34,8 @@ enum {
     /* a 1x1 convolution's chain whose result only a depthwise 3x3
      * convolution's chain reads, both nhwc float32, may run inside that
      * chain, band of rows by band of rows, its result never stored whole
-     * (compiler/fuse.h, wnn_epilogue.into) */
+     * (compiler/fuse.h, wnn_epilogue.into): where the backend's conv_pair
+     * says it runs that pair so */
     WNN_FUSE_CONV_PAIR = 1u << 3,
     /* an epilogue chain may hold a float32 batchNormalization over the
      * producer's channel axis right after the producer: producer -> [bn]
@@ -48,6 +49,7 @@ enum {
 
 typedef struct wnn_backend wnn_backend;
 struct wnn_graph;
+struct wnn_conv_params;
 
 typedef struct wnn_backend_i {
     int api_version;
@@ -101,6 +103,21 @@ typedef struct wnn_backend_i {
                                       wnn_error *err);
     /* The backend's device number (-1: host memory). */
     int device_id;
+
+    /* ---- conv pairs (WNN_FUSE_CONV_PAIR), since API version 5 ----------
+     * Does the backend run the chain of convolution a inside the chain of
+     * convolution b, which alone reads its result?  kind 1: a is a dense
+     * convolution and b the 3x3 depthwise convolution of its result (an
+     * expansion and its depthwise convolution); 2: a is a 3x3 depthwise
+     * convolution and b its 1x1 projection.  a_linked: a's own chain runs
+     * inside its expansion's already.  Asked by the fusion analysis
+     * (compiler/fuse.c) while it builds, before the memory plan: a pair
+     * said yes to is linked (wnn_epilogue.into, .pair) and its first
+     * chain's result gets no storage, so the backend must then run it so.
+     * NULL: no pairs. */
+    bool (*conv_pair)(wnn_backend *be, const struct wnn_conv_params *a,
+                      const struct wnn_conv_params *b, int kind,
+                      bool a_linked);
 } wnn_backend_i;
 
 struct wnn_backend {

@@ -147,9 +147,10 @@ depthwise3(const wnn_conv_params *p)
            p->O == p->C;
 }
 
+/* pa, pb: the two convolutions lowered (for the backend's conv_pair) */
 static int
 conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
-          uint32_t result)
+          uint32_t result, wnn_conv_params *pa, wnn_conv_params *pb)
 {
     if (a->op != WNN_OP_CONV2D || b->op != WNN_OP_CONV2D || a->n_out != 1 ||
         b->n_out != 1 || b->in[0] != result) {
@@ -160,15 +161,14 @@ conv_pair(const wnn_ir *ir, const wnn_node *a, const wnn_node *b,
     if (ad->dtype != WNN_FLOAT32 || bd->dtype != WNN_FLOAT32) {
         return 0;
     }
-    wnn_conv_params pa, pb;
-    wnn_lower_conv(&pa, a, &ir->operands[a->in[0]].desc,
+    wnn_lower_conv(pa, a, &ir->operands[a->in[0]].desc,
                    &ir->operands[a->in[1]].desc, ad);
-    wnn_lower_conv(&pb, b, ad, &ir->operands[b->in[1]].desc, bd);
-    if (pb.C != pa.O) {
+    wnn_lower_conv(pb, b, ad, &ir->operands[b->in[1]].desc, bd);
+    if (pb->C != pa->O) {
         return 0;
     }
-    return dense(&pa) && depthwise3(&pb) ? 1
-         : depthwise3(&pa) && pointwise(&pb) ? 2 : 0;
+    return dense(pa) && depthwise3(pb) ? 1
+         : depthwise3(pa) && pointwise(pb) ? 2 : 0;
 }
 
 /* a batchNormalization that an epilogue chain may hold (WNN_FUSE_BN): it
@@ -254,7 +254,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
         wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
                            channel_axis(n, od), WNN_NO_NODE, id, t,
-                           WNN_FUSE_EPILOGUE };
+                           WNN_FUSE_EPILOGUE, 0, 0, 0 };
         if (!SOLE(t)) {
             continue;
         }
@@ -318,38 +318,52 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     }
     /* conv pairs among the epilogue chains (in the plan's order: a chain
      * comes before the chain that reads it); a chain is the first of one
-     * pair and the second of one at most */
-    if (kinds & WNN_FUSE_CONV_PAIR) {
+     * pair and the second of one at most.  The backend says which pairs it
+     * runs linked (its conv_pair, from their geometry); only those are
+     * linked, so that the plan gives their first chain's result no
+     * storage. */
+    const wnn_backend *be = g->ctx->backend;
+    if ((kinds & WNN_FUSE_CONV_PAIR) && be->iface->conv_pair) {
         for (uint32_t k = 0; k < f->n_chains; k++) {
-            wnn_epilogue *a = &f->chains[k];
-            if (!SOLE(a->result)) {
+            if (!SOLE(f->chains[k].result)) {
                 continue;
             }
-            uint32_t next = consumer[a->result], kb = f->chain_of[next];
-            int kind = conv_pair(ir, &ir->nodes[a->producer], &ir->nodes[next],
-                                 a->result);
-            if (!kb && kind == 2) {
-                /* a projection without an add or activation (the linear
-                 * bottleneck of an inverted residual block): a chain of
-                 * its own, so that the depthwise chain can run inside it */
-                kb = ++f->n_chains;
-                f->chains[kb - 1] = (wnn_epilogue){
-                    next, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
-                    channel_axis(&ir->nodes[next], &ir->operands[ir->nodes[next].out[0]].desc),
-                    WNN_NO_NODE, next, ir->nodes[next].out[0], WNN_FUSE_EPILOGUE, 0 };
-                f->chain_of[next] = kb;
-            }
-            if (!kb || kb - 1 <= k || target[kb - 1] ||
-                f->chains[kb - 1].producer != next) {
-                continue;
-            }
+            uint32_t next = consumer[f->chains[k].result];
+            uint32_t kb = f->chain_of[next];
+            wnn_conv_params pa, pb;
+            int kind = conv_pair(ir, &ir->nodes[f->chains[k].producer],
+                                 &ir->nodes[next], f->chains[k].result, &pa,
+                                 &pb);
             /* a projection (the target of a depthwise chain) is not also
              * the expansion of the next depthwise convolution: a run of
              * linked pairs is at most expansion -> depthwise -> projection */
             if (!kind || (kind == 1 && target[k])) {
                 continue;
             }
-            a->into = kb;
+            /* b: the producer of its own chain, not the second of a pair
+             * yet; or a projection without an add or activation (the
+             * linear bottleneck of an inverted residual block), made a
+             * chain of its own below */
+            if (kb ? kb - 1 <= k || target[kb - 1] ||
+                         f->chains[kb - 1].producer != next
+                   : kind != 2) {
+                continue;
+            }
+            if (!be->iface->conv_pair((wnn_backend *)be, &pa, &pb, kind,
+                                      target[k])) {
+                continue;
+            }
+            if (!kb) {
+                kb = ++f->n_chains;
+                f->chains[kb - 1] = (wnn_epilogue){
+                    next, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
+                    channel_axis(&ir->nodes[next], &ir->operands[ir->nodes[next].out[0]].desc),
+                    WNN_NO_NODE, next, ir->nodes[next].out[0], WNN_FUSE_EPILOGUE,
+                    0, 0, 0 };
+                f->chain_of[next] = kb;
+            }
+            f->chains[k].into = kb;
+            f->chains[k].pair = (uint32_t)kind;
             target[kb - 1] = true;
         }
     }
@@ -364,7 +378,8 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
         const wnn_desc *od = &ir->operands[n->out[0]].desc;
         wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE, 0,
-                           WNN_NO_NODE, id, n->out[0], WNN_FUSE_ELTWISE };
+                           WNN_NO_NODE, id, n->out[0], WNN_FUSE_ELTWISE,
+                           0, 0, 0 };
         uint32_t k = f->n_chains + 1, len = 1;
         f->chain_of[id] = k;
         for (;;) {

@@ -18,7 +18,8 @@
  * A backend that runs a chain computes it when it reaches the chain's last
  * node (all the chain's inputs are computed by then) and writes the chain's
  * result; the other nodes of the chain do nothing.  The memory plan of
- * such a backend must keep the chain's inputs alive up to that node:
+ * such a backend must keep the chain's inputs alive up to that node, and
+ * gives the results of the chain's other nodes no storage:
  * wnn_plan_make_fused() (plan.c).  Both are called by the pipeline
  * (core/compile.c) for a backend that declares WNN_FUSE_EPILOGUE
  * (backend.h), never by a backend.  The CPU and CUDA backends run these
@@ -32,9 +33,11 @@
  * expansion and its depthwise convolution -- or the
  * first is such a depthwise convolution and the second such a 1x1 -- a
  * depthwise convolution and its projection: the convolutions of an
- * inverted residual block.  The first chain's `into` names the second; a
- * backend may run the first inside the second, band of rows by band of
- * rows, without storing its result whole.  A chain is the first of one
+ * inverted residual block.  The first chain's `into` names the second and
+ * `pair` which pair it is (1, 2), where the backend's conv_pair
+ * (backend.h) says it runs the first inside the second, band of rows by
+ * band of rows, without storing its result whole: then it must, as the
+ * plan gives that result no storage (WNN_SLOT_FUSED).  A chain is the first of one
  * pair and the second of one at most, and a projection is not also an
  * expansion, so linked pairs run at most expansion -> depthwise ->
  * projection.  The plan keeps a chain's inputs alive to the end of the

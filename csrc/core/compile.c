@@ -8,9 +8,11 @@
  *               order are rewritten)
  *   1. fuse     compiler/fuse.c finds the chains the backend declares it
  *               runs fused (wnn_backend.fuses, a capability: data, not code
- *               in the backend) -> g->fusion
+ *               in the backend; which conv pairs it links, its conv_pair
+ *               answers from their geometry) -> g->fusion
  *   2. plan     compiler/plan.c: where every operand lives, arena offsets
- *               (with the fused chains' lifetimes when there are chains)
+ *               (with the fused chains' lifetimes when there are chains;
+ *               what a chain never stores has no storage)
  *               -> g->plan
  *   3. lower    compiler/lower/: each node to a typed, resolved parameter
  *               block the backends' kernels read (broadcast iterators so

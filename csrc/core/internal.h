@@ -84,7 +84,11 @@ typedef enum wnn_slot_kind {
     WNN_SLOT_OUTPUT,    /* index into the graph's outputs                */
     WNN_SLOT_CONSTANT,  /* operand's constant data                       */
     WNN_SLOT_ARENA,     /* offset into the plan's scratch arena          */
-    WNN_SLOT_UNUSED
+    WNN_SLOT_UNUSED,
+    /* never stored: computed inside a fused chain that the backend runs at
+     * its last node (an intermediate of the chain, or the result of a chain
+     * run inside another one, wnn_epilogue.into); no address (plan.c) */
+    WNN_SLOT_FUSED
 } wnn_slot_kind;
 
 typedef struct wnn_slot {
@@ -141,6 +145,11 @@ typedef struct wnn_epilogue {
      * depthwise 3x3 -> 1x1 convolutions), 0 if none; a backend may run
      * this chain inside that one, at its last node (compiler/fuse.h) */
     uint32_t into;
+    /* with `into`: 1 this chain is the expansion (a dense convolution) of
+     * that depthwise convolution, 2 this depthwise convolution's chain runs
+     * inside its 1x1 projection's.  Set only where the backend said it
+     * runs the pair linked (wnn_backend_i.conv_pair); 0 otherwise */
+    uint32_t pair;
     /* WNN_FUSE_BN: node id + 1 of a batchNormalization over channel_axis
      * that reads the producer's result (before the add), 0 if none */
     uint32_t bn;

@@ -336,10 +336,12 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             goto oom;
         }
     }
-    /* conv pairs: a 1x1 expansion's chain run inside the depthwise chain
-     * that reads it, and that inside its 1x1 projection's chain, where the
-     * pair kernel takes these geometries; the kernel runs at the last
-     * chain's node, the others' nodes are skipped */
+    /* conv pairs: a dense expansion's chain run inside the depthwise chain
+     * that reads it, and that inside its 1x1 projection's chain, as
+     * cpu_conv_pair_linked said while the graph was fused (wnn_epilogue
+     * .into, .pair); the kernel runs at the last chain's node, the others'
+     * nodes are skipped.  The first chain's result has no storage
+     * (WNN_SLOT_FUSED): it must run linked. */
     for (uint32_t n = 0; n < c->n_nodes && g->fusion.chain_of; n++) {
         cpu_node *a = &c->nodes[n];
         const wnn_epilogue *ch =
@@ -349,23 +351,23 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             continue;
         }
         const wnn_node *bn = &ir->nodes[g->fusion.chains[ch->into - 1].producer];
-        for (uint32_t m = n + 1; m < c->n_nodes; m++) {
-            cpu_node *b = &c->nodes[m];
-            if (b->skip || b->call.node != bn) {
-                continue;
+        cpu_node *b = NULL;
+        for (uint32_t m = n + 1; m < c->n_nodes && !b; m++) {
+            if (!c->nodes[m].skip && c->nodes[m].call.node == bn) {
+                b = &c->nodes[m];
             }
-            int kind = cpu_conv_pair_fuses(&c->config, &a->call.lowered->u.conv,
-                                           &b->call.lowered->u.conv,
-                                           a->pre_e != NULL);
-            if (kind) {
-                a->skip = true;
-                if (kind == 1) {
-                    b->pre_e = a; /* a: the expansion of depthwise b */
-                } else {
-                    b->pre_d = a; /* a: depthwise, b its projection */
-                }
-            }
-            break;
+        }
+        if (!b || (ch->pair != 1 && ch->pair != 2)) {
+            cpu_compiled_free(be, c);
+            return wnn_failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
+                             "internal error: a conv pair without its "
+                             "second convolution");
+        }
+        a->skip = true;
+        if (ch->pair == 1) {
+            b->pre_e = a; /* a: the expansion of depthwise b */
+        } else {
+            b->pre_d = a; /* a: depthwise, b its projection */
         }
     }
     /* a chain of one node (a projection made a chain for a conv pair) that
@@ -590,6 +592,18 @@ cpu_destroy(wnn_backend *be)
 
 void cpu_blis_init(void);
 
+/* wnn_backend_i.conv_pair: runs the pair linked where the pair kernel
+ * takes these geometries on this CPU (kernels/conv/pair.c) */
+static bool
+cpu_conv_pair_linked(wnn_backend *be, const wnn_conv_params *a,
+                     const wnn_conv_params *b, int kind, bool a_linked)
+{
+    (void)be;
+    cpu_config cfg;
+    cpu_config_read(&cfg);
+    return cpu_conv_pair_fuses(&cfg, a, b, a_linked) == kind;
+}
+
 static const wnn_backend_i cpu_iface = {
     .api_version = WNN_BACKEND_API_VERSION,
     .name = "cpu",
@@ -611,6 +625,7 @@ static const wnn_backend_i cpu_iface = {
     .tensor_device_ptr = cpu_tensor_device_ptr,
     .tensor_write_device = cpu_tensor_write_device,
     .device_id = -1,
+    .conv_pair = cpu_conv_pair_linked,
 };
 
 wnn_status

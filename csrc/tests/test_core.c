@@ -1451,6 +1451,141 @@ test_fusion(wnn_context *c)
     }
 }
 
+/* ---- the memory plan of fused chains (compiler/plan.c) --------------------- */
+bool cpu_has_avx512(void); /* cpu/support.c */
+
+/* x [1, H, H, 16] nhwc -> 1x1 to 96 -> relu -> depthwise 3x3 (pad 1) ->
+ * relu -> 1x1 to 24: an inverted residual block.  What a chain computes
+ * but never stores has no storage (WNN_SLOT_FUSED).  want_e, want_d: the
+ * expansion's chain runs inside the depthwise one's, that inside the
+ * projection's; where both are, nothing of the block is stored. */
+static void
+plan_block(wnn_context *c, uint32_t H, bool want_e, bool want_d)
+{
+    static uint32_t pad1[4] = { 1, 1, 1, 1 };
+    const uint32_t sx[4] = { 1, H, H, 16 }, se[4] = { 96, 16, 1, 1 },
+                   sd[4] = { 96, 1, 3, 3 }, sp[4] = { 24, 96, 1, 1 };
+    char what[96];
+    snprintf(what, sizeof(what), "fused plan: inverted residual block at %ux%u", H, H);
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    wnn_error err;
+    uint32_t x, we, wd, wp, e, er, d, dr, y;
+    wnn_desc dx = desc(WNN_FLOAT32, 4, sx), de = desc(WNN_FLOAT32, 4, se),
+             dd = desc(WNN_FLOAT32, 4, sd), dp = desc(WNN_FLOAT32, 4, sp);
+    wnn_conv2d_options o;
+    wnn_options_default(WNN_OP_CONV2D, &o);
+    o.input_layout = WNN_LAYOUT_NHWC;
+    union {
+        wnn_no_options none;
+        wnn_conv2d_options conv; /* room for any options struct */
+    } ro;
+    wnn_options_default(WNN_OP_RELU, &ro);
+    bool ok = wnn_builder_create(c, &b, &err) == WNN_OK &&
+              wnn_builder_input(b, "x", &dx, &x, &err) == WNN_OK &&
+              wnn_builder_input(b, "we", &de, &we, &err) == WNN_OK &&
+              wnn_builder_input(b, "wd", &dd, &wd, &err) == WNN_OK &&
+              wnn_builder_input(b, "wp", &dp, &wp, &err) == WNN_OK;
+    uint32_t in[2] = { x, we };
+    ok = ok && add_op(b, WNN_OP_CONV2D, in, 2, &o, NULL, &e, &err) == WNN_OK &&
+         add_op(b, WNN_OP_RELU, &e, 1, &ro, NULL, &er, &err) == WNN_OK;
+    wnn_conv2d_options od = o;
+    od.groups = 96;
+    od.padding = (wnn_u32_list){ .n = 4, .present = true, .v = pad1 };
+    in[0] = er, in[1] = wd;
+    ok = ok && add_op(b, WNN_OP_CONV2D, in, 2, &od, NULL, &d, &err) == WNN_OK &&
+         add_op(b, WNN_OP_RELU, &d, 1, &ro, NULL, &dr, &err) == WNN_OK;
+    in[0] = dr, in[1] = wp;
+    ok = ok && add_op(b, WNN_OP_CONV2D, in, 2, &o, NULL, &y, &err) == WNN_OK;
+    const char *names[1] = { "y" };
+    if (!ok || wnn_builder_build(b, 1, names, &y, &g, &err) != WNN_OK) {
+        check_ok(WNN_ERR, &err, what);
+        wnn_builder_free(b);
+        return;
+    }
+    const wnn_fusion *f = &g->fusion;
+    const wnn_slot *sl = g->plan.slots;
+    /* the chains' intermediates (the convolutions' own results) are never
+     * stored; a chain's result is, unless it runs inside the next chain */
+    bool inner = sl[e].kind == WNN_SLOT_FUSED && sl[d].kind == WNN_SLOT_FUSED &&
+                 sl[y].kind == WNN_SLOT_OUTPUT;
+    uint32_t ke = f->chain_of ? f->chain_of[g->ir->operands[er].node] : 0;
+    uint32_t kd = f->chain_of ? f->chain_of[g->ir->operands[dr].node] : 0;
+    bool le = ke && kd && f->chains[ke - 1].into == kd && f->chains[ke - 1].pair == 1;
+    bool ld = kd && f->chains[kd - 1].into && f->chains[kd - 1].pair == 2;
+    if (!(c->backend->fuses & WNN_FUSE_EPILOGUE)) { /* WEBNN_CPU_FUSION=0 */
+        inner = !ke && !kd && sl[e].kind == WNN_SLOT_ARENA &&
+                sl[d].kind == WNN_SLOT_ARENA && sl[y].kind == WNN_SLOT_OUTPUT;
+        ke = kd = 1;
+    }
+    check(ke && kd && inner && le == want_e && ld == want_d &&
+              sl[er].kind == (le ? WNN_SLOT_FUSED : WNN_SLOT_ARENA) &&
+              sl[dr].kind == (ld ? WNN_SLOT_FUSED : WNN_SLOT_ARENA) &&
+              (!le || !ld || g->plan.arena_bytes == 0),
+          what, "chains %u %u, slots e %d er %d d %d dr %d y %d, arena %llu, linked %d %d",
+          ke, kd, sl[e].kind, sl[er].kind, sl[d].kind, sl[dr].kind, sl[y].kind,
+          (unsigned long long)g->plan.arena_bytes, le, ld);
+    /* and it runs: the pair kernel never touches the missing storage */
+    float *hx = calloc((size_t)H * H * 16, sizeof(float));
+    float *hw = calloc(96 * 16 + 96 * 9 + 24 * 96, sizeof(float));
+    float *hy = calloc((size_t)H * H * 24, sizeof(float));
+    if (hx && hw && hy) {
+        for (uint32_t i = 0; i < H * H * 16; i++) {
+            hx[i] = (float)(i % 7) - 3.0f;
+        }
+        for (uint32_t i = 0; i < 96 * 16 + 96 * 9 + 24 * 96; i++) {
+            hw[i] = (float)(i % 5) * 0.25f - 0.5f;
+        }
+        const void *ins[4] = { hx, hw, hw + 96 * 16, hw + 96 * 16 + 96 * 9 };
+        const char *inames[4] = { "x", "we", "wd", "wp" };
+        ok = run_graph(c, g, 4, inames, ins, "y", hy, &err) == WNN_OK;
+        /* one output pixel by hand (row 1, column 1: no padding involved) */
+        double ref[24] = { 0 };
+        for (uint32_t ch = 0; ch < 96; ch++) {
+            double acc = 0;
+            for (uint32_t ky = 0; ky < 3; ky++) {
+                for (uint32_t kx = 0; kx < 3; kx++) {
+                    double ev = 0;
+                    for (uint32_t ci = 0; ci < 16; ci++) {
+                        ev += (double)hx[(ky * H + kx) * 16 + ci] * hw[ch * 16 + ci];
+                    }
+                    acc += (ev > 0 ? ev : 0) * hw[96 * 16 + ch * 9 + ky * 3 + kx];
+                }
+            }
+            acc = acc > 0 ? acc : 0;
+            for (uint32_t o2 = 0; o2 < 24; o2++) {
+                ref[o2] += acc * hw[96 * 16 + 96 * 9 + o2 * 96 + ch];
+            }
+        }
+        double worst = 0;
+        for (uint32_t o2 = 0; o2 < 24 && ok; o2++) {
+            double dv = fabs(ref[o2] - hy[(H + 1) * 24 + o2]);
+            worst = dv > worst ? dv : worst;
+        }
+        check(ok && worst < 1e-3, what, "runs: max error %g", worst);
+    }
+    free(hx);
+    free(hw);
+    free(hy);
+    wnn_graph_release(g);
+    wnn_builder_free(b);
+}
+
+static void
+test_plan_fused(wnn_context *c)
+{
+    /* the CPU's pairs need AVX-512 and its direct kernels
+     * (kernels/conv/pair.c): 48 x 48 x 96
+     * floats (884 KB) is large enough for the expansion's pair, 8 x 8 is
+     * not, but its rows are narrow enough for the depthwise convolution's
+     * chunks inside the projection */
+    const char *direct = getenv("WEBNN_CONV_DIRECT");
+    bool pairs = cpu_has_avx512() && (c->backend->fuses & WNN_FUSE_CONV_PAIR) &&
+                 !(direct && direct[0] == '0');
+    plan_block(c, 48, pairs, pairs);
+    plan_block(c, 8, false, pairs);
+}
+
 /* The signature parsed once by the registry (wnn_op_params_get), the
  * argument names derived from it, and the read-only views of a builder and a
  * graph (webnn_introspect.h). */
@@ -1590,6 +1725,7 @@ main(void)
         test_invalid_state_after_build(c);
         test_dispatch_errors(c);
         test_fusion(c);
+        test_plan_fused(c);
         test_signatures_and_views(c);
         test_device_interop_on_host(c);
         wnn_context_release(c);
