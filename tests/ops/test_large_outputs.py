@@ -49,6 +49,26 @@ def test_binary_large(op, ref, data):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("op,ref", [("add", np.add), ("mul", np.multiply), ("sub", np.subtract)])
+@pytest.mark.parametrize("bshape", [(1031,), (4097, 1), (4097, 1031)])
+def test_binary_large_rows(op, ref, bshape):
+    """[4097, 1031] (16.1 MiB of float32): rows of 1031 elements, which the
+    kernel's tasks of 1024 cut across, taken a row at a time when both
+    operands run along the row (a [1031] operand broadcast down the rows
+    too) and element chunk by chunk when one is constant along it."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((4097, 1031)).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    ctx = webnn.ml.create_context(device_type="cpu")
+    bl = webnn.MLGraphBuilder(ctx)
+    g = bl.build({"y": getattr(bl, op)(bl.input("a", _f32(a.shape)), bl.input("b", _f32(b.shape)))})
+    np.testing.assert_array_equal(ctx.compute(g, {"a": a, "b": b})["y"], ref(a, b))
+    # and with the operands swapped (the broadcast one first)
+    bl = webnn.MLGraphBuilder(ctx)
+    g = bl.build({"y": getattr(bl, op)(bl.input("b", _f32(b.shape)), bl.input("a", _f32(a.shape)))})
+    np.testing.assert_array_equal(ctx.compute(g, {"a": a, "b": b})["y"], ref(b, a))
+
+
 @pytest.mark.parametrize("op", ["relu", "neg", "abs", "sigmoid", "exp", "tanh"])
 def test_unary_large_equals_small(op, data):
     a = data[0].copy()

@@ -554,6 +554,17 @@ unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     uint64_t total = j_->total;
     wnn_dtype ti = j_->ti;
     wnn_dtype to = j_->to;
+    if (dm == D_F32 && ti == WNN_FLOAT32 && j_->nt) {
+        /* exp, sigmoid, relu of a large float32 tensor: the task's chunks
+         * in one streamed call (as binary_body) */
+        uint64_t b = (uint64_t)b_ * CH, e = (uint64_t)e_ * CH;
+        e = e < total ? e : total;
+        if (unary_f32_nt_direct(op, (size_t)(e - b), (const float *)x + b,
+                                (float *)y + b)) {
+            cpu_nt_fence();
+            return;
+        }
+    }
     for (size_t c = (size_t)b_; c < (size_t)e_; c++) {
         uint64_t b = (uint64_t)c * CH;
         size_t n = total - b < CH ? (size_t)(total - b) : CH;
@@ -988,6 +999,34 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int ib = j_->ib;
     wnn_dtype ti = j_->ti;
     wnn_dtype to = j_->to;
+    if (dm == D_F32 && ti == WNN_FLOAT32 && to == WNN_FLOAT32 && !cmp &&
+        ia && ib) {
+        /* float32 along contiguous rows: the tasks of a row in one call,
+         * not a call (and its row offsets) per chunk of CH -- 16 Ki of
+         * them in an add of 16 Mi elements */
+        for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_;) {
+            uint64_t row = t / per_row, c0 = (t % per_row) * CH;
+            uint64_t t1 = (row + 1) * per_row < (uint64_t)e_ ? (row + 1) * per_row
+                                                             : (uint64_t)e_;
+            uint64_t c1 = (t1 - row * per_row) * CH;
+            size_t n = (size_t)((c1 < inner ? c1 : inner) - c0);
+            int64_t off[MAXI];
+            nd_row(&it, row, off);
+            const float *af = (const float *)(A + (off[0] + (int64_t)c0) * 4);
+            const float *bf = (const float *)(B + (off[1] + (int64_t)c0) * 4);
+            float *yf = (float *)(Y + (row * inner + c0) * 4);
+            if (j_->nt) {
+                binary_f32_nt(op, n, af, bf, yf);
+            } else {
+                binary_f32(op, n, af, bf, yf);
+            }
+            t = t1;
+        }
+        if (j_->nt) {
+            cpu_nt_fence();
+        }
+        return;
+    }
     for (uint64_t t = (uint64_t)b_; t < (uint64_t)e_; t++) {
         uint64_t row = t / per_row, c0 = (t % per_row) * CH;
         size_t n = inner - c0 < CH ? (size_t)(inner - c0) : CH;
