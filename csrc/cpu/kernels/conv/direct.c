@@ -193,6 +193,56 @@ static const direct_fn direct_2_fns[13] = {
     direct_2_12,
 };
 
+/* A run of nb blocks of pb pixels of the 1x1 product: the block kernel
+ * inlined in the loop (flatten), its taps' loops gone (one tap), instead
+ * of a call with 18 arguments per block -- with 16 input channels a block
+ * is 384 multiply-adds, and the call cost a sixth of them.  The same sums
+ * in the same order as the block kernel's. */
+typedef void (*span_fn)(const float *x, int64_t xs, int64_t C, const float *w,
+                        int64_t OP, const float *bias, float *y, int64_t ys,
+                        int64_t nvalid, const float *res, const float *cl,
+                        int nt, int64_t nb);
+#define DIRECT_SPAN(NAME, PB)                                                  \
+    DIRECT __attribute__((flatten)) static void span_##NAME(                   \
+        const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
+        const float *bias, float *y, int64_t ys, int64_t nvalid,               \
+        const float *res, const float *cl, int nt, int64_t nb)                 \
+    {                                                                          \
+        for (int64_t b = 0; b < nb; b++) {                                     \
+            direct_##NAME(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C, w, OP, bias,  \
+                          NULL, y + b * PB * ys, ys, nvalid,                   \
+                          res ? res + b * PB * ys : NULL, cl, nt);             \
+        }                                                                      \
+    }
+#define DIRECT_SPANS6(NV)                                                      \
+    DIRECT_SPAN(NV##_1, 1) DIRECT_SPAN(NV##_2, 2) DIRECT_SPAN(NV##_3, 3)       \
+    DIRECT_SPAN(NV##_4, 4) DIRECT_SPAN(NV##_5, 5) DIRECT_SPAN(NV##_6, 6)
+#define DIRECT_SPANS12(NV)                                                     \
+    DIRECT_SPANS6(NV) DIRECT_SPAN(NV##_7, 7) DIRECT_SPAN(NV##_8, 8)            \
+    DIRECT_SPAN(NV##_9, 9) DIRECT_SPAN(NV##_10, 10) DIRECT_SPAN(NV##_11, 11)   \
+    DIRECT_SPAN(NV##_12, 12)
+DIRECT_SPANS12(1)
+DIRECT_SPAN(1_13, 13) DIRECT_SPAN(1_14, 14) DIRECT_SPAN(1_15, 15)
+DIRECT_SPAN(1_16, 16) DIRECT_SPAN(1_17, 17) DIRECT_SPAN(1_18, 18)
+DIRECT_SPAN(1_19, 19) DIRECT_SPAN(1_20, 20) DIRECT_SPAN(1_21, 21)
+DIRECT_SPAN(1_22, 22) DIRECT_SPAN(1_23, 23) DIRECT_SPAN(1_24, 24)
+DIRECT_SPANS12(2)
+DIRECT_SPANS6(3)
+DIRECT_SPANS6(4)
+DIRECT_SPANS12(24)
+#define SPANS6(NV) span_##NV##_1, span_##NV##_2, span_##NV##_3, span_##NV##_4, \
+                   span_##NV##_5, span_##NV##_6
+#define SPANS12(NV) SPANS6(NV), span_##NV##_7, span_##NV##_8, span_##NV##_9,   \
+                    span_##NV##_10, span_##NV##_11, span_##NV##_12
+static const span_fn span_1_fns[25] = {
+    NULL, SPANS12(1), span_1_13, span_1_14, span_1_15, span_1_16, span_1_17,
+    span_1_18, span_1_19, span_1_20, span_1_21, span_1_22, span_1_23,
+    span_1_24 };
+static const span_fn span_2_fns[13] = { NULL, SPANS12(2) };
+static const span_fn span_3_fns[7] = { NULL, SPANS6(3) };
+static const span_fn span_4_fns[7] = { NULL, SPANS6(4) };
+static const span_fn span_24_fns[13] = { NULL, SPANS12(24) };
+
 /* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
  * of nv vectors of output channels (w24: the 16 + 8 lane kernels of
  * exactly 24 channels), in *pb the block's height.  The span is cut into
@@ -434,6 +484,26 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
     int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
     /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
     const bool w24 = nv == 2 && nvalid == 24 && !nt;
+    if (!epi && p1 > p0) {
+        /* the blocks conv_direct_pick would cut, as two runs: nb blocks,
+         * the first r of them one pixel taller */
+        const int64_t n = p1 - p0;
+        const int64_t top = w24 || nv == 2 ? 12 : nv == 1 ? 24 : DIRECT_PB;
+        const int64_t nb = (n + top - 1) / top, q = n / nb, r = n % nb;
+        const span_fn *fns = w24 ? span_24_fns : nv == 1 ? span_1_fns
+                             : nv == 2 ? span_2_fns : nv == 3 ? span_3_fns
+                                                    : span_4_fns;
+        const float *wo = wt + o0 * C, *bo = bp + o0;
+        for (int part = 0; part < 2; part++) {
+            const int64_t pb = part ? q : q + 1, cnt = part ? nb - r : r;
+            const int64_t p = part ? p0 + r * (q + 1) : p0;
+            if (cnt) {
+                fns[pb](x + p * xs, xs, C, wo, wb, bo, y + p * ys + o0, ys,
+                        nvalid, res ? res + p * ys + o0 : NULL, cl, nt, cnt);
+            }
+        }
+        return;
+    }
     for (int64_t p = p0, pb; p < p1; p += pb) {
         conv_direct_pick((int)nv, w24, p1 - p, &pb)(
             x + p * xs, xs, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
