@@ -62,8 +62,8 @@
  * built graph (g->plan.order must be set).  Only chains with at least two
  * nodes are reported, but for the projections of conv pairs (below): a
  * 1x1 conv2d without an add or activation after it is made a chain of its
- * own (producer == last) to be the second of a pair; summary() does not
- * list such chains.
+ * own (producer == last) where it is the second of a linked pair (never
+ * one that runs alone); summary() does not list such chains.
  *
  * Element-wise chains (WNN_FUSE_ELTWISE), found after the epilogue chains
  * among the nodes left: float32 / float16 unary operators

@@ -370,18 +370,6 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             b->pre_d = a; /* a: depthwise, b its projection */
         }
     }
-    /* a chain of one node (a projection made a chain for a conv pair) that
-     * runs alone has no epilogue to apply */
-    for (uint32_t n = 0; n < c->n_nodes && g->fusion.chain_of; n++) {
-        cpu_node *a = &c->nodes[n];
-        if (!a->skip && a->call.epi && !a->pre_d) {
-            const wnn_epilogue *ch =
-                &g->fusion.chains[g->fusion.chain_of[a->call.node - ir->nodes] - 1];
-            if (ch->producer == ch->last) {
-                a->call.epi = NULL;
-            }
-        }
-    }
     (void)be;
     *out = c;
     return WNN_OK;

@@ -247,8 +247,8 @@ void cpu_chain_run(const cpu_chain *c, const void *const *ptrs, void *out);
  * WNN_FUSE_CONV_PAIR) run as one kernel: ke is the 1x1 expansion's call or
  * NULL, kd the 3x3 depthwise convolution's, kp the 1x1 projection's or
  * NULL (each with its chain's epilogue); only the last one's result is
- * written.  cpu_conv_pair_fuses says at compile whether a pair of these
- * geometries runs so -- 1: a is the expansion of depthwise b (a 1x1, or a
+ * written.  cpu_conv_pair_fuses says (to the fusion analysis, through
+ * the backend's conv_pair) whether a pair of these geometries runs so -- 1: a is the expansion of depthwise b (a 1x1, or a
  * dense convolution of few channels), 2: a is a depthwise convolution and
  * b its 1x1 projection, 0: no --
  * on this CPU (AVX-512, and sizes where it pays; a_linked: the depthwise
