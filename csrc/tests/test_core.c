@@ -25,6 +25,7 @@
 #include "webnn_introspect.h"
 #include "../compiler/fuse.h"
 #include "../ops/options.h"
+#include "../cpu/kernels/elementwise/vmath.h"
 
 /* ---- reporting ---------------------------------------------------------- */
 static int n_passed;
@@ -1196,6 +1197,102 @@ test_destroyed_context(void)
 }
 
 /* ---- misc --------------------------------------------------------------- */
+/* ---- vmath.h's portable gelu, in the ISA clones the library builds ------
+ * The operator runs elementwise.c's AVX-512 intrinsics where the CPU has
+ * them (tests/ops/test_vector_math.py checks that path); these are the
+ * x86-64-v4 (AVX-512), x86-64-v3 (AVX2 + FMA) and baseline (SSE2, no FMA)
+ * clones of vm_gelu,
+ * compiled as the library compiles them (a * b + c contracted, no trapping
+ * math), against 0.5 x erfc(-x / sqrt 2) in double on every 4099th float32
+ * bit pattern and the special values. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VM_GELU_LOOP(name, isa)                                                \
+    __attribute__((noinline, target(isa),                                      \
+                   optimize("fp-contract=fast", "no-trapping-math"))) static void \
+    name(const float *x, float *y, size_t n)                                   \
+    {                                                                          \
+        for (size_t i = 0; i < n; i++) {                                       \
+            y[i] = vm_gelu(x[i]);                                              \
+        }                                                                      \
+    }
+VM_GELU_LOOP(gelu_baseline, "arch=x86-64")
+VM_GELU_LOOP(gelu_v3, "arch=x86-64-v3")
+VM_GELU_LOOP(gelu_v4, "arch=x86-64-v4")
+
+/* |got - ref| in float32 ulps of ref (the subnormal grid below 2^-126) */
+static double
+ulps_f32(float got, double ref)
+{
+    if (isnan(ref) || isnan(got)) {
+        return isnan(ref) && isnan(got) ? 0.0 : INFINITY;
+    }
+    float r = (float)ref;
+    if (isinf(r) || isinf(got)) {
+        return got == r ? 0.0 : INFINITY;
+    }
+    int e = r == 0.0f ? -149 : ilogb(fabs((double)r)) - 23;
+    return fabs((double)got - ref) / ldexp(1.0, e < -149 ? -149 : e);
+}
+
+static void
+test_vmath_gelu(void)
+{
+    enum { N = 4096 };
+    static float x[N], y[N];
+    void (*fns[3])(const float *, float *, size_t) = { gelu_baseline, gelu_v3, gelu_v4 };
+    const char *names[3] = { "baseline", "x86-64-v3", "x86-64-v4" };
+    __builtin_cpu_init();
+    for (int k = 0; k < 3; k++) {
+        if ((k >= 1 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) ||
+            (k == 2 && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")))) {
+            continue;
+        }
+        double worst = 0.0;
+        float at = 0.0f;
+        size_t n = 0;
+        for (uint64_t b = 0;; b += 4099) {
+            bool last = b >= (1ull << 32);
+            if (!last) {
+                uint32_t u = (uint32_t)b;
+                memcpy(&x[n++], &u, 4);
+            }
+            if (n == N || (last && n)) {
+                fns[k](x, y, n);
+                for (size_t i = 0; i < n; i++) {
+                    double xd = x[i];
+                    double ref = isinf(xd) && xd < 0 ? NAN /* -Inf * 0 */
+                                                     : 0.5 * xd * erfc(-xd / sqrt(2.0));
+                    double e = ulps_f32(y[i], ref);
+                    if (!(e <= worst)) {
+                        worst = e;
+                        at = x[i];
+                    }
+                }
+                n = 0;
+            }
+            if (last) {
+                break;
+            }
+        }
+        const float sp[4] = { INFINITY, -INFINITY, NAN, -0.0f };
+        float sy[4];
+        fns[k](sp, sy, 4);
+        char what[96];
+        snprintf(what, sizeof(what), "vmath gelu (%s clone): <= 9 ulp, specials", names[k]);
+        check(worst <= 9.0 && sy[0] == INFINITY && isnan(sy[1]) && isnan(sy[2]) &&
+                  sy[3] == 0.0f && signbit(sy[3]),
+              what, "worst %.2f ulp at %.9g; gelu(+Inf, -Inf, NaN, -0) = %g %g %g %g",
+              worst, (double)at, (double)sy[0], (double)sy[1], (double)sy[2], (double)sy[3]);
+    }
+}
+#else
+static void
+test_vmath_gelu(void)
+{
+}
+#endif
+
 static void
 test_misc(void)
 {
@@ -1711,6 +1808,7 @@ main(void)
     wnn_error err;
     wnn_context *c = NULL;
     test_misc();
+    test_vmath_gelu();
     test_context();
     if (check_ok(wnn_context_create(WNN_DEVICE_CPU, &c, &err), &err,
                  "main: create context")) {

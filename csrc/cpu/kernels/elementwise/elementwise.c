@@ -167,7 +167,7 @@ typedef enum uop {
 
 typedef wnn_scalar_params uparams; /* alpha, beta, clamp bounds */
 
-/* exp and sigmoid on AVX-512, with intrinsics: vmath.h's exp (the same
+/* exp, sigmoid and gelu on AVX-512, with intrinsics: vmath.h's exp (the same
  * reduction, the same Cephes polynomial, the same roundings) but 2^n by one
  * vscalefps instead of vm_scale2's conversion, shifts, adds and two
  * multiplies (scalef rounds a result in the subnormals once, as the second
@@ -221,6 +221,51 @@ sigmoid512(__m512 x)
     return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
+/* vm_gelu in intrinsics: the same sequence (fmadd where GCC contracts
+ * vm_gelu's a * b + c, the same magic-number rounding of n), with the 2^n
+ * scales by vscalefps and the selects on mask registers.  min returns the
+ * second operand for a NaN (15.5: x carries the NaN). */
+EXP512 __m512
+gelu512(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 magic = _mm512_set1_ps(12582912.0f);
+    __m512 ax = _mm512_abs_ps(x);
+    __m512 xc = _mm512_min_ps(ax, _mm512_set1_ps(15.5f));
+    __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(VM_GELU_P), ax, one));
+    __m512 q = _mm512_set1_ps(2.952091582e-02f);
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.313298941e-01f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.823387593e-01f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-8.121845871e-02f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.153678745e-01f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(6.916490197e-02f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.019968837e-01f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.069531292e-01f));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.072058976e-01f));
+    __m512 s = _mm512_mul_ps(t, q);
+    __m512 hi = _mm512_mul_ps(xc, xc);
+    __m512 lo = _mm512_fmsub_ps(xc, xc, hi); /* x^2 = hi + lo exactly */
+    __m512 h = _mm512_mul_ps(_mm512_set1_ps(-0.5f), hi);
+    __m512 n = _mm512_sub_ps(
+        _mm512_fmadd_ps(h, _mm512_set1_ps(1.44269504088896341f), magic), magic);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), h);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    r = _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), lo, r);
+    __m512 p = _mm512_set1_ps(1.9875691500E-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+    __m512 em = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), one);
+    __m512 v = _mm512_mul_ps(em, s);
+    __m512 e2 = _mm512_scalef_ps(v, n); /* erfc(|x| / sqrt 2) / 2 */
+    __m512 neg = _mm512_scalef_ps(_mm512_mul_ps(x, v), n);
+    __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_mask_blend_ps(pos, neg,
+                                _mm512_mul_ps(x, _mm512_sub_ps(one, e2)));
+}
+
 /* y[i] = fn(x[i]): the whole vectors four at a time (independent chains
  * for the out-of-order core: 10-15 % faster than one at a time), the last
  * partial one masked.  STORE is _mm512_storeu_ps, or _mm512_stream_ps for a
@@ -262,6 +307,8 @@ EXP512_LOOP(exp_avx512, exp512, _mm512_storeu_ps, 0)
 EXP512_LOOP(sigmoid_avx512, sigmoid512, _mm512_storeu_ps, 0)
 EXP512_LOOP(exp_avx512_nt, exp512, _mm512_stream_ps, 1)
 EXP512_LOOP(sigmoid_avx512_nt, sigmoid512, _mm512_stream_ps, 1)
+EXP512_LOOP(gelu_avx512, gelu512, _mm512_storeu_ps, 0)
+EXP512_LOOP(gelu_avx512_nt, gelu512, _mm512_stream_ps, 1)
 
 /* relu as unary_f32 computes it, (x > 0 || x is NaN) ? x : +0, for the
  * streamed loop of a large output */
@@ -275,17 +322,19 @@ EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
 
 #endif
 
-/* A large float32 output of exp, sigmoid or relu written with streaming
+/* A large float32 output of exp, sigmoid, gelu or relu written with streaming
  * stores by the vector loop itself (not to an L1 buffer and copied from
  * there); false: not this operator or CPU. */
 static bool
 unary_f32_nt_direct(uop op, size_t n, const float *x, float *y)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID || op == U_RELU) &&
+    if ((op == U_EXP || op == U_SIGMOID || op == U_RELU || op == U_GELU) &&
         cpu_has_avx512() && ((uintptr_t)y & 3) == 0) {
-        (op == U_EXP ? exp_avx512_nt
-                     : op == U_SIGMOID ? sigmoid_avx512_nt : relu_avx512_nt)(n, x, y);
+        (op == U_EXP       ? exp_avx512_nt
+         : op == U_SIGMOID ? sigmoid_avx512_nt
+         : op == U_GELU    ? gelu_avx512_nt
+                           : relu_avx512_nt)(n, x, y);
         return true;
     }
 #else
@@ -300,8 +349,10 @@ unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID) && cpu_has_avx512()) {
-        (op == U_EXP ? exp_avx512 : sigmoid_avx512)(n, x, y);
+    if ((op == U_EXP || op == U_SIGMOID || op == U_GELU) && cpu_has_avx512()) {
+        (op == U_EXP       ? exp_avx512
+         : op == U_SIGMOID ? sigmoid_avx512
+                           : gelu_avx512)(n, x, y);
         return;
     }
 #endif
