@@ -141,10 +141,10 @@ def test_dense_grid(run, op):
     check_op(run, op, x)
 
 
-@pytest.mark.parametrize("op", ["exp", "sigmoid", "gelu"])
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "gelu", "tanh"])
 def test_operator_equals_fused_chain(run, op):
-    """exp, sigmoid and gelu run an AVX-512 intrinsics loop where the CPU
-    has it (elementwise.c: 2^n by vscalefps); alone, the operator's loop
+    """exp, sigmoid, gelu and tanh run an AVX-512 intrinsics loop where the
+    CPU has it (elementwise.c: 2^n by vscalefps); alone, the operator's loop
     reads x and writes y; inside a fused element-wise chain (chain.c) or a
     conv / matmul epilogue the step runs in place on a chunk through
     cpu_unary_f32.  Both must give the same bits, on the dense grid of bit
