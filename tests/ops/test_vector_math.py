@@ -141,15 +141,15 @@ def test_dense_grid(run, op):
     check_op(run, op, x)
 
 
-@pytest.mark.parametrize("op", ["exp", "sigmoid", "gelu", "tanh"])
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "gelu", "tanh", "erf"])
 def test_operator_equals_fused_chain(run, op):
-    """exp, sigmoid, gelu and tanh run an AVX-512 intrinsics loop where the
-    CPU has it (elementwise.c: 2^n by vscalefps); alone, the operator's loop
-    reads x and writes y; inside a fused element-wise chain (chain.c) or a
-    conv / matmul epilogue the step runs in place on a chunk through
-    cpu_unary_f32.  Both must give the same bits, on the dense grid of bit
-    patterns (NaN as NaN).  (vmath.h's portable clones of gelu are checked
-    against float64 by the C core test "vmath gelu".)"""
+    """exp, sigmoid, gelu, tanh and erf run an AVX-512 intrinsics loop
+    where the CPU has it (elementwise.c: 2^n by vscalefps); alone, the
+    operator's loop reads x and writes y; inside a fused element-wise chain
+    (chain.c) or a conv / matmul epilogue the step runs in place on a chunk
+    through cpu_unary_f32.  Both must give the same bits, on the dense grid
+    of bit patterns (NaN as NaN).  (vmath.h's portable clones of gelu are
+    checked against float64 by the C core test "vmath gelu".)"""
     bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
     x = bits.view(np.float32)
 

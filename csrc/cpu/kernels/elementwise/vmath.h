@@ -19,10 +19,10 @@
  *                                  erfc for every x, so x << 0 keeps its
  *                                  relative accuracy (the spec's formula in
  *                                  float32 would not)
- * exp, sigmoid, gelu and tanh run an AVX-512 intrinsics twin of vm_exp /
- * vm_sigmoid / vm_gelu / vm_tanh where the CPU has it (elementwise.c: the
- * same roundings, 2^n by vscalefps; bit-equal to the AVX-512 clones, gelu
- * and tanh checked on every 61st bit pattern).
+ * exp, sigmoid, gelu, tanh and erf run an AVX-512 intrinsics twin of
+ * vm_exp / vm_sigmoid / vm_gelu / vm_tanh / vm_erf where the CPU has it
+ * (elementwise.c: the same roundings, 2^n by vscalefps; bit-equal to the
+ * AVX-512 clones, gelu, tanh and erf checked on every 61st bit pattern).
  * Polynomials: exp and log are Cephes' (as cpu_exp_core); erf's and
  * gelu's are least-squares fits made for this file: erf(x) / x in x^2 on
  * [0, 1], erfc(a) exp(a^2) in 1 / a on [1, 10] (erf) and in
