@@ -14,7 +14,9 @@ ctx.compute() (NumPy in, NumPy out) against dispatch + read and against
 ORT's session.run() for the tiny graph.
 
 Each figure: R runs (default 5), each the mean time of K calls after
-warm-up, the runtimes' runs interleaved (run 1 of webnn, ORT, PyTorch, then
+warm-up (K per row, about 100 ms of calls or more: MobileNetV2 batch 1 30
+calls, batch 8 4; with 3 calls, a run of batch 1 lasted 10 ms and one
+preempted call moved its mean by half), the runtimes' runs interleaved (run 1 of webnn, ORT, PyTorch, then
 run 2 ...); the table shows min / median / max over the runs in ms and the
 ratio of the medians (peer / webnn: above 1 means webnn is faster).  The
 load average before and after is printed: figures taken while another
@@ -147,7 +149,7 @@ def row_mobilenet(ctx, batch):
         xt = torch.from_numpy(x).contiguous(memory_format=torch.channels_last)
         return lambda: fwd(xt)
     return dict(name=f"MobileNetV2 batch {batch}", graph=g, inputs={"input": x}, onnx=model,
-                torch=torch_fn, k=3 if batch == 1 else 1, tol=1e-3)
+                torch=torch_fn, k=30 if batch == 1 else 4, tol=1e-3)
 
 
 def row_mlp(ctx):
