@@ -728,7 +728,8 @@ wnn_context_forked(const wnn_context *c)
  * when the timeline is idle (nothing queued, no task running) the calling
  * thread runs a small task itself, holding `busy` so that the worker
  * starts nothing meanwhile: the order is the timeline's.  Small: reads and
- * writes of up to 64 KiB, dispatches and compute() of run_inline graphs (element-wise,
+ * writes of up to 64 KiB, dispatches and compute() of run_inline graphs (element-wise
+ * operators and normalizations,
  * up to 64 KiB of inputs and outputs: a few microseconds at most); only on
  * backends whose tensors are host memory (a GPU backend's state belongs to
  * its thread). */

@@ -420,3 +420,79 @@ def test_owed_tensor_read_into_unaligned_buffer(ctx, add_relu):
         ctx.read_tensor(ty, buf[2:2 + 4 * N])
         np.testing.assert_array_equal(np.frombuffer(buf.data, np.float32, N, 2), ref(a, b))
     assert counts(ctx)[1] == r0 + 1  # settled once, then plain copies
+
+
+def _norm_graphs(ctx):
+    """softmax (rows of 768, and rows longer than the kernel's cache-sized
+    part), layerNormalization with scale and bias, instanceNormalization
+    and batchNormalization (nchw), each with a float64 reference."""
+    rng = np.random.default_rng(9)
+    out = []
+
+    def add(name, shape, build, ref):
+        b = webnn.MLGraphBuilder(ctx)
+        x = b.input("x", f32(shape))
+        out.append((name, shape, b.build({"y": build(b, x)}), ref))
+
+    def softmax_ref(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    add("softmax", [96, 768], lambda b, x: b.softmax(x, 1), softmax_ref)
+    add("softmax long", [2, 40000], lambda b, x: b.softmax(x, 1), softmax_ref)
+    g = (1 + 0.1 * rng.standard_normal(768)).astype(np.float32)
+    be = (0.1 * rng.standard_normal(768)).astype(np.float32)
+
+    def ln_ref(x):
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        return (x - m) / np.sqrt(v + 1e-5) * g + be
+    add("layerNormalization", [96, 768],
+        lambda b, x: b.layer_normalization(x, axes=[1], scale=b.constant(g),
+                                           bias=b.constant(be), epsilon=1e-5), ln_ref)
+
+    def in_ref(x):
+        m = x.mean(axis=(2, 3), keepdims=True)
+        v = ((x - m) ** 2).mean(axis=(2, 3), keepdims=True)
+        return (x - m) / np.sqrt(v + 1e-5)
+    add("instanceNormalization", [2, 8, 64, 64], lambda b, x: b.instance_normalization(x), in_ref)
+    mean = rng.standard_normal(8).astype(np.float32)
+    var = (1 + rng.random(8)).astype(np.float32)
+
+    def bn_ref(x):
+        return (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5)
+    add("batchNormalization", [2, 8, 64, 64],
+        lambda b, x: b.batch_normalization(x, b.constant(mean), b.constant(var)), bn_ref)
+    return out
+
+
+def test_normalizations_merge(ctx):
+    """The normalizations count as a pass over their operands too: a read
+    that follows their dispatch is merged (into a buffer 4 bytes past a
+    64-byte boundary, so the kernels write to any element-aligned address),
+    the output is owed and computed again for a second read, and after the
+    input is rewritten the next read has the new values.  The merged result
+    is bit for bit the unmerged one (compute()), and right (float64)."""
+    rng = np.random.default_rng(10)
+    for name, shape, g, ref in _norm_graphs(ctx):
+        n = int(np.prod(shape))
+        tx = ctx.create_tensor(f32(shape, writable=True))
+        ty = ctx.create_tensor(f32(shape, readable=True))
+        x = (rng.standard_normal(shape) * 3).astype(np.float32)
+        ctx.write_tensor(tx, x)
+        raw = np.zeros(4 * n + 128, np.uint8)
+        off = (-raw.ctypes.data) % 64 + 4
+        out = np.frombuffer(raw.data, np.float32, n, off).reshape(shape)
+        merged_read(ctx, g, {"x": tx}, ty, out)
+        want = ctx.compute(g, {"x": x})["y"]
+        np.testing.assert_array_equal(out, want, err_msg=name)
+        np.testing.assert_allclose(out, ref(x.astype(np.float64)), rtol=2e-5, atol=2e-6,
+                                   err_msg=name)
+        _, r0 = counts(ctx)
+        np.testing.assert_array_equal(ctx.read_tensor(ty), want, err_msg=name)
+        assert counts(ctx)[1] == r0 + 1, name  # run again into the read's buffer
+        x2 = (rng.standard_normal(shape) * 3).astype(np.float32)
+        ctx.write_tensor(tx, x2)  # the owed record settles first: then y is x's
+        np.testing.assert_array_equal(ctx.read_tensor(ty), want, err_msg=name)
+        ctx.dispatch(g, {"x": tx}, {"y": ty})
+        np.testing.assert_array_equal(ctx.read_tensor(ty), ctx.compute(g, {"x": x2})["y"],
+                                      err_msg=name)
