@@ -770,14 +770,19 @@ diff(float x, float m, float *lo)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* softmax_row's exp pass on AVX-512: the same values (diff, exp512 --
- * vm_exp's bits -- and e + e lo), the sum in four double accumulators of
- * 8 lanes; the tail through lane masks.  Returns the sum. */
-__attribute__((target("avx512f"))) static double
-softmax_exp_avx512(const float *x, float *y, int64_t n, float m)
+/* The exp passes of softmax on AVX-512: the same values as the portable
+ * loops (diff, exp512 -- vm_exp's bits -- and r = e + e lo), the sum in
+ * four double accumulators of 8 lanes, the tail through lane masks.
+ * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
+ * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
+ * write pass, returns 0). */
+enum { SM_STORE, SM_SUM, SM_SCALED };
+__attribute__((target("avx512f"), always_inline)) static inline double
+softmax_exp_avx512(const float *x, float *y, int64_t n, float m, float inv,
+                   int what)
 {
     const __m512 vm = _mm512_set1_ps(m), negm = _mm512_set1_ps(-m);
-    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), vinv = _mm512_set1_ps(inv);
     __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
     __m512d s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
     int64_t i = 0;
@@ -791,33 +796,65 @@ softmax_exp_avx512(const float *x, float *y, int64_t n, float m)
         __m512 e = exp512(v);                                                  \
         r = _mm512_fmadd_ps(e, lo, e);                                         \
     } while (0)
+#define SM_ADD(sa, sb, r)                                                      \
+    do {                                                                       \
+        sa = _mm512_add_pd(sa, _mm512_cvtps_pd(_mm512_castps512_ps256(r)));    \
+        sb = _mm512_add_pd(sb, _mm512_cvtps_pd(_mm256_castpd_ps(               \
+                                   _mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)))); \
+    } while (0)
     for (; i + 32 <= n; i += 32) {
         __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
         __m512 ra, rb;
         SM_STEP(a, ra);
         SM_STEP(b, rb);
-        _mm512_storeu_ps(y + i, ra);
-        _mm512_storeu_ps(y + i + 16, rb);
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(ra)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(ra), 1))));
-        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(rb)));
-        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(rb), 1))));
+        if (what == SM_SCALED) {
+            _mm512_storeu_ps(y + i, _mm512_mul_ps(ra, vinv));
+            _mm512_storeu_ps(y + i + 16, _mm512_mul_ps(rb, vinv));
+            continue;
+        }
+        if (what == SM_STORE) {
+            _mm512_storeu_ps(y + i, ra);
+            _mm512_storeu_ps(y + i + 16, rb);
+        }
+        SM_ADD(s0, s1, ra);
+        SM_ADD(s2, s3, rb);
     }
     for (; i < n; i += 16) {
         __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         __m512 a = _mm512_maskz_loadu_ps(k, x + i), ra;
         SM_STEP(a, ra);
         ra = _mm512_maskz_mov_ps(k, ra);
-        _mm512_mask_storeu_ps(y + i, k, ra);
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(ra)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(ra), 1))));
+        if (what == SM_SCALED) {
+            _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(ra, vinv));
+            continue;
+        }
+        if (what == SM_STORE) {
+            _mm512_mask_storeu_ps(y + i, k, ra);
+        }
+        SM_ADD(s0, s1, ra);
     }
 #undef SM_STEP
+#undef SM_ADD
     return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1),
                                               _mm512_add_pd(s2, s3)));
+}
+
+__attribute__((target("avx512f"))) static double
+softmax_row_exp_avx512(const float *x, float *y, int64_t n, float m)
+{
+    return softmax_exp_avx512(x, y, n, m, 1.0f, SM_STORE);
+}
+
+__attribute__((target("avx512f"))) static double
+softmax_part_sum_avx512(const float *x, int64_t n, float m)
+{
+    return softmax_exp_avx512(x, NULL, n, m, 1.0f, SM_SUM);
+}
+
+__attribute__((target("avx512f"))) static void
+softmax_part_write_avx512(const float *x, float *y, int64_t n, float m, float inv)
+{
+    (void)softmax_exp_avx512(x, y, n, m, inv, SM_SCALED);
 }
 #endif
 
@@ -825,7 +862,7 @@ softmax_exp_avx512(const float *x, float *y, int64_t n, float m)
  * y = exp(x - m) and its sum (double) in one pass, then y *= 1 / sum.
  * vm_exp covers every input, so no lane needs a scalar fix-up.  On AVX-512
  * the exp pass is softmax_exp_avx512 (exp by vscalefps, four independent
- * sums): rows of 768 1.4x faster. */
+ * sums): rows of 768 1.4x faster; a long row's parts use it too. */
 VM_HOT static void
 softmax_row(const float *x, float *y, int64_t n)
 {
@@ -836,7 +873,7 @@ softmax_row(const float *x, float *y, int64_t n)
     }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_has_avx512()) {
-        float inv = (float)(1.0 / softmax_exp_avx512(x, y, n, m));
+        float inv = (float)(1.0 / softmax_row_exp_avx512(x, y, n, m));
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) {
             y[i] *= inv;
@@ -881,11 +918,18 @@ softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
         nan |= x[i] != x[i];
     }
     double s = 0.0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512()) {
+        s = softmax_part_sum_avx512(x, n, m);
+    } else
+#endif
+    {
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < n; i++) {
-        float lo, v = diff(x[i], m, &lo);
-        float e = vm_exp(v);
-        s += e + e * lo;
+        for (int64_t i = 0; i < n; i++) {
+            float lo, v = diff(x[i], m, &lo);
+            float e = vm_exp(v);
+            s += e + e * lo;
+        }
     }
     *m_out = nan ? NAN : m;
     *s_out = m == -INFINITY ? 0.0 : s; /* -Inf only: adds nothing (exp -> 0) */
@@ -895,6 +939,12 @@ softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
 VM_HOT static void
 softmax_part_write(const float *x, float *y, int64_t n, float m, float inv)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512()) {
+        softmax_part_write_avx512(x, y, n, m, inv);
+        return;
+    }
+#endif
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
         float lo, v = diff(x[i], m, &lo);
