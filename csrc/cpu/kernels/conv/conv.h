@@ -20,8 +20,8 @@
  *              convolutions group by group, each group's channels read
  *              and written in place in the pixel): a register-blocked
  *              micro-kernel (6 x 4 vectors of accumulators; a broadcast
- *              value times 4 vectors per step; 24 x 1, 12 x 2 for 16 and
- *              32 channels, 12 x (16 + 8 lanes) for exactly 24) with no
+ *              value times 4 vectors per step; 12 x 1, 8 x 2 for 16 and
+ *              32 channels, 8 x (16 + 8 lanes) for exactly 24) with no
  *              im2col and no packing.  nhwc: 6 output pixels x 64 output channels, any
  *              filter size, strides, dilations, padding (the border pixels
  *              take only their valid taps).  nchw 1x1 with strides 1 and no

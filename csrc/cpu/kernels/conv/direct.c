@@ -102,16 +102,18 @@ DIRECT_PBS(3)
 DIRECT_PBS(4)
 /* taller blocks for 16 and 32 output channels (a broadcast value feeds
  * only one or two vectors there, so more pixels share each weight load):
- * up to 24 x 1 and 12 x 2 vectors of accumulators, every height, so that
- * a span is cut into equal blocks (conv_direct_pick) */
+ * up to DIRECT_TOP1 x 1 and DIRECT_TOP2 x 2 vectors of accumulators, every
+ * height, so that a span is cut into equal blocks (conv_direct_pick).
+ * Taller blocks (24 x 1 and 12 x 2, before) ran out of general registers
+ * for the pixels' input offsets and reloaded them from the stack in the
+ * inner loop: 112 x 112 32 -> 16 alone 82 -> 72 us, 56 x 56 144 -> 24 120
+ * -> 114 us with these; MobileNetV2 1.6 % faster at batch 1 and 8
+ * (in-process A/B, results bit for bit the same). */
+#define DIRECT_TOP1 12
+#define DIRECT_TOP2 8
 DIRECT_BLOCK(1, 7) DIRECT_BLOCK(1, 8) DIRECT_BLOCK(1, 9) DIRECT_BLOCK(1, 10)
-DIRECT_BLOCK(1, 11) DIRECT_BLOCK(1, 12) DIRECT_BLOCK(1, 13)
-DIRECT_BLOCK(1, 14) DIRECT_BLOCK(1, 15) DIRECT_BLOCK(1, 16)
-DIRECT_BLOCK(1, 17) DIRECT_BLOCK(1, 18) DIRECT_BLOCK(1, 19)
-DIRECT_BLOCK(1, 20) DIRECT_BLOCK(1, 21) DIRECT_BLOCK(1, 22)
-DIRECT_BLOCK(1, 23) DIRECT_BLOCK(1, 24)
-DIRECT_BLOCK(2, 7) DIRECT_BLOCK(2, 8) DIRECT_BLOCK(2, 9) DIRECT_BLOCK(2, 10)
-DIRECT_BLOCK(2, 11) DIRECT_BLOCK(2, 12)
+DIRECT_BLOCK(1, 11) DIRECT_BLOCK(1, 12)
+DIRECT_BLOCK(2, 7) DIRECT_BLOCK(2, 8)
 /* direct_fns[nv][pb] */
 const direct_fn conv_direct_fns[5][7] = {
     { NULL },
@@ -174,23 +176,18 @@ const direct_fn conv_direct_fns[5][7] = {
     }
 DIRECT_BLOCK24(1) DIRECT_BLOCK24(2) DIRECT_BLOCK24(3) DIRECT_BLOCK24(4)
 DIRECT_BLOCK24(5) DIRECT_BLOCK24(6) DIRECT_BLOCK24(7) DIRECT_BLOCK24(8)
-DIRECT_BLOCK24(9) DIRECT_BLOCK24(10) DIRECT_BLOCK24(11) DIRECT_BLOCK24(12)
-static const direct_fn direct_24_fns[13] = {
+static const direct_fn direct_24_fns[DIRECT_TOP2 + 1] = {
     NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4, direct_24_5,
-    direct_24_6, direct_24_7, direct_24_8, direct_24_9, direct_24_10,
-    direct_24_11, direct_24_12,
+    direct_24_6, direct_24_7, direct_24_8,
 };
-static const direct_fn direct_1_fns[25] = {
+static const direct_fn direct_1_fns[DIRECT_TOP1 + 1] = {
     NULL, direct_1_1, direct_1_2, direct_1_3, direct_1_4, direct_1_5,
     direct_1_6, direct_1_7, direct_1_8, direct_1_9, direct_1_10, direct_1_11,
-    direct_1_12, direct_1_13, direct_1_14, direct_1_15, direct_1_16,
-    direct_1_17, direct_1_18, direct_1_19, direct_1_20, direct_1_21,
-    direct_1_22, direct_1_23, direct_1_24,
+    direct_1_12,
 };
-static const direct_fn direct_2_fns[13] = {
+static const direct_fn direct_2_fns[DIRECT_TOP2 + 1] = {
     NULL, direct_2_1, direct_2_2, direct_2_3, direct_2_4, direct_2_5,
-    direct_2_6, direct_2_7, direct_2_8, direct_2_9, direct_2_10, direct_2_11,
-    direct_2_12,
+    direct_2_6, direct_2_7, direct_2_8,
 };
 
 /* A run of nb blocks of pb pixels of the 1x1 product: the block kernel
@@ -217,37 +214,33 @@ typedef void (*span_fn)(const float *x, int64_t xs, int64_t C, const float *w,
 #define DIRECT_SPANS6(NV)                                                      \
     DIRECT_SPAN(NV##_1, 1) DIRECT_SPAN(NV##_2, 2) DIRECT_SPAN(NV##_3, 3)       \
     DIRECT_SPAN(NV##_4, 4) DIRECT_SPAN(NV##_5, 5) DIRECT_SPAN(NV##_6, 6)
+#define DIRECT_SPANS8(NV)                                                      \
+    DIRECT_SPANS6(NV) DIRECT_SPAN(NV##_7, 7) DIRECT_SPAN(NV##_8, 8)
 #define DIRECT_SPANS12(NV)                                                     \
-    DIRECT_SPANS6(NV) DIRECT_SPAN(NV##_7, 7) DIRECT_SPAN(NV##_8, 8)            \
-    DIRECT_SPAN(NV##_9, 9) DIRECT_SPAN(NV##_10, 10) DIRECT_SPAN(NV##_11, 11)   \
-    DIRECT_SPAN(NV##_12, 12)
+    DIRECT_SPANS8(NV) DIRECT_SPAN(NV##_9, 9) DIRECT_SPAN(NV##_10, 10)          \
+    DIRECT_SPAN(NV##_11, 11) DIRECT_SPAN(NV##_12, 12)
 DIRECT_SPANS12(1)
-DIRECT_SPAN(1_13, 13) DIRECT_SPAN(1_14, 14) DIRECT_SPAN(1_15, 15)
-DIRECT_SPAN(1_16, 16) DIRECT_SPAN(1_17, 17) DIRECT_SPAN(1_18, 18)
-DIRECT_SPAN(1_19, 19) DIRECT_SPAN(1_20, 20) DIRECT_SPAN(1_21, 21)
-DIRECT_SPAN(1_22, 22) DIRECT_SPAN(1_23, 23) DIRECT_SPAN(1_24, 24)
-DIRECT_SPANS12(2)
+DIRECT_SPANS8(2)
 DIRECT_SPANS6(3)
 DIRECT_SPANS6(4)
-DIRECT_SPANS12(24)
+DIRECT_SPANS8(24)
 #define SPANS6(NV) span_##NV##_1, span_##NV##_2, span_##NV##_3, span_##NV##_4, \
                    span_##NV##_5, span_##NV##_6
-#define SPANS12(NV) SPANS6(NV), span_##NV##_7, span_##NV##_8, span_##NV##_9,   \
-                    span_##NV##_10, span_##NV##_11, span_##NV##_12
-static const span_fn span_1_fns[25] = {
-    NULL, SPANS12(1), span_1_13, span_1_14, span_1_15, span_1_16, span_1_17,
-    span_1_18, span_1_19, span_1_20, span_1_21, span_1_22, span_1_23,
-    span_1_24 };
-static const span_fn span_2_fns[13] = { NULL, SPANS12(2) };
+#define SPANS8(NV) SPANS6(NV), span_##NV##_7, span_##NV##_8
+#define SPANS12(NV) SPANS8(NV), span_##NV##_9, span_##NV##_10, span_##NV##_11, \
+                    span_##NV##_12
+static const span_fn span_1_fns[DIRECT_TOP1 + 1] = { NULL, SPANS12(1) };
+static const span_fn span_2_fns[DIRECT_TOP2 + 1] = { NULL, SPANS8(2) };
 static const span_fn span_3_fns[7] = { NULL, SPANS6(3) };
 static const span_fn span_4_fns[7] = { NULL, SPANS6(4) };
-static const span_fn span_24_fns[13] = { NULL, SPANS12(24) };
+static const span_fn span_24_fns[DIRECT_TOP2 + 1] = { NULL, SPANS8(24) };
 
 /* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
  * of nv vectors of output channels (w24: the 16 + 8 lane kernels of
  * exactly 24 channels), in *pb the block's height.  The span is cut into
- * as few blocks as the tallest kernel allows (24 pixels for nv 1, 12 for
- * nv 2 and the 24-channel kernels, DIRECT_PB for nv 3 and 4), all of
+ * as few blocks as the tallest kernel allows (DIRECT_TOP1 pixels for nv 1,
+ * DIRECT_TOP2 for nv 2 and the 24-channel kernels, DIRECT_PB for nv 3 and
+ * 4), all of
  * about the same height: a 56-pixel row of 4 vectors runs as 6 x 6 + 4 x
  * 5 rather than 9 x 6 + 2, a 7 x 7 image's 49 pixels as 4 x 6 + 5 x 5
  * rather than 8 x 6 + 1 -- the short block reads the block's weights as
@@ -256,7 +249,7 @@ static const span_fn span_24_fns[13] = { NULL, SPANS12(24) };
 direct_fn
 conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb)
 {
-    const int64_t top = w24 || nv == 2 ? 12 : nv == 1 ? 24 : DIRECT_PB;
+    const int64_t top = w24 || nv == 2 ? DIRECT_TOP2 : nv == 1 ? DIRECT_TOP1 : DIRECT_PB;
     const int64_t nb = (n + top - 1) / top;
     *pb = (n + nb - 1) / nb;
     return w24 ? direct_24_fns[*pb] : nv == 1 ? direct_1_fns[*pb]
@@ -421,9 +414,10 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     float clamp[3];
     const float *res, *cl;
     bool reg = reg_epi_of(g->epi, clamp, &res, &cl);
-    /* 16 and 32 output channels: the tall blocks (up to 24 x 1, 12 x 2
-     * vectors), as the 1x1 product does (MobileNetV2's first convolution,
-     * 3 -> 32: 264 -> 242 us on one thread) */
+    /* 16 and 32 output channels: the tall blocks (up to DIRECT_TOP1 x 1,
+     * DIRECT_TOP2 x 2 vectors), as the 1x1 product does (MobileNetV2's
+     * first convolution, 3 -> 32: 264 -> 242 us on one thread with 12 x 2
+     * blocks, the same with 8 x 2) */
     /* In the interior columns, with no dilation across and no groups, a
      * filter row's taps (kw, c) are KW C consecutive floats of the input
      * row, and its weights KW C consecutive rows of the packed filter: one
@@ -488,7 +482,7 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
         /* the blocks conv_direct_pick would cut, as two runs: nb blocks,
          * the first r of them one pixel taller */
         const int64_t n = p1 - p0;
-        const int64_t top = w24 || nv == 2 ? 12 : nv == 1 ? 24 : DIRECT_PB;
+        const int64_t top = w24 || nv == 2 ? DIRECT_TOP2 : nv == 1 ? DIRECT_TOP1 : DIRECT_PB;
         const int64_t nb = (n + top - 1) / top, q = n / nb, r = n % nb;
         const span_fn *fns = w24 ? span_24_fns : nv == 1 ? span_1_fns
                              : nv == 2 ? span_2_fns : nv == 3 ? span_3_fns
