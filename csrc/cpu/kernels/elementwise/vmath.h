@@ -71,6 +71,31 @@ vm_copysign(float mag, float sgn)
                         (vm_to_bits(sgn) & (int32_t)0x80000000u));
 }
 
+/* c = n ln2 + r, |r| <= ln2 / 2 (for |c| up to a few hundred): returns r,
+ * and n in *n_out */
+VM_INLINE float
+vm_exp_split(float c, float *n_out)
+{
+    float t = c * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f; /* round(c / ln 2), ties to even */
+    *n_out = n;
+    float r = c - n * 0.693359375f; /* exact: n * C1 has few bits */
+    return r - n * -2.12194440e-4f;
+}
+
+/* expm1(r) for |r| <= ln2 / 2 (Cephes' polynomial) */
+VM_INLINE float
+vm_expm1_poly(float r)
+{
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    return p * r * r + r;
+}
+
 /* The reduction shared by exp and expm1: x = n ln2 + r, |r| <= ln2 / 2,
  * x clamped to [-104, 88.8] (exp is 0 below, +Inf above); returns
  * q = expm1(r) and n. */
@@ -79,18 +104,9 @@ vm_exp_reduce(float x, int32_t *n_out)
 {
     float c = x < 88.8f ? x : 88.8f;
     c = c > -104.0f ? c : -104.0f;
-    float t = c * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(c / ln 2), ties to even */
+    float n, r = vm_exp_split(c, &n);
     *n_out = (int32_t)n;
-    float r = c - n * 0.693359375f; /* exact: n * C1 has few bits */
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    return p * r * r + r;
+    return vm_expm1_poly(r);
 }
 
 /* 2^n as two factors 2^n1 * 2^n2, each a normal float for n in
@@ -261,19 +277,9 @@ vm_gelu(float x)
     q = q * t + 1.072058976e-01f;
     float s = t * q; /* erfc(a) exp(a^2) / 2 */
     float lo, hi = vm_square2(xc, &lo);
-    float h = -0.5f * hi;
-    float tt = h * 1.44269504088896341f + 12582912.0f;
-    float n = tt - 12582912.0f; /* round(h / ln 2), in [-174, 0] */
-    float r = h - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
+    float n, r = vm_exp_split(-0.5f * hi, &n); /* n in [-174, 0] */
     r = r - 0.5f * lo;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    float v = (p * r * r + r + 1.0f) * s;
+    float v = (vm_expm1_poly(r) + 1.0f) * s;
     int32_t ni = (int32_t)n;
     float e2 = vm_scale2(v, ni);
     float neg = vm_scale2(x * v, ni);

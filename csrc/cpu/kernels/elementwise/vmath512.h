@@ -22,23 +22,36 @@
  * 1.42 -> 1.12 ms. */
 #define EXP512 __attribute__((target("avx512f"), always_inline)) static inline
 
-/* exp(c), c in [-104, 88.8] (clamped by the caller) */
+/* vm_exp_split: c = n ln2 + r; returns r, n in *n */
 EXP512 __m512
-exp512_clamped(__m512 c)
+exp512_split(__m512 c, __m512 *n)
 {
     const __m512 magic = _mm512_set1_ps(12582912.0f);
     __m512 t = _mm512_fmadd_ps(c, _mm512_set1_ps(1.44269504088896341f), magic);
-    __m512 n = _mm512_sub_ps(t, magic); /* round(c / ln 2), ties to even */
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), c);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    *n = _mm512_sub_ps(t, magic); /* round(c / ln 2), ties to even */
+    __m512 r = _mm512_fnmadd_ps(*n, _mm512_set1_ps(0.693359375f), c);
+    return _mm512_fnmadd_ps(*n, _mm512_set1_ps(-2.12194440e-4f), r);
+}
+
+/* vm_expm1_poly: expm1(r) for |r| <= ln2 / 2 */
+EXP512 __m512
+expm1_poly512(__m512 r)
+{
     __m512 p = _mm512_set1_ps(1.9875691500E-4f);
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
-    __m512 q = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r); /* expm1(r) */
-    return _mm512_scalef_ps(_mm512_add_ps(q, _mm512_set1_ps(1.0f)), n);
+    return _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r);
+}
+
+/* exp(c), c in [-104, 88.8] (clamped by the caller) */
+EXP512 __m512
+exp512_clamped(__m512 c)
+{
+    __m512 n, r = exp512_split(c, &n);
+    return _mm512_scalef_ps(_mm512_add_ps(expm1_poly512(r), _mm512_set1_ps(1.0f)), n);
 }
 
 EXP512 __m512
@@ -114,20 +127,9 @@ EXP512 __m512
 tanh512(__m512 x)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
-    const __m512 magic = _mm512_set1_ps(12582912.0f);
     __m512 a = _mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(x));
     __m512 c = _mm512_max_ps(a, _mm512_set1_ps(-104.0f)); /* a <= 0 */
-    __m512 n = _mm512_sub_ps(
-        _mm512_fmadd_ps(c, _mm512_set1_ps(1.44269504088896341f), magic), magic);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), c);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500E-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
-    __m512 q = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r); /* expm1(r) */
+    __m512 n, q = expm1_poly512(exp512_split(c, &n)); /* expm1(r) */
     __m512 t = _mm512_mask_blend_ps(
         _mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_EQ_OQ),
         _mm512_sub_ps(_mm512_scalef_ps(_mm512_add_ps(q, one), n), one), q);
@@ -147,7 +149,6 @@ EXP512 __m512
 gelu512(__m512 x)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
-    const __m512 magic = _mm512_set1_ps(12582912.0f);
     __m512 ax = _mm512_abs_ps(x);
     __m512 xc = _mm512_min_ps(ax, _mm512_set1_ps(15.5f));
     __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(VM_GELU_P), ax, one));
@@ -163,19 +164,9 @@ gelu512(__m512 x)
     __m512 s = _mm512_mul_ps(t, q);
     __m512 hi = _mm512_mul_ps(xc, xc);
     __m512 lo = _mm512_fmsub_ps(xc, xc, hi); /* x^2 = hi + lo exactly */
-    __m512 h = _mm512_mul_ps(_mm512_set1_ps(-0.5f), hi);
-    __m512 n = _mm512_sub_ps(
-        _mm512_fmadd_ps(h, _mm512_set1_ps(1.44269504088896341f), magic), magic);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), h);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 n, r = exp512_split(_mm512_mul_ps(_mm512_set1_ps(-0.5f), hi), &n);
     r = _mm512_fnmadd_ps(_mm512_set1_ps(0.5f), lo, r);
-    __m512 p = _mm512_set1_ps(1.9875691500E-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507E-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
-    __m512 em = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), one);
+    __m512 em = _mm512_add_ps(expm1_poly512(r), one);
     __m512 v = _mm512_mul_ps(em, s);
     __m512 e2 = _mm512_scalef_ps(v, n); /* erfc(|x| / sqrt 2) / 2 */
     __m512 neg = _mm512_scalef_ps(_mm512_mul_ps(x, v), n);
