@@ -119,7 +119,7 @@ def test_random_lengths(run, op, n):
     check_op(run, op, x)
 
 
-@pytest.mark.parametrize("op", ["exp", "sigmoid", "tanh", "softplus"])
+@pytest.mark.parametrize("op", ["exp", "sigmoid", "tanh", "softplus", "gelu"])
 def test_streaming_output(run, op):
     """Above 16 MiB of output the kernel writes with streaming stores."""
     n = 4 * 1024 * 1024 + 13
