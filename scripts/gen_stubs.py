@@ -59,7 +59,7 @@ def gen_api():
            "from typing import (Any, Dict, Generator, List, Literal, Mapping, Optional, "
            "Sequence, Tuple, TypedDict, Union, overload)",
            "", "import numpy as np", "import numpy.typing as npt", "",
-           "from . import _display", "",
+           "from . import _display, _profile", "",
            "DataType = Literal[" + ", ".join(repr(d) for d in DATA_TYPES) + "]",
            'DeviceType = Literal["cpu", "gpu"]',
            'PowerPreference = Literal["default", "high-performance", "low-power"]',
@@ -173,6 +173,7 @@ def gen_api():
         "    @property", "    def output_descriptors(self) -> Dict[str, MLOperandInfo]: ...",
         "    def destroy(self) -> None: ...",
         "    def summary(self) -> _display.GraphSummary: ...",
+        "    def profile(self, inputs: Mapping[str, BufferLike], runs: int = ..., warmup: int = ...) -> _profile.GraphProfile: ...",
         "    def to_dot(self) -> str: ...",
         "    def _repr_svg_(self) -> Optional[str]: ...",
         "    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Dict[str, str]: ...", "",
@@ -281,6 +282,23 @@ def mimebundle(graph: Any) -> Dict[str, str]: ...
 '''
 
 
+def gen_profile():
+    return HEADER + '''"""Type stubs of webnn._profile."""
+from typing import Any, Dict, List
+
+class GraphProfile:
+    rows: List[Dict[str, Any]]
+    untimed: List[Dict[str, Any]]
+    total_ms: float
+    steps_ms: float
+    runs: int
+    device: str
+    def _repr_html_(self) -> str: ...
+
+def profile(graph: Any, inputs: Any, runs: int = ..., warmup: int = ...) -> GraphProfile: ...
+'''
+
+
 def gen_testing():
     return HEADER + '''"""Type stubs of webnn.testing."""
 from typing import Any, Dict, Optional
@@ -365,6 +383,7 @@ FILES = {
     os.path.join("webnn", "_api.pyi"): gen_api,
     os.path.join("webnn", "__init__.pyi"): gen_init,
     os.path.join("webnn", "_display.pyi"): gen_display,
+    os.path.join("webnn", "_profile.pyi"): gen_profile,
 }
 
 

@@ -669,14 +669,23 @@ class MLContext:
         out = _core.compute_dict(self._h, graph._h, inputs, graph._compute_spec)
         if out is not NotImplemented:
             return out
+        data = self._host_inputs(graph, inputs, "compute")
+        outs = {name: alloc(shape, npdt) for name, alloc, shape, npdt in graph._compute_spec[1]}
+        if _core.compute(self._h, graph._h, list(data.values()), list(outs.values())):
+            return outs
+        return self._compute_with_tensors(graph, data)
+
+    def _host_inputs(self, graph, inputs, op):
+        # compute()'s and MLGraph.profile()'s inputs, checked and converted:
+        # {name: array or _DeviceData} in graph order
         if not isinstance(inputs, dict):
-            raise TypeError("compute: argument 'inputs': expected a dict")
+            raise TypeError(f"{op}: argument 'inputs': expected a dict")
         if inputs.keys() != graph._inputs.keys():  # (equal: the graph's names, valid)
-            inputs = _usv_keys(inputs, "compute: argument 'inputs'")
+            inputs = _usv_keys(inputs, f"{op}: argument 'inputs'")
             extra = set(inputs) - set(graph._inputs)
             missing = set(graph._inputs) - set(inputs)
             if extra or missing:
-                raise TypeError(f"compute: inputs {sorted(missing)} missing, "
+                raise TypeError(f"{op}: inputs {sorted(missing)} missing, "
                                 f"{sorted(extra)} not inputs of the graph")
         data = {}
         for name, npdt, shape in graph._in_specs:
@@ -685,7 +694,7 @@ class MLContext:
                 data[name] = v          # the common case: nothing to convert or check
                 continue
             dt = graph._inputs[name][0]
-            what = f"compute: input {name!r}"
+            what = f"{op}: input {name!r}"
             v = _as_data(v, what, self)
             if isinstance(v, _DeviceData):
                 _check_device_data(v, dt, shape, what)
@@ -700,10 +709,7 @@ class MLContext:
                 raise TypeError(f"{what}: array shape {tuple(v.shape)} does not match the "
                                 f"graph's input shape {tuple(shape)}")
             data[name] = v
-        outs = {name: alloc(shape, npdt) for name, alloc, shape, npdt in graph._compute_spec[1]}
-        if _core.compute(self._h, graph._h, list(data.values()), list(outs.values())):
-            return outs
-        return self._compute_with_tensors(graph, data)
+        return data
 
     def _compute_with_tensors(self, graph, data):
         # A set of input and output tensors made once and kept on the graph
@@ -966,6 +972,19 @@ class MLGraph:
         (``str()`` is the table; its fields hold the numbers)."""
         from . import _display
         return _display.summary(self)
+
+    def profile(self, inputs, runs=10, warmup=1):
+        """Per-step times of the compiled graph, outside the spec.
+
+        Runs the graph ``warmup`` times untimed, then ``runs`` times on
+        ``inputs`` (as :meth:`MLContext.compute` takes them), timing every
+        step the backend runs: an operator, or a fused chain or conv pair as
+        one row.  Returns a :class:`webnn._profile.GraphProfile`: ``str()``
+        is a table (step, operators, output shape, median / min time, share),
+        ``rows`` holds the numbers, ``total_ms`` the whole graph's median.
+        CPU contexts only (``NotSupportedError`` elsewhere)."""
+        from . import _profile
+        return _profile.profile(self, inputs, runs, warmup)
 
     def to_dot(self):
         """The graph in Graphviz's DOT language (str)."""

@@ -2350,8 +2350,13 @@ m_dispatch_tensors(PyObject *m, PyObject *args)
  * in graph order (inputs: buffers; outputs: writable C-contiguous arrays),
  * with the GIL released.  False when the backend's tensors are not host
  * memory (the caller then goes through tensors). */
+typedef struct prof_out {  /* profile(): where the step times go */
+    uint64_t *ns, total;
+    uint32_t *ran;
+} prof_out;
+
 static PyObject *compute_run(PyObject *m, wnn_context *c, wnn_graph *g,
-                             PyObject *ins, PyObject *outs);
+                             PyObject *ins, PyObject *outs, prof_out *prof);
 
 static PyObject *
 m_compute(PyObject *m, PyObject *args)
@@ -2369,14 +2374,62 @@ m_compute(PyObject *m, PyObject *args)
     if (!wnn_context_host_storage(c)) {
         Py_RETURN_FALSE;
     }
-    return compute_run(m, c, g, ins, outs);
+    return compute_run(m, c, g, ins, outs, NULL);
+}
+
+/* profile(ctx, graph, inputs, outputs): compute() once, timing the steps:
+ * (ns per plan step, runs per plan step, the whole execution's ns). */
+static PyObject *
+m_profile(PyObject *m, PyObject *args)
+{
+    PyObject *ccap, *gcap, *ins, *outs;
+    if (!PyArg_ParseTuple(args, "OOO!O!:profile", &ccap, &gcap, &PyList_Type,
+                          &ins, &PyList_Type, &outs)) {
+        return NULL;
+    }
+    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
+    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    if (!g) {
+        return NULL;
+    }
+    uint32_t n = wnn_graph_plan_length(g);
+    prof_out p = { PyMem_Calloc((size_t)n + 1, sizeof(uint64_t)), 0,
+                   PyMem_Calloc((size_t)n + 1, sizeof(uint32_t)) };
+    PyObject *ns = NULL, *ran = NULL, *r = NULL;
+    if (!p.ns || !p.ran) {
+        PyErr_NoMemory();
+    } else if ((r = compute_run(m, c, g, ins, outs, &p)) != NULL) {
+        Py_DECREF(r);
+        r = NULL;
+        ns = PyTuple_New(n);
+        ran = ns ? PyTuple_New(n) : NULL;
+        for (uint32_t i = 0; ran && i < n; i++) {
+            PyObject *a = PyLong_FromUnsignedLongLong(p.ns[i]);
+            PyObject *b = a ? PyLong_FromUnsignedLong(p.ran[i]) : NULL;
+            if (!b) {
+                Py_XDECREF(a);
+                Py_CLEAR(ran);
+                break;
+            }
+            PyTuple_SET_ITEM(ns, i, a);
+            PyTuple_SET_ITEM(ran, i, b);
+        }
+        if (ran) {
+            r = Py_BuildValue("(OOK)", ns, ran, (unsigned long long)p.total);
+        }
+    }
+    Py_XDECREF(ns);
+    Py_XDECREF(ran);
+    PyMem_Free(p.ns);
+    PyMem_Free(p.ran);
+    return r;
 }
 
 /* The graph on lists of input buffers and output arrays (m_compute,
- * m_compute_dict). */
+ * m_compute_dict, m_profile when prof is given). */
 static PyObject *
 compute_run(PyObject *m, wnn_context *c, wnn_graph *g, PyObject *ins,
-            PyObject *outs)
+            PyObject *outs, prof_out *prof)
 {
     uint32_t n_in = wnn_graph_num_inputs(g), n_out = wnn_graph_num_outputs(g);
     if (PyList_GET_SIZE(ins) != (Py_ssize_t)n_in ||
@@ -2436,8 +2489,11 @@ compute_run(PyObject *m, wnn_context *c, wnn_graph *g, PyObject *ins,
         wnn_error err;
         wnn_status st;
         Py_BEGIN_ALLOW_THREADS
-        st = wnn_context_compute(c, g, n_in, (const void *const *)ptrs, n_out,
-                                 ptrs + n_in, &err);
+        st = prof ? wnn_context_profile(c, g, n_in, (const void *const *)ptrs,
+                                        n_out, ptrs + n_in, prof->ns,
+                                        prof->ran, &prof->total, &err)
+                  : wnn_context_compute(c, g, n_in, (const void *const *)ptrs,
+                                        n_out, ptrs + n_in, &err);
         Py_END_ALLOW_THREADS
         if (st != WNN_OK) {
             raise_error(m, &err);
@@ -2835,7 +2891,7 @@ m_compute_dict(PyObject *m, PyObject *args)
             goto done;
         }
     }
-    r = compute_run(m, c, g, ins, outs); /* True, or NULL: an error */
+    r = compute_run(m, c, g, ins, outs, NULL); /* True, or NULL: an error */
     if (r) {
         Py_DECREF(r);
         r = res;
@@ -2918,6 +2974,7 @@ static PyMethodDef core_methods[] = {
     { "dispatch_tensors", m_dispatch_tensors, METH_VARARGS, NULL },
     { "set_types", m_set_types, METH_VARARGS, NULL },
     { "compute", m_compute, METH_VARARGS, NULL },
+    { "profile", m_profile, METH_VARARGS, NULL },
     { "compute_dict", m_compute_dict, METH_VARARGS, NULL },
     { "out_buffer", m_out_buffer, METH_O, NULL },
     { NULL, NULL, 0, NULL },

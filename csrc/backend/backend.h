@@ -13,7 +13,7 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 5
+#define WNN_BACKEND_API_VERSION 6
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -118,6 +118,18 @@ typedef struct wnn_backend_i {
     bool (*conv_pair)(wnn_backend *be, const struct wnn_conv_params *a,
                       const struct wnn_conv_params *b, int kind,
                       bool a_linked);
+
+    /* ---- profiling, since API version 6 --------------------------------
+     * execute() that also times its steps: for each step it runs, the
+     * wall time in ns is added to ns[n] and ran[n] is counted, n the
+     * step's position in the plan's order (g->plan.order).  A step that
+     * runs a fused chain or a linked conv pair gets the whole time; the
+     * nodes run inside it, or skipped, get nothing.  NULL: the backend
+     * cannot profile (wnn_context_profile fails with NotSupportedError). */
+    wnn_status (*execute_profiled)(wnn_backend *be, const struct wnn_graph *g,
+                                   void *compiled, void *const *in,
+                                   void *const *out, uint64_t *ns,
+                                   uint32_t *ran, wnn_error *err);
 } wnn_backend_i;
 
 struct wnn_backend {

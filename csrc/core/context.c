@@ -18,6 +18,7 @@
 
 #include "../ops/ops_internal.h"
 #include "internal.h"
+#include "webnn_introspect.h"
 
 /* A waiter is shared by the caller that waits and the queued task, so it
  * lives on the heap with two references.  A pending read also sits in its
@@ -119,6 +120,11 @@ typedef struct wnn_task {
     waiter *w;                  /* NULL when nobody waits               */
     struct wnn_task *read;      /* DISPATCH: the read of its output that
                                    was merged into it (below)           */
+    uint64_t *prof_ns;          /* EXEC when profiled (wnn_context_profile):
+                                   per plan step ns and runs, the whole
+                                   execution's ns (the caller's)         */
+    uint32_t *prof_ran;
+    uint64_t *prof_total;
 } wnn_task;
 
 static waiter *
@@ -627,8 +633,16 @@ run_task(wnn_context *c, wnn_task *t)
         be->iface->synchronize(be);
         break;
     case T_EXEC:
-        st = be->iface->execute(be, t->graph, t->graph->compiled, t->ptrs,
-                                t->ptrs + t->n_in, &err);
+        if (t->prof_ns) {
+            int64_t t0 = now_ns();
+            st = be->iface->execute_profiled(be, t->graph, t->graph->compiled,
+                                             t->ptrs, t->ptrs + t->n_in,
+                                             t->prof_ns, t->prof_ran, &err);
+            *t->prof_total += (uint64_t)(now_ns() - t0);
+        } else {
+            st = be->iface->execute(be, t->graph, t->graph->compiled, t->ptrs,
+                                    t->ptrs + t->n_in, &err);
+        }
         break;
     }
     if (t->w) {
@@ -1418,27 +1432,35 @@ wnn_context_host_storage(const wnn_context *c)
 }
 
 /* compute(): the graph on the caller's arrays, no tensors in between. */
-wnn_status
-wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
-                    const void *const *in, uint32_t n_out, void *const *out,
-                    wnn_error *err)
+/* compute() and profile(): g run on the caller's host buffers on the
+ * timeline, the caller waiting (op: the name errors carry). */
+static wnn_status
+exec_host(wnn_context *c, wnn_graph *g, uint32_t n_in,
+          const void *const *in, uint32_t n_out, void *const *out,
+          uint64_t *prof_ns, uint32_t *prof_ran, uint64_t *prof_total,
+          const char *op, wnn_error *err)
 {
     if (g->ctx != c) {
-        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "graph",
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, "graph",
                          "the graph belongs to another context");
     }
     if (wnn_graph_is_destroyed(g) || wnn_context_is_lost(c)) {
-        return wnn_failk(err, WNN_INVALID_STATE, "compute", NULL, "graph",
+        return wnn_failk(err, WNN_INVALID_STATE, op, NULL, "graph",
                          wnn_context_is_lost(c) ? "the context is lost"
                                                 : "the graph is destroyed");
     }
     if (!c->backend->iface->host_storage) {
-        return wnn_failk(err, WNN_NOT_SUPPORTED, "compute", NULL, NULL,
+        return wnn_failk(err, WNN_NOT_SUPPORTED, op, NULL, NULL,
                          "the %s backend's tensors are not host memory",
                          c->backend->iface->name);
     }
+    if (prof_ns && !c->backend->iface->execute_profiled) {
+        return wnn_failk(err, WNN_NOT_SUPPORTED, op, NULL, NULL,
+                         "the %s backend cannot time its steps",
+                         c->backend->iface->name);
+    }
     if (n_in != g->n_inputs || n_out != g->n_outputs) {
-        return wnn_failk(err, WNN_TYPE_ERROR, "compute", NULL, "inputs",
+        return wnn_failk(err, WNN_TYPE_ERROR, op, NULL, "inputs",
                          "%u inputs and %u outputs given, the graph has %u "
                          "and %u", n_in, n_out, g->n_inputs, g->n_outputs);
     }
@@ -1447,9 +1469,12 @@ wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
     if (!task || !ptrs) {
         free(task);
         free(ptrs);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "compute", NULL, NULL,
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, op, NULL, NULL,
                          "out of memory");
     }
+    task->prof_ns = prof_ns;
+    task->prof_ran = prof_ran;
+    task->prof_total = prof_total;
     for (uint32_t i = 0; i < n_in; i++) {
         ptrs[i] = (void *)in[i];
     }
@@ -1463,7 +1488,26 @@ wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
     task->n_in = n_in;
     task->n_out = n_out;
     /* the caller waits: its buffers outlive the task's use of them */
-    return enqueue_wait(c, task, "compute", err);
+    return enqueue_wait(c, task, op, err);
+}
+
+wnn_status
+wnn_context_compute(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                    const void *const *in, uint32_t n_out, void *const *out,
+                    wnn_error *err)
+{
+    return exec_host(c, g, n_in, in, n_out, out, NULL, NULL, NULL, "compute",
+                     err);
+}
+
+wnn_status
+wnn_context_profile(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                    const void *const *in, uint32_t n_out, void *const *out,
+                    uint64_t *ns, uint32_t *ran, uint64_t *total_ns,
+                    wnn_error *err)
+{
+    return exec_host(c, g, n_in, in, n_out, out, ns, ran, total_ns, "profile",
+                     err);
 }
 
 /* #api-mlcontext-dispatch */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../ops/ops_internal.h"
@@ -443,12 +444,57 @@ bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
     }
 }
 
-static wnn_status
-cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
-            void *const *in, void *const *out, wnn_error *err)
+static uint64_t
+mono_ns(void)
 {
-    (void)be;
-    cpu_compiled *c = compiled;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One step of the plan: the node at plan position n, with the fused chain
+ * or the linked conv pair it runs. */
+static wnn_status
+run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
+         void *const *out, wnn_error *err)
+{
+    if (cn->chain) {
+        const uint32_t *ops;
+        uint32_t no = cpu_chain_operands(cn->chain, &ops);
+        for (uint32_t j = 0; j < no; j++) {
+            cn->chain_ptrs[j] = resolve(g, c, ops[j], in, out);
+        }
+        cpu_chain_run(cn->chain, cn->chain_ptrs,
+                      resolve(g, c, cn->result, in, out));
+        return WNN_OK;
+    }
+    const wnn_node *node = cn->call.node;
+    bind(g, c, cn, in, out);
+    if (cn->pre_e || cn->pre_d) { /* linked conv pairs: one kernel */
+        cpu_node *d = cn->pre_d ? cn->pre_d : cn;
+        cpu_node *pj = cn->pre_d ? cn : NULL, *e = d->pre_e;
+        if (d != cn) {
+            bind(g, c, d, in, out);
+        }
+        if (e) {
+            bind(g, c, e, in, out);
+        }
+        return cpu_conv_pair(e ? &e->call : NULL, &d->call,
+                             pj ? &pj->call : NULL, err);
+    }
+    wnn_status st = cpu_kernels[node->op](&cn->call, err);
+    if (st == WNN_OK && cn->call.epi && !cn->epi.applied) {
+        cpu_epi_output(&cn->epi, cn->out[0], &cn->out_desc[0]);
+    }
+    return st;
+}
+
+/* execute(), and execute_profiled() when ns / ran are given: each step's
+ * wall time added to ns[n] and ran[n] counted, n its plan position. */
+static wnn_status
+cpu_run(const wnn_graph *g, cpu_compiled *c, void *const *in,
+        void *const *out, uint64_t *ns, uint32_t *ran, wnn_error *err)
+{
     wnn_status st = WNN_OK;
     pthread_mutex_lock(&c->mu);
     for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
@@ -456,34 +502,13 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
         if (cn->skip) {
             continue;
         }
-        if (cn->chain) {
-            const uint32_t *ops;
-            uint32_t no = cpu_chain_operands(cn->chain, &ops);
-            for (uint32_t j = 0; j < no; j++) {
-                cn->chain_ptrs[j] = resolve(g, c, ops[j], in, out);
-            }
-            cpu_chain_run(cn->chain, cn->chain_ptrs,
-                          resolve(g, c, cn->result, in, out));
-            continue;
-        }
-        const wnn_node *node = cn->call.node;
-        bind(g, c, cn, in, out);
-        if (cn->pre_e || cn->pre_d) { /* linked conv pairs: one kernel */
-            cpu_node *d = cn->pre_d ? cn->pre_d : cn;
-            cpu_node *pj = cn->pre_d ? cn : NULL, *e = d->pre_e;
-            if (d != cn) {
-                bind(g, c, d, in, out);
-            }
-            if (e) {
-                bind(g, c, e, in, out);
-            }
-            st = cpu_conv_pair(e ? &e->call : NULL, &d->call,
-                               pj ? &pj->call : NULL, err);
-            continue;
-        }
-        st = cpu_kernels[node->op](&cn->call, err);
-        if (st == WNN_OK && cn->call.epi && !cn->epi.applied) {
-            cpu_epi_output(&cn->epi, cn->out[0], &cn->out_desc[0]);
+        if (ns) {
+            uint64_t t0 = mono_ns();
+            st = run_step(g, c, cn, in, out, err);
+            ns[n] += mono_ns() - t0;
+            ran[n]++;
+        } else {
+            st = run_step(g, c, cn, in, out, err);
         }
     }
     for (uint32_t i = 0; i < g->plan.n_copies && st == WNN_OK; i++) {
@@ -493,6 +518,23 @@ cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     }
     pthread_mutex_unlock(&c->mu);
     return st;
+}
+
+static wnn_status
+cpu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
+            void *const *in, void *const *out, wnn_error *err)
+{
+    (void)be;
+    return cpu_run(g, compiled, in, out, NULL, NULL, err);
+}
+
+static wnn_status
+cpu_execute_profiled(wnn_backend *be, const wnn_graph *g, void *compiled,
+                     void *const *in, void *const *out, uint64_t *ns,
+                     uint32_t *ran, wnn_error *err)
+{
+    (void)be;
+    return cpu_run(g, compiled, in, out, ns, ran, err);
 }
 
 static wnn_status
@@ -603,6 +645,7 @@ static const wnn_backend_i cpu_iface = {
     .compile = cpu_compile,
     .compiled_free = cpu_compiled_free,
     .execute = cpu_execute,
+    .execute_profiled = cpu_execute_profiled,
     .tensor_alloc = cpu_tensor_alloc,
     .tensor_free = cpu_tensor_free,
     .tensor_write = cpu_tensor_write,

@@ -58,6 +58,17 @@ int wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of);
 /* Whether the graph's backend runs those chains fused (then they are the
  * chains its pipeline fused; otherwise the chains a fusing backend would). */
 bool wnn_graph_fuses(const wnn_graph *g);
+/* Runs g on the caller's host buffers as wnn_context_compute does, timing
+ * its steps: for each step run, its wall time in ns is added to ns[i] and
+ * ran[i] is counted, i its position in the plan (wnn_graph_plan_node); a
+ * node run inside another step (a fused chain's, a linked conv pair's) or
+ * skipped gets nothing.  *total_ns gets the whole execution's time added.
+ * ns and ran have room for wnn_graph_plan_length(g).  NotSupportedError
+ * where the backend's tensors are not host memory or it cannot profile. */
+wnn_status wnn_context_profile(wnn_context *c, wnn_graph *g, uint32_t n_in,
+                               const void *const *in, uint32_t n_out,
+                               void *const *out, uint64_t *ns, uint32_t *ran,
+                               uint64_t *total_ns, wnn_error *err);
 /* The backend's name ("cpu", "cuda"). */
 const char *wnn_context_backend_name(const wnn_context *c);
 /* The CPU backend's threads; 0 for other devices. */
