@@ -13,6 +13,9 @@ import statistics
 from . import _core
 from ._display import _desc
 
+# operators the memory plan may turn into aliases of their input (no work)
+_ALIASES = ("reshape", "identity")
+
 
 class GraphProfile:
     """What :meth:`MLGraph.profile` returns: ``str()`` is a table (Jupyter
@@ -24,7 +27,8 @@ class GraphProfile:
         One per step, in execution order: ``step`` (its node's position in
         the plan), ``node`` (node id), ``operator`` (the node's operator),
         ``label``, ``operators`` (every operator the step ran, e.g.
-        ``["conv2d", "add", "relu"]``), ``output`` (``"float32[1, 8]"``),
+        ``["conv2d", "add", "relu"]``; a linked conv pair's expansion and
+        depthwise chains come first), ``output`` (``"float32[1, 8]"``),
         ``median_ms``, ``min_ms``, ``max_ms`` (over the timed runs) and
         ``share`` (of the steps' summed medians, 0..1).
     untimed : list of dict
@@ -120,11 +124,19 @@ def profile(graph, inputs, runs=10, warmup=1):
     for nid in order:
         if fusion[nid]:
             members.setdefault(fusion[nid], []).append(nid)
-    rows, timed = [], set()
+    # a step that ran nodes of earlier plan positions inside it (a linked
+    # conv pair: its expansion's and depthwise chains) lists them first;
+    # the only other nodes no step times are aliases, which need no work
+    ran_in = {m for pos, nid in enumerate(order) if ran[pos]
+              for m in (members.get(fusion[nid], [nid]) if fusion[nid] else [nid])}
+    rows, timed, waiting = [], set(), []
     for pos, nid in enumerate(order):
         if not ran[pos]:
+            if nid not in ran_in and nodes[nid]["operator"] not in _ALIASES:
+                waiting.append(nid)
             continue
-        group = members.get(fusion[nid], [nid]) if fusion[nid] else [nid]
+        group = waiting + (members.get(fusion[nid], [nid]) if fusion[nid] else [nid])
+        waiting = []
         timed.update(group)
         node = nodes[nid]
         times = per_step[pos]

@@ -41,3 +41,21 @@ def test_batch_of_random_inputs(ctx, weights):
     _check(got, mobilenetv2.reference(weights, x))
     # the two images of the batch are independent
     assert not np.allclose(got[0], got[1])
+
+
+def test_profile_accounts_for_every_node(ctx, weights):
+    """MLGraph.profile() on the whole network: every node of the plan in
+    exactly one row (linked conv pairs as one row that lists their three
+    convolutions), and the rows' sum within the whole run's time."""
+    if ctx.device_type != "cpu":
+        pytest.skip("profile() times CPU contexts")
+    b = webnn.MLGraphBuilder(ctx)
+    g = b.build({"f": mobilenetv2.build(b, weights)})
+    x = np.random.default_rng(3).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    p = g.profile({"input": x}, runs=3)
+    view = webnn._core.graph_view(g._h)
+    listed = sorted(op for r in p.rows for op in r["operators"])
+    listed += [u["operator"] for u in p.untimed]
+    assert sorted(listed) == sorted(view["nodes"][n]["operator"] for n in view["order"])
+    assert sum(r["operators"].count("conv2d") for r in p.rows) == 52
+    assert p.steps_ms <= p.total_ms * 1.02
