@@ -38,16 +38,17 @@ class GraphProfile:
         The median of the whole execution's time (the steps plus the
         backend's own work between them, such as copies into outputs).
     steps_ms : float
-        The sum of the rows' medians.
+        The median over the runs of the steps' summed times (at most
+        ``total_ms``: in every run the steps' sum is at most the whole).
     runs : int
         The timed runs.
     """
 
-    def __init__(self, rows, untimed, totals, runs, device):
+    def __init__(self, rows, untimed, totals, step_sums, runs, device):
         self.rows = rows
         self.untimed = untimed
-        self.total_ms = statistics.median(totals) if totals else 0.0
-        self.steps_ms = sum(r["median_ms"] for r in rows)
+        self.total_ms = statistics.median(totals)
+        self.steps_ms = statistics.median(step_sums)
         self.runs = runs
         self.device = device
 
@@ -108,7 +109,7 @@ def profile(graph, inputs, runs=10, warmup=1):
     args = (ctx._h, graph._h, list(data.values()), outs)
     for _ in range(warmup):
         _core.profile(*args)
-    per_step, totals, ran = None, [], None
+    per_step, totals, step_sums, ran = None, [], [], None
     for _ in range(runs):
         ns, r, total = _core.profile(*args)
         if per_step is None:
@@ -116,6 +117,7 @@ def profile(graph, inputs, runs=10, warmup=1):
         for i, v in enumerate(ns):
             per_step[i].append(v / 1e6)
         totals.append(total / 1e6)
+        step_sums.append(sum(ns) / 1e6)
     view = _core.graph_view(graph._h)
     nodes, ops, order = view["nodes"], view["operands"], view["order"]
     # (the chains a fusing backend would run, where this one does not fuse)
@@ -152,4 +154,4 @@ def profile(graph, inputs, runs=10, warmup=1):
         r["share"] = r["median_ms"] / steps
     untimed = [{"node": nid, "operator": nodes[nid]["operator"], "label": nodes[nid]["label"]}
                for nid in order if nid not in timed]
-    return GraphProfile(rows, untimed, totals, runs, ctx.device_type)
+    return GraphProfile(rows, untimed, totals, step_sums, runs, ctx.device_type)

@@ -113,21 +113,16 @@ cpu_pool_spin_ns(void)
     return 50000;
 }
 
-/* WEBNN_RNN_ISA=avx2|baseline */
+/* WEBNN_CPU_ISA=avx512|avx2|baseline (anything else: no cap) */
 int
-cpu_rnn_isa_cap(void)
+cpu_config_isa_cap(void)
 {
-    static atomic_int v = 0;
-    int x = atomic_load_explicit(&v, memory_order_relaxed);
-    if (x == 0) {
-        const char *cap = getenv("WEBNN_RNN_ISA");
-        x = 4;
-        if (cap && strcmp(cap, "avx2") == 0) {
-            x = 3;
-        } else if (cap && strcmp(cap, "baseline") == 0) {
-            x = 1;
-        }
-        atomic_store_explicit(&v, x, memory_order_relaxed);
+    const char *cap = getenv("WEBNN_CPU_ISA");
+    if (cap && strcmp(cap, "avx2") == 0) {
+        return CPU_ISA_AVX2;
     }
-    return x;
+    if (cap && strcmp(cap, "baseline") == 0) {
+        return CPU_ISA_BASELINE;
+    }
+    return CPU_ISA_AVX512;
 }

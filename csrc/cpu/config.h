@@ -6,7 +6,8 @@
  *   WEBNN_NUM_THREADS    threads of the pool and BLIS
  *   WEBNN_POOL_SPIN_US   how long the pool's helpers spin (default 50)
  *   WEBNN_NT_BYTES       output size from which streaming stores are used
- *   WEBNN_RNN_ISA        avx2|baseline: caps the recurrent micro-kernels
+ *   WEBNN_CPU_ISA        avx512|avx2|baseline: caps the instruction set of
+ *                        every hand-written kernel (cpu_isa(), cpu.h)
  * Kernel choices are read once per compile (build()) and stored in the
  * compiled graph, so a graph keeps the kernels it was compiled with:
  *   WEBNN_CONV_DIRECT=0    no AVX-512 direct convolution (nor Winograd):
@@ -17,6 +18,10 @@
 #define WNN_CPU_CONFIG_H
 #include <stdbool.h>
 #include <stdint.h>
+
+/* instruction-set levels (cpu_isa(), cpu.h): x86-64 psABI levels 1 and 3
+ * (AVX2, FMA, BMI2) and 4 (AVX-512 F, CD, BW, DQ, VL) */
+enum { CPU_ISA_BASELINE = 1, CPU_ISA_AVX2 = 3, CPU_ISA_AVX512 = 4 };
 
 typedef struct cpu_config {
     bool conv_direct;       /* WEBNN_CONV_DIRECT != 0   */
@@ -31,7 +36,9 @@ void cpu_config_read(cpu_config *c);
 int cpu_num_threads(void);          /* >= 1 */
 uint64_t cpu_nt_bytes(void);        /* UINT64_MAX - 1: never */
 uint64_t cpu_pool_spin_ns(void);
-int cpu_rnn_isa_cap(void);
+/* The level WEBNN_CPU_ISA caps cpu_isa() to (CPU_ISA_*; CPU_ISA_AVX512:
+ * no cap).  Read by cpu_isa() once per process. */
+int cpu_config_isa_cap(void);
 /* WEBNN_CPU_FUSION=0: the CPU backend fuses nothing (read when a context's
  * backend is created) */
 bool cpu_config_fusion(void);
@@ -46,6 +53,6 @@ bool cpu_config_layout(void);
  * parameters stays in the chain's epilogue instead of being folded into the
  * filter and bias (backend_cpu.c, fold_bn; read when a context's backend is
  * created) */
-bool cpu_config_fold_bn(void);          /* 4 (no cap), 3 (avx2) or 1 (baseline) */
+bool cpu_config_fold_bn(void);
 
 #endif

@@ -162,6 +162,11 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
  * cpu_nt_bytes() in config.h. */
 /* the CPU runs x86-64-v4 code (AVX-512 F, DQ, BW, VL, CD): the level of
  * the kernels written with AVX-512 intrinsics (support.c) */
+/* The instruction-set level the hand-written kernels may use (CPU_ISA_*,
+ * config.h): the CPU's, capped by WEBNN_CPU_ISA; read once per process.
+ * Kernels choose their code path by it (cpu_has_avx512(): level 4).
+ * Loops the compiler clones (CPU_HOT, target_clones) follow the CPU. */
+int cpu_isa(void);
 bool cpu_has_avx512(void);
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the
  * data is read by another thread (the pool's join is not enough). */

@@ -1,5 +1,5 @@
 /* support.c -- what every CPU kernel may call besides the pool and BLIS:
- * error reporting, streaming stores and the AVX-512 check (cpu.h).  A
+ * error reporting, streaming stores and the instruction-set level (cpu.h).  A
  * leaf: it calls nothing else of csrc/cpu, so kernels never call back into
  * backend_cpu.c (which calls them through the ops.def table). */
 #include <stdarg.h>
@@ -29,25 +29,39 @@ cpu_fail(const cpu_call *k, wnn_error *err, const char *fmt, ...)
     return WNN_ERR;
 }
 
-bool
-cpu_has_avx512(void)
+/* The instruction-set level of the hand-written kernels (cpu.h): what the
+ * CPU has, capped by WEBNN_CPU_ISA (config.c).  Read once per process. */
+int
+cpu_isa(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static atomic_int f = -1; /* every thread that races stores the same */
+    static atomic_int f = 0; /* every thread that races stores the same */
     int v = atomic_load_explicit(&f, memory_order_relaxed);
-    if (v < 0) {
+    if (v == 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") &&
-            __builtin_cpu_supports("avx512cd");
+        bool v3 = __builtin_cpu_supports("avx2") &&
+                  __builtin_cpu_supports("fma") &&
+                  __builtin_cpu_supports("bmi2");
+        bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
+                  __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512cd");
+        v = v4 ? CPU_ISA_AVX512 : v3 ? CPU_ISA_AVX2 : CPU_ISA_BASELINE;
+        int cap = cpu_config_isa_cap();
+        v = v < cap ? v : cap;
         atomic_store_explicit(&f, v, memory_order_relaxed);
     }
     return v;
 #else
-    return false;
+    return CPU_ISA_BASELINE;
 #endif
+}
+
+bool
+cpu_has_avx512(void)
+{
+    return cpu_isa() >= CPU_ISA_AVX512;
 }
 
 void

@@ -57,8 +57,9 @@ def test_times_add_up_and_land_on_the_right_step():
     g, inputs = _graph(ctx)
     p = g.profile(inputs, runs=7, warmup=2)
     # the steps run inside the whole execution: their sum is at most its
-    # time, and the loop around them is a small part of it
-    assert p.steps_ms <= p.total_ms * 1.02
+    # time in every run (so in the medians), and the loop around them is a
+    # small part of it
+    assert p.steps_ms <= p.total_ms
     assert p.steps_ms >= 0.7 * p.total_ms
     # a 384^3 product (113 MFLOP) against steps of a few thousand elements
     big = next(r for r in p.rows if r["operators"] == ["matmul"])

@@ -268,8 +268,8 @@ def test_fewer_threads_than_planned(tmp_path):
 @pytest.mark.parametrize("isa", ["avx2", "baseline"])
 def test_other_isa(tmp_path, isa):
     """The AVX2 micro-kernel (6 x 16, for CPUs without AVX-512) and the
-    cpu_sgemm path (CPUs without AVX2 + FMA), chosen with WEBNN_RNN_ISA."""
-    run_in_subprocess(tmp_path, {"WEBNN_RNN_ISA": isa}, SUBPROCESS_CASES, isa)
+    cpu_sgemm path (CPUs without AVX2 + FMA), chosen with WEBNN_CPU_ISA."""
+    run_in_subprocess(tmp_path, {"WEBNN_CPU_ISA": isa}, SUBPROCESS_CASES, isa)
 
 
 def test_output_descriptors(ctx):

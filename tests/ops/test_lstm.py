@@ -272,8 +272,8 @@ def test_fewer_threads_than_planned(tmp_path):
 
 @pytest.mark.parametrize("isa", ["avx2", "baseline"])
 def test_other_isa(tmp_path, isa):
-    """The AVX2 micro-kernel and the cpu_sgemm path (WEBNN_RNN_ISA)."""
-    run_in_subprocess(tmp_path, {"WEBNN_RNN_ISA": isa}, SUBPROCESS_CASES, isa)
+    """The AVX2 micro-kernel and the cpu_sgemm path (WEBNN_CPU_ISA)."""
+    run_in_subprocess(tmp_path, {"WEBNN_CPU_ISA": isa}, SUBPROCESS_CASES, isa)
 
 
 def test_output_descriptors(ctx):

@@ -47,7 +47,7 @@
  * With two directions and two threads, each thread runs one direction
  * without barriers.  Small networks run on one thread; large cpu_sgemm
  * step products thread themselves, the gate math then threaded over the
- * batch.  WEBNN_RNN_ISA=avx2|baseline in the environment caps the code
+ * batch.  WEBNN_CPU_ISA=avx2|baseline in the environment caps the code
  * path chosen (to test the others). */
 #include <math.h>
 #include <stdlib.h>
@@ -69,22 +69,7 @@
 static int
 isa_level(void)
 {
-    static int level = 0;
-    if (level == 0) {
-        __builtin_cpu_init();
-        bool v3 = __builtin_cpu_supports("avx2") &&
-                  __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("bmi2");
-        bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
-                  __builtin_cpu_supports("avx512vl") &&
-                  __builtin_cpu_supports("avx512bw") &&
-                  __builtin_cpu_supports("avx512dq");
-        level = v4 ? 4 : v3 ? 3 : 1;
-        /* WEBNN_RNN_ISA=avx2|baseline caps it (to test those paths) */
-        int cap = cpu_rnn_isa_cap();
-        level = level < cap ? level : cap;
-    }
-    return level;
+    return cpu_isa();
 }
 #else
 #define RNN_X86 0
