@@ -1,0 +1,285 @@
+"""The models people run, exported the way they export them: webnn.onnx
+against ONNX Runtime on the same ONNX files, in one process, interleaved.
+
+    pip install .[bench]          # torch, torchvision, transformers, onnxruntime
+    python benchmarks/bench_families.py [--models bert,resnet50] [--rounds 10]
+        [--threads 2] [--cache build/bench-families]
+
+Each family is built at bench time from a transformers / torchvision config
+with random weights (seeded; nothing is downloaded) and exported with
+torch.onnx.export into the cache folder (reused while torch's and
+transformers' versions are the same).  Then, per model:
+
+- load: webnn.onnx.load (import + compile) and ONNX Runtime's session
+  creation (ORT_ENABLE_ALL), each timed once, cold;
+- the outputs of both on the same random inputs compared (largest
+  difference relative to the output's scale);
+- rounds of one webnn ``run()`` and one ORT run with I/O binding (inputs
+  bound once, outputs into preallocated arrays), alternating, each timed.
+
+The table: min / median / max ms of each, ORT median / webnn median (> 1:
+webnn is faster), the load times, and the geometric mean of the ratios;
+above it the CPU model, the ISA level webnn's kernels run at
+(WEBNN_CPU_ISA caps it), the threads and the machine's load average.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+try:
+    import onnxruntime as ort
+    import torch
+    import transformers
+except ImportError as e:  # pragma: no cover
+    sys.exit(f"bench_families needs torch, transformers and onnxruntime "
+             f"(pip install .[bench]): {e}")
+
+import webnn  # noqa: E402
+import webnn.onnx  # noqa: E402
+
+
+# ---- the families ------------------------------------------------------------
+def _ids(rng, vocab, *shape):
+    return torch.from_numpy(rng.integers(0, vocab, shape).astype(np.int64))
+
+
+class _Hidden(torch.nn.Module):
+    """An encoder: input ids and the mask -> the last hidden state."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
+def bert(rng):
+    cfg = transformers.BertConfig()  # BERT-base: 12 layers, 768 wide, 12 heads
+    m = _Hidden(transformers.BertModel(cfg))
+    ids = _ids(rng, cfg.vocab_size, 1, 128)
+    return m, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, ["last_hidden_state"]
+
+
+class _Logits(torch.nn.Module):
+    """A causal LM without its cache: input ids (and the mask) -> logits."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids, attention_mask):
+        return self.lm(input_ids=input_ids, attention_mask=attention_mask,
+                       use_cache=False).logits
+
+
+def gpt2_prefill(rng):
+    cfg = transformers.GPT2Config()  # GPT-2 small
+    m = _Logits(transformers.GPT2LMHeadModel(cfg))
+    ids = _ids(rng, cfg.vocab_size, 1, 128)
+    return m, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, ["logits"]
+
+
+def llama_smollm(rng):
+    cfg = transformers.LlamaConfig(  # SmolLM-135M's architecture
+        vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+        num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=2048,
+        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True,
+        hidden_act="silu")
+    m = _Logits(transformers.LlamaForCausalLM(cfg))
+    ids = _ids(rng, cfg.vocab_size, 1, 64)
+    return m, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, ["logits"]
+
+
+def whisper_tiny_encoder(rng):
+    cfg = transformers.WhisperConfig(  # whisper-tiny
+        d_model=384, encoder_layers=4, encoder_attention_heads=6, encoder_ffn_dim=1536,
+        decoder_layers=4, decoder_attention_heads=6, decoder_ffn_dim=1536, num_mel_bins=80)
+    enc = transformers.WhisperModel(cfg).get_encoder()
+
+    class Enc(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = enc
+
+        def forward(self, input_features):
+            return self.enc(input_features).last_hidden_state
+    x = torch.from_numpy(rng.standard_normal((1, 80, 3000)).astype(np.float32))
+    return Enc(), {"input_features": x}, ["last_hidden_state"]
+
+
+def _vision(name):
+    def make(rng):
+        import torchvision
+        m = getattr(torchvision.models, name)(weights=None)
+        for mod in m.modules():  # (torchvision's ViT starts its head at zero)
+            if isinstance(mod, torch.nn.Linear) and not mod.weight.any():
+                torch.nn.init.normal_(mod.weight, std=0.02)
+        x = torch.from_numpy(rng.standard_normal((1, 3, 224, 224)).astype(np.float32))
+        return m, {"x": x}, ["y"]
+    return make
+
+
+FAMILIES = {
+    "bert": ("BERT-base, seq 128", bert),
+    "gpt2": ("GPT-2 small, prefill 128", gpt2_prefill),
+    "llama": ("Llama (SmolLM-135M config), 64 tokens", llama_smollm),
+    "vit": ("ViT-B/16, 224", _vision("vit_b_16")),
+    "resnet50": ("ResNet-50, 224", _vision("resnet50")),
+    "convnext": ("ConvNeXt-T, 224", _vision("convnext_tiny")),
+    "efficientnet": ("EfficientNet-B0, 224", _vision("efficientnet_b0")),
+    "whisper": ("Whisper-tiny encoder, 30 s", whisper_tiny_encoder),
+}
+
+
+def export(key, folder):
+    """The family's ONNX file (exported once per torch / transformers
+    version) and its inputs as NumPy arrays."""
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    model, inputs, outputs = FAMILIES[key][1](rng)
+    tag = f"{key}-torch{torch.__version__}-tf{transformers.__version__}".replace("+", "_")
+    path = os.path.join(folder, tag + ".onnx")
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        model.eval()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation
+            torch.onnx.export(model, tuple(inputs.values()), path + ".tmp",
+                              input_names=list(inputs), output_names=outputs,
+                              opset_version=18, dynamo=False, external_data=False)
+        os.replace(path + ".tmp", path)
+    return path, {k: v.numpy() for k, v in inputs.items()}
+
+
+# ---- timing ------------------------------------------------------------------
+def ort_session(path, threads):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_runner(sess, feeds):
+    """One ORT run with I/O binding: inputs bound once, outputs written into
+    arrays allocated by the first run and bound from then on."""
+    io = sess.io_binding()
+    for k, v in feeds.items():
+        io.bind_cpu_input(k, np.ascontiguousarray(v))
+    first = sess.run(None, feeds)
+    outs = [np.empty_like(a) for a in first]
+    for o, a in zip(sess.get_outputs(), outs):
+        io.bind_output(o.name, "cpu", 0, a.dtype, list(a.shape), a.ctypes.data)
+
+    def run():
+        sess.run_with_iobinding(io)
+        return outs
+    return run, first
+
+
+def rel_diff(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+
+
+def bench(key, folder, rounds, threads):
+    path, feeds = export(key, folder)
+    t0 = time.perf_counter()
+    m = webnn.onnx.load(path, context=webnn.ml.create_context(device_type="cpu"))
+    load_w = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sess = ort_session(path, threads)
+    load_o = time.perf_counter() - t0
+    run_o, ref = ort_runner(sess, feeds)
+    ours = m.run(feeds)
+    diff = max(rel_diff(a, b) for a, b in zip(ours.values(), ref))
+    for _ in range(2):  # warm: constants prepared, caches and pages
+        m.run(feeds)
+        run_o()
+    tw, to = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        m.run(feeds)
+        t1 = time.perf_counter()
+        run_o()
+        t2 = time.perf_counter()
+        tw.append((t1 - t0) * 1e3)
+        to.append((t2 - t1) * 1e3)
+    return {"model": FAMILIES[key][0], "webnn": tw, "ort": to, "load_webnn": load_w,
+            "load_ort": load_o, "diff": diff,
+            "ratio": statistics.median(to) / statistics.median(tw)}
+
+
+def machine():
+    model = isa = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+        model = next(line.split(":", 1)[1].strip() for line in info.splitlines()
+                     if line.startswith("model name"))
+        flags = next(line for line in info.splitlines() if line.startswith("flags")).split()
+        cpu = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "baseline"
+        cap = os.environ.get("WEBNN_CPU_ISA", "")
+        order = ["baseline", "avx2", "avx512"]
+        isa = (min(cpu, cap, key=order.index) if cap in order else cpu) + \
+            f" (CPU: {cpu}{', WEBNN_CPU_ISA=' + cap if cap else ''})"
+    except (OSError, StopIteration):
+        pass
+    return model, isa, os.getloadavg()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(FAMILIES),
+                   help=f"comma-separated, of: {', '.join(FAMILIES)}")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--cache", default=os.path.join(ROOT, "build", "bench-families"))
+    args = p.parse_args()
+    os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
+    torch.set_num_threads(args.threads)
+    keys = [k for k in args.models.split(",") if k]
+    bad = [k for k in keys if k not in FAMILIES]
+    if bad:
+        p.error(f"unknown models {bad}; choose from {list(FAMILIES)}")
+    model, isa, load = machine()
+    print(f"CPU: {model}; webnn kernels: {isa}; threads: {args.threads}; "
+          f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, "
+          f"transformers {transformers.__version__}; {args.rounds} interleaved rounds\n")
+    head = (f"| model | webnn ms min / med / max | ORT ms min / med / max | ORT / webnn "
+            f"| load webnn s | ORT session s | max rel diff |")
+    print(head)
+    print("|---|---|---|---:|---:|---:|---:|")
+    ratios = []
+    for k in keys:
+        try:
+            r = bench(k, args.cache, args.rounds, args.threads)
+        except Exception as e:  # a model that does not export or load: say so, go on
+            print(f"| {FAMILIES[k][0]} | failed: {type(e).__name__}: {str(e)[:160]} |||||")
+            continue
+        ratios.append(r["ratio"])
+
+        def mmm(v):
+            return f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}"
+        print(f"| {r['model']} | {mmm(r['webnn'])} | {mmm(r['ort'])} | {r['ratio']:.2f} "
+              f"| {r['load_webnn']:.2f} | {r['load_ort']:.2f} | {r['diff']:.1e} |", flush=True)
+    if ratios:
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print(f"\ngeometric mean of ORT / webnn over {len(ratios)} models: {geo:.2f}")
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
