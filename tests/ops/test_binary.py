@@ -9,6 +9,8 @@ gives 0 unless the base is +-1 (0 ** negative == 0).
 import numpy as np
 import pytest
 
+import webnn
+
 from .conftest import (BROADCAST_CASES, as_pyints, broadcast_shapes, check_exact, check_float,
                        float_specials, int_specials, is_float, npdt, op_dtypes, random_floats,
                        random_ints, rng_for, wrap_int)
@@ -330,3 +332,44 @@ def test_pow_in_place_chain(run):
     assert np.array_equal(np.isnan(got), np.isnan(ref))
     ok = ~np.isnan(ref)
     assert _ulps32(got[ok], ref[ok]).max() <= 1
+
+
+@pytest.mark.parametrize("how", ["scalar constant", "[1, 1] constant", "input [1]",
+                                 "full-shape constant"])
+def test_pow_square_exact(ctx, how):
+    """x ** 2 (RMSNorm's square) equals x * x rounded once, bit for bit,
+    whichever way the exponent 2 comes: a one-element exponent runs as a
+    product, a full-shape one through pow; specials and overflow included."""
+    rng = rng_for("pow-square")
+    x = np.concatenate([np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-30, 3e19,
+                                  -2e19, 1.8446743e19, 65504.0, 1.0, -1.0], np.float32),
+                        (rng.standard_normal(2997) * 10).astype(np.float32)]).reshape(7, -1)
+    b = webnn.MLGraphBuilder(ctx)
+    a = b.input("a", {"data_type": "float32", "shape": list(x.shape)})
+    inputs = {"a": x}
+    if how == "scalar constant":
+        e = b.constant(np.float32(2.0))
+    elif how == "[1, 1] constant":
+        e = b.constant(np.full((1, 1), 2.0, np.float32))
+    elif how == "input [1]":
+        e = b.input("e", {"data_type": "float32", "shape": [1]})
+        inputs["e"] = np.array([2.0], np.float32)
+    else:
+        e = b.constant(np.full(x.shape, 2.0, np.float32))
+    got = ctx.compute(b.build({"y": b.pow(a, e)}), inputs)["y"]
+    with np.errstate(all="ignore"):
+        ref = (x.astype(np.float64) ** 2).astype(np.float32)
+    np.testing.assert_array_equal(got, ref)  # (NaN where ref is NaN)
+    assert np.array_equal(np.signbit(got), np.signbit(ref))
+
+
+def test_pow_near_two_is_not_a_square(ctx):
+    """An exponent of 2 + 1 ulp is a pow, not a product."""
+    x = np.array([3.0, 10.0, 1e10, 0.5], np.float32)
+    e = np.nextafter(np.float32(2.0), np.float32(3.0))
+    b = webnn.MLGraphBuilder(ctx)
+    a = b.input("a", {"data_type": "float32", "shape": [4]})
+    got = ctx.compute(b.build({"y": b.pow(a, b.constant(e))}), {"a": x})["y"]
+    ref = np.power(x.astype(np.float64), np.float64(e))
+    assert _ulps32(got, ref).max() <= 1
+    assert got[2] != np.float32(1e20)  # 1e10 ** 2.4e-7 = 1 + 5.5e-6: not a square

@@ -1033,6 +1033,21 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
+/* Is the exponent of a float32 pow one element (broadcast everywhere)
+ * equal to 2? */
+static bool
+pow_square(const nd *it, const unsigned char *b)
+{
+    for (uint32_t d = 0; d < it->rank; d++) {
+        if (it->st[1][d] != 0) {
+            return false;
+        }
+    }
+    float e;
+    memcpy(&e, b, sizeof(e));
+    return e == 2.0f;
+}
+
 wnn_status
 cpu_binary(const cpu_call *k, wnn_error *err)
 {
@@ -1042,13 +1057,20 @@ cpu_binary(const cpu_call *k, wnn_error *err)
     bop op = bop_of(k->node->op);
     bool cmp = op >= B_EQ;
     domain dm = domain_of(ti);
-    const nd it = k->lowered->u.bcast;
+    nd it = k->lowered->u.bcast;
+    const unsigned char *A = k->in[0], *B = k->in[1];
+    if (op == B_POW && ti == WNN_FLOAT32 && pow_square(&it, B)) {
+        /* x ^ 2 is x * x, bit for bit (one rounding; NaN, +-0 and +-inf
+         * alike): RMSNorm's square as a product, not a pow per element */
+        op = B_MUL;
+        B = A;
+        memcpy(it.st[1], it.st[0], sizeof(it.st[0]));
+    }
     uint64_t inner = it.shape[it.rank - 1];
     uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
     uint64_t per_row = (inner + CH - 1) / CH;
     uint64_t tasks = rows * per_row;
     size_t sa = wnn_dtype_size(ti), so = wnn_dtype_size(to);
-    const unsigned char *A = k->in[0], *B = k->in[1];
     unsigned char *Y = k->out[0];
     int ia = it.st[0][it.rank - 1] != 0, ib = it.st[1][it.rank - 1] != 0;
     uint64_t total = rows * inner;
