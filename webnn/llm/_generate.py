@@ -123,6 +123,7 @@ class CausalLM:
                 self.context.write_tensor(t, zeros)
             self._caches.append(bufs)
         self._run_id = 0
+        self._last_phase: Optional[_Phase] = None
         self.timings = Timings()
 
     # -- one graph run -----------------------------------------------------------
@@ -151,6 +152,7 @@ class CausalLM:
         outputs.update(zip(phase.cache_out, dst))
         ctx.dispatch(phase.graph, inputs, outputs)
         self._caches.reverse()
+        self._last_phase = phase
 
     def _next(self, phase: _Phase, rng: Optional[np.random.Generator], temperature: float,
               top_k: int, top_p: float) -> int:
@@ -239,6 +241,16 @@ class CausalLM:
             pos += 1
             token = self._next(self._decode, rng, temperature, top_k, top_p)
             timings.per_token.append(time.perf_counter() - before)
+
+    def last_logits(self) -> npt.NDArray[np.float32]:
+        """The logits ([vocab]) from which the last token of the last generation was
+        chosen (read from the context: a sync point)."""
+        phase = self._last_phase
+        if phase is None:
+            raise webnn.InvalidStateError("webnn.llm.CausalLM.last_logits: nothing was "
+                                          "generated yet")
+        out = self.context.read_tensor(phase.results[phase.out_name["next_logits"]])
+        return np.asarray(out, np.float32).reshape(-1)
 
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, **options: Any
                  ) -> List[int]:
