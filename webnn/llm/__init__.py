@@ -12,8 +12,8 @@ graphs compiled once (prefill, decode); see _generate.py.  make_model / export /
 hf_greedy need torch and transformers and import them on first use.
 """
 from ._generate import CausalLM, Timings, sampling_probs
-from ._graph import LMInterface, describe, prepare
+from ._graph import LMInterface, describe, prepare, step_feeds
 from ._hf import CONFIGS, export, hf_greedy, make_config, make_model
 
 __all__ = ["CausalLM", "Timings", "sampling_probs", "LMInterface", "describe", "prepare",
-           "CONFIGS", "export", "hf_greedy", "make_config", "make_model"]
+           "step_feeds", "CONFIGS", "export", "hf_greedy", "make_config", "make_model"]

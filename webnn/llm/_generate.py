@@ -13,7 +13,7 @@ import webnn
 import webnn.onnx
 from webnn.onnx._import import _as_proto
 
-from ._graph import LMInterface, describe, prepare
+from ._graph import LMInterface, describe, prepare, step_feeds
 
 __all__ = ["CausalLM", "Timings", "sampling_probs"]
 
@@ -130,17 +130,8 @@ class CausalLM:
     def _run(self, phase: _Phase, tokens: Sequence[int], pos: int) -> None:
         """Feed `tokens` at positions pos, pos + 1, ...: their keys and values go into
         the cache's slots pos, ...; the next token's logits are those of the last one."""
-        ctx, cap, t, n = self.context, self.capacity, phase.tokens, len(tokens)
-        ids = np.zeros((1, t), np.int64)
-        ids[0, :n] = tokens
-        positions = np.minimum(pos + np.arange(t, dtype=np.int64), pos + n - 1)[None]
-        mask = np.zeros((1, cap + t), np.int64)
-        mask[0, :pos] = 1
-        mask[0, cap:cap + n] = 1
-        index = np.arange(cap, dtype=np.int32)
-        index[pos:pos + n] = cap + np.arange(n, dtype=np.int32)
-        values = {"input_ids": ids, "position_ids": positions, "attention_mask": mask,
-                  "cache_index": index, "logits_index": np.array([n - 1], np.int32)}
+        ctx = self.context
+        values = step_feeds(tokens, pos, phase.tokens, self.capacity)
         inputs = dict(phase.feeds)
         for name, tensor in phase.feeds.items():
             ctx.write_tensor(tensor, values[name])

@@ -17,12 +17,15 @@ past followed by the T new entries).  `prepare` adds:
 """
 import re
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
 
 import onnx
 from onnx import TensorProto, helper
 
-__all__ = ["LMInterface", "describe", "prepare"]
+__all__ = ["LMInterface", "describe", "prepare", "step_feeds"]
 
 _PAST = re.compile(r"^past\.(\d+)\.(key|value)$")
 
@@ -124,3 +127,23 @@ def prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
     for name, dt, shape in new_outputs:
         g.output.append(helper.make_tensor_value_info(name, dt, shape))
     return out
+
+
+def step_feeds(tokens: Sequence[int], pos: int, width: int, capacity: int
+               ) -> Dict[str, npt.NDArray[np.generic]]:
+    """The small inputs of one run of a prepared model compiled for `width` new tokens
+    and `capacity` cache slots: feed `tokens` (at most `width`, the rest padding) at
+    positions pos, pos + 1, ...; their keys and values go to the cache's slots pos, ...;
+    slots from pos on are masked out (not written yet, or stale); the next token's
+    logits are those of the last token given."""
+    n = len(tokens)
+    ids = np.zeros((1, width), np.int64)
+    ids[0, :n] = tokens
+    positions = np.minimum(pos + np.arange(width, dtype=np.int64), pos + n - 1)[None]
+    mask = np.zeros((1, capacity + width), np.int64)
+    mask[0, :pos] = 1
+    mask[0, capacity:capacity + n] = 1
+    index = np.arange(capacity, dtype=np.int32)
+    index[pos:pos + n] = capacity + np.arange(n, dtype=np.int32)
+    return {"input_ids": ids, "position_ids": positions, "attention_mask": mask,
+            "cache_index": index, "logits_index": np.array([n - 1], np.int32)}

@@ -3,6 +3,7 @@ GPT-2 or Llama causal LM from a config (seeded random weights) or a local checkp
 folder, export it to ONNX with its key/value cache, and transformers' own greedy tokens
 as the reference.  Nothing is downloaded."""
 import os
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import onnx
@@ -116,7 +117,8 @@ def export(model: Any, path: Optional[str] = None, *, opset: int = 17) -> onnx.M
                                       "position_ids": {1: "seq"}}
     dyn.update({n: {2: "past"} for n in pnames})
     buf = io.BytesIO()
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the tracer's notes on Python-side branches
         torch.onnx.export(_wrapper(model), (ids, mask, pos, *past), buf,
                           input_names=["input_ids", "attention_mask", "position_ids"]
                           + pnames, output_names=onames, dynamic_axes=dyn,
