@@ -44,7 +44,7 @@ def sampling_probs(logits: npt.ArrayLike, temperature: float, top_k: int = 0,
     if 0 < top_k < z.size:
         kth = np.partition(z, z.size - top_k)[z.size - top_k]
         z = np.where(z < kth, -np.inf, z)
-    p = np.exp(z - z.max())
+    p: npt.NDArray[np.float64] = np.exp(z - z.max())
     p /= p.sum()
     if top_p < 1.0:
         order = np.argsort(-p, kind="stable")
@@ -71,16 +71,17 @@ class _Phase:
         graph = self.model.graph
         assert graph is not None
         self.graph = graph
-        self.feeds = {n: ctx.create_tensor({"dataType": dt, "shape": list(s),
+        ins, outs = graph.input_descriptors, graph.output_descriptors
+        self.feeds = {n: ctx.create_tensor({"data_type": d["data_type"], "shape": d["shape"],
                                             "writable": True})
-                      for n, (dt, s) in graph._inputs.items() if not n.startswith("past.")}
-        names = self.model._graph_outputs      # ONNX output name -> graph output name
+                      for n, d in ins.items() if not n.startswith("past.")}
+        names: Dict[str, str] = self.model._graph_outputs   # ONNX name -> graph output
         self.out_name = {n: names[n] for n in ("next_token", "next_logits")}
         self.cache_out = [names[n] for n in info.cache_names]
-        self.past_in = [n if n in graph._inputs else None for n in info.past_names]
-        self.results = {n: ctx.create_tensor({"dataType": dt, "shape": list(s),
-                                              "readable": True})
-                        for n, (dt, s) in graph._outputs.items() if n in self.out_name.values()}
+        self.past_in = info.past_names   # all read: the new cache gathers from them
+        self.results = {n: ctx.create_tensor({"data_type": d["data_type"],
+                                              "shape": d["shape"], "readable": True})
+                        for n, d in outs.items() if n in self.out_name.values()}
 
 
 class CausalLM:
@@ -103,7 +104,7 @@ class CausalLM:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"webnn.llm.CausalLM: {name} must be a positive int, "
                                  f"got {v!r}")
-        proto = prepare(_as_proto(model))
+        proto = prepare(_as_proto(model))  # type: ignore[no-untyped-call]
         self.info = describe(proto)
         self.context = context if context is not None else webnn.ml.create_context()
         self.capacity = capacity
@@ -113,9 +114,10 @@ class CausalLM:
         self._prefill = (self._decode if self.prefill_bucket == 1 else
                          _Phase(self.context, proto, self.info, self.prefill_bucket,
                                 capacity))
-        desc = {"dataType": "float32", "writable": True,
-                "shape": [1, self.info.kv_heads, capacity, self.info.head_dim]}
-        zeros = np.zeros(desc["shape"], np.float32)
+        shape = [1, self.info.kv_heads, capacity, self.info.head_dim]
+        desc: webnn.MLTensorDescriptor = {"data_type": "float32", "shape": shape,
+                                          "writable": True}
+        zeros = np.zeros(shape, np.float32)
         self._caches: List[List[webnn.MLTensor]] = []
         for _ in range(2):
             bufs = [self.context.create_tensor(desc) for _ in self.info.past_names]
@@ -136,9 +138,7 @@ class CausalLM:
         for name, tensor in phase.feeds.items():
             ctx.write_tensor(tensor, values[name])
         src, dst = self._caches
-        for name, tensor in zip(phase.past_in, src):
-            if name is not None:
-                inputs[name] = tensor
+        inputs.update(zip(phase.past_in, src))
         outputs = dict(phase.results)
         outputs.update(zip(phase.cache_out, dst))
         ctx.dispatch(phase.graph, inputs, outputs)

@@ -17,7 +17,7 @@ past followed by the T new entries).  `prepare` adds:
 """
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,7 @@ class LMInterface:
         return [f"cache.{i}.{kv}" for i in range(self.layers) for kv in ("key", "value")]
 
 
-def _dims(vi: onnx.ValueInfoProto) -> List[object]:
+def _dims(vi: onnx.ValueInfoProto) -> List[Union[str, int]]:
     return [d.dim_value if d.HasField("dim_value") else d.dim_param
             for d in vi.type.tensor_type.shape.dim]
 
@@ -104,7 +104,7 @@ def prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
     g.input.append(helper.make_tensor_value_info("cache_index", TensorProto.INT32, [past_dim]))
     g.input.append(helper.make_tensor_value_info("logits_index", TensorProto.INT32, [1]))
     keep: List[onnx.ValueInfoProto] = []
-    new_outputs: List[Tuple[str, int, List[object]]] = []
+    new_outputs: List[Tuple[str, int, List[Union[str, int]]]] = []
     for vo in g.output:
         m = re.match(r"^present\.(\d+)\.(key|value)$", vo.name)
         if m:

@@ -70,7 +70,7 @@ def _wrapper(model: Any) -> Any:
     import torch
     from transformers import DynamicCache
 
-    class _WithCache(torch.nn.Module):
+    class _WithCache(torch.nn.Module):  # type: ignore[misc,unused-ignore]
         """Flat tensors in and out: (ids, mask, positions, *past) -> (logits, *present)."""
 
         def __init__(self) -> None:

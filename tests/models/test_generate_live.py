@@ -1,0 +1,36 @@
+"""webnn.llm against transformers live: export tiny GPT-2 and Llama (GQA) configs with
+torch.onnx.export and compare greedy tokens with generate(do_sample=False).  Skipped
+where torch or transformers is not installed (CI); run it with them, e.g.
+
+    PYTHONPATH=. /work/tv/bin/python -m pytest tests/models/test_generate_live.py"""
+import pytest
+
+pytest.importorskip("onnx", reason="webnn.llm needs the onnx package")
+pytest.importorskip("torch", reason="the live comparison exports with torch, which is "
+                                    "not installed")
+pytest.importorskip("transformers", reason="the live comparison needs transformers, "
+                                           "which is not installed")
+
+import webnn.llm as llm  # noqa: E402
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_greedy_equals_transformers_live(ctx, arch):
+    model = llm.make_model(f"{arch}-tiny", seed=3)   # not the fixtures' weights
+    proto = llm.export(model)
+    prompt = [int(t) for t in range(40, 51)]
+    lm = llm.CausalLM(proto, context=ctx, capacity=len(prompt) + 63, prefill_bucket=4)
+    assert lm.generate(prompt, 64) == llm.hf_greedy(model, prompt, 64)
+
+
+def test_llama_variant_config(ctx):
+    """A Llama config with another GQA ratio (6 heads, 2 kv heads), 3 layers, untied
+    embeddings and another rope_theta."""
+    cfg = llm.make_config("llama-tiny", hidden_size=48, num_attention_heads=6,
+                          num_key_value_heads=2, num_hidden_layers=3,
+                          tie_word_embeddings=False, rope_theta=500.0)
+    model = llm.make_model(cfg, seed=5, initializer_range=0.2)
+    lm = llm.CausalLM(llm.export(model), context=ctx, capacity=80, prefill_bucket=8)
+    assert lm.info.kv_heads == 2 and lm.info.layers == 3
+    prompt = [7, 8, 9]
+    assert lm.generate(prompt, 64) == llm.hf_greedy(model, prompt, 64)
