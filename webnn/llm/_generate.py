@@ -86,7 +86,7 @@ class _Phase:
 
 class CausalLM:
     """A decoder-only language model on WebNN, from an ONNX export with a key/value
-    cache (see webnn.llm.export).
+    cache (see webnn.llm.export)::
 
         lm = webnn.llm.CausalLM("model.onnx", capacity=256)
         for token in lm.stream([1, 2, 3], 32, temperature=0.8, top_p=0.9, seed=0):
