@@ -195,13 +195,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"    same tokens as webnn: {ort_tokens == tokens}")
         except ImportError:
             print("  (onnxruntime not installed)")
-        if model is not None:
+    if model is not None and greedy and (a.check or not a.no_compare):
+        if a.no_compare:
+            ref = llm.hf_greedy(model, prompt, a.new_tokens)
+        else:
             ref, first, tps = torch_greedy(model, prompt, a.new_tokens)
             print(f"  {'transformers eager':<22} first token {first * 1e3:8.1f} ms   "
                   f"decode {tps:8.1f} tokens/s")
-            ok = ref == tokens
-            print(f"transformers tokens: {' '.join(map(str, ref))}")
-            print(f"webnn's greedy tokens equal transformers': {ok}")
+        ok = ref == tokens
+        print(f"transformers tokens: {' '.join(map(str, ref))}")
+        print(f"webnn's greedy tokens equal transformers': {ok}")
     if a.check:
         if model is None or not greedy:
             print("--check needs a greedy run on a model made here (not --onnx, no "

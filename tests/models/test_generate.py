@@ -180,3 +180,33 @@ def test_not_a_language_model(ctx):
         llm.CausalLM(helper.make_model(g), context=ctx)
     with pytest.raises(ValueError, match="capacity must be a positive int"):
         llm.CausalLM(_fixture("gpt2")[0], context=ctx, capacity=0)
+
+
+def test_gpt2_capacity_within_its_position_table(ctx):
+    """GPT-2's learned positions stop at n_positions (256 here): a larger capacity is an
+    error at construction; RoPE (Llama) has no such table."""
+    path, meta = _fixture("gpt2")
+    assert llm.describe(onnx.load(path)).max_positions == 256
+    with pytest.raises(ValueError, match="capacity 257 is more than the 256 positions"):
+        llm.CausalLM(path, context=ctx, capacity=257)
+    model = llm.CausalLM(path, context=ctx, capacity=256, prefill_bucket=8)
+    c = meta["cases"][2]   # 40 prompt tokens at positions up to 103 of 256
+    assert model.generate(c["prompt"], 64) == c["tokens"]
+    path, meta = _fixture("llama")
+    assert llm.describe(onnx.load(path)).max_positions is None
+    model = llm.CausalLM(path, context=ctx, capacity=300, prefill_bucket=8)
+    assert model.generate(meta["cases"][0]["prompt"], 64) == meta["cases"][0]["tokens"]
+
+
+def test_destroy(ctx):
+    path, meta = _fixture("llama")
+    model = llm.CausalLM(path, context=ctx, capacity=80)
+    stream = model.stream(meta["cases"][0]["prompt"], 8)
+    next(stream)
+    model.destroy()
+    with pytest.raises(webnn.InvalidStateError, match="another generation"):
+        next(stream)
+    with pytest.raises(webnn.InvalidStateError, match="the model was destroyed"):
+        model.generate([1], 2)
+    with pytest.raises(webnn.InvalidStateError, match="nothing was generated yet"):
+        model.last_logits()

@@ -34,3 +34,22 @@ def test_llama_variant_config(ctx):
     assert lm.info.kv_heads == 2 and lm.info.layers == 3
     prompt = [7, 8, 9]
     assert lm.generate(prompt, 64) == llm.hf_greedy(model, prompt, 64)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_example_check_exit_code(arch, monkeypatch, capsys):
+    """examples/generate.py --check: 0 when webnn's tokens equal transformers', 1 when
+    one token differs (a stream that changes its 5th token)."""
+    import generate   # examples/ is on sys.path (conftest.py)
+    argv = ["--arch", arch, "--new-tokens", "64", "--check", "--no-compare"]
+    assert generate.main(argv) == 0
+    assert "equal transformers': True" in capsys.readouterr().out
+    real = llm.CausalLM.stream
+
+    def off_by_one(self, *a, **kw):
+        for i, t in enumerate(real(self, *a, **kw)):
+            yield (t + 1) % self.vocab_size if i == 4 else t
+
+    monkeypatch.setattr(llm.CausalLM, "stream", off_by_one)
+    assert generate.main(argv) == 1
+    assert "equal transformers': False" in capsys.readouterr().out

@@ -106,6 +106,10 @@ class CausalLM:
                                  f"got {v!r}")
         proto = prepare(_as_proto(model))  # type: ignore[no-untyped-call]
         self.info = describe(proto)
+        limit = self.info.max_positions
+        if limit is not None and capacity > limit:
+            raise ValueError(f"webnn.llm.CausalLM: capacity {capacity} is more than the "
+                             f"{limit} positions the model has (its position table)")
         self.context = context if context is not None else webnn.ml.create_context()
         self.capacity = capacity
         self.prefill_bucket = min(prefill_bucket, capacity)
@@ -126,6 +130,7 @@ class CausalLM:
             self._caches.append(bufs)
         self._run_id = 0
         self._last_phase: Optional[_Phase] = None
+        self._destroyed = False
         self.timings = Timings()
 
     # -- one graph run -----------------------------------------------------------
@@ -159,6 +164,8 @@ class CausalLM:
     def _check(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float,
                top_k: int, top_p: float) -> List[int]:
         where = "webnn.llm.CausalLM.generate"
+        if self._destroyed:
+            raise webnn.InvalidStateError(f"{where}: the model was destroyed")
         prompt = [int(t) for t in np.asarray(prompt_ids, np.int64).reshape(-1)]
         if not prompt:
             raise ValueError(f"{where}: prompt_ids is empty; give at least one token")
@@ -237,11 +244,23 @@ class CausalLM:
         """The logits ([vocab]) from which the last token of the last generation was
         chosen (read from the context: a sync point)."""
         phase = self._last_phase
-        if phase is None:
+        if phase is None or self._destroyed:
             raise webnn.InvalidStateError("webnn.llm.CausalLM.last_logits: nothing was "
-                                          "generated yet")
+                                          "generated yet (or it was destroyed)")
         out = self.context.read_tensor(phase.results[phase.out_name["next_logits"]])
         return np.asarray(out, np.float32).reshape(-1)
+
+    def destroy(self) -> None:
+        """Release the graphs and the cache tensors (the context stays)."""
+        for phase in {id(p): p for p in (self._prefill, self._decode)}.values():
+            for t in list(phase.feeds.values()) + list(phase.results.values()):
+                t.destroy()
+            phase.graph.destroy()
+        for bufs in self._caches:
+            for t in bufs:
+                t.destroy()
+        self._run_id += 1
+        self._destroyed = True
 
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, **options: Any
                  ) -> List[int]:

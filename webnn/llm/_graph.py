@@ -17,7 +17,7 @@ past followed by the T new entries).  `prepare` adds:
 """
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,8 @@ class LMInterface:
     kv_heads: int
     head_dim: int
     vocab_size: int
+    #: positions the model has (GPT-2's learned table); None: not limited (RoPE)
+    max_positions: Optional[int] = None
 
     @property
     def past_names(self) -> List[str]:
@@ -79,7 +81,10 @@ def describe(proto: onnx.ModelProto) -> LMInterface:
     if not isinstance(vocab, int):
         raise ValueError("webnn.llm: the model needs an output 'logits' of shape "
                          "[1, T, vocab] with a static vocabulary size")
-    return LMInterface(layers, int(shape[1]), int(shape[3]), vocab)
+    props = {p.key: p.value for p in proto.metadata_props}
+    limit = props.get("webnn.llm.max_positions")
+    return LMInterface(layers, int(shape[1]), int(shape[3]), vocab,
+                       int(limit) if limit else None)
 
 
 def is_prepared(proto: onnx.ModelProto) -> bool:

@@ -125,6 +125,10 @@ def export(model: Any, path: Optional[str] = None, *, opset: int = 17) -> onnx.M
                           opset_version=opset, dynamo=False)
     model.eval()  # the exporter leaves the model in training mode (dropout on)
     proto = prepare(onnx.load_from_string(buf.getvalue()))
+    meta = {"webnn.llm.model_type": str(cfg.model_type)}
+    if cfg.model_type == "gpt2":   # learned positions: a table of n_positions rows
+        meta["webnn.llm.max_positions"] = str(cfg.n_positions)
+    onnx.helper.set_model_props(proto, meta)
     if path is not None:
         onnx.save(proto, path)
     return proto
