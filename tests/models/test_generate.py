@@ -118,6 +118,14 @@ def test_sampling_probs_against_a_reference():
         np.testing.assert_allclose(llm.sampling_probs(z, t, k, p), q, atol=1e-12)
 
 
+def test_sampling_probs_at_extreme_temperatures():
+    z = np.array([1.0, 3.0, 2.0, 3.0 - 1e-6])
+    np.testing.assert_array_equal(llm.sampling_probs(z, 1e-320), [0, 1, 0, 0])
+    np.testing.assert_allclose(llm.sampling_probs(z, 1e6), np.full(4, 0.25), atol=1e-5)
+    z[2] = -np.inf   # a logit already -inf is just never drawn
+    np.testing.assert_allclose(llm.sampling_probs(z, 1.0), np.exp(z) / np.exp(z).sum())
+
+
 def test_sampling_is_deterministic_under_a_seed(lm):
     model, meta = lm
     c = meta["cases"][0]

@@ -40,7 +40,13 @@ def sampling_probs(logits: npt.ArrayLike, temperature: float, top_k: int = 0,
     """The distribution a sampled step draws from (float64, sums to 1): softmax of
     logits / temperature over the `top_k` largest (0: all), then the smallest set of
     most likely tokens whose probability reaches `top_p` (transformers' order)."""
-    z = np.asarray(logits, np.float64).reshape(-1) / temperature
+    x = np.asarray(logits, np.float64).reshape(-1)
+    with np.errstate(over="ignore"):
+        z = x / temperature
+    if np.any(np.isinf(z) & np.isfinite(x)):   # a temperature so small it overflows: greedy
+        one: npt.NDArray[np.float64] = np.zeros(x.size)
+        one[int(np.argmax(x))] = 1.0
+        return one
     if 0 < top_k < z.size:
         kth = np.partition(z, z.size - top_k)[z.size - top_k]
         z = np.where(z < kth, -np.inf, z)
