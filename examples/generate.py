@@ -131,7 +131,7 @@ def torch_greedy(model: Any, prompt: List[int], new: int) -> Tuple[List[int], fl
 def report(name: str, first: float, per: List[float]) -> None:
     tps = len(per) / sum(per) if per and sum(per) > 0 else 0.0
     med = statistics.median(per) * 1e3 if per else 0.0
-    print(f"  {name:<22} first token {first * 1e3:8.1f} ms   decode {tps:8.1f} tokens/s "
+    print(f"  {name:<24} first token {first * 1e3:8.1f} ms   decode {tps:8.1f} tokens/s "
           f"(median {med:.2f} ms/token)")
 
 
@@ -196,12 +196,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except ImportError:
             print("  (onnxruntime not installed)")
     if model is not None and greedy and (a.check or not a.no_compare):
+        import torch
+        where = "cpu"
+        if a.device == "gpu" and torch.cuda.is_available():   # PyTorch on the same card
+            model, where = model.to("cuda"), "cuda"
         if a.no_compare:
             ref = llm.hf_greedy(model, prompt, a.new_tokens)
         else:
             ref, first, tps = torch_greedy(model, prompt, a.new_tokens)
-            print(f"  {'transformers eager':<22} first token {first * 1e3:8.1f} ms   "
-                  f"decode {tps:8.1f} tokens/s")
+            name = f"transformers eager ({where})"
+            print(f"  {name:<24} first token {first * 1e3:8.1f} ms   decode {tps:8.1f} tokens/s")
         ok = ref == tokens
         print(f"transformers tokens: {' '.join(map(str, ref))}")
         print(f"webnn's greedy tokens equal transformers': {ok}")

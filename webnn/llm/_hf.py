@@ -135,9 +135,10 @@ def export(model: Any, path: Optional[str] = None, *, opset: int = 17) -> onnx.M
 
 
 def hf_greedy(model: Any, prompt: Sequence[int], new_tokens: int) -> List[int]:
-    """transformers' own generate(do_sample=False): the new token ids."""
+    """transformers' own generate(do_sample=False): the new token ids (on the model's
+    device)."""
     import torch
-    ids = torch.tensor([list(prompt)], dtype=torch.int64)
+    ids = torch.tensor([list(prompt)], dtype=torch.int64, device=model.device)
     gc = model.generation_config
     eos = gc.eos_token_id
     gc.eos_token_id = None  # all `new_tokens` tokens, none suppressed (no min_new_tokens)
