@@ -53,3 +53,16 @@ def test_example_check_exit_code(arch, monkeypatch, capsys):
     monkeypatch.setattr(llm.CausalLM, "stream", off_by_one)
     assert generate.main(argv) == 1
     assert "equal transformers': False" in capsys.readouterr().out
+
+
+def test_from_a_checkpoint_folder(ctx, tmp_path):
+    """Weights from a local folder (save_pretrained), read back with local_files_only."""
+    saved = llm.make_model("gpt2-tiny", seed=11)
+    saved.save_pretrained(tmp_path)
+    model = llm.make_model(folder=str(tmp_path))
+    lm = llm.CausalLM(llm.export(model), context=ctx, capacity=70)
+    prompt = [3, 1, 4, 1, 5, 9]
+    tokens = lm.generate(prompt, 64)
+    assert tokens == llm.hf_greedy(saved, prompt, 64) == llm.hf_greedy(model, prompt, 64)
+    with pytest.raises(ValueError, match="is not a directory"):
+        llm.make_model(folder=str(tmp_path / "missing"))
