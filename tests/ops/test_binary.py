@@ -373,3 +373,37 @@ def test_pow_near_two_is_not_a_square(ctx):
     ref = np.power(x.astype(np.float64), np.float64(e))
     assert _ulps32(got, ref).max() <= 1
     assert got[2] != np.float32(1e20)  # 1e10 ** 2.4e-7 = 1 + 5.5e-6: not a square
+
+
+def test_pow_negative_bases_integer_exponents(run):
+    """A negative base with an integer exponent is |a|^b with the sign of an
+    odd exponent (C's pow), within 1 ulp of float64, in every lane; with an
+    exponent that is not an integer it is NaN."""
+    rng = rng_for("pow-negative")
+    n = 4099
+    a = (rng.uniform(-12, 12, n) * np.exp2(rng.integers(-6, 6, n))).astype(np.float32)
+    b = rng.choice(np.array([-3, -2, -1, 1, 2, 3, 4, 5, 7, 0.5, 1.5, -0.25], np.float32), n)
+    with np.errstate(all="ignore"):
+        ref = np.power(a.astype(np.float64), b.astype(np.float64))
+    got = run(_build("pow"), {"a": a, "b": b})
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert np.array_equal(np.signbit(got[ok]), np.signbit(ref[ok]))
+    assert _ulps32(got[ok], ref[ok]).max() <= 1
+
+
+def test_gelu_tanh_chain(run):
+    """GPT-2's gelu_new as exported (x^3 by pow inside a fused chain) against
+    float64 over inputs of both signs."""
+    x = np.random.default_rng(5).standard_normal(3 * 1031).astype(np.float32) * 4
+
+    def build(bld, a):
+        c = bld.constant
+        inner = bld.mul(bld.add(a, bld.mul(bld.pow(a, c(np.float32(3.0))),
+                                           c(np.float32(0.044715)))),
+                        c(np.float32(0.7978845608028654)))
+        return bld.mul(bld.mul(a, c(np.float32(0.5))), bld.add(bld.tanh(inner), c(np.float32(1))))
+    got = run(build, {"a": x})
+    x64 = x.astype(np.float64)
+    ref = 0.5 * x64 * (1 + np.tanh(0.7978845608028654 * (x64 + 0.044715 * x64 ** 3)))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
