@@ -756,14 +756,24 @@ pow_small_int(size_t n, const float *b)
 CPU_HOT static void
 pow_int_f32(int k, size_t n, const float *a, float *y)
 {
-    int m = k < 0 ? -k : k;
-    for (size_t i = 0; i < n; i++) {
-        double x = a[i], v = x;
-        for (int j = 1; j < m; j++) {
-            v *= x;
-        }
-        y[i] = (float)(k < 0 ? 1.0 / v : v);
+    /* one loop per exponent, each vectorised */
+#define POW_INT_LOOP(expr)                   \
+    for (size_t i = 0; i < n; i++) {          \
+        double x = a[i];                      \
+        y[i] = (float)(expr);                 \
+    }                                         \
+    break;
+    switch (k) {
+    case 1: POW_INT_LOOP(x)
+    case 2: POW_INT_LOOP(x * x)
+    case 3: POW_INT_LOOP(x * x * x)
+    case 4: POW_INT_LOOP((x * x) * (x * x))
+    case -1: POW_INT_LOOP(1.0 / x)
+    case -2: POW_INT_LOOP(1.0 / (x * x))
+    case -3: POW_INT_LOOP(1.0 / (x * x * x))
+    default: POW_INT_LOOP(1.0 / ((x * x) * (x * x)))
     }
+#undef POW_INT_LOOP
 }
 
 CPU_HOT static void
@@ -1086,21 +1096,6 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
-/* Is the exponent of a float32 pow one element (broadcast everywhere)
- * equal to 2? */
-static bool
-pow_square(const nd *it, const unsigned char *b)
-{
-    for (uint32_t d = 0; d < it->rank; d++) {
-        if (it->st[1][d] != 0) {
-            return false;
-        }
-    }
-    float e;
-    memcpy(&e, b, sizeof(e));
-    return e == 2.0f;
-}
-
 wnn_status
 cpu_binary(const cpu_call *k, wnn_error *err)
 {
@@ -1110,15 +1105,8 @@ cpu_binary(const cpu_call *k, wnn_error *err)
     bop op = bop_of(k->node->op);
     bool cmp = op >= B_EQ;
     domain dm = domain_of(ti);
-    nd it = k->lowered->u.bcast;
+    const nd it = k->lowered->u.bcast;
     const unsigned char *A = k->in[0], *B = k->in[1];
-    if (op == B_POW && ti == WNN_FLOAT32 && pow_square(&it, B)) {
-        /* x ^ 2 is x * x, bit for bit (one rounding; NaN, +-0 and +-inf
-         * alike): RMSNorm's square as a product, not a pow per element */
-        op = B_MUL;
-        B = A;
-        memcpy(it.st[1], it.st[0], sizeof(it.st[0]));
-    }
     uint64_t inner = it.shape[it.rank - 1];
     uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / inner;
     uint64_t per_row = (inner + CH - 1) / CH;
