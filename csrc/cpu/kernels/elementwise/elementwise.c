@@ -1162,14 +1162,26 @@ where_body(void *p_, int64_t b_, int64_t e_, int tid_)
     for (uint64_t row = (uint64_t)b_; row < (uint64_t)e_; row++) {
         int64_t off[MAXI];
         nd_row(&it, row, off);
-        unsigned char *yp = Y + row * inner * es;
-        for (uint64_t i = 0; i < inner; i++) {
-            const unsigned char *src =
-                C[off[0] + (int64_t)i * s0]
-                    ? T + (off[1] + (int64_t)i * s1) * (int64_t)es
-                    : F + (off[2] + (int64_t)i * s2) * (int64_t)es;
-            memcpy(yp + i * es, src, es);
+        /* a typed loop per element size: a select the compiler can
+         * vectorise, not a memcpy call per element */
+#define WHERE_ROW(T_)                                                      \
+    {                                                                      \
+        const T_ *t_ = (const T_ *)T + off[1], *f_ = (const T_ *)F + off[2]; \
+        const uint8_t *c_ = C + off[0];                                    \
+        T_ *y_ = (T_ *)Y + row * inner;                                    \
+        for (uint64_t i = 0; i < inner; i++) {                             \
+            y_[i] = c_[(int64_t)i * s0] ? t_[(int64_t)i * s1]              \
+                                        : f_[(int64_t)i * s2];             \
+        }                                                                  \
+    }                                                                      \
+    break;
+        switch (es) {
+        case 1: WHERE_ROW(uint8_t)
+        case 2: WHERE_ROW(uint16_t)
+        case 4: WHERE_ROW(uint32_t)
+        default: WHERE_ROW(uint64_t)
         }
+#undef WHERE_ROW
     }
 }
 
