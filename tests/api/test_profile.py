@@ -10,9 +10,6 @@ import pytest
 
 import webnn
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
 def _graph(ctx, n=384):
     """conv2d -> add -> relu (one fused chain where the CPU fuses), a
     reshape (an alias: no work), sigmoid, then a large matmul that dominates."""
@@ -85,22 +82,26 @@ def _graph_weight(n):
     return rng.standard_normal((n, n)).astype(np.float32).astype(np.float64)
 
 
-def test_unfused_graph_has_a_row_per_operator():
+def test_unfused_graph_has_a_row_per_operator(tmp_path):
     # WEBNN_CPU_FUSION is read when a context's backend is made: a child
-    # process keeps this one's contexts as they are
+    # process keeps this one's contexts as they are (it imports the webnn
+    # this process runs, and this file by its path)
     code = textwrap.dedent("""
-        import sys
+        import importlib.util, sys
         sys.path.insert(0, sys.argv[1])
         import webnn
-        from tests.api.test_profile import _graph
+        spec = importlib.util.spec_from_file_location("tp", sys.argv[2])
+        tp = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tp)
         ctx = webnn.ml.create_context(device_type="cpu")
-        g, inputs = _graph(ctx, n=32)
+        g, inputs = tp._graph(ctx, n=32)
         p = g.profile(inputs, runs=2)
         print(sorted("+".join(r["operators"]) for r in p.rows))
     """)
     env = dict(os.environ, WEBNN_CPU_FUSION="0")
-    out = subprocess.run([sys.executable, "-c", code, ROOT], env=env, cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    root = os.path.dirname(os.path.dirname(webnn.__file__))
+    out = subprocess.run([sys.executable, "-c", code, root, os.path.abspath(__file__)], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(sorted(["conv2d", "add", "relu", "sigmoid", "matmul"]))
 
