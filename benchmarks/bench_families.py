@@ -100,6 +100,25 @@ def llama_smollm(rng):
     return m, {"input_ids": ids, "attention_mask": torch.ones_like(ids)}, ["logits"]
 
 
+def gpt2_decode(rng):
+    """One decode step of GPT-2 small: 1 new token after 127 cached ones,
+    the cache as inputs (exported with webnn.llm's flat wrapper)."""
+    from webnn.llm._hf import _wrapper
+    cfg = transformers.GPT2Config()
+    cfg._attn_implementation = "eager"
+    lm = transformers.GPT2LMHeadModel(cfg).eval()
+    past = 127
+    head = cfg.n_embd // cfg.n_head
+    kv = {f"past.{i}.{t}": torch.from_numpy(
+        rng.standard_normal((1, cfg.n_head, past, head)).astype(np.float32))
+        for i in range(cfg.n_layer) for t in ("key", "value")}
+    feeds = {"input_ids": _ids(rng, cfg.vocab_size, 1, 1),
+             "attention_mask": torch.ones(1, past + 1, dtype=torch.int64),
+             "position_ids": torch.tensor([[past]]), **kv}
+    outs = ["logits"] + [f"present.{i}.{t}" for i in range(cfg.n_layer) for t in ("key", "value")]
+    return _wrapper(lm), feeds, outs
+
+
 def whisper_tiny_encoder(rng):
     cfg = transformers.WhisperConfig(  # whisper-tiny
         d_model=384, encoder_layers=4, encoder_attention_heads=6, encoder_ffn_dim=1536,
@@ -132,6 +151,7 @@ def _vision(name):
 FAMILIES = {
     "bert": ("BERT-base, seq 128", bert),
     "gpt2": ("GPT-2 small, prefill 128", gpt2_prefill),
+    "gpt2-decode": ("GPT-2 small, one decode step, 127 cached", gpt2_decode),
     "llama": ("Llama (SmolLM-135M config), 64 tokens", llama_smollm),
     "vit": ("ViT-B/16, 224", _vision("vit_b_16")),
     "resnet50": ("ResNet-50, 224", _vision("resnet50")),
@@ -157,6 +177,7 @@ def export(key, folder):
             torch.onnx.export(model, tuple(inputs.values()), path + ".tmp",
                               input_names=list(inputs), output_names=outputs,
                               opset_version=18, dynamo=False, external_data=False)
+        model.eval()  # (the exporter leaves the model in training mode)
         os.replace(path + ".tmp", path)
     return path, {k: v.numpy() for k, v in inputs.items()}
 
@@ -195,7 +216,8 @@ def rel_diff(a, b):
 def bench(key, folder, rounds, threads):
     path, feeds = export(key, folder)
     t0 = time.perf_counter()
-    m = webnn.onnx.load(path, context=webnn.ml.create_context(device_type="cpu"))
+    m = webnn.onnx.load(path, context=webnn.ml.create_context(device_type="cpu"),
+                        input_shapes={k: list(v.shape) for k, v in feeds.items()})
     load_w = time.perf_counter() - t0
     t0 = time.perf_counter()
     sess = ort_session(path, threads)
@@ -218,6 +240,34 @@ def bench(key, folder, rounds, threads):
     return {"model": FAMILIES[key][0], "webnn": tw, "ort": to, "load_webnn": load_w,
             "load_ort": load_o, "diff": diff,
             "ratio": statistics.median(to) / statistics.median(tw)}
+
+
+def copy_gbs(nbytes=256 << 20, rounds=5):
+    """The bandwidth of a plain copy (GB/s, bytes read + written), the
+    yardstick of a step that reads every weight once."""
+    a = np.ones(nbytes // 4, np.float32)
+    b = np.empty_like(a)
+    best = min(_timed(lambda: np.copyto(b, a)) for _ in range(rounds))
+    return 2 * nbytes / best / 1e9
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def weight_bytes(path):
+    """Bytes of the float initializers a step reads whole: all but those
+    only gathered from (embedding and position tables: one row a token)."""
+    import onnx
+    m = onnx.load(path)
+    readers = {}
+    for n in m.graph.node:
+        for i in n.input:
+            readers.setdefault(i, set()).add(n.op_type)
+    return sum(int(np.prod(t.dims, dtype=np.int64)) * 4 for t in m.graph.initializer
+               if t.data_type == onnx.TensorProto.FLOAT and readers.get(t.name, set()) - {"Gather"})
 
 
 def machine():
@@ -261,7 +311,7 @@ def main():
             f"| load webnn s | ORT session s | max rel diff |")
     print(head)
     print("|---|---|---|---:|---:|---:|---:|")
-    ratios = []
+    ratios, done = [], {}
     for k in keys:
         try:
             r = bench(k, args.cache, args.rounds, args.threads)
@@ -269,6 +319,7 @@ def main():
             print(f"| {FAMILIES[k][0]} | failed: {type(e).__name__}: {str(e)[:160]} |||||")
             continue
         ratios.append(r["ratio"])
+        done[k] = r
 
         def mmm(v):
             return f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}"
@@ -277,6 +328,13 @@ def main():
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
         print(f"\ngeometric mean of ORT / webnn over {len(ratios)} models: {geo:.2f}")
+    if "gpt2-decode" in done:
+        gbs = copy_gbs()
+        wb = weight_bytes(export("gpt2-decode", args.cache)[0])
+        med = statistics.median(done["gpt2-decode"]["webnn"]) / 1e3
+        print(f"decode step: {wb / 1e6:.0f} MB of weights in {med * 1e3:.1f} ms = "
+              f"{wb / med / 1e9:.1f} GB/s read; a plain copy moves {gbs:.1f} GB/s "
+              f"(read + write): {100 * wb / med / 1e9 / gbs:.0f} % of it")
     load = os.getloadavg()
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
