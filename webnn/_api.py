@@ -10,12 +10,13 @@ import math
 import re
 import sys
 import types
+import warnings
 from typing import Literal
 
 import numpy as np
 
 from . import _core
-from ._errors import (AbortError, DataError, InvalidStateError,
+from ._errors import (AbortError, DataError, InvalidStateError, UnknownOptionWarning,
                       NotSupportedError, OperationError, UnknownError)
 
 _core.set_errors({
@@ -93,14 +94,54 @@ def _get(d, snake, default=None):
     return d.get(snake, d.get(camel, default))
 
 
-def _options(options, kw, method):
+def _options(options, kw, method, known=None):
+    """The options dict and the keyword arguments, merged; with ``known`` (the
+    member names, both spellings), unknown dict members are dropped with an
+    UnknownOptionWarning and unknown keywords are a TypeError."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
         raise TypeError(f"{method}: options must be a dict, got {type(options).__name__}")
-    merged = dict(options)
+    if known is None:
+        merged = dict(options)
+    else:
+        merged = _known_members(options, known, method, stacklevel=4)
+        _check_keywords(kw, known, method)
     merged.update(kw)
     return merged
+
+
+def _nearest(name, known):
+    """' (nearest known member: 'x')': the known name most like ``name``."""
+    import difflib
+    if not known:
+        return ""
+    key = str(name).lower()
+    best = max(sorted(known), key=lambda m: difflib.SequenceMatcher(None, key, m.lower()).ratio())
+    return f" (nearest known member: {best!r})"
+
+
+def _known_members(members, known, where, stacklevel=3, hints=None):
+    """``members`` without the keys ``known`` lacks: WebIDL ignores the
+    members a dictionary does not define; each one ignored is an
+    UnknownOptionWarning naming it and the nearest known member."""
+    out = {}
+    for k, v in members.items():
+        if k in known:
+            out[k] = v
+        else:
+            warnings.warn(UnknownOptionWarning(
+                f"{where}: options member {k!r} is not defined by the IDL dictionary and is "
+                f"ignored{_nearest(k, hints or known)}"), stacklevel=stacklevel)
+    return out
+
+
+def _check_keywords(kw, known, where, hints=None):
+    """An unknown keyword argument is a TypeError, as in any Python call."""
+    for k in kw:
+        if k not in known:
+            raise TypeError(f"{where}: unexpected keyword argument {k!r}"
+                            f"{_nearest(k, hints or known)}")
 
 
 async def _in_thread(fn, *args):
@@ -353,11 +394,9 @@ class ML:
         -------
         MLContext
         """
-        o = _options(options, kw, "createContext")
-        unknown = set(o) - {"power_preference", "powerPreference", "accelerated",
-                            "device_type", "deviceType"}
-        if unknown:
-            raise TypeError(f"createContext: unknown option(s) {sorted(unknown)}")
+        o = _options(options, kw, "createContext",
+                     {"power_preference", "powerPreference", "accelerated",
+                      "device_type", "deviceType"})
         power = _get(o, "power_preference", "default")
         if power not in _POWER:
             raise TypeError(f"createContext: argument 'powerPreference': {power!r} is not "
@@ -1260,6 +1299,10 @@ def _make_op(row):
     returns_list = row["returns_list"]
     camel, op_id = row["camel"], row["id"]
     n = len(params)
+    # the names an options dict or a keyword may use: the dictionary's
+    # members, label, and the positional parameters (as keywords)
+    members = frozenset([k for f in row["fields"] for k in f[:2]] + ["label"])
+    known = members | frozenset(k for p in params for k in p[:2])
 
     def method(self, *args, **kw):
         args = list(args)
@@ -1277,6 +1320,12 @@ def _make_op(row):
                 raise TypeError(f"{_where(camel, kw.get('label'))}: argument 'options': "
                                 f"expected a dict, got {type(extra).__name__}")
             options.update(extra or {})
+        if not known.issuperset(options):
+            options = _known_members(options, known, _where(camel, options.get("label")),
+                                     hints=members)
+        if not known.issuperset(kw):
+            _check_keywords(kw, known, _where(camel, kw.get("label", options.get("label"))),
+                            hints=members)
         options.update(kw)
         operands = []
         for i, (snake, name, kind, _field) in enumerate(params):

@@ -64,7 +64,7 @@ def _graph(ctx):
     (lambda ctx, b: ctx.create_tensor({"dataType": "\ud800", "shape": [1]}), "createTensor"),
     (lambda ctx, b: b.cast(x(b, [1]), "\ud800"), "cast"),
     (lambda ctx, b: b.pad(x(b, [1]), [0], [0], mode="\ud800"), "pad"),
-    (lambda ctx, b: b.relu(x(b, [1]), {"\ud800": 1}), "relu"),
+    (lambda ctx, b: b.relu(x(b, [1]), **{"\ud800": 1}), "relu"),
     (lambda ctx, b: b.instance_normalization(x(b, [1, 1, 1, 1]), layout="nchw\0"), "instanceNormalization"),
 ], ids=["input-dataType", "constant-dataType", "constant-descriptor", "createTensor", "cast", "pad-mode",
         "option-name", "enum-with-nul"])
@@ -89,3 +89,14 @@ def test_labels_are_sanitised_and_truncated(ctx):
     assert len(str(info.value)) < 600
     out = b.relu(v, label="\ud800" * 10_000)             # builds: a label is only a label
     assert out.shape == (2,)
+
+
+def test_an_odd_unknown_options_member_is_ignored_with_a_readable_warning(ctx):
+    """WebIDL ignores a dictionary member it does not define, whatever its
+    name; the warning shows the name escaped."""
+    b = webnn.MLGraphBuilder(ctx)
+    with pytest.warns(webnn.UnknownOptionWarning) as record:
+        y = b.relu(x(b, [1]), {"\ud800\n": 1})
+    assert y.shape == (1,)
+    msg = str(record[0].message)
+    assert "\\ud800\\n" in msg and "\n" not in msg, msg
