@@ -150,25 +150,43 @@ async def _in_thread(fn, *args):
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
-def _usv(s, what):
+def _usv(s, what, core=True):
     """A name or label as the IDL's USVString: lone surrogates become U+FFFD
-    (the WebIDL conversion); a NUL character, which the core's C strings
-    cannot carry, is a TypeError."""
+    (the WebIDL conversion).  With ``core``, the name as the core keeps it
+    (_core_name: a NUL character, which its C strings cannot carry, escaped)."""
     if not isinstance(s, str):
         return s            # the core's own TypeError names the argument
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if "\0" in s:
-        raise TypeError(f"{what}: the name contains a NUL character")
+    return _core_name(s) if core else s
+
+
+# A USVString may hold NUL (upstream WPT: "tensor names can include null
+# bytes"); the core's names are C strings.  Names cross into the core with
+# U+0001 as an escape character (U+0001 -> U+0001 U+0001, NUL -> U+0001 U+0002),
+# a one-to-one map that leaves every other name unchanged, and come back
+# through _user_name (MLGraph's input and output names).
+_ESCAPED = re.compile("\x01(.)", re.S)
+
+
+def _core_name(s):
+    if "\0" in s or "\x01" in s:
+        return s.replace("\x01", "\x01\x01").replace("\0", "\x01\x02")
     return s
 
 
-def _usv_keys(d, what):
+def _user_name(s):
+    if "\x01" in s:
+        return _ESCAPED.sub(lambda m: "\x01" if m.group(1) == "\x01" else "\0", s)
+    return s
+
+
+def _usv_keys(d, what, core=True):
     if not isinstance(d, dict):
         return d
-    out = {_usv(k, what): v for k, v in d.items()}
+    out = {_usv(k, what, core): v for k, v in d.items()}
     if len(out) != len(d):
         raise TypeError(f"{what}: two names are the same USVString")
     return out
@@ -189,8 +207,8 @@ def _tensor_handles(d, what):
                 raise TypeError(f"dispatch: argument '{what}': names must be strings, "
                                 f"got {type(k).__name__}")
             k = _usv(k, f"dispatch: argument '{what}'")
-        elif "\0" in k:
-            raise TypeError(f"dispatch: argument '{what}': the name contains a NUL character")
+        elif "\0" in k or "\x01" in k:
+            k = _core_name(k)
         out[k] = v._h
     if len(out) != len(d):
         raise TypeError(f"dispatch: argument '{what}': two names are the same USVString")
@@ -711,7 +729,7 @@ class MLContext:
         if not isinstance(inputs, dict):
             raise TypeError("compute: argument 'inputs': expected a dict")
         if inputs.keys() != graph._inputs.keys():  # (equal: the graph's names, valid)
-            inputs = _usv_keys(inputs, "compute: argument 'inputs'")
+            inputs = _usv_keys(inputs, "compute: argument 'inputs'", core=False)
             extra = set(inputs) - set(graph._inputs)
             missing = set(graph._inputs) - set(inputs)
             if extra or missing:
@@ -954,6 +972,8 @@ class MLGraph:
     def __init__(self, ctx, handle):
         self._ctx, self._h = ctx, handle
         ins, outs, _ = _core.graph_info(handle)
+        ins = [(_user_name(n), dt, shape) for n, dt, shape in ins]
+        outs = [(_user_name(n), dt, shape) for n, dt, shape in outs]
         self._inputs = {n: (dt, shape) for n, dt, shape in ins}
         self._outputs = {n: (dt, shape) for n, dt, shape in outs}
         # compute()'s per-call work, made once: (name, NumPy dtype, shape)
