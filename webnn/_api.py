@@ -369,7 +369,7 @@ def _as_data(obj, what, ctx=None):
 def _has_buffer(obj):
     try:
         memoryview(obj)
-    except TypeError:
+    except (TypeError, ValueError):     # ValueError: a released memoryview
         return False
     return True
 
