@@ -95,10 +95,17 @@ def _worker(name, path, device, start):
         except Exception as e:                          # noqa: BLE001 - the case's result
             return f"{type(e).__name__}: {e}"
 
+    # the runner's own tests (test_wpt_runner.py): a case that kills or hangs
+    # the worker, as a crash or a deadlock in the package would
+    crash, hang = os.environ.get("WEBNN_WPT_TEST_CRASH"), os.environ.get("WEBNN_WPT_TEST_HANG")
     if kind == "conformance":
         cases = wpt.load_cases(path)
         for i in range(start, len(cases)):
             c = cases[i]
+            if c.id == crash:
+                os.abort()
+            if c.id == hang:
+                time.sleep(3600)
             emit(i, c.id, run(lambda: "\n".join(wpt.run_case(ctx, c)) or None))
         return
     import warnings
@@ -117,7 +124,7 @@ def _worker(name, path, device, start):
 
 
 # ---- the parent ---------------------------------------------------------------
-def run_file(name, path, device, env=None):
+def run_file(name, path, device, env=None, timeout=None):
     """``{case id: (outcome, message)}`` for one data file, restarting the
     worker after the case a crash or a hang was in."""
     ids = case_ids(name, path)
@@ -131,7 +138,7 @@ def run_file(name, path, device, env=None):
         errfile = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True,
                                 env=env, cwd=str(ROOT))
-        timer = threading.Timer(FILE_TIMEOUT, proc.kill)
+        timer = threading.Timer(timeout or FILE_TIMEOUT, proc.kill)
         timer.start()
         last = start - 1
         try:
@@ -153,7 +160,7 @@ def run_file(name, path, device, env=None):
             break
         # the case after the last one reported crashed the worker (or hung)
         bad = last + 1 if last + 1 < n_cases else last
-        what = (f"hung (no result in {FILE_TIMEOUT:g} s)" if timed_out
+        what = (f"hung (no result in {timeout or FILE_TIMEOUT:g} s)" if timed_out
                 else f"crashed the worker (exit status {rc})")
         for case_id in _ids_of_case(ids, kind, bad, path):
             results.setdefault(case_id, ("failed", f"{what}: {err[-2000:]}"))
