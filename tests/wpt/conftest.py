@@ -9,10 +9,15 @@ def pytest_terminal_summary(terminalreporter):
     counts = collections.defaultdict(collections.Counter)
     for outcome in ("passed", "failed", "xfailed", "xpassed"):
         for rep in terminalreporter.stats.get(outcome, []):
-            if "tests/wpt/test_wpt.py::test_wpt[" not in rep.nodeid.replace("\\", "/"):
+            nodeid = rep.nodeid.replace("\\", "/")
+            if "tests/wpt/behaviour/" in nodeid:
+                name = "behaviour (tests/wpt/behaviour)"
+            elif "tests/wpt/test_wpt.py::test_wpt[" in nodeid:
+                param = nodeid.split("[", 1)[1]
+                name = next((n for n in SETS if f"-{n}/" in param or param.startswith(f"{n}/")),
+                            "?")
+            else:
                 continue
-            param = rep.nodeid.split("[", 1)[1]
-            name = next((n for n in SETS if f"-{n}/" in param or param.startswith(f"{n}/")), "?")
             counts[name][outcome] += 1
     for name, c in sorted(counts.items()):
         terminalreporter.write_line(
