@@ -14,9 +14,10 @@ One pytest case per data-set case and device, with the id
 data file, two at a time (wpt_runner.py; a crash or hang costs one case),
 the first time a case of a device is asked for; each test then reports its
 case's result.  Cases whose upstream expectation contradicts the spec in
-force are listed, with the spec text that decides, in known_differences.json:
-they run and are expected to fail (``xfail(strict=True)``: one that starts
-to pass fails the suite), and they show as ``xfailed`` with the reason.
+force are listed, with the spec text that decides, in known_differences.json
+(an entry with ``devices`` holds on those devices only): they run and are
+expected to fail (strictly: one that starts to pass fails the suite until
+it is taken off the list), and they show as ``xfailed`` with the reason.
 The data sets' READMEs give their provenance and license (3-Clause BSD).
 """
 import os
@@ -33,14 +34,7 @@ PARAMS = []
 for _name in _SETS or wpt_runner.SETS:
     for _path in wpt_runner.data_files(_name):
         for _case_id in wpt_runner.case_ids(_name, _path):
-            _key = f"{_name}/{_case_id}"
-            _marks = ()
-            if _key in KNOWN:
-                _k = KNOWN[_key]
-                _marks = pytest.mark.xfail(strict=True, reason=(
-                    f"known spec difference '{_k['rule']}': upstream expects "
-                    f"{_k['upstream expects']}; spec: {_k['spec']}"))
-            PARAMS.append(pytest.param(_name, _path, _case_id, id=_key, marks=_marks))
+            PARAMS.append(pytest.param(_name, _path, _case_id, id=f"{_name}/{_case_id}"))
 
 _RESULTS = {}          # device -> {(set, case id): (outcome, message)}
 
@@ -72,5 +66,13 @@ def _results(request, device):
 @pytest.mark.parametrize("name, path, case_id", PARAMS)
 def test_wpt(request, wpt_device, name, path, case_id):
     outcome, message = _results(request, wpt_device)[(name, case_id)]
+    known = wpt_runner.known_on(KNOWN, f"{name}/{case_id}", wpt_device)
+    if known:          # expected to fail, strictly: passing fails until unlisted
+        if outcome == "passed":
+            pytest.fail(f"{name}/{case_id} on {wpt_device} passes but is listed in "
+                        f"known_differences.json ('{known['rule']}'): take it off the list",
+                        pytrace=False)
+        pytest.xfail(f"known spec difference '{known['rule']}': upstream expects "
+                     f"{known['upstream expects']}; spec: {known['spec']}")
     if outcome != "passed":
         pytest.fail(f"{name}/{case_id} on {wpt_device}:\n{message}", pytrace=False)

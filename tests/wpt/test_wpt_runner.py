@@ -55,9 +55,12 @@ def test_a_hang_costs_the_case_it_was_in(data_file):
 def test_the_summary_counts_known_differences_apart():
     results = {("s", "a"): ("passed", ""), ("s", "b"): ("failed", "x"),
                ("s", "c"): ("failed", "y"), ("s", "d"): ("passed", "")}
-    counts, failures = wpt_runner.summary(results, {"s/c": {}, "s/d": {}})
+    known = {"s/c": {"rule": "r"}, "s/d": {"rule": "r"}, "s/b": {"rule": "r", "devices": ["gpu"]}}
+    counts, failures = wpt_runner.summary(results, known, "cpu")
     assert counts == {"run": 4, "passed": 1, "known differences": 1, "failed": 2}
     assert [f[1] for f in failures] == ["b", "d"]      # d: listed, but passes
+    counts, failures = wpt_runner.summary(results, known, "gpu")   # b is listed on the gpu
+    assert counts == {"run": 4, "passed": 1, "known differences": 2, "failed": 1}
 
 
 def test_every_listed_known_difference_names_a_case_of_the_data():

@@ -50,6 +50,15 @@ def known_differences():
     return {c["case"]: dict(data["rules"][c["rule"]], **c) for c in data["cases"]}
 
 
+def known_on(known, key, device):
+    """The known_differences.json entry of ``key`` when it holds on
+    ``device`` (an entry with ``devices`` holds on those only), else None."""
+    entry = known.get(key)
+    if entry and device in entry.get("devices", [device]):
+        return entry
+    return None
+
+
 def data_files(name):
     _, folder = SETS[name]
     return [f for f in sorted(folder.glob("*.json")) if f.name != "MANIFEST.json"]
@@ -198,14 +207,14 @@ def run_all(names, device, jobs=None, env=None):
     return run_files([(n, f) for n in names for f in data_files(n)], device, jobs, env)
 
 
-def summary(results, known):
+def summary(results, known, device="cpu"):
     """Counts: cases run, passed, known differences (failing as listed),
     failed; and the failures not listed."""
     counts = {"run": 0, "passed": 0, "known differences": 0, "failed": 0}
     failures = []
     for (name, case_id), (outcome, message) in sorted(results.items()):
         counts["run"] += 1
-        listed = f"{name}/{case_id}" in known
+        listed = known_on(known, f"{name}/{case_id}", device) is not None
         if outcome == "passed" and not listed:
             counts["passed"] += 1
         elif outcome == "failed" and listed:
@@ -227,7 +236,7 @@ def main(argv):
     names = a.set or list(SETS)
     t0 = time.time()
     results = run_all(names, a.device, a.jobs)
-    counts, failures = summary(results, known_differences())
+    counts, failures = summary(results, known_differences(), a.device)
     for name, case_id, message in failures:
         print(f"FAILED {name}/{case_id}: {message}")
     print(f"WPT ({', '.join(names)}) on {a.device}: "
