@@ -138,3 +138,8 @@ def test_the_readme_pytest_example_is_a_first_test_that_passes(ml_context):
     namespace = {}
     exec(compile(block, "README.md", "exec"), namespace)
     namespace["test_gelu"](ml_context)
+
+
+def test_wpt_tensor_data_of_a_type_outside_the_spec_is_a_type_error():
+    with pytest.raises(TypeError, match="'int4' is not an MLOperandDataType"):
+        wpt.tensor_data({"data": [1], "descriptor": {"shape": [1], "dataType": "int4"}})
