@@ -52,6 +52,14 @@ def test_a_hang_costs_the_case_it_was_in(data_file):
     assert r["relu/two"][0] == r["relu/three"][0] == "passed"
 
 
+def test_workers_that_cannot_start_fail_the_file_at_once(data_file):
+    """A broken installation: every worker dies at once; two tries, then
+    every case of the file fails with the reason (not 4000 restarts)."""
+    r = _run(data_file, WEBNN_WPT_TEST_CRASH="*")
+    assert all(v[0] == "failed" for v in r.values()), r
+    assert sum("no worker could start" in v[1] for v in r.values()) >= 2, r
+
+
 def test_the_summary_counts_known_differences_apart():
     results = {("s", "a"): ("passed", ""), ("s", "b"): ("failed", "x"),
                ("s", "c"): ("failed", "y"), ("s", "d"): ("passed", "")}

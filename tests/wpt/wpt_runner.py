@@ -107,6 +107,8 @@ def _worker(name, path, device, start):
     # the runner's own tests (test_wpt_runner.py): a case that kills or hangs
     # the worker, as a crash or a deadlock in the package would
     crash, hang = os.environ.get("WEBNN_WPT_TEST_CRASH"), os.environ.get("WEBNN_WPT_TEST_HANG")
+    if crash == "*":                    # a worker that cannot start at all
+        os.abort()
     if kind == "conformance":
         cases = wpt.load_cases(path)
         for i in range(start, len(cases)):
@@ -140,7 +142,7 @@ def run_file(name, path, device, env=None, timeout=None):
     kind, _ = SETS[name]
     n_cases = len(json.loads(path.read_text(encoding="utf-8"))[
         "tests" if kind == "conformance" else "cases"])
-    results, start = {}, 0
+    results, start, empty_runs = {}, 0, 0
     while start < n_cases:
         cmd = [sys.executable, str(Path(__file__).resolve()), "worker", name, str(path),
                device, str(start)]
@@ -173,6 +175,13 @@ def run_file(name, path, device, env=None, timeout=None):
                 else f"crashed the worker (exit status {rc})")
         for case_id in _ids_of_case(ids, kind, bad, path):
             results.setdefault(case_id, ("failed", f"{what}: {err[-2000:]}"))
+        # two workers in a row with no result: they cannot start (a broken
+        # build, say); the file's other cases fail with that, not one by one
+        empty_runs = empty_runs + 1 if last < start else 0
+        if empty_runs >= 2:
+            for case_id in ids:
+                results.setdefault(case_id, ("failed", f"no worker could start: {err[-2000:]}"))
+            break
         start = bad + 1
     for case_id in ids:                                 # every id has a result
         results.setdefault(case_id, ("failed", "no result from the worker"))
