@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-onnx test-asan bench clean \
+.PHONY: all deps venv build demo test test-c test-py test-onnx test-wpt test-asan bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
         test-packaging test-pythons check-cuda-wheels test-types test-notebooks docs
 
@@ -68,6 +68,12 @@ test-c: build/test_core build/fuzz_replay
 
 test-py: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
+
+# The WPT suite alone (also part of test-py; README, "The Web Platform Tests'
+# WebNN suite"): the three data sets through the runner (tests/wpt/wpt_runner.py,
+# one worker per file) and the behaviour tests, about 70 s on two cores.
+test-wpt: build
+	$(PY) -m pytest -q -p no:cacheprovider tests/wpt
 
 # ONNX alone (also part of test-py): import and ONNX's backend test suite
 # (tests/onnx/excluded.txt lists what is excluded and why), export round trips

@@ -15,3 +15,16 @@ def _entry_point_registered():
 
 if not _entry_point_registered():
     pytest_plugins = ["webnn.testing.plugin"]
+
+
+def pytest_configure(config):
+    """An options-dict member the IDL does not define is ignored with a
+    webnn.UnknownOptionWarning (WebIDL); in the suite it is an error, so that
+    no code of the package or of a test passes one unnoticed (pytest.warns
+    still catches the expected ones).  Without a built extension the suite
+    reports that itself."""
+    try:
+        import webnn  # noqa: F401
+    except ImportError:
+        return
+    config.addinivalue_line("filterwarnings", "error::webnn.UnknownOptionWarning")

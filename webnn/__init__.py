@@ -59,11 +59,11 @@ from ._api import (DATA_TYPES, ML, OPERATORS, DataType, MLContext,  # noqa: E402
                    MLGraph, MLGraphBuilder, MLOperand, MLTensor, ml)
 from ._errors import (AbortError, DataError, DOMException,  # noqa: E402
                       InvalidStateError, NotSupportedError, OperationError,
-                      SecurityError, UnknownError)
+                      SecurityError, UnknownError, UnknownOptionWarning)
 
 __all__ = [
     "ml", "ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor",
     "DOMException", "InvalidStateError", "DataError", "NotSupportedError",
     "OperationError", "UnknownError", "AbortError", "SecurityError",
-    "DATA_TYPES", "OPERATORS", "DataType",
+    "UnknownOptionWarning", "DATA_TYPES", "OPERATORS", "DataType",
 ]

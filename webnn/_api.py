@@ -10,12 +10,13 @@ import math
 import re
 import sys
 import types
+import warnings
 from typing import Literal
 
 import numpy as np
 
 from . import _core
-from ._errors import (AbortError, DataError, InvalidStateError,
+from ._errors import (AbortError, DataError, InvalidStateError, UnknownOptionWarning,
                       NotSupportedError, OperationError, UnknownError)
 
 _core.set_errors({
@@ -93,14 +94,54 @@ def _get(d, snake, default=None):
     return d.get(snake, d.get(camel, default))
 
 
-def _options(options, kw, method):
+def _options(options, kw, method, known=None):
+    """The options dict and the keyword arguments, merged; with ``known`` (the
+    member names, both spellings), unknown dict members are dropped with an
+    UnknownOptionWarning and unknown keywords are a TypeError."""
     if options is None:
         options = {}
     if not isinstance(options, dict):
         raise TypeError(f"{method}: options must be a dict, got {type(options).__name__}")
-    merged = dict(options)
+    if known is None:
+        merged = dict(options)
+    else:
+        merged = _known_members(options, known, method, stacklevel=4)
+        _check_keywords(kw, known, method)
     merged.update(kw)
     return merged
+
+
+def _nearest(name, known):
+    """' (nearest known member: 'x')': the known name most like ``name``."""
+    import difflib
+    if not known:
+        return ""
+    key = str(name).lower()
+    best = max(sorted(known), key=lambda m: difflib.SequenceMatcher(None, key, m.lower()).ratio())
+    return f" (nearest known member: {best!r})"
+
+
+def _known_members(members, known, where, stacklevel=3, hints=None):
+    """``members`` without the keys ``known`` lacks: WebIDL ignores the
+    members a dictionary does not define; each one ignored is an
+    UnknownOptionWarning naming it and the nearest known member."""
+    out = {}
+    for k, v in members.items():
+        if k in known:
+            out[k] = v
+        else:
+            warnings.warn(UnknownOptionWarning(
+                f"{where}: options member {k!r} is not defined by the IDL dictionary and is "
+                f"ignored{_nearest(k, hints or known)}"), stacklevel=stacklevel)
+    return out
+
+
+def _check_keywords(kw, known, where, hints=None):
+    """An unknown keyword argument is a TypeError, as in any Python call."""
+    for k in kw:
+        if k not in known:
+            raise TypeError(f"{where}: unexpected keyword argument {k!r}"
+                            f"{_nearest(k, hints or known)}")
 
 
 async def _in_thread(fn, *args):
@@ -109,25 +150,43 @@ async def _in_thread(fn, *args):
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
-def _usv(s, what):
+def _usv(s, what, core=True):
     """A name or label as the IDL's USVString: lone surrogates become U+FFFD
-    (the WebIDL conversion); a NUL character, which the core's C strings
-    cannot carry, is a TypeError."""
+    (the WebIDL conversion).  With ``core``, the name as the core keeps it
+    (_core_name: a NUL character, which its C strings cannot carry, escaped)."""
     if not isinstance(s, str):
         return s            # the core's own TypeError names the argument
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
         s = s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if "\0" in s:
-        raise TypeError(f"{what}: the name contains a NUL character")
+    return _core_name(s) if core else s
+
+
+# A USVString may hold NUL (upstream WPT: "tensor names can include null
+# bytes"); the core's names are C strings.  Names cross into the core with
+# U+0001 as an escape character (U+0001 -> U+0001 U+0001, NUL -> U+0001 U+0002),
+# a one-to-one map that leaves every other name unchanged, and come back
+# through _user_name (MLGraph's input and output names).
+_ESCAPED = re.compile("\x01(.)", re.S)
+
+
+def _core_name(s):
+    if "\0" in s or "\x01" in s:
+        return s.replace("\x01", "\x01\x01").replace("\0", "\x01\x02")
     return s
 
 
-def _usv_keys(d, what):
+def _user_name(s):
+    if "\x01" in s:
+        return _ESCAPED.sub(lambda m: "\x01" if m.group(1) == "\x01" else "\0", s)
+    return s
+
+
+def _usv_keys(d, what, core=True):
     if not isinstance(d, dict):
         return d
-    out = {_usv(k, what): v for k, v in d.items()}
+    out = {_usv(k, what, core): v for k, v in d.items()}
     if len(out) != len(d):
         raise TypeError(f"{what}: two names are the same USVString")
     return out
@@ -148,8 +207,8 @@ def _tensor_handles(d, what):
                 raise TypeError(f"dispatch: argument '{what}': names must be strings, "
                                 f"got {type(k).__name__}")
             k = _usv(k, f"dispatch: argument '{what}'")
-        elif "\0" in k:
-            raise TypeError(f"dispatch: argument '{what}': the name contains a NUL character")
+        elif "\0" in k or "\x01" in k:
+            k = _core_name(k)
         out[k] = v._h
     if len(out) != len(d):
         raise TypeError(f"dispatch: argument '{what}': two names are the same USVString")
@@ -310,7 +369,7 @@ def _as_data(obj, what, ctx=None):
 def _has_buffer(obj):
     try:
         memoryview(obj)
-    except TypeError:
+    except (TypeError, ValueError):     # ValueError: a released memoryview
         return False
     return True
 
@@ -353,11 +412,9 @@ class ML:
         -------
         MLContext
         """
-        o = _options(options, kw, "createContext")
-        unknown = set(o) - {"power_preference", "powerPreference", "accelerated",
-                            "device_type", "deviceType"}
-        if unknown:
-            raise TypeError(f"createContext: unknown option(s) {sorted(unknown)}")
+        o = _options(options, kw, "createContext",
+                     {"power_preference", "powerPreference", "accelerated",
+                      "device_type", "deviceType"})
         power = _get(o, "power_preference", "default")
         if power not in _POWER:
             raise TypeError(f"createContext: argument 'powerPreference': {power!r} is not "
@@ -681,7 +738,7 @@ class MLContext:
         if not isinstance(inputs, dict):
             raise TypeError(f"{op}: argument 'inputs': expected a dict")
         if inputs.keys() != graph._inputs.keys():  # (equal: the graph's names, valid)
-            inputs = _usv_keys(inputs, f"{op}: argument 'inputs'")
+            inputs = _usv_keys(inputs, f"{op}: argument 'inputs'", core=False)
             extra = set(inputs) - set(graph._inputs)
             missing = set(graph._inputs) - set(inputs)
             if extra or missing:
@@ -921,6 +978,8 @@ class MLGraph:
     def __init__(self, ctx, handle):
         self._ctx, self._h = ctx, handle
         ins, outs, _ = _core.graph_info(handle)
+        ins = [(_user_name(n), dt, shape) for n, dt, shape in ins]
+        outs = [(_user_name(n), dt, shape) for n, dt, shape in outs]
         self._inputs = {n: (dt, shape) for n, dt, shape in ins}
         self._outputs = {n: (dt, shape) for n, dt, shape in outs}
         # compute()'s per-call work, made once: (name, NumPy dtype, shape)
@@ -1279,6 +1338,10 @@ def _make_op(row):
     returns_list = row["returns_list"]
     camel, op_id = row["camel"], row["id"]
     n = len(params)
+    # the names an options dict or a keyword may use: the dictionary's
+    # members, label, and the positional parameters (as keywords)
+    members = frozenset([k for f in row["fields"] for k in f[:2]] + ["label"])
+    known = members | frozenset(k for p in params for k in p[:2])
 
     def method(self, *args, **kw):
         args = list(args)
@@ -1296,6 +1359,12 @@ def _make_op(row):
                 raise TypeError(f"{_where(camel, kw.get('label'))}: argument 'options': "
                                 f"expected a dict, got {type(extra).__name__}")
             options.update(extra or {})
+        if not known.issuperset(options):
+            options = _known_members(options, known, _where(camel, options.get("label")),
+                                     hints=members)
+        if not known.issuperset(kw):
+            _check_keywords(kw, known, _where(camel, kw.get("label", options.get("label"))),
+                            hints=members)
         options.update(kw)
         operands = []
         for i, (snake, name, kind, _field) in enumerate(params):

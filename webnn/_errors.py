@@ -20,7 +20,17 @@ UnknownError = _make("UnknownError", "The operation failed for an unknown transi
 AbortError = _make("AbortError", "The operation was aborted.")
 SecurityError = _make("SecurityError", "The operation is insecure.")
 
+class UnknownOptionWarning(UserWarning):
+    """An options dict held a member the IDL dictionary does not define: it
+    was ignored, as WebIDL ignores unknown dictionary members (the message
+    names it and the nearest known member).  An unknown keyword argument is
+    a TypeError instead, as in any Python call."""
+
+
+UnknownOptionWarning.__module__ = "webnn"
+
 __all__ = [
     "DOMException", "InvalidStateError", "DataError", "NotSupportedError",
     "OperationError", "UnknownError", "AbortError", "SecurityError",
+    "UnknownOptionWarning",
 ]

@@ -347,14 +347,9 @@ wnn_check_conv_transpose2d(wnn_check *c)
             0) {
         return WNN_ERR;
     }
-    /* Not a step of the spec, which leaves this case undefined (checked
-     * after the spec's steps so that their errors come first): the input
-     * channels are divided into `groups` groups, so groups must divide them. */
-    if (in_c % r->groups != 0) {
-        return wnn_fail(c, "options.groups",
-                        "input channels %u / groups %u is not an integer",
-                        in_c, r->groups);
-    }
+    /* The spec puts no condition on inputChannels % groups here (unlike
+     * conv2d): a graph that needs one is refused at build (compiler/lower/
+     * lower.c), where no computation of the spec's is defined for it. */
     set_output(c, r->input_layout, batches, (uint32_t)out_c, out_h, out_w);
     return WNN_OK;
 }

@@ -202,7 +202,7 @@ def test_label_in_every_operator_error(ctx, op):
 
 
 @pytest.mark.parametrize("make_error", [
-    pytest.param(lambda b, x: b.relu(x, {"bogus": 1, "label": "LBL"}), id="unknown-option"),
+    pytest.param(lambda b, x: b.relu(x, label="LBL", bogus=1), id="unknown-option"),
     pytest.param(lambda b, x: b.cast(x, "float64", {"label": "LBL"}), id="bad-enum"),
     pytest.param(lambda b, x: b.reshape(x, [7], label="LBL"), id="bad-new-shape"),
     pytest.param(lambda b, x: b.clamp(x, {"minValue": 2, "maxValue": 1, "label": "LBL"}),
@@ -232,16 +232,44 @@ def test_label_is_sanitized_in_messages(builder):
 
 
 # ---- unknown options --------------------------------------------------------------
+# WebIDL ignores dictionary members it does not define: an unknown member of
+# the options dict is dropped with a webnn.UnknownOptionWarning naming it and
+# the nearest known member; an unknown keyword argument is a TypeError.
 @pytest.mark.parametrize("op", webnn.OPERATORS)
 def test_unknown_option(ctx, op):
     b = webnn.MLGraphBuilder(ctx)
     r = Recipe(b, op)
-    with raises(TypeError, op, "bogusOption"):
-        r(bogusOption=1)
+    with pytest.warns(webnn.UnknownOptionWarning) as record:
+        out = first_operand(r(bogusOption=1))
+    assert len(record) == 1 and record[0].filename == __file__ or "_helpers" in record[0].filename
+    msg = str(record[0].message)
+    assert op in msg and "'bogusOption'" in msg and "ignored" in msg, msg
+    assert isinstance(out, webnn.MLOperand)
     with raises(TypeError, op, "bogus_option"):
         getattr(b, op)(*r.args, bogus_option=1)
     # the builder is still usable after the error
     assert isinstance(first_operand(r()), webnn.MLOperand)
+
+
+def test_unknown_option_names_the_nearest_member(builder):
+    x = builder.input("x", {"data_type": "float32", "shape": [1, 1, 4, 4]})
+    with pytest.warns(webnn.UnknownOptionWarning,
+                      match=r"averagePool2d: options member 'roundingType' .* ignored "
+                            r"\(nearest known member: 'outputShapeRounding'\)"):
+        y = builder.average_pool2d(x, {"roundingType": "ceil", "windowDimensions": [3, 3],
+                                       "strides": [2, 2]})
+    assert y.shape == (1, 1, 1, 1)          # ignored: the default floor rounding
+    with pytest.warns(webnn.UnknownOptionWarning, match="'paddding'.*'padding'"):
+        builder.conv2d(x, builder.input("w", {"data_type": "float32", "shape": [1, 1, 3, 3]}),
+                       {"paddding": [1, 1, 1, 1]})
+    with pytest.raises(TypeError, match="conv2d: unexpected keyword argument 'paddding' "
+                                        r"\(nearest known member: 'padding'\)"):
+        builder.conv2d(x, x, paddding=[1, 1, 1, 1])
+    # createContext's options are a dictionary too
+    with pytest.warns(webnn.UnknownOptionWarning, match="'acelerated'.*'accelerated'"):
+        webnn.ml.create_context({"acelerated": False, "device_type": "cpu"}).destroy()
+    with pytest.raises(TypeError, match="createContext: unexpected keyword argument 'acelerated'"):
+        webnn.ml.create_context(acelerated=False)
 
 
 def test_too_many_positional_arguments(builder):

@@ -97,3 +97,49 @@ def test_readme_user_test_runs_with_the_plugin(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 passed" in r.stdout
+
+
+# ---- issue 32: assert_close infers the data type ---------------------------------------
+def test_assert_close_infers_the_data_type_from_the_arrays():
+    h = np.nextafter(np.array([1.0], np.float16), np.float16(2))      # 1 float16 ULP off
+    assert_close(h, [1.0], tolerance=1)                  # float16 ULPs (float32: 8192 ULP)
+    with pytest.raises(AssertionError, match=r"\(float16, shape \[1\]\).*tolerance 0 ULP"):
+        assert_close(h, [1.0])
+    f = np.nextafter(np.array([1.0], np.float32), np.float32(2))
+    assert_close(f, [1.0], tolerance=1)
+    with pytest.raises(AssertionError, match=r"\(float32"):
+        assert_close(f, [1.0])
+    # integers: exact whatever the tolerance
+    with pytest.raises(AssertionError, match=r"\(int64"):
+        assert_close(np.array([3], np.int64), [4], tolerance=5)
+    assert_close(np.array([3], np.uint8), [3])
+    # a list for actual: expected's dtype decides
+    assert_close([1.0], np.array([1.0], np.float32))
+    assert webnn.testing.infer_data_type([1], np.array([1], np.uint32)) == "uint32"
+    assert webnn.testing.infer_data_type(np.array([1], np.int8), [1.0]) == "int8"
+    # nothing to infer from: a TypeError that says so
+    with pytest.raises(TypeError, match="cannot infer the data type.*float64.*data_type="):
+        assert_close(np.array([1.0]), [1.0])
+    with pytest.raises(TypeError, match="cannot infer"):
+        assert_close([1.0], [1.0])
+    # an explicit data_type still wins
+    with pytest.raises(AssertionError, match="got dtype float16"):
+        assert_close(h, [1.0], data_type="float32")
+
+
+def test_the_readme_pytest_example_is_a_first_test_that_passes(ml_context):
+    """The README's "Testing with pytest" block, run as written."""
+    import re
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"),
+                  encoding="utf-8").read()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    block = next(b for b in blocks if "def test_gelu(ml_context)" in b)
+    assert "data_type=" not in block.split("assert_close(", 1)[1].split(")", 1)[0]
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    namespace["test_gelu"](ml_context)
+
+
+def test_wpt_tensor_data_of_a_type_outside_the_spec_is_a_type_error():
+    with pytest.raises(TypeError, match="'int4' is not an MLOperandDataType"):
+        wpt.tensor_data({"data": [1], "descriptor": {"shape": [1], "dataType": "int4"}})

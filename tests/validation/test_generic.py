@@ -205,10 +205,16 @@ def test_field_conversion(ctx, op, field, kind, bad):
 
 @pytest.mark.parametrize("op", webnn.OPERATORS)
 def test_unknown_option(ctx, op):
+    """An unknown options-dict member is ignored (WebIDL) with a warning; an
+    unknown keyword argument is a TypeError naming the operator, label and
+    keyword."""
     b = webnn.MLGraphBuilder(ctx)
     r = Recipe(b, op)
     opts = dict(r.options, noSuchOption=1)
-    expect_reject(lambda _b, L: _call(r, None, opts, L), TypeError, op, "noSuchOption", b)
+    with pytest.warns(webnn.UnknownOptionWarning, match=f"{op} .*'noSuchOption'"):
+        _call(r, None, opts, "L0")
+    expect_reject(lambda _b, L: r.method()(*r.args, r.options, label=L, noSuchOption=1),
+                  TypeError, op, "noSuchOption", b)
 
 
 @pytest.mark.parametrize("op", webnn.OPERATORS)

@@ -22,11 +22,11 @@ A test of one's own::
         g = b.build({"y": b.gelu(x)})
         y = ml_context.compute(g, {"x": np.array([-1, 0, 1], np.float32)})["y"]
         expected = [-0.15865525, 0.0, 0.84134475]
-        assert_close(y, expected, data_type="float32", metric="ulp", tolerance=18)
+        assert_close(y, expected, tolerance=18)      # float32 from y: 18 ULP
 """
 import numpy as np
 
-__all__ = ["assert_close", "ulp_distance", "abs_distance", "DATA_TYPES"]
+__all__ = ["assert_close", "ulp_distance", "abs_distance", "infer_data_type", "DATA_TYPES"]
 
 DATA_TYPES = {
     "float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
@@ -83,21 +83,43 @@ def _show(x):
     return repr(x.item())
 
 
-def mismatch(actual, expected, *, data_type, metric="ulp", tolerance=0, name="output"):
+_NAMES = {dtype: name for name, dtype in DATA_TYPES.items()}
+
+
+def infer_data_type(actual, expected):
+    """The ``MLOperandDataType`` the arrays are compared in: ``actual``'s
+    dtype when it is one of the eight (a WebNN result always is), else
+    ``expected``'s (a NumPy array of one of them); a TypeError otherwise
+    (Python floats or float64 on both sides say nothing of the precision)."""
+    for side in (actual, expected):
+        dtype = getattr(side, "dtype", None)
+        if dtype is not None and np.dtype(dtype) in _NAMES:
+            return _NAMES[np.dtype(dtype)]
+    kinds = [str(np.asarray(a).dtype) for a in (actual, expected)]
+    raise TypeError(f"assert_close: cannot infer the data type from dtypes {kinds[0]} and "
+                    f"{kinds[1]} (neither is one of {', '.join(DATA_TYPES)}); pass data_type=")
+
+
+def mismatch(actual, expected, *, data_type=None, metric="ulp", tolerance=0, name="output"):
     """None when ``actual`` is within ``tolerance`` of ``expected``, else a
     message naming the first and the worst elements off (what
     :func:`assert_close` raises)."""
+    if data_type is None:
+        data_type = infer_data_type(actual, expected)
     if data_type not in DATA_TYPES:
         raise TypeError(f"data_type {data_type!r} is not one of {', '.join(DATA_TYPES)}")
     dtype = DATA_TYPES[data_type]
     metric = metric.lower()
     if metric not in ("ulp", "atol"):
         raise ValueError(f"metric {metric!r} is not 'ulp' or 'atol'")
-    actual = np.asarray(actual)
-    if dtype.kind == "f":
-        expected = np.asarray(np.asarray(expected, dtype=np.float64).astype(dtype))
-    else:
-        expected = np.asarray(expected, dtype=dtype)
+    def typed(values):       # float values rounded to the data type once
+        if dtype.kind == "f":
+            return np.asarray(np.asarray(values, dtype=np.float64).astype(dtype))
+        return np.asarray(values, dtype=dtype)
+
+    # an array keeps its dtype (a wrong one is reported); a list is typed
+    actual = np.asarray(actual) if hasattr(actual, "dtype") else typed(actual)
+    expected = typed(expected)
     head = f"{name} ({data_type}, shape {list(expected.shape)})"
     if actual.dtype != dtype or actual.shape != expected.shape:
         return f"{head}: got dtype {actual.dtype}, shape {list(actual.shape)}"
@@ -134,7 +156,7 @@ def mismatch(actual, expected, *, data_type, metric="ulp", tolerance=0, name="ou
     return "\n".join(lines)
 
 
-def assert_close(actual, expected, *, data_type, metric="ulp", tolerance=0):
+def assert_close(actual, expected, *, data_type=None, metric="ulp", tolerance=0):
     """Assert that ``actual`` matches ``expected`` as the WPT conformance
     tests compare results.
 
@@ -145,8 +167,12 @@ def assert_close(actual, expected, *, data_type, metric="ulp", tolerance=0):
     expected : array_like
         The expected values (float64 values are rounded to ``data_type``
         once, round-to-nearest-even, as JavaScript typed arrays do).
-    data_type : str
-        The ``MLOperandDataType`` of the result.
+    data_type : str, optional
+        The ``MLOperandDataType`` of the result; by default inferred from
+        the arrays (:func:`infer_data_type`: ``actual``'s dtype, else
+        ``expected``'s), as ``torch.testing.assert_close`` infers what it
+        needs.  It picks the comparison: ULP (or ATOL) for float16 and
+        float32, exact equality for the integer types.
     metric : {'ulp', 'atol'}
         ``'ulp'``: distance in units in the last place of ``data_type``;
         ``'atol'``: absolute error.  Integer data types compare exactly.

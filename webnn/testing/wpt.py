@@ -81,6 +81,9 @@ def decode_number(value):
 def tensor_data(spec):
     """The ndarray that a JSON ``{"data", "descriptor"}`` entry describes."""
     desc = spec["descriptor"]
+    if desc["dataType"] not in DATA_TYPES:          # int4, uint4: not in the spec's enum
+        raise TypeError(f"data type {desc['dataType']!r} is not an MLOperandDataType "
+                        f"({', '.join(DATA_TYPES)})")
     dtype = DATA_TYPES[desc["dataType"]]
     shape = tuple(desc["shape"])
     data = spec["data"]

@@ -62,6 +62,18 @@ wnn_lower_graph(const wnn_graph *g, wnn_lowered **out, wnn_error *err)
             l->kind = WNN_LOWER_CONV;
             wnn_lower_conv(&l->u.conv, node, in_desc(ir, node, 0),
                            in_desc(ir, node, 1), y);
+            if (l->u.conv.C % l->u.conv.G != 0) {
+                /* convTranspose2d: the builder accepts it as the spec does
+                 * (no divisibility step), but the spec defines no result. */
+                long long c = l->u.conv.C, grp = l->u.conv.G;
+                free(lw);
+                return wnn_failk(err, WNN_NOT_SUPPORTED, "convTranspose2d",
+                                 node->label, "options.groups",
+                                 "input channels %lld / groups %lld is not an "
+                                 "integer: the spec's builder accepts it but "
+                                 "defines no computation for it",
+                                 c, grp);
+            }
         } else if (node->op == WNN_OP_AVERAGE_POOL2D ||
                    node->op == WNN_OP_L2_POOL2D ||
                    node->op == WNN_OP_MAX_POOL2D) {
