@@ -294,8 +294,11 @@ gru_phase1_body(const rnn *n, const step *st, int64_t b0, int64_t b1)
         for (int g = 0; g < 2; g++) {
             float *y = row + g * hs;
             const float *xv = xr + g * H + j0, *bv = bs + g * H + j0;
+            /* the spec's order, (b + rb) + (x W + h R): where the gate's
+             * sum cancels, x W + h R rounded once is closer than adding
+             * the biases to x W first */
             for (int64_t j = 0; j < hs; j++) {
-                y[j] += xv[j] + bv[j];
+                y[j] = bv[j] + (xv[j] + y[j]);
             }
         }
         activate(n->act_f, row, 2 * hs);
@@ -312,7 +315,7 @@ gru_phase1_body(const rnn *n, const step *st, int64_t b0, int64_t b1)
         const float *xv = xr + 2 * H + j0, *bv = bs + 2 * H + j0;
         const float *rb = n->rbn + st->d * H + j0;
         for (int64_t j = 0; j < hs; j++) {
-            nv[j] = xv[j] + bv[j] + r[j] * (nv[j] + rb[j]);
+            nv[j] = bv[j] + (xv[j] + r[j] * (rb[j] + nv[j]));
         }
         activate(n->act_g, nv, hs);
         float *hn = st->hn + b * H + j0;
@@ -335,7 +338,7 @@ gru_phase2_body(const rnn *n, const step *st, int64_t b0, int64_t b1)
         float *nv = row + 2 * hs;
         const float *xv = xr + 2 * H + j0, *bv = bs + 2 * H + j0;
         for (int64_t j = 0; j < hs; j++) {
-            nv[j] += xv[j] + bv[j];
+            nv[j] = bv[j] + (xv[j] + nv[j]);
         }
         activate(n->act_g, nv, hs);
         float *hn = st->hn + b * H + j0;
