@@ -155,6 +155,7 @@ test-asan: build/test_core_asan build
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  WEBNN_WPT_SETS=conformance,conformance_upstream,behaviour \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
 
 .PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py test-tsan
@@ -192,7 +193,7 @@ leakcheck: build/test_core build/test_core_asan build/fuzz_replay build/fuzz_rep
 # seeds in csrc/fuzz/corpus/ (new inputs go to build/fuzz-corpus/, crashes to
 # build/fuzz-crashes/).  `make fuzz-long` fuzzes for an hour (FUZZ_LONG_TIME).
 FUZZ_CC   ?= clang
-FUZZ_TIME ?= 60
+FUZZ_TIME ?= 30
 FUZZ_LONG_TIME ?= 3600
 FUZZ_JOBS ?= 1
 FUZZ_FLAGS := -std=c11 -g -O1 -fopenmp-simd -D_GNU_SOURCE -Wall -Wno-unused-parameter \
@@ -260,7 +261,7 @@ test-tsan: build
 # inputs go to build/fuzz-py-corpus/, findings to build/fuzz-py-crashes/).
 # libFuzzer comes from clang's runtime, preloaded before ASan's so that its
 # coverage callbacks, not ASan's empty ones, receive the counters.
-FUZZ_PY_TIME ?= 60
+FUZZ_PY_TIME ?= 30
 PYFUZZ_ENV = PYTHONPATH=$(CURDIR)/build/pyfuzz/lib \
   LD_PRELOAD="$(CURDIR)/build/pyfuzz/libfuzzer_no_main.so $$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.so)" \
   ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:allocator_may_return_null=1 \
