@@ -13,7 +13,7 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
 
-.PHONY: all deps venv build demo test test-c test-py test-onnx test-wpt test-asan bench clean \
+.PHONY: all deps venv build demo test test-c test-py test-onnx test-wpt test-asan test-isa bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
         test-packaging test-pythons check-cuda-wheels test-types test-notebooks docs
 
@@ -86,7 +86,15 @@ test-onnx: build
 # sdist) and the other Python versions, the types, the notebooks and the API
 # reference, then the Python suite (whose summary line ends the output).
 test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-types \
-      test-notebooks docs test-py
+      test-notebooks docs test-isa test-py
+
+# The operator and model suites with the hand-written CPU kernels capped to
+# each lower instruction-set level (WEBNN_CPU_ISA; the full run in test-py
+# takes the CPU's own level), so every ISA path is tested on any machine.
+ISA_LEVELS ?= avx2 baseline
+test-isa: build
+	@for isa in $(ISA_LEVELS); do echo "WEBNN_CPU_ISA=$$isa"; \
+	  WEBNN_CPU_ISA=$$isa $(PY) -m pytest -q -p no:cacheprovider tests/ops tests/models || exit 1; done
 
 # ---- packages (README, "Install"; tests/packaging/) -------------------------------
 # The self-contained manylinux wheel (BLIS bundled by auditwheel) into dist/.
