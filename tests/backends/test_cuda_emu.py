@@ -66,3 +66,19 @@ def test_dlpack_on_the_cpu_emulation(emu_env):
     # the only skips are the tests that need a real GPU with PyTorch
     skips = [ln for ln in r.stdout.splitlines() if ln.startswith("SKIPPED")]
     assert all("real GPU and PyTorch" in ln for ln in skips), tail
+
+
+def test_wpt_vectors_on_the_cpu_emulation(emu_env):
+    """The WPT conformance vectors (the project's set and upstream's, every
+    operator) on the emulated GPU backend, through the same runner and known
+    differences as on the CPU (the builder-validation cases are the core's
+    and run on the CPU suite)."""
+    env = dict(emu_env, WEBNN_WPT_SETS="conformance,conformance_upstream")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-p", "webnn.testing.plugin", "--webnn-device=gpu",
+                        str(ROOT / "tests" / "wpt" / "test_wpt.py")],
+                       env=env, capture_output=True, text=True, timeout=900, cwd=str(ROOT))
+    tail = "\n".join(r.stdout.splitlines()[-12:])
+    assert r.returncode == 0, tail + r.stderr[-2000:]
+    assert "WPT conformance: 1479 run, 1479 passed" in tail, tail
+    assert "WPT conformance_upstream: 1911 run" in tail and ", 0 failed" in tail, tail
