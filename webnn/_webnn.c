@@ -2358,17 +2358,29 @@ typedef struct prof_out {  /* profile(): where the step times go */
 static PyObject *compute_run(PyObject *m, wnn_context *c, wnn_graph *g,
                              PyObject *ins, PyObject *outs, prof_out *prof);
 
+/* (ctx, graph, inputs list, outputs list) of compute() and profile();
+ * false with an exception set */
+static bool
+run_args(PyObject *args, const char *fmt, wnn_context **c, wnn_graph **g,
+         PyObject **ins, PyObject **outs)
+{
+    PyObject *ccap, *gcap;
+    if (!PyArg_ParseTuple(args, fmt, &ccap, &gcap, &PyList_Type, ins,
+                          &PyList_Type, outs)) {
+        return false;
+    }
+    *c = cap_get(ccap, "webnn.context", "MLContext");
+    *g = *c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
+    return *g != NULL;
+}
+
 static PyObject *
 m_compute(PyObject *m, PyObject *args)
 {
-    PyObject *ccap, *gcap, *ins, *outs;
-    if (!PyArg_ParseTuple(args, "OOO!O!:compute", &ccap, &gcap, &PyList_Type,
-                          &ins, &PyList_Type, &outs)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
-    if (!g) {
+    wnn_context *c;
+    wnn_graph *g;
+    PyObject *ins, *outs;
+    if (!run_args(args, "OOO!O!:compute", &c, &g, &ins, &outs)) {
         return NULL;
     }
     if (!wnn_context_host_storage(c)) {
@@ -2382,14 +2394,10 @@ m_compute(PyObject *m, PyObject *args)
 static PyObject *
 m_profile(PyObject *m, PyObject *args)
 {
-    PyObject *ccap, *gcap, *ins, *outs;
-    if (!PyArg_ParseTuple(args, "OOO!O!:profile", &ccap, &gcap, &PyList_Type,
-                          &ins, &PyList_Type, &outs)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_graph *g = c ? cap_get(gcap, "webnn.graph", "MLGraph") : NULL;
-    if (!g) {
+    wnn_context *c;
+    wnn_graph *g;
+    PyObject *ins, *outs;
+    if (!run_args(args, "OOO!O!:profile", &c, &g, &ins, &outs)) {
         return NULL;
     }
     uint32_t n = wnn_graph_plan_length(g);
