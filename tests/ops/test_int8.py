@@ -297,6 +297,20 @@ def test_kernel_saturation(ctx):
         assert set(np.unique(ref)) == set(QRANGE[ydt])
 
 
+def test_kernel_round_half_to_even(ctx):
+    """v / sy exactly halfway between two integers for every odd sum (sx *
+    sw = 0.5, sy = 1), positive and negative: quantizeLinear's roundEven"""
+    rng = rng_for("ties")
+    for ydt in ("int8", "uint8"):
+        c = make_case(rng, "matmul", "uint8", "int8", ydt, M=7, K=3, N=21, per_channel=False,
+                      sx=0.5, sw=[1.0], sy=1.0, zx=10, zy=0 if ydt == "int8" else 128)
+        c["x"][:] = rng.integers(0, 21, size=c["x"].shape)
+        c["w"][:] = rng.integers(-9, 10, size=c["w"].shape)
+        acc = (c["x"].astype(np.int64) - 10) @ c["w"].astype(np.int64)
+        assert (acc % 2 == 1).sum() > 30 and (acc < 0).any()
+        check(ctx, c)
+
+
 def test_kernel_relu_clamp(ctx):
     rng = rng_for("act")
     for act in ("relu", ("clamp", -0.3, 0.45), ("clamp", 0.0, 6.0)):
