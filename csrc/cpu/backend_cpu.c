@@ -705,8 +705,9 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     /* reshapes and identities into intermediates are views of their
      * input (plan.c) */
     be->fuses |= WNN_PLAN_ALIAS;
-    /* quantized regions in integer arithmetic (qdq.c) */
-    if (cpu_config_int8()) {
+    /* quantized regions in integer arithmetic (qdq.c): a fusion too,
+     * off with the others */
+    if (cpu_config_fusion() && cpu_config_int8()) {
         be->fuses |= WNN_FUSE_QDQ;
     }
     cb->fold_bn = cpu_config_fold_bn();

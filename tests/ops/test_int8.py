@@ -460,3 +460,13 @@ def test_other_isa_levels(isa):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     m = re.search(r"(\d+) passed", r.stdout)
     assert m and int(m.group(1)) >= 60 and "failed" not in r.stdout, r.stdout[-2000:]
+
+
+def test_summary_marks_the_integer_step(ctx):
+    rng = rng_for("summary")
+    g, _ = compute(ctx, make_case(rng, "matmul", M=3, K=4, N=5, act="relu"))
+    text = str(g.summary())
+    assert ("fused chains (each run as one operation on this context): dequantizeLinear -> "
+            "dequantizeLinear -> matmul -> relu -> quantizeLinear (int8)") in text
+    g, _ = compute(ctx, make_case(rng, "matmul", M=3, K=4, N=5, act="relu"), "float_out")
+    assert "(int8)" not in str(g.summary())
