@@ -45,17 +45,16 @@ struct cpu_qdq {
     int32_t zx, zy;               /* zx in the uint8 domain              */
     double sy;
     cpu_qgemm_b b;
-    int32_t *zw;                  /* [N], in the int8 domain             */
-    int64_t *corr;                /* [N]: K zx zw[n] - zx colsum[n]      */
+    double *zw;                   /* [N], in the int8 domain             */
+    double *corr;                 /* [N]: K zx zw[n] - zx colsum[n]      */
     double *mult;                 /* [N]: sx * sw[n]                     */
-    float *bias;                  /* [N] or NULL                         */
-    wnn_op act;                   /* RELU, CLAMP or WNN_OP_COUNT         */
-    float lo, hi;
+    float *bias;                  /* [N] (zeros without a bias)          */
+    float lo, hi;                 /* relu / clamp bounds (+-inf: none)   */
     uint32_t x_operand;
     /* per dispatch */
     uint8_t *a;                   /* [M][Kp]                             */
     int32_t *rowsum;              /* [M]                                 */
-    int32_t *tiles;               /* per thread [MB][NB + 32]            */
+    int32_t *tiles;               /* per thread [MB + 1][NB + 32]        */
     int nt;
     const void *x;
     void *y;
@@ -163,12 +162,13 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     const double sx = chan(constants, ir, dx->in[1], 0);
     q->sy = chan(constants, ir, qn->in[1], 0);
     q->zy = (int32_t)chan(constants, ir, qn->in[2], 0);
-    q->zw = malloc(sizeof(int32_t) * (size_t)(N + 1));
-    q->corr = malloc(sizeof(int64_t) * (size_t)(N + 1));
+    q->zw = malloc(sizeof(double) * (size_t)(N + 1));
+    q->corr = malloc(sizeof(double) * (size_t)(N + 1));
     q->mult = malloc(sizeof(double) * (size_t)(N + 1));
+    q->bias = calloc((size_t)N + 1, sizeof(float));
     const bool wu8 = wd->dtype == WNN_UINT8;
     int8_t *kn = weights_kn(q, constants[dw->in[0]], wu8, layout);
-    if (!q->zw || !q->corr || !q->mult || !kn ||
+    if (!q->zw || !q->corr || !q->mult || !q->bias || !kn ||
         cpu_qgemm_pack(&q->b, kn, q->K, N, N, 1) < 0) {
         free(kn);
         cpu_qdq_free(q);
@@ -176,18 +176,14 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     }
     free(kn);
     for (int64_t n = 0; n < N; n++) {
-        q->zw[n] = (int32_t)chan(constants, ir, dw->in[2], n) - (wu8 ? 128 : 0);
-        q->any_zw |= q->zw[n] != 0;
-        q->corr[n] = q->K * (int64_t)q->zx * q->zw[n] -
-                     (int64_t)q->zx * q->b.colsum[n];
+        int64_t zw = (int64_t)chan(constants, ir, dw->in[2], n) - (wu8 ? 128 : 0);
+        q->zw[n] = (double)zw;
+        q->any_zw |= zw != 0;
+        q->corr[n] = (double)(q->K * (int64_t)q->zx * zw -
+                              (int64_t)q->zx * q->b.colsum[n]);
         q->mult[n] = sx * chan(constants, ir, dw->in[1], n);
     }
     if (e->bias != WNN_NO_NODE) {
-        q->bias = malloc(sizeof(float) * (size_t)(N + 1));
-        if (!q->bias) {
-            cpu_qdq_free(q);
-            return NULL;
-        }
         const wnn_node *db = e->dq_b ? &ir->nodes[e->dq_b - 1] : NULL;
         for (int64_t n = 0; n < N; n++) {
             /* dequantizeLinear's formula, rounded once to float32 */
@@ -197,14 +193,14 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
                             : (float)chan(constants, ir, e->bias, n);
         }
     }
-    q->act = WNN_OP_COUNT;
+    q->lo = -INFINITY;
+    q->hi = INFINITY;
     if (e->act != WNN_NO_NODE) {
         const wnn_node *a = &ir->nodes[e->act];
         wnn_scalar_params pr;
         wnn_scalar_params_of(a->op, a->options, WNN_FLOAT32, &pr);
-        q->act = a->op;
-        q->lo = pr.lo;
-        q->hi = pr.hi;
+        q->lo = a->op == WNN_OP_RELU ? 0.0f : pr.lo;
+        q->hi = a->op == WNN_OP_RELU ? INFINITY : pr.hi;
     }
     return q;
 }
@@ -263,43 +259,50 @@ make_rows(void *arg, int64_t r0, int64_t r1, int tid)
     }
 }
 
-/* quantizeLinear's saturation (kernels/quantize/quantize.c): NaN -> 0 */
-static inline int32_t
-saturate(double v, double lo, double hi)
+/* one row of a tile's epilogue, in vectors: acc = c + corr - zw rowsum
+ * exactly in double (|values| < 2^53), then the float32 steps, then
+ * quantizeLinear's rint(v / sy) + zy saturated to [qlo, qhi] (NaN -> 0, as
+ * kernels/quantize/quantize.c) into int32 r */
+CPU_HOT static void
+requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
+            const double *restrict zw, double rs, const double *restrict mult,
+            const float *restrict bias, float lo, float hi, double sy,
+            double zy, double qlo, double qhi, int32_t *restrict r)
 {
-    return v >= lo ? (v <= hi ? (int32_t)v : (int32_t)hi)
-                   : (v < lo ? (int32_t)lo : 0);
+    for (int64_t j = 0; j < nn; j++) {
+        double acc = (double)c[j] + corr[j] - zw[j] * rs;
+        float v = (float)(acc * mult[j]) + bias[j];
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        double t = rint((double)v / sy) + zy;
+        t = t < qlo ? qlo : t;
+        t = t > qhi ? qhi : t;
+        r[j] = t == t ? (int32_t)t : 0;
+    }
 }
 
-/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn) */
-CPU_HOT static void
+/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); r:
+ * nn int32 of scratch */
+static void
 requant(const cpu_qdq *q, const int32_t *c, int64_t ldc, int64_t m0,
-        int64_t mm, int64_t n0, int64_t nn)
+        int64_t mm, int64_t n0, int64_t nn, int32_t *r)
 {
-    const double lo = q->y_signed ? -128 : 0, hi = q->y_signed ? 127 : 255;
-    const double sy = q->sy, zy = q->zy;
+    const double qlo = q->y_signed ? -128 : 0, qhi = q->y_signed ? 127 : 255;
     for (int64_t i = 0; i < mm; i++) {
         const int64_t m = m0 + i;
-        const int64_t rs = q->any_zw ? q->rowsum[m] : 0;
-        uint8_t *yu = (uint8_t *)q->y + m * q->N + n0;
-        int8_t *ys = (int8_t *)q->y + m * q->N + n0;
-        for (int64_t j = 0; j < nn; j++) {
-            const int64_t n = n0 + j;
-            int64_t acc = c[i * ldc + j] + q->corr[n] - q->zw[n] * rs;
-            float v = (float)((double)acc * q->mult[n]);
-            if (q->bias) {
-                v += q->bias[n];
+        const double rs = q->any_zw ? q->rowsum[m] : 0;
+        requant_row(c + i * ldc, nn, q->corr + n0, q->zw + n0, rs,
+                    q->mult + n0, q->bias + n0, q->lo, q->hi, q->sy, q->zy,
+                    qlo, qhi, r);
+        if (q->y_signed) {
+            int8_t *y = (int8_t *)q->y + m * q->N + n0;
+            for (int64_t j = 0; j < nn; j++) {
+                y[j] = (int8_t)r[j];
             }
-            if (q->act == WNN_OP_RELU) {
-                v = v > 0.0f ? v : 0.0f;
-            } else if (q->act == WNN_OP_CLAMP) {
-                v = v < q->lo ? q->lo : v > q->hi ? q->hi : v;
-            }
-            int32_t r = saturate(rint((double)v / sy) + zy, lo, hi);
-            if (q->y_signed) {
-                ys[j] = (int8_t)r;
-            } else {
-                yu[j] = (uint8_t)r;
+        } else {
+            uint8_t *y = (uint8_t *)q->y + m * q->N + n0;
+            for (int64_t j = 0; j < nn; j++) {
+                y[j] = (uint8_t)r[j];
             }
         }
     }
@@ -310,13 +313,13 @@ run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
     const int64_t nbn = (q->N + NB - 1) / NB, ldc = NB + 32;
-    int32_t *c = q->tiles + (size_t)tid * MB * ldc;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
     for (int64_t t = t0; t < t1; t++) {
         int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
         int64_t mm = q->M - m0 < MB ? q->M - m0 : MB;
         int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
         cpu_qgemm_run(&q->b, q->a + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
-        requant(q, c, ldc, m0, mm, n0, nn);
+        requant(q, c, ldc, m0, mm, n0, nn, r);
     }
 }
 
@@ -327,7 +330,7 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
     if (!q->a) {
         q->a = malloc((size_t)(q->M * q->Kp) + 64);
         q->rowsum = malloc(sizeof(int32_t) * (size_t)(q->M + 1));
-        q->tiles = malloc(sizeof(int32_t) * (size_t)nt * MB * (NB + 32));
+        q->tiles = malloc(sizeof(int32_t) * (size_t)nt * (MB + 1) * (NB + 32));
         q->nt = nt;
         if (!q->a || !q->rowsum || !q->tiles) {
             return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
