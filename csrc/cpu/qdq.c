@@ -52,7 +52,11 @@ struct cpu_qdq {
     float lo, hi;                 /* relu / clamp bounds (+-inf: none)   */
     uint32_t x_operand;
     /* per dispatch */
+    /* x is A as it is (uint8, rows of K = Kp bytes, no im2col, no row
+     * sums needed): a matmul or a 1x1 conv of stride 1 without padding */
+    bool direct_a;
     uint8_t *a;                   /* [M][Kp]                             */
+    const uint8_t *a_run;         /* a or x                              */
     int32_t *rowsum;              /* [M]                                 */
     int32_t *tiles;               /* per thread [MB + 1][NB + 32]        */
     int nt;
@@ -193,6 +197,11 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
                             : (float)chan(constants, ir, e->bias, n);
         }
     }
+    const wnn_conv_params *cp = &q->cp;
+    q->direct_a = !q->x_signed && !q->any_zw && q->K == q->Kp &&
+                  (!q->conv || (cp->KH == 1 && cp->KW == 1 && cp->sh == 1 &&
+                                cp->sw == 1 && !cp->pad[0] && !cp->pad[1] &&
+                                !cp->pad[2] && !cp->pad[3]));
     q->lo = -INFINITY;
     q->hi = INFINITY;
     if (e->act != WNN_NO_NODE) {
@@ -214,7 +223,7 @@ cpu_qdq_input(const cpu_qdq *q)
 /* ---- per dispatch ------------------------------------------------------ */
 
 /* A's rows [r0, r1) (uint8, zero past K) and their sums */
-static void
+CPU_HOT static void
 make_rows(void *arg, int64_t r0, int64_t r1, int tid)
 {
     (void)tid;
@@ -242,8 +251,12 @@ make_rows(void *arg, int64_t r0, int64_t r1, int tid)
                         continue;
                     }
                     const uint8_t *src = x + ((b * c->H + ih) * c->W + iw) * c->C;
+                    if (!flip) {
+                        memcpy(dst, src, (size_t)c->C);
+                        continue;
+                    }
                     for (int64_t ch = 0; ch < c->C; ch++) {
-                        dst[ch] = src[ch] ^ flip;
+                        dst[ch] = src[ch] ^ 0x80;
                     }
                 }
             }
@@ -318,7 +331,7 @@ run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
         int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
         int64_t mm = q->M - m0 < MB ? q->M - m0 : MB;
         int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
-        cpu_qgemm_run(&q->b, q->a + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
+        cpu_qgemm_run(&q->b, q->a_run + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
         requant(q, c, ldc, m0, mm, n0, nn, r);
     }
 }
@@ -327,12 +340,12 @@ wnn_status
 cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
 {
     int nt = cpu_num_threads();
-    if (!q->a) {
-        q->a = malloc((size_t)(q->M * q->Kp) + 64);
+    if (!q->tiles) {
+        q->a = q->direct_a ? NULL : malloc((size_t)(q->M * q->Kp) + 64);
         q->rowsum = malloc(sizeof(int32_t) * (size_t)(q->M + 1));
         q->tiles = malloc(sizeof(int32_t) * (size_t)nt * (MB + 1) * (NB + 32));
         q->nt = nt;
-        if (!q->a || !q->rowsum || !q->tiles) {
+        if ((!q->a && !q->direct_a) || !q->rowsum || !q->tiles) {
             return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
                              "out of memory for a quantized step");
         }
@@ -341,7 +354,12 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
     q->x = x;
     q->y = y;
     const int64_t work = q->M * q->K;
-    cpu_parallel_for(q->M, work >= CPU_PARALLEL_MIN ? nt : 1, make_rows, q);
+    if (q->direct_a) { /* x is A already */
+        q->a_run = x;
+    } else {
+        cpu_parallel_for(q->M, work >= CPU_PARALLEL_MIN ? nt : 1, make_rows, q);
+        q->a_run = q->a;
+    }
     const int64_t tasks = ((q->M + MB - 1) / MB) * ((q->N + NB - 1) / NB);
     const bool big = work * q->N >= CPU_PARALLEL_MIN * 16;
     cpu_parallel_for_dynamic(tasks, 1, big ? nt : 1, run_tiles, q);
