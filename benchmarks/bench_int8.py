@@ -21,8 +21,10 @@ and timed three ways, one dispatch of each per round, alternating:
             MatMul, Add, Relu, QuantizeLinear), ORT_ENABLE_ALL (which turns
             it into QLinearConv / QLinearMatMul), the same data.
 The outputs of int8 and ORT are compared (largest difference in steps).
-Columns: min / median / max ms, float / int8 and ORT / int8 medians (> 1:
-the integer step is faster).  Above: the CPU, the instruction-set level of
+Columns: min / median / max ms, float / int8 and ORT / int8 ratios of the
+medians and, in parentheses, of the minima (> 1: the integer step is
+faster; on a shared machine the minima are the steadier figure).  webnn's
+time is ctx.compute() (output allocated per call), ORT's session.run().  Above: the CPU, the instruction-set level of
 the integer kernels (WEBNN_CPU_ISA caps it), threads and load average.
 """
 import argparse
@@ -194,12 +196,13 @@ def main():
         return f"{min(t):7.3f} {statistics.median(t):7.3f} {max(t):7.3f}"
 
     print(f"{'layer':12} | {'webnn int8 min/med/max ms':25} | {'webnn float32':25} | "
-          f"{'ORT QDQ':25} | float/int8 | ORT/int8 | max diff vs ORT")
+          f"{'ORT QDQ':25} | float/int8 med (min) | ORT/int8 med (min) | max diff vs ORT")
     for name, tq, tf, to, steps in rows:
         mq = statistics.median(tq)
+        rf = f"{statistics.median(tf) / mq:.2f} ({min(tf) / min(tq):.2f})"
+        ro = f"{statistics.median(to) / mq:.2f} ({min(to) / min(tq):.2f})"
         print(f"{name:12} | {mmm(tq):25} | {mmm(tf):25} | {mmm(to):25} | "
-              f"{statistics.median(tf) / mq:10.2f} | {statistics.median(to) / mq:8.2f} | "
-              f"{steps} step(s)")
+              f"{rf:20} | {ro:18} | {steps} step(s)")
 
 
 if __name__ == "__main__":
