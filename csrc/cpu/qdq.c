@@ -55,8 +55,8 @@ struct cpu_qdq {
     /* x is A as it is (uint8, rows of K = Kp bytes, no im2col, no row
      * sums needed): a matmul or a 1x1 conv of stride 1 without padding */
     bool direct_a;
-    uint8_t *a;                   /* [M][Kp]                             */
-    const uint8_t *a_run;         /* a or x                              */
+    uint8_t *a;                   /* per thread [MB][Kp]                 */
+    int64_t mb;                   /* rows per task (run_rows)            */
     int32_t *rowsum;              /* [M]                                 */
     int32_t *tiles;               /* per thread [MB + 1][NB + 32]        */
     int nt;
@@ -222,17 +222,16 @@ cpu_qdq_input(const cpu_qdq *q)
 
 /* ---- per dispatch ------------------------------------------------------ */
 
-/* A's rows [r0, r1) (uint8, zero past K) and their sums */
+/* A's rows [r0, r1) (uint8, zero past K) into dst (row r0 first), their
+ * sums into rowsum */
 CPU_HOT static void
-make_rows(void *arg, int64_t r0, int64_t r1, int tid)
+pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
 {
-    (void)tid;
-    cpu_qdq *q = arg;
     const uint8_t flip = q->x_signed ? 0x80 : 0;
     const uint8_t *x = q->x;
     const wnn_conv_params *c = &q->cp;
     for (int64_t m = r0; m < r1; m++) {
-        uint8_t *row = q->a + m * q->Kp;
+        uint8_t *row = dst0 + (m - r0) * q->Kp;
         if (!q->conv) {
             const uint8_t *xr = x + m * q->K;
             for (int64_t k = 0; k < q->K; k++) {
@@ -321,18 +320,41 @@ requant(const cpu_qdq *q, const int32_t *c, int64_t ldc, int64_t m0,
     }
 }
 
+/* tasks of (rows, columns) tiles of C where x is A */
 static void
 run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
     const int64_t nbn = (q->N + NB - 1) / NB, ldc = NB + 32;
     int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    const uint8_t *a = q->x;
     for (int64_t t = t0; t < t1; t++) {
         int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
         int64_t mm = q->M - m0 < MB ? q->M - m0 : MB;
         int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
-        cpu_qgemm_run(&q->b, q->a_run + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
+        cpu_qgemm_run(&q->b, a + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
         requant(q, c, ldc, m0, mm, n0, nn, r);
+    }
+}
+
+/* tasks of q->mb rows, packed into the thread's A block (im2col, int8
+ * shifted) while it stays in cache, then every column tile of them */
+static void
+run_rows(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    cpu_qdq *q = arg;
+    const int64_t ldc = NB + 32;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    uint8_t *a = q->a + (size_t)tid * MB * q->Kp;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = t * q->mb;
+        int64_t mm = q->M - m0 < q->mb ? q->M - m0 : q->mb;
+        pack_rows(q, m0, m0 + mm, a);
+        for (int64_t n0 = 0; n0 < q->N; n0 += NB) {
+            int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
+            cpu_qgemm_run(&q->b, a, q->Kp, mm, n0, nn, c, ldc);
+            requant(q, c, ldc, m0, mm, n0, nn, r);
+        }
     }
 }
 
@@ -341,10 +363,10 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
 {
     int nt = cpu_num_threads();
     if (!q->tiles) {
-        q->a = q->direct_a ? NULL : malloc((size_t)(q->M * q->Kp) + 64);
+        q->nt = nt;
+        q->a = q->direct_a ? NULL : malloc((size_t)nt * MB * q->Kp + 64);
         q->rowsum = malloc(sizeof(int32_t) * (size_t)(q->M + 1));
         q->tiles = malloc(sizeof(int32_t) * (size_t)nt * (MB + 1) * (NB + 32));
-        q->nt = nt;
         if ((!q->a && !q->direct_a) || !q->rowsum || !q->tiles) {
             return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
                              "out of memory for a quantized step");
@@ -353,15 +375,20 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
     nt = nt < q->nt ? nt : q->nt;
     q->x = x;
     q->y = y;
-    const int64_t work = q->M * q->K;
-    if (q->direct_a) { /* x is A already */
-        q->a_run = x;
-    } else {
-        cpu_parallel_for(q->M, work >= CPU_PARALLEL_MIN ? nt : 1, make_rows, q);
-        q->a_run = q->a;
+    const bool big = q->M * q->K * q->N >= CPU_PARALLEL_MIN * 16;
+    if (!big) {
+        nt = 1;
     }
-    const int64_t tasks = ((q->M + MB - 1) / MB) * ((q->N + NB - 1) / NB);
-    const bool big = work * q->N >= CPU_PARALLEL_MIN * 16;
-    cpu_parallel_for_dynamic(tasks, 1, big ? nt : 1, run_tiles, q);
+    if (q->direct_a) {
+        const int64_t tasks = ((q->M + MB - 1) / MB) * ((q->N + NB - 1) / NB);
+        cpu_parallel_for_dynamic(tasks, 1, nt, run_tiles, q);
+        return WNN_OK;
+    }
+    /* blocks of rows: a multiple of 12 (both kernels' tiles), at most MB,
+     * about four per thread at least */
+    int64_t mb = (q->M + 4 * nt - 1) / (4 * nt);
+    mb = (mb + 11) / 12 * 12;
+    q->mb = mb > MB ? MB : mb;
+    cpu_parallel_for_dynamic((q->M + q->mb - 1) / q->mb, 1, nt, run_rows, q);
     return WNN_OK;
 }
