@@ -1,7 +1,7 @@
 /* fuse_qdq.c -- quantized regions (WNN_FUSE_QDQ, backend.h): the chains
  *
  *   dequantizeLinear(x: uint8 / int8)      \
- *   dequantizeLinear(w: constant int8/uint8) -> conv2d | matmul
+ *   dequantizeLinear(w: constant int8/uint8) -> conv2d | matmul | gemm
  *       -> [add(bias)] -> [relu | clamp] -> quantizeLinear(-> uint8 / int8)
  *
  * that a backend may run as one integer step.  Each intermediate (both
@@ -12,7 +12,8 @@
  * output channel.  conv2d: nhwc input, groups 1 (any filter layout, padding,
  * strides, dilations), its bias (if any) a float32 constant or the
  * dequantizeLinear of a constant, no add then; matmul: a of rank >= 2, b the
- * [K, N] weights.  The add's other input is such a bias over the output
+ * [K, N] weights; gemm: alpha 1, a not transposed, b the weights ([K, N],
+ * or [N, K] transposed), c (if any) with beta 1 a bias as conv2d's.  The add's other input is such a bias over the output
  * channel (the last axis).  Backend-neutral: it only reads the IR. */
 #include <string.h>
 
@@ -110,6 +111,16 @@ producer_ok(const qctx *q, const wnn_node *p, uint32_t *oax, int64_t *O)
         *O = w->shape[1];
         return w->shape[0] <= QDQ_MAX_K;
     }
+    if (p->op == WNN_OP_GEMM) {
+        const wnn_gemm_options *o = p->options;
+        if (x->rank != 2 || w->rank != 2 || o->alpha != 1.0 ||
+            o->a_transpose || (o->c && o->beta != 1.0)) {
+            return false;
+        }
+        *oax = o->b_transpose ? 0 : 1;
+        *O = w->shape[*oax];
+        return w->shape[1 - *oax] <= QDQ_MAX_K;
+    }
     if (p->op != WNN_OP_CONV2D) {
         return false;
     }
@@ -188,7 +199,8 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
         uint32_t a0 = n->in[0], a1 = n->in[1];
         uint32_t pid;
         const wnn_node *p0 = sole_producer(q, a0, &pid);
-        bool first = p0 && (p0->op == WNN_OP_CONV2D || p0->op == WNN_OP_MATMUL);
+        bool first = p0 && (p0->op == WNN_OP_CONV2D || p0->op == WNN_OP_MATMUL ||
+                            p0->op == WNN_OP_GEMM);
         t = first ? a0 : a1;
         add_other = first ? a1 : a0;
         if (!wnn_desc_same_shape(desc(q, n->out[0]), desc(q, t))) {
@@ -204,8 +216,10 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
     e->producer = id;
     const wnn_desc *yd = desc(q, n->out[0]);
     e->channel_axis = yd->rank - 1;
-    if (n->op == WNN_OP_CONV2D) {
-        uint32_t b = ((const wnn_conv2d_options *)n->options)->bias;
+    if (n->op == WNN_OP_CONV2D || n->op == WNN_OP_GEMM) {
+        uint32_t b = n->op == WNN_OP_GEMM
+                         ? ((const wnn_gemm_options *)n->options)->c
+                         : ((const wnn_conv2d_options *)n->options)->bias;
         if (b && add_other != WNN_NO_NODE) {
             return false;
         }

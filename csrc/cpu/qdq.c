@@ -25,8 +25,11 @@
  *
  * conv2d (nhwc, groups 1): A is im2col of x, rows (batch, oh, ow), columns
  * (kh, kw, c), the padding filled with the zero point; matmul: A is x as
- * [rows, K].  A is made whole per dispatch (threaded by rows), then tiles of
- * C are computed and requantized by the threads. */
+ * [rows, K] (gemm: x [M, K]; its weights [K, N] or, transposed, [N, K]).
+ * Where x is A as it is (direct_a) the threads take tiles of C; otherwise
+ * blocks of rows, each packed into the thread's buffer while it stays in
+ * cache, then every column tile of them.  Each tile is requantized as soon
+ * as it is computed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@
 
 struct cpu_qdq {
     bool conv, x_signed, y_signed, any_zw;
+    bool b_t;                     /* gemm's bTranspose: weights [N][K]    */
     wnn_conv_params cp;
     int64_t M, K, N, Kp;
     int32_t zx, zy;               /* zx in the uint8 domain              */
@@ -112,9 +116,11 @@ weights_kn(const cpu_qdq *q, const void *w, bool u8, int layout)
     }
     const int64_t N = q->N, C = q->cp.C, KH = q->cp.KH, KW = q->cp.KW;
     for (int64_t k = 0; k < q->K; k++) {
-        int64_t c = k % C, kw = (k / C) % KW, kh = k / (C * KW);
+        /* a conv's k: (kh, kw, c) */
+        int64_t c = q->conv ? k % C : 0, kw = q->conv ? (k / C) % KW : 0;
+        int64_t kh = q->conv ? k / (C * KW) : 0;
         for (int64_t n = 0; n < N; n++) {
-            int64_t i = k * N + n;
+            int64_t i = q->b_t ? n * q->K + k : k * N + n;
             if (q->conv) {
                 switch (layout) {
                 case WNN_CONV_OIHW: i = ((n * C + c) * KH + kh) * KW + kw; break;
@@ -156,8 +162,10 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
         q->K = q->cp.KH * q->cp.KW * q->cp.C;
         q->N = q->cp.O;
     } else {
-        q->K = wd->shape[0];
-        q->N = wd->shape[1];
+        q->b_t = p->op == WNN_OP_GEMM &&
+                 ((const wnn_gemm_options *)p->options)->b_transpose;
+        q->K = wd->shape[q->b_t ? 1 : 0];
+        q->N = wd->shape[q->b_t ? 0 : 1];
         q->M = (int64_t)(wnn_desc_elements(xd) / (uint64_t)q->K);
     }
     q->Kp = (q->K + 3) / 4 * 4;

@@ -51,14 +51,20 @@ def qrand(rng, shape, dt):
 # ---- a case: everything that defines one quantized region -----------------
 def make_case(rng, op, xdt="uint8", wdt="int8", ydt="uint8", M=5, K=7, N=9,
               conv=None, per_channel=True, zx=None, zw=None, zy=None,
-              sx=None, sw=None, sy=None, bias=None, act=None, pow2=False):
+              sx=None, sw=None, sy=None, bias=None, act=None, pow2=False, bt=False):
     """op: "matmul" (x [M, K] -- or [2, M, K] when M is a tuple) or
     "conv2d" (conv: dict of H, W, C, O, KH, KW, padding, strides, dilations,
     layout); bias: None, "conv" (conv2d's option, float32), "conv_dq" (the
-    option, dequantized int32), "add" / "add_dq" (an add after the producer);
-    act: None, "relu", ("clamp", lo, hi)."""
-    c = {"op": op, "xdt": xdt, "wdt": wdt, "ydt": ydt, "bias": bias, "act": act}
-    if op == "matmul":
+    option, dequantized int32; gemm: its c), "add" / "add_dq" (an add after
+    the producer); act: None, "relu", ("clamp", lo, hi); bt: gemm's
+    bTranspose (weights [N, K])."""
+    c = {"op": op, "xdt": xdt, "wdt": wdt, "ydt": ydt, "bias": bias, "act": act, "bt": bt}
+    if op == "gemm":
+        c["x"] = qrand(rng, (M, K), xdt)
+        c["wkn"] = qrand(rng, (K, N), wdt)
+        c["w"] = np.ascontiguousarray(c["wkn"].T) if bt else c["wkn"]
+        O = N
+    elif op == "matmul":
         xshape = (M, K) if not isinstance(M, tuple) else M + (K,)
         c["x"] = qrand(rng, xshape, xdt)
         c["w"] = qrand(rng, (K, N), wdt)
@@ -96,7 +102,9 @@ def _w_scale_shape(c):
     """the weights' scale / zero point shape: 1 everywhere, O at the output
     channel axis of the filter layout (or b's last axis)"""
     n = c["sw"].size
-    if c["op"] == "matmul":
+    if c["op"] == "gemm" and c["bt"]:
+        return (n, 1)
+    if c["op"] in ("matmul", "gemm"):
         return (1, n)
     lay = c["conv"]["layout"]
     shape = [1, 1, 1, 1]
@@ -121,8 +129,7 @@ def build(ctx, c, extra=None):
     ws = _w_scale_shape(c)
     dw = b.dequantize_linear(const(c["w"]), const(c["sw"].reshape(ws)),
                              const(c["zw"].reshape(ws)))
-    O = c["sw"].size if c["sw"].size > 1 else (c["w"].shape[1] if c["op"] == "matmul"
-                                               else c["conv"]["O"])
+    O = _sw_full(c).size
 
     def bias_operand():
         if "b32" in c:
@@ -132,6 +139,11 @@ def build(ctx, c, extra=None):
 
     if c["op"] == "matmul":
         y = b.matmul(dx, dw)
+    elif c["op"] == "gemm":
+        opts = {"bTranspose": c["bt"]}
+        if c["bias"] in ("conv", "conv_dq"):
+            opts["c"] = bias_operand()
+        y = b.gemm(dx, dw, opts)
     else:
         cv = c["conv"]
         opts = {"inputLayout": "nhwc", "filterLayout": cv["layout"]}
@@ -162,7 +174,8 @@ def build(ctx, c, extra=None):
 
 
 def _sw_full(c):
-    O = c["w"].shape[1] if c["op"] == "matmul" else c["conv"]["O"]
+    O = {"matmul": lambda: c["w"].shape[1], "gemm": lambda: c["wkn"].shape[1],
+         "conv2d": lambda: c["conv"]["O"]}[c["op"]]()
     return np.broadcast_to(c["sw"].astype(np.float64), (O,))
 
 
@@ -190,9 +203,9 @@ def _im2col(c):
 def reference(c):
     """exact integer product, then the documented float32 epilogue"""
     zw = np.broadcast_to(c["zw"].astype(np.int64), (_sw_full(c).size,))
-    if c["op"] == "matmul":
+    if c["op"] in ("matmul", "gemm"):
         a = c["x"].astype(np.int64).reshape(-1, c["x"].shape[-1]) - int(c["zx"])
-        wk = c["w"].astype(np.int64) - zw
+        wk = c.get("wkn", c["w"]).astype(np.int64) - zw
         lead = c["x"].shape[:-1]
     else:
         a, lead = _im2col(c)
@@ -309,6 +322,37 @@ def test_kernel_round_half_to_even(ctx):
         acc = (c["x"].astype(np.int64) - 10) @ c["w"].astype(np.int64)
         assert (acc % 2 == 1).sum() > 30 and (acc < 0).any()
         check(ctx, c)
+
+
+@pytest.mark.parametrize("bt", [False, True])
+def test_kernel_gemm(ctx, bt):
+    """gemm (alpha 1; bTranspose or not; c as a float or dequantized bias)"""
+    rng = rng_for("gemm", bt)
+    for bias, M, K, N in ((None, 5, 12, 40), ("conv", 33, 7, 19), ("conv_dq", 100, 64, 70),
+                          ("add_dq", 1, 1, 1)):
+        check(ctx, make_case(rng, "gemm", M=M, K=K, N=N, bias=bias, bt=bt, act="relu"))
+
+
+def test_gemm_with_alpha_stays_float(ctx):
+    """alpha != 1 (or a transposed a): not an integer step"""
+    rng = rng_for("gemm alpha")
+    c = make_case(rng, "gemm", M=4, K=8, N=6, pow2=True)
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", {"dataType": "uint8", "shape": [4, 8]})
+
+    def const(a):
+        a = np.ascontiguousarray(a)
+        return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+    dx = b.dequantize_linear(x, const(np.full((1, 1), c["sx"])), const(np.full((1, 1), c["zx"])))
+    dw = b.dequantize_linear(const(c["w"]), const(c["sw"].reshape(1, -1)),
+                             const(np.zeros((1, 6), np.int8)))
+    y = b.gemm(dx, dw, {"alpha": 2.0})
+    g = b.build({"y": b.quantize_linear(y, const(np.full((1, 1), c["sy"])),
+                                        const(np.full((1, 1), c["zy"])))})
+    assert not int8_groups(g)
+    c["sx"] = np.float32(2 * c["sx"])  # alpha 2: the same as twice x's scale
+    np.testing.assert_array_equal(ctx.compute(g, {"x": c["x"]})["y"], reference(c))
 
 
 def test_kernel_relu_clamp(ctx):
