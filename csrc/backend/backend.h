@@ -47,7 +47,7 @@ enum {
     WNN_PLAN_ALIAS = 1u << 5,
     /* quantized regions run in integer arithmetic: dequantizeLinear of a
      * uint8 / int8 activation and of constant int8 / uint8 weights ->
-     * conv2d / matmul -> [add(bias)] -> [relu / clamp] -> quantizeLinear,
+     * conv2d / matmul / gemm -> [add(bias)] -> [relu / clamp] -> quantizeLinear,
      * every intermediate read once and not a graph output (compiler/
      * fuse_qdq.c, wnn_epilogue kind WNN_FUSE_QDQ) */
     WNN_FUSE_QDQ = 1u << 6,
