@@ -13,8 +13,11 @@
  * strides, dilations), its bias (if any) a float32 constant or the
  * dequantizeLinear of a constant, no add then; matmul: a of rank >= 2, b the
  * [K, N] weights; gemm: alpha 1, a not transposed, b the weights ([K, N],
- * or [N, K] transposed), c (if any) with beta 1 a bias as conv2d's.  The add's other input is such a bias over the output
- * channel (the last axis).  Backend-neutral: it only reads the IR. */
+ * or [N, K] transposed), c (if any) with beta 1 a bias as conv2d's.  The
+ * add's other input is such a bias over the output channel (the last
+ * axis).  The bias's dequantizeLinear reads an int32 / int8 / uint8
+ * constant, with scale and zero point per tensor or per channel.
+ * Backend-neutral: it only reads the IR. */
 #include <string.h>
 
 #include "fuse.h"
