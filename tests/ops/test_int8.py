@@ -384,6 +384,34 @@ def test_kernel_conv2d(ctx, layout, i):
                              zx=None if xdt == "int8" else 200))
 
 
+def test_kernel_random_regions(ctx):
+    """random regions: operator, sizes, types, zero points, scales per
+    tensor / channel, bias form, activation, conv geometry"""
+    rng = rng_for("random regions")
+    for _ in range(60):
+        op = str(rng.choice(["matmul", "gemm", "conv2d"]))
+        xdt, wdt, ydt = (str(rng.choice(["uint8", "int8"])) for _ in range(3))
+        act = [None, "relu", ("clamp", float(rng.uniform(-2, 0)), float(rng.uniform(0, 2)))][
+            int(rng.integers(0, 3))]
+        bias = [None, "add", "add_dq", "conv", "conv_dq"][int(rng.integers(0, 5 if op != "matmul"
+                                                                          else 3))]
+        zw = None if rng.random() < 0.5 else qrand(rng, (1,), wdt)
+        kw = dict(per_channel=bool(rng.random() < 0.7), act=act, bias=bias)
+        if zw is not None:
+            kw.update(per_channel=False, zw=zw)
+        if op == "conv2d":
+            k = int(rng.integers(1, 4))
+            cv = dict(H=int(rng.integers(k, 12)), W=int(rng.integers(k, 12)), C=int(rng.integers(1, 20)),
+                      O=int(rng.integers(1, 40)), KH=k, KW=k, N=int(rng.integers(1, 3)),
+                      strides=[int(rng.integers(1, 3))] * 2, padding=[int(rng.integers(0, k))] * 4,
+                      layout=str(rng.choice(list(FILTER_PERM))))
+            c = make_case(rng, op, xdt, wdt, ydt, conv=cv, **kw)
+        else:
+            c = make_case(rng, op, xdt, wdt, ydt, M=int(rng.integers(1, 80)), K=int(rng.integers(1, 90)),
+                          N=int(rng.integers(1, 90)), bt=bool(rng.random() < 0.5), **kw)
+        check(ctx, c)
+
+
 # ---- the fused region against the unfused graph -----------------------------
 def _unfused_cases():
     rng = rng_for("unfused")
