@@ -13,7 +13,9 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 6
+/* 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
+ * built against 6 would index g->fusion.chains with the old size) */
+#define WNN_BACKEND_API_VERSION 7
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
