@@ -62,6 +62,12 @@ def _flops(node, ops):
     return out * _ELEMENTWISE_COST.get(name, 1)
 
 
+def _int8(group):
+    """a quantized region (dequantizeLinear -> conv2d / matmul ->
+    quantizeLinear, csrc/compiler/fuse_qdq.c) runs in integer arithmetic"""
+    return " (int8)" if "dequantizeLinear" in group else ""
+
+
 class GraphSummary:
     """What MLGraph.summary() returns: ``str()`` is a table; the fields hold
     the numbers.
@@ -145,7 +151,7 @@ class GraphSummary:
             how = ("each run as one operation on this context" if self.fuses else
                    "fusion is off on this context: run one by one")
             out.append(f"fused chains ({how}): "
-                       + "; ".join(" -> ".join(g) for g in self.fused_groups))
+                       + "; ".join(" -> ".join(g) + _int8(g) for g in self.fused_groups))
         return "\n".join(out)
 
     def __repr__(self):

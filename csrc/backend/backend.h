@@ -13,7 +13,9 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-#define WNN_BACKEND_API_VERSION 6
+/* 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
+ * built against 6 would index g->fusion.chains with the old size) */
+#define WNN_BACKEND_API_VERSION 7
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -45,6 +47,12 @@ enum {
      * (compiler/plan.c): the backend skips the nodes g->plan.aliased marks
      * and resolves their outputs through the plan's slots as usual */
     WNN_PLAN_ALIAS = 1u << 5,
+    /* quantized regions run in integer arithmetic: dequantizeLinear of a
+     * uint8 / int8 activation and of constant int8 / uint8 weights ->
+     * conv2d / matmul / gemm -> [add(bias)] -> [relu / clamp] -> quantizeLinear,
+     * every intermediate read once and not a graph output (compiler/
+     * fuse_qdq.c, wnn_epilogue kind WNN_FUSE_QDQ) */
+    WNN_FUSE_QDQ = 1u << 6,
 };
 
 typedef struct wnn_backend wnn_backend;

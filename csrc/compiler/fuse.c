@@ -229,6 +229,9 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     for (uint32_t i = 0; i < g->n_outputs; i++) {
         is_out[g->outputs[i].operand] = true;
     }
+    if (kinds & WNN_FUSE_QDQ) {
+        wnn_fusion_find_qdq(g, uses, consumer, is_out, f);
+    }
     /* an intermediate that only the next node of a chain reads */
     #define SOLE(op_id) (uses[op_id] == 1 && !is_out[op_id] && \
                          ir->operands[op_id].kind == WNN_OPERAND_NODE)

@@ -79,6 +79,11 @@ wnn_status wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                            wnn_error *err);
 void wnn_fusion_free(wnn_fusion *f);
 bool wnn_fusion_is_activation(wnn_op op);
+/* fuse_qdq.c: the WNN_FUSE_QDQ chains (quantized regions), found first;
+ * uses / consumer / is_out per operand as wnn_fusion_find counts them */
+void wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
+                         const uint32_t *consumer, const bool *is_out,
+                         wnn_fusion *f);
 bool wnn_fusion_is_eltwise(wnn_op op);
 
 /* plan.c: the plan of wnn_plan_make() where the inputs of every node of a

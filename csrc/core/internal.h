@@ -153,6 +153,14 @@ typedef struct wnn_epilogue {
     /* WNN_FUSE_BN: node id + 1 of a batchNormalization over channel_axis
      * that reads the producer's result (before the add), 0 if none */
     uint32_t bn;
+    /* WNN_FUSE_QDQ (compiler/fuse_qdq.c): dequantizeLinear(x) and
+     * dequantizeLinear(constant weights) -> conv2d / matmul -> [add(bias)]
+     * -> [relu / clamp] -> quantizeLinear, `last` the quantizeLinear;
+     * node id + 1 of the dequantizeLinear of x, of the weights, and of a
+     * constant bias (0: none, or a float32 constant one); bias: the float
+     * operand added per output channel (the conv2d's bias or the add's
+     * addend), WNN_NO_NODE if none.  add, act as above. */
+    uint32_t dq_x, dq_w, dq_b, bias;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

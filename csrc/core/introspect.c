@@ -113,7 +113,8 @@ bool
 wnn_graph_fuses(const wnn_graph *g)
 {
     return g && g->ctx && g->ctx->backend &&
-           (g->ctx->backend->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE));
+           (g->ctx->backend->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE |
+                                        WNN_FUSE_QDQ));
 }
 
 int

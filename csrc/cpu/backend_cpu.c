@@ -51,6 +51,7 @@ struct cpu_node {
     wnn_conv2d_options fold_opts;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise chain, run at its last node */
+    cpu_qdq *qdq;            /* a quantized region, run at its last node  */
     /* conv pairs (kernels/conv/pair.c): the expansion run inside this
      * depthwise chain, the depthwise chain run inside this projection (its
      * own expansion in its pre_e), or NULL; their own entries are skipped */
@@ -93,6 +94,7 @@ cpu_compiled_free(wnn_backend *be, void *p)
     }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         cpu_chain_free(c->nodes[i].chain);
+        cpu_qdq_free(c->nodes[i].qdq);
         for (int s = 0; s < CPU_PREP_SLOTS; s++) {
             free(c->nodes[i].prep.slot[s]);
         }
@@ -251,6 +253,15 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             chain = &g->fusion.chains[k - 1];
             if (chain->last != node_id) {
                 cn->skip = true;
+                continue;
+            }
+            if (chain->kind == WNN_FUSE_QDQ) {
+                cn->qdq = cpu_qdq_make(g, chain, c->constants);
+                if (!cn->qdq) {
+                    goto oom;
+                }
+                cn->result = chain->result;
+                cn->call.node = node;
                 continue;
             }
             if (chain->kind == WNN_FUSE_ELTWISE) {
@@ -458,6 +469,11 @@ static wnn_status
 run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
          void *const *out, wnn_error *err)
 {
+    if (cn->qdq) {
+        return cpu_qdq_run(cn->qdq,
+                           resolve(g, c, cpu_qdq_input(cn->qdq), in, out),
+                           resolve(g, c, cn->result, in, out), err);
+    }
     if (cn->chain) {
         const uint32_t *ops;
         uint32_t no = cpu_chain_operands(cn->chain, &ops);
@@ -689,6 +705,11 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
     /* reshapes and identities into intermediates are views of their
      * input (plan.c) */
     be->fuses |= WNN_PLAN_ALIAS;
+    /* quantized regions in integer arithmetic (qdq.c): a fusion too,
+     * off with the others */
+    if (cpu_config_fusion() && cpu_config_int8()) {
+        be->fuses |= WNN_FUSE_QDQ;
+    }
     cb->fold_bn = cpu_config_fold_bn();
     *out = be;
     return WNN_OK;

@@ -41,6 +41,12 @@ cpu_config_fold_bn(void)
 }
 
 bool
+cpu_config_int8(void)
+{
+    return !env_off("WEBNN_CPU_INT8");
+}
+
+bool
 cpu_config_layout(void)
 {
     return !env_off("WEBNN_CPU_LAYOUT");

@@ -54,5 +54,9 @@ bool cpu_config_layout(void);
  * filter and bias (backend_cpu.c, fold_bn; read when a context's backend is
  * created) */
 bool cpu_config_fold_bn(void);
+/* WEBNN_CPU_INT8=0: quantized regions (dequantizeLinear -> conv2d /
+ * matmul / gemm -> quantizeLinear) run as their float operators instead of
+ * one integer step (qdq.c; read when a context's backend is created) */
+bool cpu_config_int8(void);
 
 #endif

@@ -236,6 +236,18 @@ void cpu_bn_run(const float *x, float *y, uint64_t f, size_t n, int64_t C,
 void cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b,
                     float *y);
 
+/* qdq.c: a quantized region (compiler/fuse_qdq.c, WNN_FUSE_QDQ) as one
+ * integer step, made once at compile from the chain and the graph's
+ * constants (weights packed, corrections precomputed; NULL: out of memory)
+ * and run per dispatch with its one non-constant input, x
+ * (cpu_qdq_input: its operand id), and its result. */
+typedef struct cpu_qdq cpu_qdq;
+cpu_qdq *cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e,
+                      void *const *constants);
+void cpu_qdq_free(cpu_qdq *q);
+uint32_t cpu_qdq_input(const cpu_qdq *q);
+wnn_status cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err);
+
 /* chain.c: a fused element-wise chain (compiler/fuse.h, WNN_FUSE_ELTWISE),
  * made once at compile from the chain's nodes (in order) and run per
  * dispatch with the addresses of its operands: one pass over memory, in

@@ -1,0 +1,402 @@
+/* qdq.c -- the CPU's integer step of a quantized region (a WNN_FUSE_QDQ
+ * chain, compiler/fuse_qdq.c):
+ *
+ *   y = quantizeLinear(act(dequantizeLinear(x) (*) dequantizeLinear(w)
+ *                          + bias))
+ *
+ * with x uint8 / int8 (int8 shifted to uint8 by adding 128, and its zero
+ * point with it), w int8 / uint8 (uint8 shifted to int8), packed once at
+ * compile for kernels/qgemm/.  The product of the quantized values is exact
+ * in int32:
+ *
+ *   acc[m][n] = sum_k (x[m][k] - zx) * (w[k][n] - zw[n])
+ *             = sum_k x w - zx colsum[n] - zw[n] rowsum[m] + K zx zw[n]
+ *
+ * (zw[n] rowsum[m] only where a weight zero point is not 0).  The epilogue
+ * then follows the unfused graph's float32 arithmetic:
+ *   v = (float)(acc * (sx * sw[n]))     the float32 product's value
+ *   v = v + bias[n]                      float32, as the unfused add
+ *   v = relu(v) / clamp(v, lo, hi)
+ *   y = saturate(rint((double)v / sy) + zy)   quantizeLinear's formula
+ * so it equals the unfused evaluation wherever the float32 convolution or
+ * matmul is exact (every partial sum representable, e.g. power-of-two
+ * scales), and otherwise differs from it only by the float32 rounding of
+ * the unfused sum (the integer result is the exact one).
+ *
+ * conv2d (nhwc, groups 1): A is im2col of x, rows (batch, oh, ow), columns
+ * (kh, kw, c), the padding filled with the zero point; matmul: A is x as
+ * [rows, K] (gemm: x [M, K]; its weights [K, N] or, transposed, [N, K]).
+ * Where x is A as it is (direct_a) the threads take tiles of C; otherwise
+ * blocks of rows, each packed into the thread's buffer while it stays in
+ * cache, then every column tile of them.  Each tile is requantized as soon
+ * as it is computed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/ops_internal.h"
+#include "cpu.h"
+#include "kernels/qgemm/qgemm.h"
+
+#define MB 96   /* rows per tile: a multiple of both kernels' 6 and 4 */
+#define NB 256  /* columns per tile: a multiple of 64                 */
+
+struct cpu_qdq {
+    bool conv, x_signed, y_signed, any_zw;
+    bool b_t;                     /* gemm's bTranspose: weights [N][K]    */
+    wnn_conv_params cp;
+    int64_t M, K, N, Kp;
+    int32_t zx, zy;               /* zx in the uint8 domain              */
+    double sy;
+    cpu_qgemm_b b;
+    double *zw;                   /* [N], in the int8 domain             */
+    double *corr;                 /* [N]: K zx zw[n] - zx colsum[n]      */
+    double *mult;                 /* [N]: sx * sw[n]                     */
+    float *bias;                  /* [N] (zeros without a bias)          */
+    float lo, hi;                 /* relu / clamp bounds (+-inf: none)   */
+    uint32_t x_operand;
+    /* per dispatch */
+    /* x is A as it is (uint8, rows of K = Kp bytes, no im2col, no row
+     * sums needed): a matmul or a 1x1 conv of stride 1 without padding */
+    bool direct_a;
+    uint8_t *a;                   /* per thread [MB][Kp]                 */
+    int64_t mb;                   /* rows per task (run_rows)            */
+    int32_t *rowsum;              /* [M]                                 */
+    int32_t *tiles;               /* per thread [MB + 1][NB + 32]        */
+    int nt;
+    const void *x;
+    void *y;
+};
+
+static double
+num_at(const void *p, wnn_dtype t, uint64_t i)
+{
+    switch (t) {
+    case WNN_FLOAT32: return ((const float *)p)[i];
+    case WNN_INT32: return ((const int32_t *)p)[i];
+    case WNN_INT8: return ((const int8_t *)p)[i];
+    case WNN_UINT8: return ((const uint8_t *)p)[i];
+    default: return 0;
+    }
+}
+
+/* element n of a per-tensor (1 element) or per-channel constant */
+static double
+chan(void *const *constants, const wnn_ir *ir, uint32_t id, int64_t n)
+{
+    const wnn_desc *d = &ir->operands[id].desc;
+    return num_at(constants[id], d->dtype,
+                  wnn_desc_elements(d) == 1 ? 0 : (uint64_t)n);
+}
+
+void
+cpu_qdq_free(cpu_qdq *q)
+{
+    if (!q) {
+        return;
+    }
+    cpu_qgemm_free(&q->b);
+    free(q->zw);
+    free(q->corr);
+    free(q->mult);
+    free(q->bias);
+    free(q->a);
+    free(q->rowsum);
+    free(q->tiles);
+    free(q);
+}
+
+/* the weights as int8 [K][N] (K in the order (kh, kw, c) for a conv) */
+static int8_t *
+weights_kn(const cpu_qdq *q, const void *w, bool u8, int layout)
+{
+    int8_t *t = malloc((size_t)(q->K * q->N) + 1);
+    if (!t) {
+        return NULL;
+    }
+    const int64_t N = q->N, C = q->cp.C, KH = q->cp.KH, KW = q->cp.KW;
+    for (int64_t k = 0; k < q->K; k++) {
+        /* a conv's k: (kh, kw, c) */
+        int64_t c = q->conv ? k % C : 0, kw = q->conv ? (k / C) % KW : 0;
+        int64_t kh = q->conv ? k / (C * KW) : 0;
+        for (int64_t n = 0; n < N; n++) {
+            int64_t i = q->b_t ? n * q->K + k : k * N + n;
+            if (q->conv) {
+                switch (layout) {
+                case WNN_CONV_OIHW: i = ((n * C + c) * KH + kh) * KW + kw; break;
+                case WNN_CONV_HWIO: i = ((kh * KW + kw) * C + c) * N + n; break;
+                case WNN_CONV_OHWI: i = ((n * KH + kh) * KW + kw) * C + c; break;
+                default: i = ((c * KH + kh) * KW + kw) * N + n; break;
+                }
+            }
+            t[k * N + n] = u8 ? (int8_t)(((const uint8_t *)w)[i] - 128)
+                              : ((const int8_t *)w)[i];
+        }
+    }
+    return t;
+}
+
+cpu_qdq *
+cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_node *p = &ir->nodes[e->producer];
+    const wnn_node *dx = &ir->nodes[e->dq_x - 1], *dw = &ir->nodes[e->dq_w - 1];
+    const wnn_node *qn = &ir->nodes[e->last];
+    const wnn_desc *xd = &ir->operands[dx->in[0]].desc;
+    const wnn_desc *wd = &ir->operands[dw->in[0]].desc;
+    const wnn_desc *yd = &ir->operands[qn->out[0]].desc;
+    cpu_qdq *q = calloc(1, sizeof(*q));
+    if (!q) {
+        return NULL;
+    }
+    q->conv = p->op == WNN_OP_CONV2D;
+    q->x_operand = dx->in[0];
+    q->x_signed = xd->dtype == WNN_INT8;
+    q->y_signed = yd->dtype == WNN_INT8;
+    int layout = 0;
+    if (q->conv) {
+        q->cp = g->lowered[e->producer].u.conv;
+        layout = ((const wnn_conv2d_options *)p->options)->filter_layout;
+        q->M = q->cp.N * q->cp.OH * q->cp.OW;
+        q->K = q->cp.KH * q->cp.KW * q->cp.C;
+        q->N = q->cp.O;
+    } else {
+        q->b_t = p->op == WNN_OP_GEMM &&
+                 ((const wnn_gemm_options *)p->options)->b_transpose;
+        q->K = wd->shape[q->b_t ? 1 : 0];
+        q->N = wd->shape[q->b_t ? 0 : 1];
+        q->M = (int64_t)(wnn_desc_elements(xd) / (uint64_t)q->K);
+    }
+    q->Kp = (q->K + 3) / 4 * 4;
+    const int64_t N = q->N;
+    q->zx = (int32_t)chan(constants, ir, dx->in[2], 0) + (q->x_signed ? 128 : 0);
+    const double sx = chan(constants, ir, dx->in[1], 0);
+    q->sy = chan(constants, ir, qn->in[1], 0);
+    q->zy = (int32_t)chan(constants, ir, qn->in[2], 0);
+    q->zw = malloc(sizeof(double) * (size_t)(N + 1));
+    q->corr = malloc(sizeof(double) * (size_t)(N + 1));
+    q->mult = malloc(sizeof(double) * (size_t)(N + 1));
+    q->bias = calloc((size_t)N + 1, sizeof(float));
+    const bool wu8 = wd->dtype == WNN_UINT8;
+    int8_t *kn = weights_kn(q, constants[dw->in[0]], wu8, layout);
+    if (!q->zw || !q->corr || !q->mult || !q->bias || !kn ||
+        cpu_qgemm_pack(&q->b, kn, q->K, N, N, 1) < 0) {
+        free(kn);
+        cpu_qdq_free(q);
+        return NULL;
+    }
+    free(kn);
+    for (int64_t n = 0; n < N; n++) {
+        int64_t zw = (int64_t)chan(constants, ir, dw->in[2], n) - (wu8 ? 128 : 0);
+        q->zw[n] = (double)zw;
+        q->any_zw |= zw != 0;
+        q->corr[n] = (double)(q->K * (int64_t)q->zx * zw -
+                              (int64_t)q->zx * q->b.colsum[n]);
+        q->mult[n] = sx * chan(constants, ir, dw->in[1], n);
+    }
+    if (e->bias != WNN_NO_NODE) {
+        const wnn_node *db = e->dq_b ? &ir->nodes[e->dq_b - 1] : NULL;
+        for (int64_t n = 0; n < N; n++) {
+            /* dequantizeLinear's formula, rounded once to float32 */
+            q->bias[n] = db ? (float)((chan(constants, ir, db->in[0], n) -
+                                       chan(constants, ir, db->in[2], n)) *
+                                      chan(constants, ir, db->in[1], n))
+                            : (float)chan(constants, ir, e->bias, n);
+        }
+    }
+    const wnn_conv_params *cp = &q->cp;
+    q->direct_a = !q->x_signed && !q->any_zw && q->K == q->Kp &&
+                  (!q->conv || (cp->KH == 1 && cp->KW == 1 && cp->sh == 1 &&
+                                cp->sw == 1 && !cp->pad[0] && !cp->pad[1] &&
+                                !cp->pad[2] && !cp->pad[3]));
+    q->lo = -INFINITY;
+    q->hi = INFINITY;
+    if (e->act != WNN_NO_NODE) {
+        const wnn_node *a = &ir->nodes[e->act];
+        wnn_scalar_params pr;
+        wnn_scalar_params_of(a->op, a->options, WNN_FLOAT32, &pr);
+        q->lo = a->op == WNN_OP_RELU ? 0.0f : pr.lo;
+        q->hi = a->op == WNN_OP_RELU ? INFINITY : pr.hi;
+    }
+    return q;
+}
+
+uint32_t
+cpu_qdq_input(const cpu_qdq *q)
+{
+    return q->x_operand;
+}
+
+/* ---- per dispatch ------------------------------------------------------ */
+
+/* A's rows [r0, r1) (uint8, zero past K) into dst (row r0 first), their
+ * sums into rowsum */
+CPU_HOT static void
+pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
+{
+    const uint8_t flip = q->x_signed ? 0x80 : 0;
+    const uint8_t *x = q->x;
+    const wnn_conv_params *c = &q->cp;
+    for (int64_t m = r0; m < r1; m++) {
+        uint8_t *row = dst0 + (m - r0) * q->Kp;
+        if (!q->conv) {
+            const uint8_t *xr = x + m * q->K;
+            for (int64_t k = 0; k < q->K; k++) {
+                row[k] = xr[k] ^ flip;
+            }
+        } else {
+            int64_t ow = m % c->OW, oh = (m / c->OW) % c->OH;
+            int64_t b = m / (c->OW * c->OH);
+            uint8_t *dst = row;
+            for (int64_t kh = 0; kh < c->KH; kh++) {
+                int64_t ih = oh * c->sh - c->pad[0] + kh * c->dh;
+                for (int64_t kw = 0; kw < c->KW; kw++, dst += c->C) {
+                    int64_t iw = ow * c->sw - c->pad[2] + kw * c->dw;
+                    if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W) {
+                        memset(dst, q->zx, (size_t)c->C);
+                        continue;
+                    }
+                    const uint8_t *src = x + ((b * c->H + ih) * c->W + iw) * c->C;
+                    if (!flip) {
+                        memcpy(dst, src, (size_t)c->C);
+                        continue;
+                    }
+                    for (int64_t ch = 0; ch < c->C; ch++) {
+                        dst[ch] = src[ch] ^ 0x80;
+                    }
+                }
+            }
+        }
+        memset(row + q->K, 0, (size_t)(q->Kp - q->K));
+        if (q->any_zw) {
+            int32_t s = 0;
+            for (int64_t k = 0; k < q->K; k++) {
+                s += row[k];
+            }
+            q->rowsum[m] = s;
+        }
+    }
+}
+
+/* one row of a tile's epilogue, in vectors: acc = c + corr - zw rowsum
+ * exactly in double (|values| < 2^53), then the float32 steps, then
+ * quantizeLinear's rint(v / sy) + zy saturated to [qlo, qhi] (NaN -> 0, as
+ * kernels/quantize/quantize.c) into int32 r */
+CPU_HOT static void
+requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
+            const double *restrict zw, double rs, const double *restrict mult,
+            const float *restrict bias, float lo, float hi, double sy,
+            double zy, double qlo, double qhi, int32_t *restrict r)
+{
+    for (int64_t j = 0; j < nn; j++) {
+        double acc = (double)c[j] + corr[j] - zw[j] * rs;
+        float v = (float)(acc * mult[j]) + bias[j];
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+        double t = rint((double)v / sy) + zy;
+        t = t < qlo ? qlo : t;
+        t = t > qhi ? qhi : t;
+        r[j] = t == t ? (int32_t)t : 0;
+    }
+}
+
+/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); r:
+ * nn int32 of scratch */
+static void
+requant(const cpu_qdq *q, const int32_t *c, int64_t ldc, int64_t m0,
+        int64_t mm, int64_t n0, int64_t nn, int32_t *r)
+{
+    const double qlo = q->y_signed ? -128 : 0, qhi = q->y_signed ? 127 : 255;
+    for (int64_t i = 0; i < mm; i++) {
+        const int64_t m = m0 + i;
+        const double rs = q->any_zw ? q->rowsum[m] : 0;
+        requant_row(c + i * ldc, nn, q->corr + n0, q->zw + n0, rs,
+                    q->mult + n0, q->bias + n0, q->lo, q->hi, q->sy, q->zy,
+                    qlo, qhi, r);
+        if (q->y_signed) {
+            int8_t *y = (int8_t *)q->y + m * q->N + n0;
+            for (int64_t j = 0; j < nn; j++) {
+                y[j] = (int8_t)r[j];
+            }
+        } else {
+            uint8_t *y = (uint8_t *)q->y + m * q->N + n0;
+            for (int64_t j = 0; j < nn; j++) {
+                y[j] = (uint8_t)r[j];
+            }
+        }
+    }
+}
+
+/* tasks of (rows, columns) tiles of C where x is A */
+static void
+run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    cpu_qdq *q = arg;
+    const int64_t nbn = (q->N + NB - 1) / NB, ldc = NB + 32;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    const uint8_t *a = q->x;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
+        int64_t mm = q->M - m0 < MB ? q->M - m0 : MB;
+        int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
+        cpu_qgemm_run(&q->b, a + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
+        requant(q, c, ldc, m0, mm, n0, nn, r);
+    }
+}
+
+/* tasks of q->mb rows, packed into the thread's A block (im2col, int8
+ * shifted) while it stays in cache, then every column tile of them */
+static void
+run_rows(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    cpu_qdq *q = arg;
+    const int64_t ldc = NB + 32;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    uint8_t *a = q->a + (size_t)tid * MB * q->Kp;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = t * q->mb;
+        int64_t mm = q->M - m0 < q->mb ? q->M - m0 : q->mb;
+        pack_rows(q, m0, m0 + mm, a);
+        for (int64_t n0 = 0; n0 < q->N; n0 += NB) {
+            int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
+            cpu_qgemm_run(&q->b, a, q->Kp, mm, n0, nn, c, ldc);
+            requant(q, c, ldc, m0, mm, n0, nn, r);
+        }
+    }
+}
+
+wnn_status
+cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
+{
+    int nt = cpu_num_threads();
+    if (!q->tiles) {
+        q->nt = nt;
+        q->a = q->direct_a ? NULL : malloc((size_t)nt * MB * q->Kp + 64);
+        q->rowsum = malloc(sizeof(int32_t) * (size_t)(q->M + 1));
+        q->tiles = malloc(sizeof(int32_t) * (size_t)nt * (MB + 1) * (NB + 32));
+        if ((!q->a && !q->direct_a) || !q->rowsum || !q->tiles) {
+            return wnn_failk(err, WNN_OUT_OF_MEMORY, "dispatch", NULL, NULL,
+                             "out of memory for a quantized step");
+        }
+    }
+    nt = nt < q->nt ? nt : q->nt;
+    q->x = x;
+    q->y = y;
+    const bool big = q->M * q->K * q->N >= CPU_PARALLEL_MIN * 16;
+    if (!big) {
+        nt = 1;
+    }
+    if (q->direct_a) {
+        const int64_t tasks = ((q->M + MB - 1) / MB) * ((q->N + NB - 1) / NB);
+        cpu_parallel_for_dynamic(tasks, 1, nt, run_tiles, q);
+        return WNN_OK;
+    }
+    /* blocks of rows: a multiple of 12 (both kernels' tiles), at most MB,
+     * about four per thread at least */
+    int64_t mb = (q->M + 4 * nt - 1) / (4 * nt);
+    mb = (mb + 11) / 12 * 12;
+    q->mb = mb > MB ? MB : mb;
+    cpu_parallel_for_dynamic((q->M + q->mb - 1) / q->mb, 1, nt, run_rows, q);
+    return WNN_OK;
+}
