@@ -22,7 +22,8 @@ except ImportError as e:  # pragma: no cover
     raise ImportError("webnn.onnx needs the 'onnx' package: pip install webnn[onnx]") from e
 
 from . import _record  # noqa: F401  (installs the recording hooks)
+from ._guard import ImportBudget
 from ._import import OnnxModel, load
 from ._export import export
 
-__all__ = ["load", "export", "OnnxModel"]
+__all__ = ["load", "export", "OnnxModel", "ImportBudget"]

@@ -24,6 +24,9 @@ from onnx import TensorProto, helper, numpy_helper
 import webnn
 from webnn import NotSupportedError
 
+from . import _guard
+from ._guard import ImportBudget
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -150,6 +153,15 @@ class OnnxModel:
                 if a.dtype != want:
                     if not np.can_cast(a.dtype, want, "same_kind"):
                         raise TypeError(f"run: input {name!r} must be {dt}, got {a.dtype}")
+                    if want.kind in "iu" and a.dtype.kind in "iu" and a.size and \
+                            not np.can_cast(a.dtype, want, "safe"):
+                        info = np.iinfo(want)
+                        lo, hi = int(a.min()), int(a.max())
+                        if lo < info.min or hi > info.max:
+                            bad = lo if lo < info.min else hi
+                            raise TypeError(f"run: input {name!r} is {dt}, but the value "
+                                            f"{bad} is out of its range [{info.min}, "
+                                            f"{info.max}]")
                     a = a.astype(want)
                 if tuple(a.shape) != tuple(shape):
                     raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
@@ -172,44 +184,111 @@ class OnnxModel:
         return f"OnnxModel(inputs={self.inputs}, outputs={self.outputs})"
 
 
-def _as_proto(model):
+def _as_proto(model, base_dir):
+    """The ModelProto, its external data read from its own folder (a path's,
+    or base_dir) with onnx's guards (_guard.resolve_external)."""
+    if base_dir is not None:
+        base_dir = os.fspath(base_dir)
     if isinstance(model, onnx.ModelProto):
-        return model
+        return _guard.resolve_external(model, base_dir, copy=True)
     if isinstance(model, (bytes, bytearray, memoryview)):
         try:
-            return onnx.load_from_string(bytes(model))
+            proto = onnx.load_from_string(bytes(model))
         except Exception as e:  # protobuf's DecodeError
             raise TypeError(f"load: the bytes are not an ONNX model: {e}") from None
+        return _guard.resolve_external(proto, base_dir, copy=False)
     if isinstance(model, (str, os.PathLike)):
-        return onnx.load(os.fspath(model))   # loads external data beside the file
+        path = os.fspath(model)
+        try:
+            proto = onnx.load(path, load_external_data=False)
+        except OSError as e:
+            raise TypeError(f"load: cannot read {path!r}: {e}") from None
+        except Exception as e:  # protobuf's DecodeError
+            raise TypeError(f"load: {path!r} is not an ONNX model: {e}") from None
+        folder = base_dir if base_dir is not None else \
+            os.path.dirname(os.path.abspath(path))
+        return _guard.resolve_external(proto, folder, copy=False)
     raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
                     f"got {type(model).__name__}")
 
 
+def _untyped(vo):
+    kind = vo.type.WhichOneof("value")
+    if kind is None:
+        return True
+    if kind == "tensor_type":
+        return not vo.type.tensor_type.elem_type or not vo.type.tensor_type.HasField("shape")
+    return False
+
+
+def _typed_outputs(proto):
+    """The model for the checker, which requires graph outputs with a type and
+    a shape (ONNX Runtime does without): those lacking one typed by shape
+    inference (a copy)."""
+    if not any(_untyped(vo) for vo in proto.graph.output):
+        return proto
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
+    except Exception as e:
+        raise TypeError(f"load: the model is not valid ONNX: {e}") from None
+    # what inference cannot type (a Loop's outputs, some local functions'):
+    # left out of the checker's copy only, every node is still checked
+    keep = [vo for vo in inferred.graph.output if not _untyped(vo)]
+    del inferred.graph.output[:]
+    inferred.graph.output.extend(keep)
+    return inferred
+
+
 def _check(proto, source):
-    """onnx.checker on the model: an invalid model is a TypeError."""
+    """The whole onnx.checker (full check: shape inference in strict mode),
+    then what it cannot check (_guard): an invalid model is a TypeError."""
+    _guard.check_names(proto)
     try:
         if proto.ByteSize() < (1 << 31) - (1 << 20):
-            onnx.checker.check_model(proto)
+            onnx.checker.check_model(_typed_outputs(proto), full_check=True)
         elif isinstance(source, (str, os.PathLike)):
-            onnx.checker.check_model(os.fspath(source))
-    except onnx.checker.ValidationError as e:
-        if "is required but missing" in str(e):
-            return   # e.g. an output without a shape: ONNX Runtime runs these too
+            onnx.checker.check_model(os.fspath(source), full_check=True)
+        else:
+            raise TypeError("load: a model of 2 GiB or more must be loaded from its path")
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise TypeError(f"load: the model is not valid ONNX: {e}") from None
+    except RecursionError:
+        raise TypeError("load: the model nests too deeply to be checked") from None
+    _guard.check_opset(proto)
+    _guard.check_functions(proto)
 
 
 def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
          input_shapes: Optional[InputShapes] = None, *,
+         base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+         budget: Optional[ImportBudget] = None,
          _bound: Optional[Mapping[str, Any]] = None) -> OnnxModel:
     """Import an ONNX model (a path, bytes or an onnx.ModelProto) into `context`
     (default: a new default context).  `input_shapes` fixes dynamic dimensions:
-    {input name: shape} and/or {dim_param name: size}."""
-    proto = _as_proto(model)
+    {input name: shape} and/or {dim_param name: size}.
+
+    The model is untrusted input: external data is read only from the model's
+    folder (a model given as bytes or a ModelProto has none: pass `base_dir`),
+    the whole onnx.checker runs, and `budget` (an ImportBudget; default
+    ImportBudget()) bounds the nodes made by inlining and unrolling and the
+    bytes of constants made at import.  A failure is a TypeError (an invalid
+    model or input), a webnn.NotSupportedError (what WebNN cannot express) or
+    a MemoryError (over the budget)."""
+    proto = _as_proto(model, base_dir)
     _check(proto, model)
+    budget = ImportBudget() if budget is None else budget
+    if not isinstance(budget, ImportBudget):
+        raise TypeError(f"load: budget must be a webnn.onnx.ImportBudget, "
+                        f"got {type(budget).__name__}")
+    n = _guard.expanded_nodes(proto, budget.max_nodes)
+    if n > budget.max_nodes:
+        raise MemoryError(f"load: the model expands to more than {budget.max_nodes} nodes "
+                          f"after inlining its functions and unrolling its loops, over the "
+                          f"budget (load(..., budget=webnn.onnx.ImportBudget(max_nodes=...)) "
+                          f"raises it)")
     if context is None:
         context = webnn.ml.create_context()
-    return _Converter(proto, context, input_shapes or {}, _bound or {}).convert()
+    return _Converter(proto, context, input_shapes or {}, _bound or {}, budget).convert()
 
 
 # ---------------------------------------------------------------------------
@@ -240,8 +319,10 @@ def _dt_of_np(dtype):
 
 
 class _Converter:
-    def __init__(self, proto, ctx, input_shapes, bound):
+    def __init__(self, proto, ctx, input_shapes, bound, budget=None):
         self.proto, self.ctx = proto, ctx
+        self.budget = budget if budget is not None else ImportBudget()
+        self.where = "the model"  # the node being converted, for errors
         self.input_shapes, self.bound = input_shapes, bound
         self.opset = 1
         for imp in proto.opset_import:
@@ -278,6 +359,8 @@ class _Converter:
         if isinstance(v, np.ndarray):
             return v
         if isinstance(v, _Fill):
+            self.budget.add_bytes(_guard.nbytes_of(v.shape, v.dtype.itemsize), self.where,
+                                  f"the constant {name!r}")
             return np.full(v.shape, v.value, v.dtype)
         if name in self.graph_input_names:
             raise _NeedStatic(f"{what} ({name!r}) must be known when the graph is built, "
@@ -460,6 +543,8 @@ class _Converter:
         for n in node.input:
             if n and n not in self.vals:
                 raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
+        self.budget.add_nodes(1, where)
+        self.where = where
         try:
             statics = all(self.is_static(n) for n in node.input if n)
             if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
@@ -481,7 +566,15 @@ class _Converter:
             raise _NeedStatic(f"{where}: {e}", e.input_names) from None
         except NotSupportedError as e:
             raise NotSupportedError(f"{where}: {e}") from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError,
+        except MemoryError as e:
+            msg = str(e)
+            raise MemoryError(msg if msg.startswith(where) else
+                              f"{where}: out of memory at import: {msg}") from None
+        except KeyError as e:
+            raise TypeError(f"{where}: attribute or value {e} is missing") from None
+        except RecursionError:
+            raise NotSupportedError(f"{where}: nested too deeply") from None
+        except (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
                 OverflowError, NameError, webnn.DataError, webnn.OperationError) as e:
             # WebNN's own validation (TypeError), or a node this importer
             # cannot read: reported, never a crash
@@ -616,12 +709,19 @@ class _Converter:
         m = helper.make_model(g, opset_imports=list(self.proto.opset_import),
                               ir_version=self.proto.ir_version or onnx.IR_VERSION)
         feeds = {n: self.static(n) for n in ins}
+        self.budget.add_bytes(_guard.fold_bytes(node, feeds, ins), self.where,
+                              "folding it at import")
         try:
             res = ReferenceEvaluator(m).run(None, feeds)
+        except MemoryError:
+            raise MemoryError(f"{self.where}: folding it at import ran out of memory") from None
         except Exception as e:  # the reference implementation's own refusal
             raise NotSupportedError(f"folding at import failed: {type(e).__name__}: {e}")
         it = iter(res)
-        return [np.asarray(next(it)) if o else None for o in node.output]
+        outs = [np.asarray(next(it)) if o else None for o in node.output]
+        self.budget.add_bytes(sum(_guard.array_bytes(o) for o in outs), self.where,
+                              "its folded value")
+        return outs
 
 
 # ---------------------------------------------------------------------------
@@ -1561,7 +1661,9 @@ def _indices(c, name, dim, out_dt="int64"):
     """Indices with ONNX's negative values made positive."""
     if c.is_static(name):
         i = c.static(name).astype(np.int64)
-        i = np.where(i < 0, i + dim, i)
+        # the runtime rule (the kernels'): negative counts from the end, then
+        # clamped to [0, dim - 1]
+        i = np.clip(np.where(i < 0, i + dim, i), 0, dim - 1)
         return c.const(i.astype(np.int32 if dim < 2 ** 31 else np.int64))
     i = c.opnd(name)
     dt = i.data_type
@@ -1704,6 +1806,8 @@ def _resize(c, node, at):
     # linear and cubic: a product with a static interpolation matrix)
     y = x
     for a in changed:
+        c.budget.add_bytes(_guard.nbytes_of([shape[a], shape[a] + 2 * sizes[a]], 8), c.where,
+                           f"an interpolation matrix of {shape[a]} x {sizes[a]}")
         m = _resize_matrix(node, at, shape[a], sizes[a], scales[a], given_sizes,
                            roi.get(a) if roi else None, ctm, c.opset)
         y = _apply_axis(c, y, a, m, mode == "nearest")
@@ -2261,6 +2365,9 @@ def _onehot(c, node, at):
     idx = c.b.reshape(idx, shape)
     iota_shape = [1] * (rank + 1)
     iota_shape[axis] = depth
+    if depth < 1:
+        raise TypeError(f"depth (input 1) is {depth}; it must be at least 1")
+    c.budget.add_bytes(_guard.nbytes_of([depth], 8), c.where, f"a ramp of depth {depth}")
     iota = c.const(np.arange(depth, dtype=webnn.DATA_TYPES[idt]).reshape(iota_shape))
     hot = c.b.equal(idx, iota)
     off = c.b.reshape(c.b.slice(values, [0], [1]), [])
@@ -2597,6 +2704,10 @@ def _dft(c, node, at):
     xr = part(0)
     xi = part(1) if comp == 2 else None
     k_out = length // 2 + 1 if onesided else length
+    if length < 1:
+        raise TypeError(f"dft_length is {length}; it must be at least 1")
+    c.budget.add_bytes(_guard.nbytes_of([length, k_out], 8 * 3), c.where,
+                       f"cosine and sine matrices of {length} x {k_out}")
     tt = np.arange(length, dtype=np.float64).reshape(length, 1)
     kk = np.arange(k_out, dtype=np.float64).reshape(1, k_out)
     ang = (2 * np.pi / length) * tt * kk * (1 if inverse else -1)
@@ -2695,6 +2806,19 @@ def _reverse_sequence(c, node, at):
 _MAX_UNROLL = 4096
 
 
+def _reserve_body(c, body, times, what):
+    """Refuse an unrolling over the import budget before starting it."""
+    cap = c.budget.max_nodes
+    known = {}
+    for n in body.node:
+        for i in n.input:
+            v = c.vals.get(i)
+            if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size == 1:
+                known[i] = int(v.reshape(-1)[0])
+    per = _guard.expanded_nodes(c.proto, cap, nodes=body.node, known=known)
+    c.budget.check_nodes(per * times, c.where, f"{what} ({times} x {per} nodes)")
+
+
 def _inline_body(c, body, formal_values, prefix):
     """Convert a subgraph's nodes with its inputs bound to `formal_values`
     ({formal name: value}); returns the values of its outputs."""
@@ -2772,6 +2896,7 @@ def _scan(c, node, at):
     length = int(scans[0].shape[in_axes[0]])
     if length > _MAX_UNROLL:
         raise NotSupportedError(f"a scan of {length} steps (unrolled up to {_MAX_UNROLL})")
+    _reserve_body(c, body, length, "unrolling the scan")
     state = [c.vals[n] for n in ins[:n_state]]
     per_step = [[] for _ in range(k_out)]
     for t in range(length):
@@ -2805,6 +2930,7 @@ def _loop(c, node, at):
         cond = bool(np.asarray(c.static(node.input[1], "the condition")).reshape(-1)[0])
     if trips > _MAX_UNROLL:
         raise NotSupportedError(f"a loop of {trips} iterations (unrolled up to {_MAX_UNROLL})")
+    _reserve_body(c, body, max(trips, 0), "unrolling the loop")
     carried = [c.vals[n] for n in ins[2:]]
     n_carried = len(carried)
     k_out = len(body.output) - 1 - n_carried
