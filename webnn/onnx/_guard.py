@@ -29,6 +29,11 @@ import webnn
 MAX_FUNCTION_DEPTH = 64
 
 
+class InvalidModel(TypeError):
+    """A node the model gives wrong (a malformed tensor, an attribute that is
+    not UTF-8, an impossible size): re-raised as a TypeError naming the node."""
+
+
 class ImportBudget:
     """Limits of one import: `max_nodes` nodes converted after inlining local
     functions and function bodies and unrolling Loop / Scan, and
@@ -169,11 +174,21 @@ def resolve_external(proto: onnx.ModelProto, base_dir: Optional[str], copy: bool
 
 
 # ---- names and structure ------------------------------------------------------
+def _not_str(v):
+    if isinstance(v, (list, tuple)):
+        return next((x for x in map(_not_str, v) if x is not None), None)
+    return None if isinstance(v, str) else v
+
+
 def _utf8(where, getter):
+    """protobuf gives a proto2 string field that is not UTF-8 as bytes (upb)
+    or raises UnicodeDecodeError (the other implementations)."""
     try:
-        getter()
+        bad = _not_str(getter())
     except UnicodeDecodeError:
-        raise TypeError(f"load: {where} is not valid UTF-8") from None
+        bad = b"?"
+    if bad is not None:
+        raise TypeError(f"load: {where} is not valid UTF-8 ({bytes(bad)[:40]!r})")
 
 
 def _check_nodes(nodes, where):
@@ -219,7 +234,9 @@ def check_names(proto: onnx.ModelProto) -> None:
 
 
 def check_opset(proto: onnx.ModelProto) -> int:
-    """The standard domain's opset, within 7 .. the newest onnx knows."""
+    """The standard domain's opset, within 1 .. the newest onnx knows (the
+    importer keeps the old semantics: legacy broadcast, Softmax's 2-D
+    coercion, ...)."""
     newest = onnx.defs.onnx_opset_version()
     found = None
     for imp in proto.opset_import:
@@ -227,58 +244,64 @@ def check_opset(proto: onnx.ModelProto) -> int:
             found = int(imp.version)
     if found is None:
         return 1
-    if not 7 <= found <= newest:
+    if not 1 <= found <= newest:
         raise webnn.NotSupportedError(f"load: the model's opset is {found}: supported are the "
-                                  f"opsets 7 to {newest} of the standard ONNX domain")
+                                  f"opsets 1 to {newest} of the standard ONNX domain")
     return found
 
 
 def check_functions(proto: onnx.ModelProto) -> None:
     """Local functions must not call themselves (directly or not) nor nest
-    deeper than MAX_FUNCTION_DEPTH."""
+    deeper than MAX_FUNCTION_DEPTH (iterative: any depth of hostile chain)."""
     fns = {(f.domain, f.name): f for f in proto.functions}
-    depth = {}
 
     def calls(nodes):
-        for n in nodes:
+        out = set()
+        todo = list(nodes)
+        while todo:
+            n = todo.pop()
             if (n.domain, n.op_type) in fns:
-                yield (n.domain, n.op_type)
+                out.add((n.domain, n.op_type))
             for a in n.attribute:
                 for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                    yield from calls(g.node)
+                    todo.extend(g.node)
+        return out
 
-    for key in fns:
-        # iterative depth-first search: the depth of each function's call tree
-        stack = [(key, iter(set(calls(fns[key].node))), 1)]
-        on_path = {key}
+    callees = {k: calls(f.node) for k, f in fns.items()}
+    height = {}   # function -> the depth of its call tree (1: calls none)
+    for root in fns:
+        if root in height:
+            continue
+        stack, on_path = [(root, iter(callees[root]))], {root}
         while stack:
-            k, it, d = stack[-1]
+            k, it = stack[-1]
             nxt = next(it, None)
             if nxt is None:
                 stack.pop()
                 on_path.discard(k)
-                depth[k] = max(depth.get(k, 1), 1)
+                height[k] = 1 + max((height[c] for c in callees[k]), default=0)
+                if height[k] > MAX_FUNCTION_DEPTH:
+                    raise webnn.NotSupportedError(
+                        f"load: local function {k[1]!r} nests calls {height[k]} deep, "
+                        f"deeper than {MAX_FUNCTION_DEPTH}")
                 continue
             if nxt in on_path:
                 raise TypeError(f"load: local function {nxt[1]!r} calls itself (through "
                                 f"{' -> '.join(repr(s[0][1]) for s in stack)})")
-            if d + 1 > MAX_FUNCTION_DEPTH:
-                raise webnn.NotSupportedError(f"load: local functions nest deeper than "
-                                          f"{MAX_FUNCTION_DEPTH} (from {key[1]!r})")
-            if nxt in depth and depth[nxt] + d > MAX_FUNCTION_DEPTH:
-                raise webnn.NotSupportedError(f"load: local functions nest deeper than "
-                                          f"{MAX_FUNCTION_DEPTH} (from {key[1]!r})")
-            if nxt not in depth:
+            if nxt not in height:
+                if len(stack) >= MAX_FUNCTION_DEPTH:
+                    raise webnn.NotSupportedError(
+                        f"load: local functions nest deeper than {MAX_FUNCTION_DEPTH} "
+                        f"(from {root[1]!r})")
                 on_path.add(nxt)
-                stack.append((nxt, iter(set(calls(fns[nxt].node))), d + 1))
-        depth[key] = 1
+                stack.append((nxt, iter(callees[nxt])))
 
 
-def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None) -> int:
+def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None):
     """An estimate from below of the nodes the import converts: local
     functions inlined (each call counts its body), Loop and Scan bodies times
-    their trip counts where those are constants of the model.  Stops at
-    `cap` + 1."""
+    their trip counts where those are constants of the model.  Returns
+    (count, the node that brings it over `cap`, or None); stops there."""
     fns = {(f.domain, f.name): f for f in proto.functions}
     consts = {}
     for t in proto.graph.initializer:
@@ -331,7 +354,27 @@ def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None) -> 
                 return cap + 1
         return total
 
-    return count(proto.graph.node if nodes is None else nodes)
+    total = 0
+    for i, n in enumerate(proto.graph.node if nodes is None else nodes):
+        total += count([n])
+        if total > cap:
+            return total, f"node {n.name or '#' + str(i)!r} ({n.op_type})"
+    return total, None
+
+
+def to_array(t: TensorProto, where: str) -> np.ndarray:
+    """numpy_helper.to_array, its failures (data that does not fill the dims,
+    an unknown data type ...) a TypeError naming the tensor.  Never reads
+    external data: resolve_external has read it all, from the model's folder."""
+    if _is_external(t):
+        raise InvalidModel(f"{where}: tensor {t.name!r} keeps its data in an external file "
+                        f"that the model's folder did not provide")
+    try:
+        return onnx.numpy_helper.to_array(t)
+    except MemoryError:
+        raise MemoryError(f"{where}: tensor {t.name!r} does not fit in memory") from None
+    except Exception as e:
+        raise InvalidModel(f"{where}: tensor {t.name!r} is malformed: {e}") from None
 
 
 def array_bytes(v) -> int:

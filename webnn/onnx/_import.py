@@ -25,7 +25,7 @@ import webnn
 from webnn import NotSupportedError
 
 from . import _guard
-from ._guard import ImportBudget
+from ._guard import ImportBudget, InvalidModel
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -156,9 +156,9 @@ class OnnxModel:
                     if want.kind in "iu" and a.dtype.kind in "iu" and a.size and \
                             not np.can_cast(a.dtype, want, "safe"):
                         info = np.iinfo(want)
-                        lo, hi = int(a.min()), int(a.max())
-                        if lo < info.min or hi > info.max:
-                            bad = lo if lo < info.min else hi
+                        out = np.flatnonzero((a < info.min) | (a > info.max))
+                        if out.size:
+                            bad = int(a.reshape(-1)[out[0]])
                             raise TypeError(f"run: input {name!r} is {dt}, but the value "
                                             f"{bad} is out of its range [{info.min}, "
                                             f"{info.max}]")
@@ -239,10 +239,21 @@ def _typed_outputs(proto):
     return inferred
 
 
-def _check(proto, source):
-    """The whole onnx.checker (full check: shape inference in strict mode),
-    then what it cannot check (_guard): an invalid model is a TypeError."""
+def _check(proto, source, budget):
+    """What onnx.checker cannot check, or not in bounded time (_guard: UTF-8
+    names, the opset range, recursive or deep local functions, the nodes
+    after inlining and unrolling: its shape inference inlines every call),
+    then the whole onnx.checker (full check: shape inference in strict mode).
+    An invalid model is a TypeError."""
     _guard.check_names(proto)
+    _guard.check_opset(proto)
+    _guard.check_functions(proto)
+    n, where = _guard.expanded_nodes(proto, budget.max_nodes)
+    if where is not None:
+        raise MemoryError(f"load: {where}: the model expands to at least {n} nodes after "
+                          f"inlining its functions and unrolling its loops, over the budget "
+                          f"of {budget.max_nodes} nodes (load(..., budget=webnn.onnx."
+                          f"ImportBudget(max_nodes=...)) raises it)")
     try:
         if proto.ByteSize() < (1 << 31) - (1 << 20):
             onnx.checker.check_model(_typed_outputs(proto), full_check=True)
@@ -251,11 +262,10 @@ def _check(proto, source):
         else:
             raise TypeError("load: a model of 2 GiB or more must be loaded from its path")
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
-        raise TypeError(f"load: the model is not valid ONNX: {e}") from None
+        raise TypeError(f"load: the model is not valid ONNX: {' '.join(str(e).split())}") \
+            from None
     except RecursionError:
         raise TypeError("load: the model nests too deeply to be checked") from None
-    _guard.check_opset(proto)
-    _guard.check_functions(proto)
 
 
 def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
@@ -274,18 +284,13 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
     bytes of constants made at import.  A failure is a TypeError (an invalid
     model or input), a webnn.NotSupportedError (what WebNN cannot express) or
     a MemoryError (over the budget)."""
-    proto = _as_proto(model, base_dir)
-    _check(proto, model)
     budget = ImportBudget() if budget is None else budget
     if not isinstance(budget, ImportBudget):
         raise TypeError(f"load: budget must be a webnn.onnx.ImportBudget, "
                         f"got {type(budget).__name__}")
-    n = _guard.expanded_nodes(proto, budget.max_nodes)
-    if n > budget.max_nodes:
-        raise MemoryError(f"load: the model expands to more than {budget.max_nodes} nodes "
-                          f"after inlining its functions and unrolling its loops, over the "
-                          f"budget (load(..., budget=webnn.onnx.ImportBudget(max_nodes=...)) "
-                          f"raises it)")
+    budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
+    proto = _as_proto(model, base_dir)
+    _check(proto, model, budget)
     if context is None:
         context = webnn.ml.create_context()
     return _Converter(proto, context, input_shapes or {}, _bound or {}, budget).convert()
@@ -296,10 +301,13 @@ def _attrs(node):
     out = {}
     for a in node.attribute:
         v = helper.get_attribute_value(a)
-        if isinstance(v, bytes):
-            v = v.decode("utf-8")
-        elif isinstance(v, list) and v and isinstance(v[0], bytes):
-            v = [x.decode("utf-8") for x in v]
+        try:
+            if isinstance(v, bytes):
+                v = v.decode("utf-8")
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                v = [x.decode("utf-8") for x in v]
+        except UnicodeDecodeError:
+            raise InvalidModel(f"attribute {a.name!r} is not valid UTF-8") from None
         out[a.name] = v
     return out
 
@@ -441,7 +449,7 @@ class _Converter:
                           f"standard ONNX domain and the model's own functions)")
         inits = {}
         for t in g.initializer:
-            a = numpy_helper.to_array(t)
+            a = _guard.to_array(t, f"initializer {t.name!r}")
             a.flags.writeable = False   # the export record keeps it without a copy
             inits[t.name] = a
         for t in g.sparse_initializer:
@@ -570,6 +578,8 @@ class _Converter:
             msg = str(e)
             raise MemoryError(msg if msg.startswith(where) else
                               f"{where}: out of memory at import: {msg}") from None
+        except InvalidModel as e:
+            raise TypeError(f"{where}: {e}") from None
         except KeyError as e:
             raise TypeError(f"{where}: attribute or value {e} is missing") from None
         except RecursionError:
@@ -1461,10 +1471,12 @@ def _size(c, node, at):
 def _const_of_shape(c, node, at):
     shape = c.ints(node.input[0], "shape")
     value = at.get("value")
-    value = numpy_helper.to_array(value).reshape(-1)[0] if value is not None \
-        else np.float32(0)
+    value = _guard.to_array(value, "attribute 'value'").reshape(-1)[0] \
+        if value is not None else np.float32(0)
     value = np.asarray(value)
-    if int(np.prod(shape, dtype=np.int64)) <= _FILL_MATERIALIZE:
+    if any(d < 0 for d in shape):
+        raise InvalidModel(f"input 'shape' {shape} has a negative dimension")
+    if _guard.nbytes_of(shape, 1) <= _FILL_MATERIALIZE:
         return np.full(shape, value, value.dtype)
     return _Fill(shape, value)
 
@@ -2366,7 +2378,7 @@ def _onehot(c, node, at):
     iota_shape = [1] * (rank + 1)
     iota_shape[axis] = depth
     if depth < 1:
-        raise TypeError(f"depth (input 1) is {depth}; it must be at least 1")
+        raise InvalidModel(f"depth (input 1) is {depth}; it must be at least 1")
     c.budget.add_bytes(_guard.nbytes_of([depth], 8), c.where, f"a ramp of depth {depth}")
     iota = c.const(np.arange(depth, dtype=webnn.DATA_TYPES[idt]).reshape(iota_shape))
     hot = c.b.equal(idx, iota)
@@ -2409,7 +2421,7 @@ def _if(c, node, at):
     branch = at["then_branch"] if bool(np.asarray(c.static(cond)).reshape(-1)[0]) \
         else at["else_branch"]
     for t in branch.initializer:
-        c.vals[t.name] = numpy_helper.to_array(t)
+        c.vals[t.name] = _guard.to_array(t, f"branch initializer {t.name!r}")
     for k, inner in enumerate(branch.node):
         c.convert_node(inner, f"{node.name or 'If'}.{k}")
     outs = []
@@ -2705,7 +2717,7 @@ def _dft(c, node, at):
     xi = part(1) if comp == 2 else None
     k_out = length // 2 + 1 if onesided else length
     if length < 1:
-        raise TypeError(f"dft_length is {length}; it must be at least 1")
+        raise InvalidModel(f"dft_length is {length}; it must be at least 1")
     c.budget.add_bytes(_guard.nbytes_of([length, k_out], 8 * 3), c.where,
                        f"cosine and sine matrices of {length} x {k_out}")
     tt = np.arange(length, dtype=np.float64).reshape(length, 1)
@@ -2815,7 +2827,7 @@ def _reserve_body(c, body, times, what):
             v = c.vals.get(i)
             if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size == 1:
                 known[i] = int(v.reshape(-1)[0])
-    per = _guard.expanded_nodes(c.proto, cap, nodes=body.node, known=known)
+    per = _guard.expanded_nodes(c.proto, cap, nodes=body.node, known=known)[0]
     c.budget.check_nodes(per * times, c.where, f"{what} ({times} x {per} nodes)")
 
 
@@ -2831,7 +2843,7 @@ def _inline_body(c, body, formal_values, prefix):
     for formal, v in formal_values.items():
         c.vals[prefix + formal] = v
     for t in body.initializer:
-        c.vals[prefix + t.name] = numpy_helper.to_array(t)
+        c.vals[prefix + t.name] = _guard.to_array(t, f"subgraph initializer {t.name!r}")
     for k, inner in enumerate(body.node):
         n = onnx.NodeProto()
         n.CopyFrom(inner)
