@@ -716,7 +716,13 @@ class _Converter:
         vi = [helper.make_tensor_value_info(n, 0, None) for n in ins]
         vo = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
         g = helper.make_graph([node], "fold", vi, vo)
-        m = helper.make_model(g, opset_imports=list(self.proto.opset_import),
+        opsets = list(self.proto.opset_import)
+        if node.op_type in _FOLD_AT and self.opset < _FOLD_AT[node.op_type]:
+            # onnx.reference implements only the newer versions of these, whose
+            # semantics on the older versions' types are the same
+            opsets = [o for o in opsets if o.domain not in ("", "ai.onnx")] + \
+                [helper.make_opsetid("", _FOLD_AT[node.op_type])]
+        m = helper.make_model(g, opset_imports=opsets,
                               ir_version=self.proto.ir_version or onnx.IR_VERSION)
         feeds = {n: self.static(n) for n in ins}
         self.budget.add_bytes(_guard.fold_bytes(node, feeds, ins), self.where,
@@ -738,6 +744,8 @@ class _Converter:
 # Operator conversions: fn(conv, node, attrs) -> output value(s)
 
 _OPS = {}
+#: Folded with onnx.reference at this opset when the model's is older.
+_FOLD_AT = {"DequantizeLinear": 19, "QuantizeLinear": 19}
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli"}
 _WHY = {
