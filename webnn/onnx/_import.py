@@ -261,11 +261,13 @@ def _check(proto, source, budget):
             onnx.checker.check_model(os.fspath(source), full_check=True)
         else:
             raise TypeError("load: a model of 2 GiB or more must be loaded from its path")
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
-        raise TypeError(f"load: the model is not valid ONNX: {' '.join(str(e).split())}") \
-            from None
     except RecursionError:
         raise TypeError("load: the model nests too deeply to be checked") from None
+    except (MemoryError, TypeError):
+        raise
+    except Exception as e:   # ValidationError, InferenceError, ValueError (a bad data type)
+        raise TypeError(f"load: the model is not valid ONNX: {' '.join(str(e).split())}") \
+            from None
 
 
 def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
