@@ -291,7 +291,8 @@ FUZZ_ONNX_TIME ?= 60
 fuzz-onnx: build
 	@mkdir -p build/fuzz-onnx-corpus build/fuzz-onnx-crashes build/fuzz-onnx-run
 	cd build/fuzz-onnx-run && $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_onnx.py -runs=1 \
-	  $(CURDIR)/tests/fuzz/onnx_regressions/* 2>&1 | tail -1
+	  $(CURDIR)/tests/fuzz/onnx_regressions/* > ../fuzz-onnx-replay.log 2>&1 || \
+	  (grep -v "^INFO: Instrumenting" ../fuzz-onnx-replay.log | tail -30; exit 1)
 	@echo "replayed $$(ls tests/fuzz/onnx_regressions | wc -l) importer regression inputs"
 	cd build/fuzz-onnx-run && $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_onnx.py \
 	  -max_total_time=$(FUZZ_ONNX_TIME) -timeout=30 -rss_limit_mb=6000 -max_len=4096 -print_final_stats=1 \
