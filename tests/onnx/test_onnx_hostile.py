@@ -440,3 +440,27 @@ def test_runner_one_line_error(tmp_path, what):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(("error: ", "not supported: ")), r.stderr
     assert "Traceback" not in r.stderr and "\x1b" not in r.stderr
+
+
+# ---- the checker sees large weights by type and shape only (load speed) ----------
+def test_checker_still_checks_large_weights(ctx):
+    """Initializers over 4 KiB reach onnx.checker as typed inputs, not as
+    data: a shape that does not fit is still refused, and data that does not
+    fill the dims is refused by the importer, naming the tensor."""
+    w = numpy_helper.from_array(np.ones((1100, 4), np.float32), "w")
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [_vi("x", F, [2, 3])],
+               [_untyped("y")], [w])
+    with pytest.raises(TypeError, match=r"not valid ONNX.*MatMul"):
+        webnn.onnx.load(m, ctx)
+    short = TensorProto(name="w", data_type=F, dims=[3, 1100],
+                        raw_data=np.ones(3 * 1100 - 1, np.float32).tobytes())
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [_vi("x", F, [2, 3])],
+               [_untyped("y")], [short])
+    with pytest.raises(TypeError, match=r"initializer 'w'.*malformed"):
+        webnn.onnx.load(m, ctx)
+    good = numpy_helper.from_array(np.arange(3 * 1100, dtype=np.float32).reshape(3, 1100), "w")
+    m = _model([helper.make_node("MatMul", ["x", "w"], ["y"])], [_vi("x", F, [2, 3])],
+               [_untyped("y")], [good])
+    x = np.array([[1, 0, 2], [0, -1, 0]], np.float32)
+    np.testing.assert_allclose(webnn.onnx.load(m, ctx).run({"x": x})["y"],
+                               x.astype(np.float64) @ numpy_helper.to_array(good), rtol=1e-6)

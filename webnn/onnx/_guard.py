@@ -20,7 +20,7 @@ from typing import Iterator, Optional, Tuple
 
 import numpy as np
 import onnx
-from onnx import TensorProto, external_data_helper
+from onnx import TensorProto, external_data_helper, helper
 
 import webnn
 
@@ -375,6 +375,51 @@ def to_array(t: TensorProto, where: str) -> np.ndarray:
         raise MemoryError(f"{where}: tensor {t.name!r} does not fit in memory") from None
     except Exception as e:
         raise InvalidModel(f"{where}: tensor {t.name!r} is malformed: {e}") from None
+
+
+def skeleton(proto: onnx.ModelProto, big: int = 1 << 12) -> onnx.ModelProto:
+    """The model for onnx.checker without copying its weights: the main
+    graph's initializers over `big` bytes become graph inputs of the same
+    type and shape (what shape inference reads of them), so that checking a
+    model of hundreds of MB does not serialize them (ByteSize and
+    SerializeToString of a BERT-base cost 2 s).  The checker reads no weight
+    values; small ones (shape inference's integers) stay; the importer checks
+    each tensor's data against its dims itself (to_array).  A tensor whose
+    type or dims are invalid stays, for the checker to refuse."""
+    g = proto.graph
+    valid = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}
+    # (sizes from the dims: a message's ByteSize walks its data)
+    moved = [t for t in g.initializer if t.data_type in valid and
+             all(d >= 0 for d in t.dims) and nbytes_of(t.dims, 4) > big]
+    if not moved:
+        return proto
+    moved_names = {t.name for t in moved}
+    sk = onnx.ModelProto()
+    for field, value in proto.ListFields():
+        if field.name == "graph":
+            continue
+        if field.is_repeated:
+            getattr(sk, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(sk, field.name).CopyFrom(value)
+        else:
+            setattr(sk, field.name, value)
+    sg = sk.graph
+    for field, value in g.ListFields():
+        if field.name == "initializer":
+            continue
+        if field.is_repeated:
+            getattr(sg, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(sg, field.name).CopyFrom(value)
+        else:
+            setattr(sg, field.name, value)
+    sg.initializer.extend(t for t in g.initializer if t.name not in moved_names)
+    inputs = {vi.name for vi in g.input}
+    for t in moved:
+        if t.name not in inputs:
+            sg.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return sk
 
 
 def array_bytes(v) -> int:

@@ -255,12 +255,7 @@ def _check(proto, source, budget):
                           f"of {budget.max_nodes} nodes (load(..., budget=webnn.onnx."
                           f"ImportBudget(max_nodes=...)) raises it)")
     try:
-        if proto.ByteSize() < (1 << 31) - (1 << 20):
-            onnx.checker.check_model(_typed_outputs(proto), full_check=True)
-        elif isinstance(source, (str, os.PathLike)):
-            onnx.checker.check_model(os.fspath(source), full_check=True)
-        else:
-            raise TypeError("load: a model of 2 GiB or more must be loaded from its path")
+        onnx.checker.check_model(_typed_outputs(_guard.skeleton(proto)), full_check=True)
     except RecursionError:
         raise TypeError("load: the model nests too deeply to be checked") from None
     except (MemoryError, TypeError):
