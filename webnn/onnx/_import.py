@@ -339,6 +339,7 @@ class _Converter:
         self._consts = {}       # id(ndarray) -> operand (cache)
         self.deps = {}          # name -> the model inputs a computed value depends on
         self.shape_like = set() # int64 inputs of rank <= 1: shapes, axes, pads ...
+        self._evaluators = {}   # fold(): canonical node -> ReferenceEvaluator
         self.node = None
 
     # ---- errors ----------------------------------------------------------
@@ -708,24 +709,41 @@ class _Converter:
                           f"model declares {['?' if d is None else d for d in declared]}")
 
     def fold(self, node):
+        """The node evaluated by onnx.reference on its static inputs.  The
+        evaluator is made once per distinct node (op, attributes, inputs'
+        positions: the names made canonical) and reused: a transformer's
+        layers fold the same shape arithmetic hundreds of times."""
         from onnx.reference import ReferenceEvaluator
-        ins = [n for n in node.input if n]
-        vi = [helper.make_tensor_value_info(n, 0, None) for n in ins]
-        vo = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
-        g = helper.make_graph([node], "fold", vi, vo)
-        opsets = list(self.proto.opset_import)
-        if node.op_type in _FOLD_AT and self.opset < _FOLD_AT[node.op_type]:
-            # onnx.reference implements only the newer versions of these, whose
-            # semantics on the older versions' types are the same
-            opsets = [o for o in opsets if o.domain not in ("", "ai.onnx")] + \
-                [helper.make_opsetid("", _FOLD_AT[node.op_type])]
-        m = helper.make_model(g, opset_imports=opsets,
-                              ir_version=self.proto.ir_version or onnx.IR_VERSION)
+        ins = list(dict.fromkeys(n for n in node.input if n))
+        canon = {n: f"i{k}" for k, n in enumerate(ins)}
+        cn = onnx.NodeProto(op_type=node.op_type, domain=node.domain)
+        cn.attribute.extend(node.attribute)
+        cn.input.extend(canon[n] if n else "" for n in node.input)
+        cn.output.extend(f"o{k}" if o else "" for k, o in enumerate(node.output))
+        key = (cn.SerializeToString(), self.opset)
+        ev = self._evaluators.get(key)
+        if ev is None:
+            vi = [helper.make_tensor_value_info(canon[n], 0, None) for n in ins]
+            vo = [helper.make_tensor_value_info(o, 0, None) for o in cn.output if o]
+            g = helper.make_graph([cn], "fold", vi, vo)
+            opsets = list(self.proto.opset_import)
+            if node.op_type in _FOLD_AT and self.opset < _FOLD_AT[node.op_type]:
+                # onnx.reference implements only the newer versions of these,
+                # whose semantics on the older versions' types are the same
+                opsets = [o for o in opsets if o.domain not in ("", "ai.onnx")] + \
+                    [helper.make_opsetid("", _FOLD_AT[node.op_type])]
+            m = helper.make_model(g, opset_imports=opsets,
+                                  ir_version=self.proto.ir_version or onnx.IR_VERSION)
+            try:
+                ev = ReferenceEvaluator(m)
+            except Exception as e:  # the reference implementation's own refusal
+                raise NotSupportedError(f"folding at import failed: {type(e).__name__}: {e}")
+            self._evaluators[key] = ev
         feeds = {n: self.static(n) for n in ins}
         self.budget.add_bytes(_guard.fold_bytes(node, feeds, ins), self.where,
                               "folding it at import")
         try:
-            res = ReferenceEvaluator(m).run(None, feeds)
+            res = ev.run(None, {canon[n]: v for n, v in feeds.items()})
         except MemoryError:
             raise MemoryError(f"{self.where}: folding it at import ran out of memory") from None
         except Exception as e:  # the reference implementation's own refusal
