@@ -348,7 +348,7 @@ def test_int_input_out_of_range(ctx):
 
 
 def test_constant_and_runtime_gather_indices_agree(ctx):
-    idx = np.array([0, 3, -1, -4, 4, 100, -100, 2 ** 40 + 1, -2 ** 40], np.int64)
+    idx = np.array([0, 3, -1, -4, -5, 4, 100, -100, 2 ** 40 + 1, -2 ** 40], np.int64)
     data = np.arange(4 * 2, dtype=np.float32).reshape(4, 2) + 1
     const = _model([helper.make_node("Gather", ["x", "i"], ["y"])], [_vi("x", F, [4, 2])],
                    [_untyped("y")], [numpy_helper.from_array(idx, "i")])
@@ -358,6 +358,30 @@ def test_constant_and_runtime_gather_indices_agree(ctx):
     b = webnn.onnx.load(runtime, ctx).run({"x": data, "i": idx})["y"]
     # the runtime rule: negative counts from the end, then clamped to [0, 3]
     want = data[np.clip(np.where(idx < 0, idx + 4, idx), 0, 3)]
+    np.testing.assert_array_equal(b, want)
+    np.testing.assert_array_equal(a, want)
+
+
+@pytest.mark.parametrize("op", ["GatherElements", "GatherND"])
+def test_constant_and_runtime_indices_agree(ctx, op):
+    data = np.arange(4 * 3, dtype=np.float32).reshape(4, 3) + 1
+    if op == "GatherElements":
+        idx = np.array([[0, 3, -1], [-5, 4, 100], [-100, 2 ** 40, -2 ** 40]], np.int64)
+        want = np.take_along_axis(data, np.clip(np.where(idx < 0, idx + 4, idx), 0, 3), 0)
+        attrs = {"axis": 0}
+    else:
+        idx = np.array([[0, 2], [-1, -3], [-5, 7], [2 ** 40, -2 ** 40]], np.int64)
+        dims = np.array([4, 3])
+        norm = np.clip(np.where(idx < 0, idx + dims, idx), 0, dims - 1)
+        want = data[norm[:, 0], norm[:, 1]]
+        attrs = {}
+    node = helper.make_node(op, ["x", "i"], ["y"], **attrs)
+    const = _model([node], [_vi("x", F, [4, 3])], [_untyped("y")],
+                   [numpy_helper.from_array(idx, "i")])
+    runtime = _model([node], [_vi("x", F, [4, 3]), _vi("i", I64, list(idx.shape))],
+                     [_untyped("y")])
+    a = webnn.onnx.load(const, ctx).run({"x": data})["y"]
+    b = webnn.onnx.load(runtime, ctx).run({"x": data, "i": idx})["y"]
     np.testing.assert_array_equal(b, want)
     np.testing.assert_array_equal(a, want)
 

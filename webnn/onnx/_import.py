@@ -1621,7 +1621,10 @@ def _indices(c, name, dim, out_dt="int64"):
         return c.const(i.astype(np.int32 if dim < 2 ** 31 else np.int64))
     i = c.opnd(name)
     dt = i.data_type
-    return c.b.where(c.b.lesser(i, c.scalar(0, dt)), c.b.add(i, c.scalar(dim, dt)), i)
+    i = c.b.where(c.b.lesser(i, c.scalar(0, dt)), c.b.add(i, c.scalar(dim, dt)), i)
+    # clamped here too: the kernels would count a still negative index from
+    # the end a second time
+    return c.b.clamp(i, min_value=0, max_value=dim - 1)
 
 
 @_reg("Gather")
@@ -1647,7 +1650,8 @@ def _gather_nd(c, node, at):
     if c.is_static(idx):
         i = c.static(idx).astype(np.int64)
         dims = np.array(x.shape[:i.shape[-1]], np.int64)
-        i = np.where(i < 0, i + dims, i)
+        # the runtime rule (the kernels'): negative counts from the end, then clamped
+        i = np.clip(np.where(i < 0, i + dims, i), 0, dims - 1)
         return c.b.gather_nd(x, c.const(i))
     return c.b.gather_nd(x, c.opnd(idx))
 
