@@ -205,8 +205,11 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
         raise TypeError(f"load: budget must be a webnn.onnx.ImportBudget, "
                         f"got {type(budget).__name__}")
     budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
-    proto = _source.as_proto(model, base_dir)
-    _source.check(proto, model, budget)
+    try:
+        proto = _source.as_proto(model, base_dir)
+        _source.check(proto, model, budget)
+    except RecursionError:   # the walks over subgraphs nested hundreds deep
+        raise TypeError("load: the model nests subgraphs too deeply") from None
     if context is None:
         context = webnn.ml.create_context()
     return _Converter(proto, context, input_shapes or {}, _bound or {}, budget).convert()
