@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 import webnn
 from webnn import NotSupportedError
 
-from . import _guard, _source
+from . import _guard, _source, _weights
 from ._guard import ImportBudget, InvalidModel
 
 if TYPE_CHECKING:
@@ -206,13 +206,14 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
                         f"got {type(budget).__name__}")
     budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
     try:
-        proto = _source.as_proto(model, base_dir)
+        proto, weights = _source.as_proto(model, base_dir)
         _source.check(proto, model, budget)
     except RecursionError:   # the walks over subgraphs nested hundreds deep
         raise TypeError("load: the model nests subgraphs too deeply") from None
     if context is None:
         context = webnn.ml.create_context()
-    return _Converter(proto, context, input_shapes or {}, _bound or {}, budget).convert()
+    return _Converter(proto, context, input_shapes or {}, _bound or {}, budget,
+                      weights).convert()
 
 
 # ---------------------------------------------------------------------------
@@ -246,8 +247,9 @@ def _dt_of_np(dtype):
 
 
 class _Converter:
-    def __init__(self, proto, ctx, input_shapes, bound, budget=None):
+    def __init__(self, proto, ctx, input_shapes, bound, budget=None, weights=None):
         self.proto, self.ctx = proto, ctx
+        self.weights = weights  # (file bytes, raw initializer offsets): _weights
         self.budget = budget if budget is not None else ImportBudget()
         self.where = "the model"  # the node being converted, for errors
         self.input_shapes, self.bound = input_shapes, bound
@@ -369,7 +371,10 @@ class _Converter:
                           f"standard ONNX domain and the model's own functions)")
         inits = {}
         for t in g.initializer:
-            a = _guard.to_array(t, f"initializer {t.name!r}")
+            # a view of the file's bytes where the layout allows (no copy)
+            a = _weights.view(*self.weights, t) if self.weights else None
+            if a is None:
+                a = _guard.to_array(t, f"initializer {t.name!r}")
             a.flags.writeable = False   # the export record keeps it without a copy
             inits[t.name] = a
         for t in g.sparse_initializer:

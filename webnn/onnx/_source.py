@@ -8,49 +8,54 @@ import os
 
 import onnx
 
-from . import _guard
+from . import _guard, _weights
 
 
 def as_proto(model, base_dir):
-    """The ModelProto, its external data read from its own folder (a path's,
-    or base_dir) with onnx's guards (_guard.resolve_external)."""
+    """(the ModelProto, its weights) -- the external data read from the
+    model's own folder (a path's, or base_dir) with onnx's guards
+    (_guard.resolve_external); weights: (the file's bytes, the offsets of the
+    main graph's raw initializers in them: _weights) or None."""
     if base_dir is not None:
         base_dir = os.fspath(base_dir)
     if isinstance(model, onnx.ModelProto):
-        return _guard.resolve_external(model, base_dir, copy=True)
+        return _guard.resolve_external(model, base_dir, copy=True), None
     if isinstance(model, (bytes, bytearray, memoryview)):
+        buf = bytes(model)
         try:
-            proto = onnx.load_from_string(bytes(model))
+            proto = onnx.ModelProto()
+            proto.ParseFromString(buf)
         except Exception as e:  # protobuf's DecodeError
             raise TypeError(f"load: the bytes are not an ONNX model: {e}") from None
-        return _guard.resolve_external(proto, base_dir, copy=False)
+        return _guard.resolve_external(proto, base_dir, copy=False), _weights_of(proto, buf)
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         try:
-            proto = _read_model(path)
+            with open(path, "rb") as f:
+                buf = f.read()
+            proto = onnx.ModelProto()
+            proto.ParseFromString(buf)
         except OSError as e:
             raise TypeError(f"load: cannot read {path!r}: {e}") from None
         except Exception as e:  # protobuf's DecodeError
             raise TypeError(f"load: {path!r} is not an ONNX model: {e}") from None
         folder = base_dir if base_dir is not None else \
             os.path.dirname(os.path.abspath(path))
-        return _guard.resolve_external(proto, folder, copy=False)
+        weights = _weights_of(proto, buf)
+        return _guard.resolve_external(proto, folder, copy=False), weights
     raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
                     f"got {type(model).__name__}")
 
 
-def _read_model(path):
-    """The ModelProto of an .onnx file, its external data not loaded: parsed
-    from a read-only mapping of the file (half the time of onnx.load's read
-    and parse of a BERT-base; protobuf copies what it keeps)."""
-    import mmap
-    proto = onnx.ModelProto()
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            return proto
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm, memoryview(mm) as mv:
-            proto.ParseFromString(mv)
-    return proto
+def _weights_of(proto, buf):
+    """The raw initializers' offsets in buf, those stored outside the file
+    left out (read by resolve_external instead)."""
+    offsets = _weights.raw_offsets(buf)
+    for t in proto.graph.initializer:
+        if t.name in offsets and (t.data_location == onnx.TensorProto.EXTERNAL or
+                                  len(t.external_data)):
+            del offsets[t.name]
+    return (buf, offsets) if offsets else None
 
 
 def _untyped(vo):
