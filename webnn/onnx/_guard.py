@@ -16,7 +16,7 @@ An .onnx file from a hub is input from a stranger, as ONNX Runtime treats it:
 from __future__ import annotations
 
 import os
-from typing import Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import numpy as np
 import onnx
@@ -81,7 +81,7 @@ class ImportBudget:
         self.const_bytes += n
 
 
-def nbytes_of(shape, itemsize: int = 8) -> int:
+def nbytes_of(shape: Iterable[Any], itemsize: int = 8) -> int:
     """Bytes of an array of `shape` (Python ints: no overflow)."""
     n = itemsize
     for d in shape:
@@ -90,7 +90,7 @@ def nbytes_of(shape, itemsize: int = 8) -> int:
 
 
 # ---- every tensor of a model ------------------------------------------------
-def _graph_tensors(g, where) -> Iterator[Tuple[str, TensorProto]]:
+def _graph_tensors(g: onnx.GraphProto, where: str) -> Iterator[Tuple[str, TensorProto]]:
     for t in g.initializer:
         yield f"{where}initializer {t.name!r}", t
     for s in g.sparse_initializer:
@@ -99,7 +99,7 @@ def _graph_tensors(g, where) -> Iterator[Tuple[str, TensorProto]]:
     yield from _node_tensors(g.node, where)
 
 
-def _node_tensors(nodes, where) -> Iterator[Tuple[str, TensorProto]]:
+def _node_tensors(nodes: Iterable[onnx.NodeProto], where: str) -> Iterator[Tuple[str, TensorProto]]:
     for i, n in enumerate(nodes):
         here = f"{where}node {n.name or '#' + str(i)!r} ({n.op_type})"
         for a in n.attribute:
@@ -131,7 +131,7 @@ def _is_external(t: TensorProto) -> bool:
     return t.data_location == TensorProto.EXTERNAL or len(t.external_data) > 0
 
 
-def _check_location(where, t, base_dir):
+def _check_location(where: str, t: TensorProto, base_dir: str) -> None:
     info = {e.key: e.value for e in t.external_data}
     loc = info.get("location", "")
     parts = loc.replace("\\", "/").split("/")
@@ -174,13 +174,13 @@ def resolve_external(proto: onnx.ModelProto, base_dir: Optional[str], copy: bool
 
 
 # ---- names and structure ------------------------------------------------------
-def _not_str(v):
+def _not_str(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return next((x for x in map(_not_str, v) if x is not None), None)
     return None if isinstance(v, str) else v
 
 
-def _utf8(where, getter):
+def _utf8(where: str, getter: Callable[[], Any]) -> None:
     """protobuf gives a proto2 string field that is not UTF-8 as bytes (upb)
     or raises UnicodeDecodeError (the other implementations)."""
     try:
@@ -191,7 +191,7 @@ def _utf8(where, getter):
         raise TypeError(f"load: {where} is not valid UTF-8 ({bytes(bad)[:40]!r})")
 
 
-def _check_nodes(nodes, where):
+def _check_nodes(nodes: Iterable[onnx.NodeProto], where: str) -> None:
     for i, n in enumerate(nodes):
         here = f"{where}node #{i}"
         _utf8(f"{here}: its name", lambda: n.name)
@@ -208,7 +208,7 @@ def _check_nodes(nodes, where):
                 _check_graph(sub, f"{here} subgraph {a.name!r}: ")
 
 
-def _check_graph(g, where):
+def _check_graph(g: onnx.GraphProto, where: str) -> None:
     _utf8(f"{where}the graph's name", lambda: g.name)
     for kind, vis in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
         for i, vi in enumerate(vis):
@@ -255,7 +255,7 @@ def check_functions(proto: onnx.ModelProto) -> None:
     deeper than MAX_FUNCTION_DEPTH (iterative: any depth of hostile chain)."""
     fns = {(f.domain, f.name): f for f in proto.functions}
 
-    def calls(nodes):
+    def calls(nodes: Iterable[onnx.NodeProto]) -> Set[Tuple[str, str]]:
         out = set()
         todo = list(nodes)
         while todo:
@@ -268,7 +268,7 @@ def check_functions(proto: onnx.ModelProto) -> None:
         return out
 
     callees = {k: calls(f.node) for k, f in fns.items()}
-    height = {}   # function -> the depth of its call tree (1: calls none)
+    height: Dict[Tuple[str, str], int] = {}   # function -> the depth of its call tree (1: calls none)
     for root in fns:
         if root in height:
             continue
@@ -297,7 +297,8 @@ def check_functions(proto: onnx.ModelProto) -> None:
                 stack.append((nxt, iter(callees[nxt])))
 
 
-def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None):
+def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes: Optional[Iterable[onnx.NodeProto]] = None,
+                   known: Optional[Dict[str, int]] = None) -> Tuple[int, Optional[str]]:
     """An estimate from below of the nodes the import converts: local
     functions inlined (each call counts its body), Loop and Scan bodies times
     their trip counts where those are constants of the model.  Returns
@@ -311,9 +312,9 @@ def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None):
             except Exception:
                 pass
     consts.update(known or {})
-    memo = {}
+    memo: Dict[Tuple[str, str], Optional[int]] = {}
 
-    def const_nodes(nodes):
+    def const_nodes(nodes: Iterable[onnx.NodeProto]) -> None:
         for n in nodes:
             if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output:
                 for a in n.attribute:
@@ -327,7 +328,7 @@ def expanded_nodes(proto: onnx.ModelProto, cap: int, nodes=None, known=None):
                     elif a.name == "value_int":
                         consts[n.output[0]] = int(a.i)
 
-    def count(nodes):
+    def count(nodes: Iterable[onnx.NodeProto]) -> int:
         const_nodes(nodes)
         total = 0
         for n in nodes:
@@ -422,7 +423,7 @@ def skeleton(proto: onnx.ModelProto, big: int = 1 << 12) -> onnx.ModelProto:
     return sk
 
 
-def array_bytes(v) -> int:
+def array_bytes(v: Any) -> int:
     return int(getattr(v, "nbytes", 0) or 0) if isinstance(v, np.ndarray) else 0
 
 
@@ -430,11 +431,11 @@ __all__ = ["ImportBudget", "resolve_external", "check_names", "check_opset",
            "check_functions", "expanded_nodes", "all_tensors", "nbytes_of"]
 
 
-def _first_ints(a):
+def _first_ints(a: Any) -> List[int]:
     return [int(x) for x in np.asarray(a).reshape(-1)[:64]]
 
 
-def fold_bytes(node, feeds, ins) -> int:
+def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> int:
     """An estimate (from above where it matters) of the bytes that folding
     `node` on `feeds` makes, computed before folding: the ops whose output
     size is set by input values, and the broadcast of the inputs otherwise."""
@@ -464,16 +465,16 @@ def fold_bytes(node, feeds, ins) -> int:
             depth = abs(int(np.asarray(vals[1]).reshape(-1)[0]))
             return nbytes_of(list(np.asarray(vals[0]).shape) + [depth], 8)
         if op in ("Resize", "Upsample") and first is not None:
-            shape = np.asarray(first).shape
+            in_shape = np.asarray(first).shape
             sizes = by_name.get(node.input[3]) if len(node.input) > 3 and node.input[3] \
                 else None
             if sizes is not None and np.asarray(sizes).size:
                 return nbytes_of(_first_ints(sizes), 8)
             k = 2 if op == "Resize" and len(node.input) > 2 else 1
             sc = by_name.get(node.input[k]) if len(node.input) > k and node.input[k] else None
-            if sc is not None and np.asarray(sc).size == len(shape):
+            if sc is not None and np.asarray(sc).size == len(in_shape):
                 return int(min(float(np.prod([float(d) * abs(float(x)) for d, x in zip(
-                    shape, np.asarray(sc).reshape(-1))], dtype=np.float64)) * 8 + 8,
+                    in_shape, np.asarray(sc).reshape(-1))], dtype=np.float64)) * 8 + 8,
                     float(1 << 62)))
             return 0
         if op in ("Pad", "CenterCropPad", "EyeLike", "DFT", "STFT", "MelWeightMatrix",
@@ -481,7 +482,7 @@ def fold_bytes(node, feeds, ins) -> int:
             # output sizes from input values: bounded by the largest input
             # times the largest integer of the (small) other inputs, squared
             # for the two-dimensional makers
-            dims = []
+            dims: List[float] = []
             for v in vals[1:]:
                 a = np.asarray(v)
                 if a.size and a.size <= 64 and a.dtype.kind in "iuf":

@@ -5,13 +5,18 @@ checker (full check) on a copy without the weights."""
 from __future__ import annotations
 
 import os
+from typing import Any, Dict, Optional, Tuple, Union
 
 import onnx
 
 from . import _guard, _weights
 
+#: (the file's bytes, {initializer name: (offset, length) of its raw data}) or None
+Weights = Optional[Tuple[bytes, Dict[str, Tuple[int, int]]]]
 
-def as_proto(model, base_dir):
+
+def as_proto(model: Any, base_dir: Optional[Union[str, "os.PathLike[str]"]]
+             ) -> Tuple[onnx.ModelProto, Weights]:
     """(the ModelProto, its weights) -- the external data read from the
     model's own folder (a path's, or base_dir) with onnx's guards
     (_guard.resolve_external); weights: (the file's bytes, the offsets of the
@@ -47,7 +52,7 @@ def as_proto(model, base_dir):
                     f"got {type(model).__name__}")
 
 
-def _weights_of(proto, buf):
+def _weights_of(proto: onnx.ModelProto, buf: bytes) -> Weights:
     """The raw initializers' offsets in buf, those stored outside the file
     left out (read by resolve_external instead)."""
     offsets = _weights.raw_offsets(buf)
@@ -58,7 +63,7 @@ def _weights_of(proto, buf):
     return (buf, offsets) if offsets else None
 
 
-def _untyped(vo):
+def _untyped(vo: onnx.ValueInfoProto) -> bool:
     kind = vo.type.WhichOneof("value")
     if kind is None:
         return True
@@ -67,7 +72,7 @@ def _untyped(vo):
     return False
 
 
-def _typed_outputs(proto):
+def _typed_outputs(proto: onnx.ModelProto) -> onnx.ModelProto:
     """The model for the checker, which requires graph outputs with a type and
     a shape (ONNX Runtime does without): those lacking one typed by shape
     inference (a copy)."""
@@ -85,7 +90,7 @@ def _typed_outputs(proto):
     return inferred
 
 
-def check(proto, source, budget):
+def check(proto: onnx.ModelProto, source: Any, budget: _guard.ImportBudget) -> None:
     """What onnx.checker cannot check, or not in bounded time (_guard: UTF-8
     names, the opset range, recursive or deep local functions, the nodes
     after inlining and unrolling: its shape inference inlines every call),

@@ -9,7 +9,7 @@ the caller falls back to onnx.numpy_helper."""
 from __future__ import annotations
 
 import sys
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterator, Optional, Tuple
 
 import numpy as np
 from onnx import TensorProto, helper
@@ -19,7 +19,7 @@ class _Bad(Exception):
     pass
 
 
-def _varint(buf, i, end):
+def _varint(buf: bytes, i: int, end: int) -> Tuple[int, int]:
     v, shift = 0, 0
     while True:
         if i >= end or shift > 63:
@@ -32,7 +32,7 @@ def _varint(buf, i, end):
         shift += 7
 
 
-def _fields(buf, i, end):
+def _fields(buf: bytes, i: int, end: int) -> Iterator[Tuple[int, int, int, int]]:
     """(field number, wire type, start of the value, end of the value)."""
     while i < end:
         tag, i = _varint(buf, i, end)
@@ -68,15 +68,18 @@ def raw_offsets(buf: bytes) -> Dict[str, Tuple[int, int]]:
         for f, wt, s, e in _fields(buf, *graphs[0]):
             if f != 5 or wt != 2:
                 continue
-            name, raw, n_raw = None, None, 0
+            name: Optional[str] = None
+            raw: Optional[Tuple[int, int]] = None
+            n_raw = 0
             for tf, twt, ts, te in _fields(buf, s, e):
                 if tf == 8 and twt == 2:
                     name = bytes(buf[ts:te]).decode("utf-8")
                 elif tf == 9 and twt == 2:
                     raw, n_raw = (ts, te - ts), n_raw + 1
-            if name is None or name in seen:
+            if name is None:
+                continue
+            if name in seen:
                 out.pop(name, None)
-                seen.add(name)
                 continue
             seen.add(name)
             if raw is not None and n_raw == 1:
