@@ -85,7 +85,7 @@ test-onnx: build
 # bounded fuzzing run, everything under ASan + UBSan, the packages (wheel,
 # sdist) and the other Python versions, the types, the notebooks and the API
 # reference, then the Python suite (whose summary line ends the output).
-test: test-c fuzz fuzz-py test-asan test-tsan test-packaging test-pythons test-types \
+test: test-c fuzz fuzz-py fuzz-onnx test-asan test-tsan test-packaging test-pythons test-types \
       test-notebooks docs test-isa test-py
 
 # The operator and model suites with the hand-written CPU kernels capped to
@@ -166,7 +166,7 @@ test-asan: build/test_core_asan build
 	  WEBNN_WPT_SETS=conformance,conformance_upstream,behaviour \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
 
-.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py test-tsan
+.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
@@ -294,6 +294,25 @@ fuzz-py: build/pyfuzz/.built
 	cd build/pyfuzz && $(PYFUZZ_ENV) $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_binding.py \
 	  -max_total_time=$(FUZZ_PY_TIME) -timeout=30 -rss_limit_mb=6000 -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(CURDIR)/build/fuzz-py-crashes/ $(CURDIR)/build/fuzz-py-corpus $(CURDIR)/tests/fuzz/corpus
+
+# fuzz-onnx: the ONNX importer's coverage-guided fuzzer (tests/fuzz/fuzz_onnx.py,
+# Atheris, issue 31): mutated ModelProtos and attributes loaded by
+# webnn.onnx.load under a small import budget and run; replays
+# tests/fuzz/onnx_regressions/ (every finding so far), then fuzzes for
+# FUZZ_ONNX_TIME seconds from tests/fuzz/onnx_corpus/ (new inputs go to
+# build/fuzz-onnx-corpus/, findings to build/fuzz-onnx-crashes/).  The
+# importer is Python: the in-place build, no sanitizers.
+FUZZ_ONNX_TIME ?= 60
+fuzz-onnx: build
+	@mkdir -p build/fuzz-onnx-corpus build/fuzz-onnx-crashes build/fuzz-onnx-run
+	cd build/fuzz-onnx-run && $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_onnx.py -runs=1 \
+	  $(CURDIR)/tests/fuzz/onnx_regressions/* > ../fuzz-onnx-replay.log 2>&1 || \
+	  (grep -v "^INFO: Instrumenting" ../fuzz-onnx-replay.log | tail -30; exit 1)
+	@echo "replayed $$(ls tests/fuzz/onnx_regressions | wc -l) importer regression inputs"
+	cd build/fuzz-onnx-run && $(CURDIR)/$(PY) $(CURDIR)/tests/fuzz/fuzz_onnx.py \
+	  -max_total_time=$(FUZZ_ONNX_TIME) -timeout=30 -rss_limit_mb=6000 -max_len=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(CURDIR)/build/fuzz-onnx-crashes/ $(CURDIR)/build/fuzz-onnx-corpus \
+	  $(CURDIR)/tests/fuzz/onnx_corpus
 
 # ---- the CUDA backend (kernels_cuda/README.md) ----------------------------------
 # Debian's BLIS packages, unpacked into .gpu_deps/root (git-ignored), for GPU

@@ -41,6 +41,13 @@ def _random(dt, shape, rng):
     return rng.integers(0, 10, size=shape).astype(dtype)
 
 
+def _safe(text):
+    """Model-controlled text made printable: control characters (terminal
+    escape sequences included) and line breaks shown as escapes."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in str(text))
+
+
 def _fmt(shape):
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
@@ -68,7 +75,16 @@ def main(argv=None):
                    help="also run ONNX Runtime and print the largest difference per output")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = p.parse_args(argv)
+    try:
+        return _run(p, args)
+    except (TypeError, ValueError, OSError, MemoryError, webnn.NotSupportedError,
+            webnn.DataError, webnn.OperationError) as e:
+        # one line, whatever the model or input: no traceback
+        print(f"error: {_safe(type(e).__name__)}: {_safe(e)}", file=sys.stderr)
+        return 2
 
+
+def _run(p, args):
     try:
         ctx = webnn.ml.create_context(device_type=args.device) if args.device else \
             webnn.ml.create_context()
@@ -76,7 +92,12 @@ def main(argv=None):
         print(f"--device {args.device}: {e}", file=sys.stderr)
         return 2
     import onnx
-    proto = onnx.load(args.model)
+    try:
+        proto = onnx.load(args.model, load_external_data=False)   # names only
+    except OSError:
+        raise
+    except Exception as e:  # protobuf's DecodeError
+        raise TypeError(f"{args.model!r} is not an ONNX model: {e}") from None
     input_names = {i.name for i in proto.graph.input} - {t.name for t in proto.graph.initializer}
     fixed = {}   # an input's shape, or (one number, a name that is no input) a dim_param
     for name, dims in args.input_shape:
@@ -85,20 +106,20 @@ def main(argv=None):
         elif len(dims) == 1:
             fixed[name] = dims[0]
         else:
-            p.error(f"--input-shape: {name!r} is not an input of the model")
+            p.error(f"--input-shape: {_safe(repr(name))} is not an input of the model")
 
     t0 = time.perf_counter()
     try:
-        model = webnn.onnx.load(proto, context=ctx, input_shapes=fixed)
+        model = webnn.onnx.load(args.model, context=ctx, input_shapes=fixed)
     except webnn.NotSupportedError as e:
-        print(f"not supported: {e}", file=sys.stderr)
+        print(f"not supported: {_safe(e)}", file=sys.stderr)
         return 2
     t_load = time.perf_counter() - t0
-    print(f"{args.model}: loaded and compiled in {t_load * 1e3:.1f} ms on "
+    print(f"{_safe(args.model)}: loaded and compiled in {t_load * 1e3:.1f} ms on "
           f"{ctx.device_type} (opset {max((i.version for i in proto.opset_import if i.domain in ('', 'ai.onnx')), default=0)})")
     print("inputs:")
     for name, (dt, shape) in model.inputs.items():
-        print(f"  {name}: {dt} {_fmt(shape)}")
+        print(f"  {_safe(name)}: {dt} {_fmt(shape)}")
 
     rng = np.random.default_rng(args.seed)
     files = dict(args.input)
@@ -118,7 +139,7 @@ def main(argv=None):
         if a.size:
             af = a.astype(np.float64)
             stats = f"  min {af.min():.6g}  max {af.max():.6g}  mean {af.mean():.6g}"
-        print(f"  {name}: {webnn._api._NP_TO_DT.get(a.dtype, a.dtype)} {_fmt(a.shape)}{stats}")
+        print(f"  {_safe(name)}: {webnn._api._NP_TO_DT.get(a.dtype, a.dtype)} {_fmt(a.shape)}{stats}")
     print(f"first run: {t_first * 1e3:.2f} ms")
 
     if args.bench > 0:
@@ -141,14 +162,14 @@ def main(argv=None):
         except ImportError:
             print("onnxruntime is not installed: no comparison", file=sys.stderr)
             return 0
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(args.model, providers=["CPUExecutionProvider"])
         ref = dict(zip([o.name for o in sess.get_outputs()],
                        sess.run(None, {i.name: feeds[i.name] for i in sess.get_inputs()})))
         print("largest difference from ONNX Runtime:")
         for name, a in outs.items():
             r = np.asarray(ref[name])
             if r.shape != a.shape:
-                print(f"  {name}: shapes differ: webnn {_fmt(a.shape)}, ORT {_fmt(r.shape)}")
+                print(f"  {_safe(name)}: shapes differ: webnn {_fmt(a.shape)}, ORT {_fmt(r.shape)}")
                 continue
             with np.errstate(invalid="ignore"):
                 d = np.abs(a.astype(np.float64) - r.astype(np.float64))
@@ -156,7 +177,7 @@ def main(argv=None):
             worst = float(d.max()) if d.size else 0.0
             scale = float(np.abs(r.astype(np.float64)).max()) if r.size else 0.0
             rel = worst / scale if scale else 0.0
-            print(f"  {name}: max abs {worst:.3g} (relative to the largest |value| {rel:.3g})")
+            print(f"  {_safe(name)}: max abs {worst:.3g} (relative to the largest |value| {rel:.3g})")
     return 0
 
 

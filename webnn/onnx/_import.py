@@ -24,6 +24,9 @@ from onnx import TensorProto, helper, numpy_helper
 import webnn
 from webnn import NotSupportedError
 
+from . import _guard, _source, _weights
+from ._guard import ImportBudget, InvalidModel
+
 if TYPE_CHECKING:
     import numpy.typing as npt
 
@@ -150,6 +153,15 @@ class OnnxModel:
                 if a.dtype != want:
                     if not np.can_cast(a.dtype, want, "same_kind"):
                         raise TypeError(f"run: input {name!r} must be {dt}, got {a.dtype}")
+                    if want.kind in "iu" and a.dtype.kind in "iu" and a.size and \
+                            not np.can_cast(a.dtype, want, "safe"):
+                        info = np.iinfo(want)
+                        out = np.flatnonzero((a < info.min) | (a > info.max))
+                        if out.size:
+                            bad = int(a.reshape(-1)[out[0]])
+                            raise TypeError(f"run: input {name!r} is {dt}, but the value "
+                                            f"{bad} is out of its range [{info.min}, "
+                                            f"{info.max}]")
                     a = a.astype(want)
                 if tuple(a.shape) != tuple(shape):
                     raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
@@ -172,44 +184,36 @@ class OnnxModel:
         return f"OnnxModel(inputs={self.inputs}, outputs={self.outputs})"
 
 
-def _as_proto(model):
-    if isinstance(model, onnx.ModelProto):
-        return model
-    if isinstance(model, (bytes, bytearray, memoryview)):
-        try:
-            return onnx.load_from_string(bytes(model))
-        except Exception as e:  # protobuf's DecodeError
-            raise TypeError(f"load: the bytes are not an ONNX model: {e}") from None
-    if isinstance(model, (str, os.PathLike)):
-        return onnx.load(os.fspath(model))   # loads external data beside the file
-    raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
-                    f"got {type(model).__name__}")
-
-
-def _check(proto, source):
-    """onnx.checker on the model: an invalid model is a TypeError."""
-    try:
-        if proto.ByteSize() < (1 << 31) - (1 << 20):
-            onnx.checker.check_model(proto)
-        elif isinstance(source, (str, os.PathLike)):
-            onnx.checker.check_model(os.fspath(source))
-    except onnx.checker.ValidationError as e:
-        if "is required but missing" in str(e):
-            return   # e.g. an output without a shape: ONNX Runtime runs these too
-        raise TypeError(f"load: the model is not valid ONNX: {e}") from None
-
-
 def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
          input_shapes: Optional[InputShapes] = None, *,
+         base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+         budget: Optional[ImportBudget] = None,
          _bound: Optional[Mapping[str, Any]] = None) -> OnnxModel:
     """Import an ONNX model (a path, bytes or an onnx.ModelProto) into `context`
     (default: a new default context).  `input_shapes` fixes dynamic dimensions:
-    {input name: shape} and/or {dim_param name: size}."""
-    proto = _as_proto(model)
-    _check(proto, model)
+    {input name: shape} and/or {dim_param name: size}.
+
+    The model is untrusted input: external data is read only from the model's
+    folder (a model given as bytes or a ModelProto has none: pass `base_dir`),
+    the whole onnx.checker runs, and `budget` (an ImportBudget; default
+    ImportBudget()) bounds the nodes made by inlining and unrolling and the
+    bytes of constants made at import.  A failure is a TypeError (an invalid
+    model or input), a webnn.NotSupportedError (what WebNN cannot express) or
+    a MemoryError (over the budget)."""
+    budget = ImportBudget() if budget is None else budget
+    if not isinstance(budget, ImportBudget):
+        raise TypeError(f"load: budget must be a webnn.onnx.ImportBudget, "
+                        f"got {type(budget).__name__}")
+    budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
+    try:
+        proto, weights = _source.as_proto(model, base_dir)
+        _source.check(proto, model, budget)
+    except RecursionError:   # the walks over subgraphs nested hundreds deep
+        raise TypeError("load: the model nests subgraphs too deeply") from None
     if context is None:
         context = webnn.ml.create_context()
-    return _Converter(proto, context, input_shapes or {}, _bound or {}).convert()
+    return _Converter(proto, context, input_shapes or {}, _bound or {}, budget,
+                      weights).convert()
 
 
 # ---------------------------------------------------------------------------
@@ -217,10 +221,13 @@ def _attrs(node):
     out = {}
     for a in node.attribute:
         v = helper.get_attribute_value(a)
-        if isinstance(v, bytes):
-            v = v.decode("utf-8")
-        elif isinstance(v, list) and v and isinstance(v[0], bytes):
-            v = [x.decode("utf-8") for x in v]
+        try:
+            if isinstance(v, bytes):
+                v = v.decode("utf-8")
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                v = [x.decode("utf-8") for x in v]
+        except UnicodeDecodeError:
+            raise InvalidModel(f"attribute {a.name!r} is not valid UTF-8") from None
         out[a.name] = v
     return out
 
@@ -240,8 +247,11 @@ def _dt_of_np(dtype):
 
 
 class _Converter:
-    def __init__(self, proto, ctx, input_shapes, bound):
+    def __init__(self, proto, ctx, input_shapes, bound, budget=None, weights=None):
         self.proto, self.ctx = proto, ctx
+        self.weights = weights  # (file bytes, raw initializer offsets): _weights
+        self.budget = budget if budget is not None else ImportBudget()
+        self.where = "the model"  # the node being converted, for errors
         self.input_shapes, self.bound = input_shapes, bound
         self.opset = 1
         for imp in proto.opset_import:
@@ -253,6 +263,7 @@ class _Converter:
         self._consts = {}       # id(ndarray) -> operand (cache)
         self.deps = {}          # name -> the model inputs a computed value depends on
         self.shape_like = set() # int64 inputs of rank <= 1: shapes, axes, pads ...
+        self._evaluators = {}   # fold(): canonical node -> ReferenceEvaluator
         self.node = None
 
     # ---- errors ----------------------------------------------------------
@@ -278,6 +289,8 @@ class _Converter:
         if isinstance(v, np.ndarray):
             return v
         if isinstance(v, _Fill):
+            self.budget.add_bytes(_guard.nbytes_of(v.shape, v.dtype.itemsize), self.where,
+                                  f"the constant {name!r}")
             return np.full(v.shape, v.value, v.dtype)
         if name in self.graph_input_names:
             raise _NeedStatic(f"{what} ({name!r}) must be known when the graph is built, "
@@ -358,7 +371,10 @@ class _Converter:
                           f"standard ONNX domain and the model's own functions)")
         inits = {}
         for t in g.initializer:
-            a = numpy_helper.to_array(t)
+            # a view of the file's bytes where the layout allows (no copy)
+            a = _weights.view(*self.weights, t) if self.weights else None
+            if a is None:
+                a = _guard.to_array(t, f"initializer {t.name!r}")
             a.flags.writeable = False   # the export record keeps it without a copy
             inits[t.name] = a
         for t in g.sparse_initializer:
@@ -460,6 +476,8 @@ class _Converter:
         for n in node.input:
             if n and n not in self.vals:
                 raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
+        self.budget.add_nodes(1, where)
+        self.where = where
         try:
             statics = all(self.is_static(n) for n in node.input if n)
             if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
@@ -481,7 +499,17 @@ class _Converter:
             raise _NeedStatic(f"{where}: {e}", e.input_names) from None
         except NotSupportedError as e:
             raise NotSupportedError(f"{where}: {e}") from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError,
+        except MemoryError as e:
+            msg = str(e)
+            raise MemoryError(msg if msg.startswith(where) else
+                              f"{where}: out of memory at import: {msg}") from None
+        except InvalidModel as e:
+            raise TypeError(f"{where}: {e}") from None
+        except KeyError as e:
+            raise TypeError(f"{where}: attribute or value {e} is missing") from None
+        except RecursionError:
+            raise NotSupportedError(f"{where}: nested too deeply") from None
+        except (TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError,
                 OverflowError, NameError, webnn.DataError, webnn.OperationError) as e:
             # WebNN's own validation (TypeError), or a node this importer
             # cannot read: reported, never a crash
@@ -608,26 +636,58 @@ class _Converter:
                           f"model declares {['?' if d is None else d for d in declared]}")
 
     def fold(self, node):
+        """The node evaluated by onnx.reference on its static inputs.  The
+        evaluator is made once per distinct node (op, attributes, inputs'
+        positions: the names made canonical) and reused: a transformer's
+        layers fold the same shape arithmetic hundreds of times."""
         from onnx.reference import ReferenceEvaluator
-        ins = [n for n in node.input if n]
-        vi = [helper.make_tensor_value_info(n, 0, None) for n in ins]
-        vo = [helper.make_tensor_value_info(n, 0, None) for n in node.output if n]
-        g = helper.make_graph([node], "fold", vi, vo)
-        m = helper.make_model(g, opset_imports=list(self.proto.opset_import),
-                              ir_version=self.proto.ir_version or onnx.IR_VERSION)
+        ins = list(dict.fromkeys(n for n in node.input if n))
+        canon = {n: f"i{k}" for k, n in enumerate(ins)}
+        cn = onnx.NodeProto(op_type=node.op_type, domain=node.domain)
+        cn.attribute.extend(node.attribute)
+        cn.input.extend(canon[n] if n else "" for n in node.input)
+        cn.output.extend(f"o{k}" if o else "" for k, o in enumerate(node.output))
+        key = (cn.SerializeToString(), self.opset)
+        ev = self._evaluators.get(key)
+        if ev is None:
+            vi = [helper.make_tensor_value_info(canon[n], 0, None) for n in ins]
+            vo = [helper.make_tensor_value_info(o, 0, None) for o in cn.output if o]
+            g = helper.make_graph([cn], "fold", vi, vo)
+            opsets = list(self.proto.opset_import)
+            if node.op_type in _FOLD_AT and self.opset < _FOLD_AT[node.op_type]:
+                # onnx.reference implements only the newer versions of these,
+                # whose semantics on the older versions' types are the same
+                opsets = [o for o in opsets if o.domain not in ("", "ai.onnx")] + \
+                    [helper.make_opsetid("", _FOLD_AT[node.op_type])]
+            m = helper.make_model(g, opset_imports=opsets,
+                                  ir_version=self.proto.ir_version or onnx.IR_VERSION)
+            try:
+                ev = ReferenceEvaluator(m)
+            except Exception as e:  # the reference implementation's own refusal
+                raise NotSupportedError(f"folding at import failed: {type(e).__name__}: {e}")
+            self._evaluators[key] = ev
         feeds = {n: self.static(n) for n in ins}
+        self.budget.add_bytes(_guard.fold_bytes(node, feeds, ins), self.where,
+                              "folding it at import")
         try:
-            res = ReferenceEvaluator(m).run(None, feeds)
+            res = ev.run(None, {canon[n]: v for n, v in feeds.items()})
+        except MemoryError:
+            raise MemoryError(f"{self.where}: folding it at import ran out of memory") from None
         except Exception as e:  # the reference implementation's own refusal
             raise NotSupportedError(f"folding at import failed: {type(e).__name__}: {e}")
         it = iter(res)
-        return [np.asarray(next(it)) if o else None for o in node.output]
+        outs = [np.asarray(next(it)) if o else None for o in node.output]
+        self.budget.add_bytes(sum(_guard.array_bytes(o) for o in outs), self.where,
+                              "its folded value")
+        return outs
 
 
 # ---------------------------------------------------------------------------
 # Operator conversions: fn(conv, node, attrs) -> output value(s)
 
 _OPS = {}
+#: Folded with onnx.reference at this opset when the model's is older.
+_FOLD_AT = {"DequantizeLinear": 19, "QuantizeLinear": 19}
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli"}
 _WHY = {
@@ -1361,10 +1421,12 @@ def _size(c, node, at):
 def _const_of_shape(c, node, at):
     shape = c.ints(node.input[0], "shape")
     value = at.get("value")
-    value = numpy_helper.to_array(value).reshape(-1)[0] if value is not None \
-        else np.float32(0)
+    value = _guard.to_array(value, "attribute 'value'").reshape(-1)[0] \
+        if value is not None else np.float32(0)
     value = np.asarray(value)
-    if int(np.prod(shape, dtype=np.int64)) <= _FILL_MATERIALIZE:
+    if any(d < 0 for d in shape):
+        raise InvalidModel(f"input 'shape' {shape} has a negative dimension")
+    if _guard.nbytes_of(shape, 1) <= _FILL_MATERIALIZE:
         return np.full(shape, value, value.dtype)
     return _Fill(shape, value)
 
@@ -1561,11 +1623,16 @@ def _indices(c, name, dim, out_dt="int64"):
     """Indices with ONNX's negative values made positive."""
     if c.is_static(name):
         i = c.static(name).astype(np.int64)
-        i = np.where(i < 0, i + dim, i)
+        # the runtime rule (the kernels'): negative counts from the end, then
+        # clamped to [0, dim - 1]
+        i = np.clip(np.where(i < 0, i + dim, i), 0, dim - 1)
         return c.const(i.astype(np.int32 if dim < 2 ** 31 else np.int64))
     i = c.opnd(name)
     dt = i.data_type
-    return c.b.where(c.b.lesser(i, c.scalar(0, dt)), c.b.add(i, c.scalar(dim, dt)), i)
+    i = c.b.where(c.b.lesser(i, c.scalar(0, dt)), c.b.add(i, c.scalar(dim, dt)), i)
+    # clamped here too: the kernels would count a still negative index from
+    # the end a second time
+    return c.b.clamp(i, min_value=0, max_value=dim - 1)
 
 
 @_reg("Gather")
@@ -1591,7 +1658,8 @@ def _gather_nd(c, node, at):
     if c.is_static(idx):
         i = c.static(idx).astype(np.int64)
         dims = np.array(x.shape[:i.shape[-1]], np.int64)
-        i = np.where(i < 0, i + dims, i)
+        # the runtime rule (the kernels'): negative counts from the end, then clamped
+        i = np.clip(np.where(i < 0, i + dims, i), 0, dims - 1)
         return c.b.gather_nd(x, c.const(i))
     return c.b.gather_nd(x, c.opnd(idx))
 
@@ -1704,6 +1772,8 @@ def _resize(c, node, at):
     # linear and cubic: a product with a static interpolation matrix)
     y = x
     for a in changed:
+        c.budget.add_bytes(_guard.nbytes_of([shape[a], shape[a] + 2 * sizes[a]], 8), c.where,
+                           f"an interpolation matrix of {shape[a]} x {sizes[a]}")
         m = _resize_matrix(node, at, shape[a], sizes[a], scales[a], given_sizes,
                            roi.get(a) if roi else None, ctm, c.opset)
         y = _apply_axis(c, y, a, m, mode == "nearest")
@@ -2261,6 +2331,9 @@ def _onehot(c, node, at):
     idx = c.b.reshape(idx, shape)
     iota_shape = [1] * (rank + 1)
     iota_shape[axis] = depth
+    if depth < 1:
+        raise InvalidModel(f"depth (input 1) is {depth}; it must be at least 1")
+    c.budget.add_bytes(_guard.nbytes_of([depth], 8), c.where, f"a ramp of depth {depth}")
     iota = c.const(np.arange(depth, dtype=webnn.DATA_TYPES[idt]).reshape(iota_shape))
     hot = c.b.equal(idx, iota)
     off = c.b.reshape(c.b.slice(values, [0], [1]), [])
@@ -2302,7 +2375,7 @@ def _if(c, node, at):
     branch = at["then_branch"] if bool(np.asarray(c.static(cond)).reshape(-1)[0]) \
         else at["else_branch"]
     for t in branch.initializer:
-        c.vals[t.name] = numpy_helper.to_array(t)
+        c.vals[t.name] = _guard.to_array(t, f"branch initializer {t.name!r}")
     for k, inner in enumerate(branch.node):
         c.convert_node(inner, f"{node.name or 'If'}.{k}")
     outs = []
@@ -2597,6 +2670,10 @@ def _dft(c, node, at):
     xr = part(0)
     xi = part(1) if comp == 2 else None
     k_out = length // 2 + 1 if onesided else length
+    if length < 1:
+        raise InvalidModel(f"dft_length is {length}; it must be at least 1")
+    c.budget.add_bytes(_guard.nbytes_of([length, k_out], 8 * 3), c.where,
+                       f"cosine and sine matrices of {length} x {k_out}")
     tt = np.arange(length, dtype=np.float64).reshape(length, 1)
     kk = np.arange(k_out, dtype=np.float64).reshape(1, k_out)
     ang = (2 * np.pi / length) * tt * kk * (1 if inverse else -1)
@@ -2695,6 +2772,19 @@ def _reverse_sequence(c, node, at):
 _MAX_UNROLL = 4096
 
 
+def _reserve_body(c, body, times, what):
+    """Refuse an unrolling over the import budget before starting it."""
+    cap = c.budget.max_nodes
+    known = {}
+    for n in body.node:
+        for i in n.input:
+            v = c.vals.get(i)
+            if isinstance(v, np.ndarray) and v.dtype.kind in "iu" and v.size == 1:
+                known[i] = int(v.reshape(-1)[0])
+    per = _guard.expanded_nodes(c.proto, cap, nodes=body.node, known=known)[0]
+    c.budget.check_nodes(per * times, c.where, f"{what} ({times} x {per} nodes)")
+
+
 def _inline_body(c, body, formal_values, prefix):
     """Convert a subgraph's nodes with its inputs bound to `formal_values`
     ({formal name: value}); returns the values of its outputs."""
@@ -2707,7 +2797,7 @@ def _inline_body(c, body, formal_values, prefix):
     for formal, v in formal_values.items():
         c.vals[prefix + formal] = v
     for t in body.initializer:
-        c.vals[prefix + t.name] = numpy_helper.to_array(t)
+        c.vals[prefix + t.name] = _guard.to_array(t, f"subgraph initializer {t.name!r}")
     for k, inner in enumerate(body.node):
         n = onnx.NodeProto()
         n.CopyFrom(inner)
@@ -2772,6 +2862,7 @@ def _scan(c, node, at):
     length = int(scans[0].shape[in_axes[0]])
     if length > _MAX_UNROLL:
         raise NotSupportedError(f"a scan of {length} steps (unrolled up to {_MAX_UNROLL})")
+    _reserve_body(c, body, length, "unrolling the scan")
     state = [c.vals[n] for n in ins[:n_state]]
     per_step = [[] for _ in range(k_out)]
     for t in range(length):
@@ -2805,6 +2896,7 @@ def _loop(c, node, at):
         cond = bool(np.asarray(c.static(node.input[1], "the condition")).reshape(-1)[0])
     if trips > _MAX_UNROLL:
         raise NotSupportedError(f"a loop of {trips} iterations (unrolled up to {_MAX_UNROLL})")
+    _reserve_body(c, body, max(trips, 0), "unrolling the loop")
     carried = [c.vals[n] for n in ins[2:]]
     n_carried = len(carried)
     k_out = len(body.output) - 1 - n_carried

@@ -74,6 +74,9 @@ class WebNNRep(BackendRep):
         else:
             if not isinstance(inputs, (list, tuple)):
                 inputs = [inputs]
+            if len(inputs) > len(self.input_names):
+                raise TypeError(f"run: {len(inputs)} inputs given, the model has "
+                                f"{len(self.input_names)} ({self.input_names})")
             feeds = dict(zip(self.input_names, inputs))
         feeds = {k: np.asarray(v) for k, v in feeds.items()}
         m, feeds = self._compiled(feeds)
