@@ -409,3 +409,36 @@ def test_topk_against_onnxruntime(ctx):
         v, i = sess.run(None, {"x": x})
         np.testing.assert_array_equal(ours["v"], v)
         np.testing.assert_array_equal(ours["i"], i)
+
+
+@pytest.mark.parametrize("data_shape, idx", [
+    # BERT's token type ids as transformers 5 exports them: a [1, 512] buffer
+    # gathered at positions 0..127 (onnx.reference fails past 64 values)
+    ((1, 512), np.arange(128, dtype=np.int64)[None]),
+    ((3, 100), np.array([[-1, 0, 99, -100], [5, 6, 7, 8]], np.int64)),   # negative, shorter rows
+])
+def test_gather_elements_folds_in_numpy(ctx, data_shape, idx):
+    """A GatherElements of constants folds at import (in NumPy) and equals
+    ONNX Runtime's result, the model's input added to it so that it runs."""
+    import onnxruntime as ort
+    data = np.arange(np.prod(data_shape), dtype=np.float32).reshape(data_shape)
+    out_shape = list(idx.shape)
+    m = _model([helper.make_node("GatherElements", ["d", "i"], ["g"], axis=1),
+                helper.make_node("Add", ["g", "x"], ["y"])],
+               [_vi("x", F, out_shape)], [_vi("y", F, out_shape)],
+               [numpy_helper.from_array(data, "d"), numpy_helper.from_array(idx, "i")])
+    x = np.random.default_rng(0).standard_normal(out_shape).astype(np.float32)
+    got = webnn.onnx.load(m, ctx).run({"x": x})["y"]
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gather_elements_fold_out_of_range(ctx):
+    m = _model([helper.make_node("GatherElements", ["d", "i"], ["g"], axis=1),
+                helper.make_node("Add", ["g", "x"], ["y"])],
+               [_vi("x", F, [1, 2])], [_vi("y", F, [1, 2])],
+               [numpy_helper.from_array(np.zeros((1, 4), np.float32), "d"),
+                numpy_helper.from_array(np.array([[0, 4]], np.int64), "i")])
+    with pytest.raises(webnn.NotSupportedError, match=r"GatherElements.*outside \[-4, 4\)"):
+        webnn.onnx.load(m, ctx)

@@ -641,6 +641,16 @@ class _Converter:
         positions: the names made canonical) and reused: a transformer's
         layers fold the same shape arithmetic hundreds of times."""
         from onnx.reference import ReferenceEvaluator
+        native = _NATIVE_FOLD.get(node.op_type)
+        if native is not None:
+            feeds = [self.static(n) for n in node.input]
+            self.budget.add_bytes(_guard.fold_bytes(node, dict(zip(node.input, feeds)),
+                                                    list(node.input)),
+                                  self.where, "folding it at import")
+            outs = [np.asarray(native(node, *feeds))]
+            self.budget.add_bytes(sum(_guard.array_bytes(o) for o in outs), self.where,
+                                  "its folded value")
+            return outs
         ins = list(dict.fromkeys(n for n in node.input if n))
         canon = {n: f"i{k}" for k, n in enumerate(ins)}
         cn = onnx.NodeProto(op_type=node.op_type, domain=node.domain)
@@ -686,6 +696,29 @@ class _Converter:
 # Operator conversions: fn(conv, node, attrs) -> output value(s)
 
 _OPS = {}
+
+
+def _fold_gather_elements(node, data, indices):
+    """GatherElements in NumPy (onnx.reference's fails past 64 distinct
+    values along the axis: np.choose's limit, then a fallback that reshapes
+    wrongly -- BERT's token type ids as transformers 5 exports them)."""
+    axis = _norm_axis(_attrs(node).get("axis", 0), data.ndim)
+    idx = np.asarray(indices, np.int64)
+    n = data.shape[axis]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise NotSupportedError(f"folding at import failed: indices outside [-{n}, {n}) "
+                                f"along axis {axis}")
+    if idx.ndim != data.ndim or any(i > d for k, (i, d) in enumerate(zip(idx.shape, data.shape))
+                                    if k != axis):
+        raise NotSupportedError(f"folding at import failed: indices of shape {idx.shape} "
+                                f"for data of shape {data.shape}")
+    # (the other dimensions of the indices may be shorter than the data's)
+    part = data[tuple(slice(None) if k == axis else slice(0, i) for k, i in enumerate(idx.shape))]
+    return np.take_along_axis(part, np.where(idx < 0, idx + n, idx), axis)
+
+
+#: Folded here rather than by onnx.reference.
+_NATIVE_FOLD = {"GatherElements": _fold_gather_elements}
 #: Folded with onnx.reference at this opset when the model's is older.
 _FOLD_AT = {"DequantizeLinear": 19, "QuantizeLinear": 19}
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
