@@ -30,6 +30,10 @@ KNOWN = wpt_runner.known_differences()
 # WEBNN_WPT_SETS (comma-separated set names) narrows the sets, e.g. for the
 # other Python versions (tests/packaging/test_pythons.sh: conformance only)
 _SETS = [s.strip() for s in os.environ.get("WEBNN_WPT_SETS", "").split(",") if s.strip()]
+_UNKNOWN = sorted(set(_SETS) - set(wpt_runner.SETS))
+if _UNKNOWN:
+    raise ValueError(f"WEBNN_WPT_SETS: unknown data sets {_UNKNOWN}; the sets are "
+                     f"{sorted(wpt_runner.SETS)} (the behaviour files are tests of their own)")
 PARAMS = []
 for _name in _SETS or wpt_runner.SETS:
     for _path in wpt_runner.data_files(_name):
