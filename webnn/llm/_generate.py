@@ -11,7 +11,7 @@ import onnx
 
 import webnn
 import webnn.onnx
-from webnn.onnx._import import _as_proto
+from webnn.onnx._source import as_proto
 
 from ._graph import LMInterface, describe, prepare, step_feeds
 
@@ -110,7 +110,7 @@ class CausalLM:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"webnn.llm.CausalLM: {name} must be a positive int, "
                                  f"got {v!r}")
-        proto = prepare(_as_proto(model))  # type: ignore[no-untyped-call]
+        proto = prepare(as_proto(model, None)[0])   # (external data from its folder)
         self.info = describe(proto)
         limit = self.info.max_positions
         if limit is not None and capacity > limit:
