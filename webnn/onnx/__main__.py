@@ -1,13 +1,15 @@
 """Run an ONNX model with webnn:
 
     python -m webnn.onnx model.onnx [--input-shape x=1,3,224,224] [--device cpu|gpu]
-                                    [--bench N] [--compare-onnxruntime]
+                                    [--bench N] [--profile N] [--compare-onnxruntime]
                                     [--input x=data.npy] [--seed S]
 
 Prints the model's inputs and outputs, runs it once on random inputs (or the
 given .npy files), with --bench N the latency over N more runs (min and
-median, a progress bar on long runs), and with --compare-onnxruntime the
-largest difference of each output from ONNX Runtime's."""
+median, a progress bar on long runs), with --profile N the time of every
+step of the compiled graph over N runs (the ONNX nodes' names as labels, a
+fused chain as one row; CPU), and with --compare-onnxruntime the largest
+difference of each output from ONNX Runtime's."""
 import argparse
 import statistics
 import sys
@@ -71,6 +73,8 @@ def main(argv=None):
                    help="the context's device (default: the GPU when usable, else the CPU)")
     p.add_argument("--bench", type=int, default=0, metavar="N",
                    help="time N runs after the first (min / median latency)")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="time every step of the compiled graph over N runs (CPU)")
     p.add_argument("--compare-onnxruntime", action="store_true",
                    help="also run ONNX Runtime and print the largest difference per output")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -155,6 +159,13 @@ def _run(p, args):
             print(file=sys.stderr)
         print(f"latency over {args.bench} runs: min {min(times) * 1e3:.3f} ms, "
               f"median {statistics.median(times) * 1e3:.3f} ms")
+
+    if args.profile > 0:
+        prof = model.profile(feeds, runs=args.profile)
+        for row in (*prof.rows, *prof.untimed):   # the model's node names, escaped
+            if row["label"]:
+                row["label"] = _safe(row["label"])
+        print(prof)
 
     if args.compare_onnxruntime:
         try:

@@ -137,37 +137,10 @@ class OnnxModel:
         """feeds: {input name: array} -> {output name: ndarray}, in the model's output order."""
         if not isinstance(feeds, dict):
             raise TypeError("run: feeds must be a dict of input name -> array")
-        extra = set(feeds) - set(self.inputs)
-        missing = set(self.inputs) - set(feeds)
-        if extra or missing:
-            raise TypeError(f"run: inputs {sorted(missing)} missing, {sorted(extra)} not "
-                            f"inputs of the model")
+        self._check_feeds(feeds)
         results = {}
         if self.graph is not None:
-            gin = {}
-            for name, (dt, shape) in self.inputs.items():
-                if name not in self.graph._inputs:
-                    continue  # an input the outputs do not depend on
-                a = np.asarray(feeds[name])
-                want = webnn.DATA_TYPES[dt]
-                if a.dtype != want:
-                    if not np.can_cast(a.dtype, want, "same_kind"):
-                        raise TypeError(f"run: input {name!r} must be {dt}, got {a.dtype}")
-                    if want.kind in "iu" and a.dtype.kind in "iu" and a.size and \
-                            not np.can_cast(a.dtype, want, "safe"):
-                        info = np.iinfo(want)
-                        out = np.flatnonzero((a < info.min) | (a > info.max))
-                        if out.size:
-                            bad = int(a.reshape(-1)[out[0]])
-                            raise TypeError(f"run: input {name!r} is {dt}, but the value "
-                                            f"{bad} is out of its range [{info.min}, "
-                                            f"{info.max}]")
-                    a = a.astype(want)
-                if tuple(a.shape) != tuple(shape):
-                    raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
-                                    f"got {list(a.shape)}")
-                gin[name] = np.require(a, requirements="C")
-            results = self._compute(gin)
+            results = self._compute(self._graph_inputs(feeds))
         out = {}
         for name in self.outputs:
             if name in self._const:
@@ -175,6 +148,53 @@ class OnnxModel:
             else:
                 out[name] = results[self._graph_outputs[name]]
         return out
+
+    def profile(self, feeds: Dict[str, Any], runs: int = 10, warmup: int = 1) -> Any:
+        """The time of every step of the compiled graph over `runs` runs on
+        `feeds` (MLGraph.profile: rows labelled with the ONNX nodes' names; a
+        fused chain as one row).  CPU contexts."""
+        if not isinstance(feeds, dict):
+            raise TypeError("profile: feeds must be a dict of input name -> array")
+        self._check_feeds(feeds)
+        if self.graph is None:
+            raise ValueError("profile: every output of the model is a constant (folded at "
+                             "import): there is no graph to time")
+        return self.graph.profile(self._graph_inputs(feeds), runs=runs, warmup=warmup)
+
+    def _check_feeds(self, feeds: Dict[str, Any]) -> None:
+        extra = set(feeds) - set(self.inputs)
+        missing = set(self.inputs) - set(feeds)
+        if extra or missing:
+            raise TypeError(f"run: inputs {sorted(missing)} missing, {sorted(extra)} not "
+                            f"inputs of the model")
+
+    def _graph_inputs(self, feeds: Dict[str, Any]) -> Dict[str, Any]:
+        """run()'s feeds checked and converted: the graph's inputs."""
+        assert self.graph is not None
+        gin = {}
+        for name, (dt, shape) in self.inputs.items():
+            if name not in self.graph._inputs:
+                continue  # an input the outputs do not depend on
+            a = np.asarray(feeds[name])
+            want = webnn.DATA_TYPES[dt]
+            if a.dtype != want:
+                if not np.can_cast(a.dtype, want, "same_kind"):
+                    raise TypeError(f"run: input {name!r} must be {dt}, got {a.dtype}")
+                if want.kind in "iu" and a.dtype.kind in "iu" and a.size and \
+                        not np.can_cast(a.dtype, want, "safe"):
+                    info = np.iinfo(want)
+                    out = np.flatnonzero((a < info.min) | (a > info.max))
+                    if out.size:
+                        bad = int(a.reshape(-1)[out[0]])
+                        raise TypeError(f"run: input {name!r} is {dt}, but the value "
+                                        f"{bad} is out of its range [{info.min}, "
+                                        f"{info.max}]")
+                a = a.astype(want)
+            if tuple(a.shape) != tuple(shape):
+                raise TypeError(f"run: input {name!r} must have shape {list(shape)}, "
+                                f"got {list(a.shape)}")
+            gin[name] = np.require(a, requirements="C")
+        return gin
 
     async def run_async(self, feeds: Dict[str, Any]) -> Dict[str, npt.NDArray[Any]]:
         """run() in the event loop's default executor: awaits {output name: ndarray}."""
@@ -257,7 +277,7 @@ class _Converter:
         for imp in proto.opset_import:
             if imp.domain in ("", "ai.onnx"):
                 self.opset = imp.version
-        self.b = webnn.MLGraphBuilder(ctx)
+        self.b = _Labelled(webnn.MLGraphBuilder(ctx))
         self.vals = {}          # name -> ndarray | _Fill | MLOperand
         self.bools = set()      # names whose values are bool carried as uint8
         self._consts = {}       # id(ndarray) -> operand (cache)
@@ -478,6 +498,7 @@ class _Converter:
                 raise NotSupportedError(f"{where}: input {n!r} is not defined (before this node)")
         self.budget.add_nodes(1, where)
         self.where = where
+        self.b.label = node.name or None
         try:
             statics = all(self.is_static(n) for n in node.input if n)
             if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
@@ -696,6 +717,34 @@ class _Converter:
 # Operator conversions: fn(conv, node, attrs) -> output value(s)
 
 _OPS = {}
+
+
+_LABELLED = frozenset(webnn.OPERATORS) | frozenset(webnn._api.snake_case(o)
+                                                  for o in webnn.OPERATORS)
+
+
+class _Labelled:
+    """The builder as the converters see it: every operator call labelled
+    with the ONNX node's name (MLOperatorOptions.label; `label` set by
+    convert_node), so that summary(), the picture and profile() name the
+    model's nodes, and a fused chain's row the nodes it ran."""
+
+    def __init__(self, builder):
+        self._b = builder
+        self.label = None
+
+    def __getattr__(self, name):
+        attr = getattr(self._b, name)
+        label = self.label
+        if label is None or name not in _LABELLED:
+            return attr
+
+        def call(*args, **kw):
+            if "label" not in kw and not (args and isinstance(args[-1], dict)
+                                          and "label" in args[-1]):
+                kw["label"] = label
+            return attr(*args, **kw)
+        return call
 
 
 def _fold_gather_elements(node, data, indices):
