@@ -217,7 +217,7 @@ def test_initializer_with_negative_dim(ctx):
     w = TensorProto(name="w", data_type=F, dims=[-1, 2])
     m = _model([helper.make_node("Add", ["x", "w"], ["y"])], [_vi("x", F, [2])],
                [_untyped("y")], [w])
-    with pytest.raises(TypeError, match=r"Negative dimension.*w"):
+    with pytest.raises(TypeError, match=r"initializer 'w' has a negative dimension"):
         webnn.onnx.load(m, ctx)
 
 
@@ -488,3 +488,43 @@ def test_checker_still_checks_large_weights(ctx):
     x = np.array([[1, 0, 2], [0, -1, 0]], np.float32)
     np.testing.assert_allclose(webnn.onnx.load(m, ctx).run({"x": x})["y"],
                                x.astype(np.float64) @ numpy_helper.to_array(good), rtol=1e-6)
+
+
+# ---- negative declared dimensions (a fuzzer finding) ----------------------------
+def _slice_model(x_shape, body_input=None):
+    st, en, ax = (numpy_helper.from_array(np.array([v], np.int64), n)
+                  for v, n in ((1, "st"), (-1, "en"), (1, "ax")))
+    return _model([helper.make_node("Slice", ["x", "st", "en", "ax"], ["y"])],
+                  [_vi("x", F, x_shape)], [_untyped("y")], [st, en, ax])
+
+
+@pytest.mark.parametrize("where", ["input", "value_info", "loop body", "initializer"])
+def test_negative_dimension_is_refused_before_the_checker(ctx, where):
+    """A declared dimension of -1 made onnx's shape inference (the checker's)
+    abort the whole process (a C++ assertion in Slice's inference): it is a
+    TypeError naming the value, before the checker runs."""
+    if where == "input":
+        m, name = _slice_model([4, -1]), "'x'"
+    elif where == "value_info":
+        m, name = _slice_model([4, 6]), "'y'"
+        m.graph.value_info.append(_vi("y", F, [4, -5]))
+    elif where == "initializer":
+        m, name = _slice_model([4, 6]), "'w'"
+        t = numpy_helper.from_array(np.zeros(2, np.float32), "w")
+        del t.dims[:]
+        t.dims.extend([-1, -2])
+        m.graph.initializer.append(t)
+    else:
+        body = helper.make_graph([helper.make_node("Identity", ["v"], ["vo"]),
+                                  helper.make_node("Identity", ["c"], ["co"])], "body",
+                                 [_vi("i", I64, []), _vi("c", TensorProto.BOOL, []),
+                                  _vi("v", F, [2, -3])],
+                                 [_vi("co", TensorProto.BOOL, []), _vi("vo", F, [2, 3])])
+        n = numpy_helper.from_array(np.array(2, np.int64), "n")
+        m = _model([helper.make_node("Loop", ["n", "", "x"], ["y"], body=body)],
+                   [_vi("x", F, [2, 3])], [_untyped("y")], [n])
+        name = "'v'"
+    with pytest.raises(TypeError, match=f"{name}.*negative"):
+        webnn.onnx.load(m, ctx)
+    with pytest.raises(TypeError, match="negative"):
+        webnn.onnx.load(m.SerializeToString(), ctx)

@@ -208,22 +208,49 @@ def _check_nodes(nodes: Iterable[onnx.NodeProto], where: str) -> None:
                 _check_graph(sub, f"{here} subgraph {a.name!r}: ")
 
 
+def _tensor_types(tp: onnx.TypeProto) -> Iterator[Any]:
+    """The tensor types in a type, sequences', optionals' and maps' included."""
+    if tp.HasField("tensor_type"):
+        yield tp.tensor_type
+    elif tp.HasField("sparse_tensor_type"):
+        yield tp.sparse_tensor_type
+    elif tp.HasField("sequence_type"):
+        yield from _tensor_types(tp.sequence_type.elem_type)
+    elif tp.HasField("optional_type"):
+        yield from _tensor_types(tp.optional_type.elem_type)
+    elif tp.HasField("map_type"):
+        yield from _tensor_types(tp.map_type.value_type)
+
+
+def _check_value_infos(vis: Iterable[onnx.ValueInfoProto], kind: str, where: str) -> None:
+    """Names UTF-8, and no negative dimension: onnx's shape inference (run by
+    the checker) aborts the process on one (a C++ assertion in Slice's)."""
+    for i, vi in enumerate(vis):
+        _utf8(f"{where}{kind} #{i}'s name", lambda: vi.name)
+        for tt in _tensor_types(vi.type):
+            for d in tt.shape.dim:
+                _utf8(f"{where}{kind} {vi.name!r}: a dim_param", lambda: d.dim_param)
+                if d.HasField("dim_value") and d.dim_value < 0:
+                    raise TypeError(f"load: {where}{kind} {vi.name!r} has the negative "
+                                    f"dimension {d.dim_value}")
+
+
 def _check_graph(g: onnx.GraphProto, where: str) -> None:
     _utf8(f"{where}the graph's name", lambda: g.name)
     for kind, vis in (("input", g.input), ("output", g.output), ("value_info", g.value_info)):
-        for i, vi in enumerate(vis):
-            _utf8(f"{where}{kind} #{i}'s name", lambda: vi.name)
-            if vi.type.HasField("tensor_type"):
-                for d in vi.type.tensor_type.shape.dim:
-                    _utf8(f"{where}{kind} {vi.name!r}: a dim_param", lambda: d.dim_param)
+        _check_value_infos(vis, kind, where)
     for i, t in enumerate(g.initializer):
         _utf8(f"{where}initializer #{i}'s name", lambda: t.name)
+        if any(d < 0 for d in t.dims):
+            raise TypeError(f"load: {where}initializer {t.name!r} has a negative dimension: "
+                            f"{list(t.dims)}")
     _check_nodes(g.node, where)
 
 
 def check_names(proto: onnx.ModelProto) -> None:
     """Every name the importer reads is UTF-8 (protobuf leaves proto2 strings
-    unchecked; reading one is a bare UnicodeDecodeError)."""
+    unchecked; reading one is a bare UnicodeDecodeError), and no declared
+    dimension is negative (onnx's shape inference aborts on one)."""
     for i, imp in enumerate(proto.opset_import):
         _utf8(f"opset import #{i}'s domain", lambda: imp.domain)
     _check_graph(proto.graph, "")
@@ -231,6 +258,7 @@ def check_names(proto: onnx.ModelProto) -> None:
         _utf8(f"function #{i}'s name", lambda: (f.name, f.domain, list(f.input),
                                                 list(f.output), list(f.attribute)))
         _check_nodes(f.node, f"function {f.name!r}: ")
+        _check_value_infos(getattr(f, "value_info", ()), "value_info", f"function {f.name!r}: ")
 
 
 def check_opset(proto: onnx.ModelProto) -> int:
