@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("onnx", reason="webnn.llm needs the onnx package")
+pytest.importorskip("onnx.helper", reason="webnn.llm needs the onnx package")
 
 import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402

@@ -5,7 +5,7 @@ where torch or transformers is not installed (CI); run it with them, e.g.
     PYTHONPATH=. /work/tv/bin/python -m pytest tests/models/test_generate_live.py"""
 import pytest
 
-pytest.importorskip("onnx", reason="webnn.llm needs the onnx package")
+pytest.importorskip("onnx.helper", reason="webnn.llm needs the onnx package")
 pytest.importorskip("torch", reason="the live comparison exports with torch, which is "
                                     "not installed")
 pytest.importorskip("transformers", reason="the live comparison needs transformers, "
