@@ -163,7 +163,7 @@ test-asan: build/test_core_asan build
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  WEBNN_WPT_SETS=conformance,conformance_upstream \
+	  WEBNN_WPT_SETS=conformance \
 	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
 
 .PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
