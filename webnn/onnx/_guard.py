@@ -406,6 +406,19 @@ def to_array(t: TensorProto, where: str) -> np.ndarray:
         raise InvalidModel(f"{where}: tensor {t.name!r} is malformed: {e}") from None
 
 
+def _copy_fields(src: Any, dst: Any, but: str) -> None:
+    """Every field of the message src set in dst, but the one named `but`."""
+    for field, value in src.ListFields():
+        if field.name == but:
+            continue
+        if field.is_repeated:
+            getattr(dst, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(dst, field.name).CopyFrom(value)
+        else:
+            setattr(dst, field.name, value)
+
+
 def skeleton(proto: onnx.ModelProto, big: int = 1 << 12) -> onnx.ModelProto:
     """The model for onnx.checker without copying its weights: the main
     graph's initializers over `big` bytes become graph inputs of the same
@@ -424,25 +437,9 @@ def skeleton(proto: onnx.ModelProto, big: int = 1 << 12) -> onnx.ModelProto:
         return proto
     moved_names = {t.name for t in moved}
     sk = onnx.ModelProto()
-    for field, value in proto.ListFields():
-        if field.name == "graph":
-            continue
-        if field.is_repeated:
-            getattr(sk, field.name).extend(value)
-        elif field.message_type is not None:
-            getattr(sk, field.name).CopyFrom(value)
-        else:
-            setattr(sk, field.name, value)
+    _copy_fields(proto, sk, "graph")
     sg = sk.graph
-    for field, value in g.ListFields():
-        if field.name == "initializer":
-            continue
-        if field.is_repeated:
-            getattr(sg, field.name).extend(value)
-        elif field.message_type is not None:
-            getattr(sg, field.name).CopyFrom(value)
-        else:
-            setattr(sg, field.name, value)
+    _copy_fields(g, sg, "initializer")
     sg.initializer.extend(t for t in g.initializer if t.name not in moved_names)
     inputs = {vi.name for vi in g.input}
     for t in moved:
