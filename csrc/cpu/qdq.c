@@ -68,24 +68,12 @@ struct cpu_qdq {
     void *y;
 };
 
-static double
-num_at(const void *p, wnn_dtype t, uint64_t i)
-{
-    switch (t) {
-    case WNN_FLOAT32: return ((const float *)p)[i];
-    case WNN_INT32: return ((const int32_t *)p)[i];
-    case WNN_INT8: return ((const int8_t *)p)[i];
-    case WNN_UINT8: return ((const uint8_t *)p)[i];
-    default: return 0;
-    }
-}
-
 /* element n of a per-tensor (1 element) or per-channel constant */
 static double
 chan(void *const *constants, const wnn_ir *ir, uint32_t id, int64_t n)
 {
     const wnn_desc *d = &ir->operands[id].desc;
-    return num_at(constants[id], d->dtype,
+    return cpu_load_num(constants[id], d->dtype,
                   wnn_desc_elements(d) == 1 ? 0 : (uint64_t)n);
 }
 

@@ -63,22 +63,6 @@ qmap_row(const qmap *m, uint64_t row)
     return off;
 }
 
-static inline double
-load_num(const void *p, wnn_dtype t, uint64_t i)
-{
-    switch (t) {
-    case WNN_FLOAT32: return ((const float *)p)[i];
-    case WNN_FLOAT16: return wnn_f16_to_f32(((const uint16_t *)p)[i]);
-    case WNN_INT32: return ((const int32_t *)p)[i];
-    case WNN_UINT32: return ((const uint32_t *)p)[i];
-    case WNN_INT8: return ((const int8_t *)p)[i];
-    case WNN_UINT8: return ((const uint8_t *)p)[i];
-    case WNN_INT64: return (double)((const int64_t *)p)[i];
-    case WNN_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
-
 /* Runs body(x_offset, n, scale, zero) over every run of input elements that
  * share one scale / zeroPoint element.  The work is cut into tasks of about
  * QCH elements: a long block (per-tensor, per-axis with a long inner run) is
@@ -132,14 +116,14 @@ qblock_body(void *p_, int64_t b_, int64_t e_, int tid_)
             uint64_t b = c / cpb, e = (c % cpb) * QCH;
             uint64_t n = bl - e < QCH ? bl - e : QCH;
             uint64_t so = s0 + b * sstep;
-            body(k, x0 + b * bl + e, n, load_num(sp, st, so),
-                 load_num(zp, zt, so));
+            body(k, x0 + b * bl + e, n, cpu_load_num(sp, st, so),
+                 cpu_load_num(zp, zt, so));
         } else {
             uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
             for (uint64_t b = c * bpc; b < b1; b++) {
                 uint64_t so = s0 + b * sstep;
-                body(k, x0 + b * bl, bl, load_num(sp, st, so),
-                     load_num(zp, zt, so));
+                body(k, x0 + b * bl, bl, cpu_load_num(sp, st, so),
+                     cpu_load_num(zp, zt, so));
             }
         }
     }
