@@ -143,3 +143,27 @@ def test_the_readme_pytest_example_is_a_first_test_that_passes(ml_context):
 def test_wpt_tensor_data_of_a_type_outside_the_spec_is_a_type_error():
     with pytest.raises(TypeError, match="'int4' is not an MLOperandDataType"):
         wpt.tensor_data({"data": [1], "descriptor": {"shape": [1], "dataType": "int4"}})
+
+
+def test_suite_runs_with_the_plugin_installed_and_from_the_tree(tmp_path):
+    """tests/conftest.py loads the plugin only where no pytest11 entry point
+    does (a pip-installed webnn): a run of the suite must work both ways, with
+    --webnn-device on the command line (CI once failed where a subprocess
+    named the plugin with -p beside an installed entry point)."""
+    import webnn
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dist = tmp_path / "webnn-0.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: webnn\nVersion: 0.0\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nwebnn = webnn.testing.plugin\n")
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(webnn.__file__)))
+    this = os.path.join(root, "api", "test_testing.py")
+    for extra in ([], [str(tmp_path)]):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_root, *extra]))
+        env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "--webnn-device=cpu",
+                            this + "::test_assert_close_infers_the_data_type_from_the_arrays"],
+                           capture_output=True, text=True, cwd=os.path.dirname(root), env=env,
+                           timeout=120)
+        assert r.returncode == 0 and "1 passed" in r.stdout, (extra, r.stdout[-2000:] + r.stderr[-2000:])

@@ -74,8 +74,11 @@ def test_wpt_vectors_on_the_cpu_emulation(emu_env):
     differences as on the CPU (the builder-validation cases are the core's
     and run on the CPU suite)."""
     env = dict(emu_env, WEBNN_WPT_SETS="conformance,conformance_upstream")
+    # the plugin (and its --webnn-device) comes from tests/conftest.py or, with
+    # webnn installed, from the pytest11 entry point; naming it with -p too
+    # registers it twice where the entry point exists
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "-p", "webnn.testing.plugin", "--webnn-device=gpu",
+                        "--webnn-device=gpu",
                         str(ROOT / "tests" / "wpt" / "test_wpt.py")],
                        env=env, capture_output=True, text=True, timeout=900, cwd=str(ROOT))
     tail = "\n".join(r.stdout.splitlines()[-12:])
