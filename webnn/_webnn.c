@@ -8,6 +8,7 @@
 #include <Python.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct {
     PyObject *errors; /* dict: int kind -> exception class */
     PyTypeObject *operand_type;
     PyTypeObject *outbuf_type;
+    PyTypeObject *hostbuf_type;
     PyObject *tensor_type;  /* webnn.MLTensor (set_types), for dispatch */
     PyObject *ndarray_type; /* numpy.ndarray (set_types), for compute */
     PyObject *str_h;       /* "_h": an MLTensor's handle attribute */
@@ -1161,6 +1163,131 @@ m_builder_input(PyObject *m, PyObject *args)
     return new_operand(m, cap, id);
 }
 
+/* ---- host blocks: constant memory shared with the core ------------------
+ * host_buffer(nbytes) -> a _HostBuffer: 64-byte aligned memory with a
+ * reference count of its own (atomic: the core gives it back from whichever
+ * thread frees the graph, without the GIL).  webnn.onnx reads the model's
+ * weights into these and makes read-only arrays over them; constant() of
+ * such an array takes the memory as the constant (wnn_builder_constant_view)
+ * instead of copying it.  Private: the library that makes the block promises
+ * not to write it after handing it to a builder. */
+typedef struct hb_block {
+    atomic_size_t refs;
+    size_t n;
+    void *p;
+} hb_block;
+
+typedef struct {
+    PyObject_HEAD
+    hb_block *blk;
+} hostbuf_obj;
+
+static void
+hb_block_release(void *owner)
+{
+    hb_block *b = owner;
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        free(b->p);
+        free(b);
+    }
+}
+
+static void
+hostbuf_dealloc(hostbuf_obj *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->blk) {
+        hb_block_release(self->blk);
+    }
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int
+hostbuf_getbuffer(hostbuf_obj *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->blk->p,
+                             (Py_ssize_t)self->blk->n, 0, flags);
+}
+
+static PyType_Slot hostbuf_slots[] = {
+    { Py_tp_dealloc, hostbuf_dealloc },
+    { Py_bf_getbuffer, hostbuf_getbuffer },
+    { Py_tp_doc, "Memory that constant() takes without a copy (webnn.onnx's "
+                 "weights); private." },
+    { 0, NULL },
+};
+
+static PyType_Spec hostbuf_spec = {
+    .name = "webnn._HostBuffer",
+    .basicsize = sizeof(hostbuf_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = hostbuf_slots,
+};
+
+static PyObject *
+m_host_buffer(PyObject *m, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "host_buffer: negative size");
+        }
+        return NULL;
+    }
+    hb_block *b = malloc(sizeof(*b));
+    void *p = NULL;
+    if (b && posix_memalign(&p, 64, n ? (size_t)n : 1) != 0) {
+        p = NULL;
+    }
+    if (!b || !p) {
+        free(b);
+        free(p);
+        return PyErr_NoMemory();
+    }
+    atomic_init(&b->refs, 1);
+    b->n = (size_t)n;
+    b->p = p;
+    hostbuf_obj *o = PyObject_New(hostbuf_obj, state_of(m)->hostbuf_type);
+    if (!o) {
+        hb_block_release(b);
+        return NULL;
+    }
+    o->blk = b;
+    return (PyObject *)o;
+}
+
+/* The host block under buf (a _HostBuffer, or an ndarray whose base chain
+ * ends in one) holding [data, data + len), or NULL. */
+static hb_block *
+hostbuf_under(mod_state *ms, PyObject *buf, const void *data, size_t len)
+{
+    PyObject *o = buf;
+    Py_INCREF(o);
+    for (int depth = 0; depth < 4 && o != Py_None; depth++) {
+        if (Py_TYPE(o) == ms->hostbuf_type) {
+            hb_block *b = ((hostbuf_obj *)o)->blk;
+            Py_DECREF(o);
+            const char *p = b->p, *d = data;
+            return d >= p && len <= b->n && (size_t)(d - p) <= b->n - len ? b
+                                                                           : NULL;
+        }
+        if (!ms->ndarray_type || Py_TYPE(o) != (PyTypeObject *)ms->ndarray_type) {
+            break;
+        }
+        PyObject *base = PyObject_GetAttrString(o, "base");
+        Py_DECREF(o);
+        if (!base) {
+            PyErr_Clear();
+            return NULL;
+        }
+        o = base;
+    }
+    Py_DECREF(o);
+    return NULL;
+}
+
 static PyObject *
 m_builder_constant(PyObject *m, PyObject *args)
 {
@@ -1190,8 +1317,20 @@ m_builder_constant(PyObject *m, PyObject *args)
                     &copy) != 0) {
         return NULL;
     }
-    wnn_status st = wnn_builder_constant(b, &d, data, (size_t)view.len, &id,
-                                         &err);
+    /* a read-only array over a host block: the block is the constant */
+    hb_block *blk = copy || !view.readonly ? NULL :
+        hostbuf_under(state_of(m), buf, data, (size_t)view.len);
+    wnn_status st;
+    if (blk && (uintptr_t)data % wnn_dtype_size(d.dtype) == 0) {
+        atomic_fetch_add_explicit(&blk->refs, 1, memory_order_relaxed);
+        st = wnn_builder_constant_view(b, &d, data, (size_t)view.len,
+                                       hb_block_release, blk, &id, &err);
+        if (st != WNN_OK) {
+            hb_block_release(blk);
+        }
+    } else {
+        st = wnn_builder_constant(b, &d, data, (size_t)view.len, &id, &err);
+    }
     PyMem_Free(copy);
     PyBuffer_Release(&view);
     if (st != WNN_OK) {
@@ -2985,6 +3124,7 @@ static PyMethodDef core_methods[] = {
     { "profile", m_profile, METH_VARARGS, NULL },
     { "compute_dict", m_compute_dict, METH_VARARGS, NULL },
     { "out_buffer", m_out_buffer, METH_O, NULL },
+    { "host_buffer", m_host_buffer, METH_O, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -3013,6 +3153,11 @@ core_exec(PyObject *m)
     if (!st->outbuf_type) {
         return -1;
     }
+    st->hostbuf_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &hostbuf_spec, NULL);
+    if (!st->hostbuf_type) {
+        return -1;
+    }
     static const struct { const char *name; int v; } kinds[] = {
         { "TYPE_ERROR", WNN_TYPE_ERROR },
         { "INVALID_STATE", WNN_INVALID_STATE },
@@ -3037,6 +3182,7 @@ core_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->errors);
     Py_VISIT(st->operand_type);
     Py_VISIT(st->outbuf_type);
+    Py_VISIT(st->hostbuf_type);
     Py_VISIT(st->tensor_type);
     Py_VISIT(st->ndarray_type);
     return 0;
@@ -3049,6 +3195,7 @@ core_clear(PyObject *m)
     Py_CLEAR(st->errors);
     Py_CLEAR(st->operand_type);
     Py_CLEAR(st->outbuf_type);
+    Py_CLEAR(st->hostbuf_type);
     Py_CLEAR(st->tensor_type);
     Py_CLEAR(st->ndarray_type);
     Py_CLEAR(st->str_h);

@@ -13,9 +13,11 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-/* 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
+/* 8: wnn_operand grew release / owner (constants viewed, not copied: a
+ * backend built against 7 would index ir->operands with the old size);
+ * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 7
+#define WNN_BACKEND_API_VERSION 8
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before

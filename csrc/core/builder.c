@@ -68,7 +68,7 @@ wnn_ir_free(wnn_ir *ir)
         return;
     }
     for (uint32_t i = 0; i < ir->n_operands; i++) {
-        free(ir->operands[i].data);
+        wnn_operand_drop_data(&ir->operands[i]);
         if (ir->operands[i].tensor) {
             wnn_tensor_release(ir->operands[i].tensor);
         }
@@ -262,6 +262,54 @@ wnn_builder_constant(wnn_builder *b, const wnn_desc *d, const void *data,
     o->kind = WNN_OPERAND_CONSTANT;
     o->data = copy;
     return WNN_OK;
+}
+
+/* A constant whose data is not copied: the caller's memory, which must not
+ * change and stays valid until release(owner) (called once, from whichever
+ * thread frees the graph or the builder).  For data a library owns and never
+ * writes again (webnn.onnx's weights read from the model file); the spec's
+ * constant() copies.  On an error release is not called. */
+wnn_status
+wnn_builder_constant_view(wnn_builder *b, const wnn_desc *d, const void *data,
+                          size_t bytes, void (*release)(void *owner),
+                          void *owner, uint32_t *id, wnn_error *err)
+{
+    if (check_can_build(b, "constant", NULL, err) != WNN_OK ||
+        wnn_desc_check(b->ctx, d, "constant", "descriptor", err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    if (bytes != wnn_desc_bytes(d) || !data || !release ||
+        (uintptr_t)data % wnn_dtype_size(d->dtype) != 0) {
+        return wnn_failk(err, WNN_TYPE_ERROR, "constant", NULL, "buffer",
+                         "a viewed constant needs %llu bytes aligned to its "
+                         "elements and an owner",
+                         (unsigned long long)wnn_desc_bytes(d));
+    }
+    wnn_operand *o = new_operand(b->ir, id);
+    if (!o) {
+        return oom(err, "constant");
+    }
+    o->desc = *d;
+    o->kind = WNN_OPERAND_CONSTANT;
+    o->data = (void *)data;
+    o->release = release;
+    o->owner = owner;
+    return WNN_OK;
+}
+
+void
+wnn_operand_drop_data(wnn_operand *o)
+{
+    if (o->release) {
+        if (o->data) {
+            o->release(o->owner);
+        }
+    } else {
+        free(o->data);
+    }
+    o->data = NULL;
+    o->release = NULL;
+    o->owner = NULL;
 }
 
 /* #api-mlgraphbuilder-constant-datatype-value */

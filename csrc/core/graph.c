@@ -213,8 +213,7 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
     for (uint32_t i = 0; i < ir->n_operands; i++) {
         wnn_operand *o = &ir->operands[i];
         if (!reach[i] && o->kind == WNN_OPERAND_CONSTANT) {
-            free(o->data);
-            o->data = NULL;
+            wnn_operand_drop_data(o);
             if (o->tensor) {
                 wnn_tensor_release(o->tensor);
                 o->tensor = NULL;

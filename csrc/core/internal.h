@@ -55,7 +55,14 @@ typedef struct wnn_operand {
     const char *name;       /* for INPUT                                  */
     void *data;             /* for CONSTANT: malloc'd copy, or NULL ...   */
     wnn_tensor *tensor;     /* ... when the constant is an MLTensor       */
+    /* a constant viewed, not copied (wnn_builder_constant_view): data is
+     * the owner's, given back with release(owner) instead of free(data) */
+    void (*release)(void *owner);
+    void *owner;
 } wnn_operand;
+
+/* frees (or gives back to its owner) a constant operand's data */
+void wnn_operand_drop_data(wnn_operand *o);
 
 typedef struct wnn_node {
     wnn_op op;

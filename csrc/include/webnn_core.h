@@ -339,6 +339,12 @@ wnn_status wnn_builder_input(wnn_builder *b, const char *name,
 wnn_status wnn_builder_constant(wnn_builder *b, const wnn_desc *d,
                                 const void *data, size_t bytes, uint32_t *id,
                                 wnn_error *err);
+/* No copy: `data` (aligned to the element size) stays the caller's and must
+ * not change until release(owner) is called, once, from any thread. */
+wnn_status wnn_builder_constant_view(wnn_builder *b, const wnn_desc *d,
+                                     const void *data, size_t bytes,
+                                     void (*release)(void *owner), void *owner,
+                                     uint32_t *id, wnn_error *err);
 wnn_status wnn_builder_constant_scalar(wnn_builder *b, wnn_dtype t,
                                        const wnn_number *v, uint32_t *id,
                                        wnn_error *err);

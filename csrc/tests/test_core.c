@@ -916,6 +916,71 @@ test_validation(wnn_context *c)
     wnn_builder_free(b);
 }
 
+/* ---- constants viewed, not copied (wnn_builder_constant_view) ------------ */
+static int n_released;
+static void
+count_release(void *owner)
+{
+    n_released += *(int *)owner;
+}
+
+static void
+test_constant_view(wnn_context *c)
+{
+    wnn_error err;
+    wnn_builder *b = NULL;
+    wnn_graph *g = NULL;
+    const uint32_t s[1] = { 4 };
+    wnn_desc d = desc(WNN_FLOAT32, 1, s);
+    float k[4] = { 1.5f, -2.0f, 4.0f, 0.25f }, unused[4] = { 0 };
+    int one = 1, ten = 10;
+    uint32_t x, ik, iu, y;
+    wnn_no_options o;
+    wnn_options_default(WNN_OP_ADD, &o);
+    n_released = 0;
+    if (!check_ok(wnn_builder_create(c, &b, &err), &err, "view: builder")) {
+        return;
+    }
+    check_err(wnn_builder_constant_view(b, &d, (char *)k + 1, sizeof(k),
+                                        count_release, &one, &ik, &err),
+              &err, WNN_TYPE_ERROR, "constant: ", "view: misaligned data");
+    bool ok = wnn_builder_input(b, "x", &d, &x, &err) == WNN_OK &&
+              wnn_builder_constant_view(b, &d, k, sizeof(k), count_release,
+                                        &one, &ik, &err) == WNN_OK &&
+              wnn_builder_constant_view(b, &d, unused, sizeof(unused),
+                                        count_release, &ten, &iu, &err) ==
+                  WNN_OK;
+    uint32_t in[2] = { x, ik };
+    ok = ok && add_op(b, WNN_OP_ADD, in, 2, &o, NULL, &y, &err) == WNN_OK;
+    const char *names[1] = { "y" };
+    if (!check_ok(ok ? WNN_OK : WNN_ERR, &err, "view: nodes") ||
+        !check_ok(wnn_builder_build(b, 1, names, &y, &g, &err), &err,
+                  "view: build")) {
+        wnn_builder_free(b);
+        return;
+    }
+    check(n_released == 10, "view: an unreachable viewed constant is given "
+          "back at build", "released %d", n_released);
+    wnn_builder_free(b);
+    check(n_released == 10, "view: the graph keeps its viewed constant",
+          "released %d", n_released);
+    float xv[4] = { 1, 2, 3, 4 }, yv[4];
+    double want[4];
+    for (int i = 0; i < 4; i++) {
+        want[i] = (double)xv[i] + k[i];
+    }
+    const char *in_names[1] = { "x" };
+    const void *in_data[1] = { xv };
+    if (check_ok(run_graph(c, g, 1, in_names, in_data, "y", yv, &err), &err,
+                 "view: dispatch and read")) {
+        long bad = first_mismatch(yv, want, 4, 0, 0);
+        check(bad < 0, "view: values", "y[%ld] wrong", bad);
+    }
+    wnn_graph_release(g);
+    check(n_released == 11, "view: the graph gives its constant back once",
+          "released %d", n_released);
+}
+
 /* ---- InvalidStateError after build -------------------------------------- */
 static void
 test_invalid_state_after_build(wnn_context *c)
@@ -1821,6 +1886,7 @@ main(void)
         test_chain(c);
         test_validation(c);
         test_invalid_state_after_build(c);
+        test_constant_view(c);
         test_dispatch_errors(c);
         test_fusion(c);
         test_plan_fused(c);

@@ -226,7 +226,7 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
                         f"got {type(budget).__name__}")
     budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
     try:
-        proto, weights = _source.as_proto(model, base_dir)
+        proto, weights = _source.as_proto(model, base_dir, strip=True)
         _source.check(proto, model, budget)
     except RecursionError:   # the walks over subgraphs nested hundreds deep
         raise TypeError("load: the model nests subgraphs too deeply") from None
@@ -269,7 +269,7 @@ def _dt_of_np(dtype):
 class _Converter:
     def __init__(self, proto, ctx, input_shapes, bound, budget=None, weights=None):
         self.proto, self.ctx = proto, ctx
-        self.weights = weights  # (file bytes, raw initializer offsets): _weights
+        self.weights = weights  # the main graph's initializers without copies: _weights
         self.budget = budget if budget is not None else ImportBudget()
         self.where = "the model"  # the node being converted, for errors
         self.input_shapes, self.bound = input_shapes, bound
@@ -392,7 +392,7 @@ class _Converter:
         inits = {}
         for t in g.initializer:
             # a view of the file's bytes where the layout allows (no copy)
-            a = _weights.view(*self.weights, t) if self.weights else None
+            a = self.weights.array(t) if self.weights else None
             if a is None:
                 a = _guard.to_array(t, f"initializer {t.name!r}")
             a.flags.writeable = False   # the export record keeps it without a copy

@@ -11,16 +11,19 @@ import onnx
 
 from . import _guard, _weights
 
-#: (the file's bytes, {initializer name: (offset, length) of its raw data}) or None
-Weights = Optional[Tuple[bytes, Dict[str, Tuple[int, int]]]]
+#: the main graph's initializers as arrays (_weights.Weights), or None
+Weights = Optional[_weights.Weights]
 
 
-def as_proto(model: Any, base_dir: Optional[Union[str, "os.PathLike[str]"]]
-             ) -> Tuple[onnx.ModelProto, Weights]:
+def as_proto(model: Any, base_dir: Optional[Union[str, "os.PathLike[str]"]],
+             strip: bool = False) -> Tuple[onnx.ModelProto, Weights]:
     """(the ModelProto, its weights) -- the external data read from the
     model's own folder (a path's, or base_dir) with onnx's guards
-    (_guard.resolve_external); weights: (the file's bytes, the offsets of the
-    main graph's raw initializers in them: _weights) or None."""
+    (_guard.resolve_external); weights: the main graph's initializers as
+    arrays that need no copy (_weights.Weights) or None.  With `strip`, a
+    path's large plain initializers are read straight from the file into the
+    arrays and left out of the ModelProto (their TensorProtos keep name, type
+    and dims but no data: read them through the Weights only)."""
     if base_dir is not None:
         base_dir = os.fspath(base_dir)
     if isinstance(model, onnx.ModelProto):
@@ -37,16 +40,22 @@ def as_proto(model: Any, base_dir: Optional[Union[str, "os.PathLike[str]"]]
         path = os.fspath(model)
         try:
             with open(path, "rb") as f:
-                buf = f.read()
+                found = _weights.scan(f.fileno(), os.fstat(f.fileno()).st_size) \
+                    if strip else None
+                if found is not None:
+                    skeleton, stripped = found
+                    arrays = _weights.read_stripped(f.fileno(), stripped)
+                else:
+                    buf = f.read()
             proto = onnx.ModelProto()
-            proto.ParseFromString(buf)
+            proto.ParseFromString(skeleton if found is not None else buf)
         except OSError as e:
             raise TypeError(f"load: cannot read {path!r}: {e}") from None
         except Exception as e:  # protobuf's DecodeError
             raise TypeError(f"load: {path!r} is not an ONNX model: {e}") from None
         folder = base_dir if base_dir is not None else \
             os.path.dirname(os.path.abspath(path))
-        weights = _weights_of(proto, buf)
+        weights = _weights.Weights(arrays) if found is not None else _weights_of(proto, buf)
         return _guard.resolve_external(proto, folder, copy=False), weights
     raise TypeError(f"load: model must be a path, bytes or an onnx.ModelProto, "
                     f"got {type(model).__name__}")
@@ -60,7 +69,7 @@ def _weights_of(proto: onnx.ModelProto, buf: bytes) -> Weights:
         if t.name in offsets and (t.data_location == onnx.TensorProto.EXTERNAL or
                                   len(t.external_data)):
             del offsets[t.name]
-    return (buf, offsets) if offsets else None
+    return _weights.Weights(buf=buf, offsets=offsets) if offsets else None
 
 
 def _untyped(vo: onnx.ValueInfoProto) -> bool:
