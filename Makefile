@@ -85,8 +85,19 @@ test-onnx: build
 # bounded fuzzing run, everything under ASan + UBSan, the packages (wheel,
 # sdist) and the other Python versions, the types, the notebooks and the API
 # reference, then the Python suite (whose summary line ends the output).
-test: test-c fuzz fuzz-py fuzz-onnx test-asan test-tsan test-packaging test-pythons test-types \
-      test-notebooks docs test-isa test-py
+# Each part's time is printed after it ("== part: N s"), and all of them
+# before the Python suite starts, so that CI's log says where its minutes go.
+TEST_PARTS = test-c fuzz fuzz-py fuzz-onnx test-asan test-tsan test-packaging test-pythons \
+      test-types test-notebooks docs test-isa
+test: build
+	@times=""; total=$$(date +%s); \
+	for t in $(TEST_PARTS); do \
+	  s=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$t || { echo "== $$t failed after $$(( $$(date +%s) - s )) s"; exit 1; }; \
+	  times="$$times $$t=$$(( $$(date +%s) - s ))s"; echo "== $$t: $$(( $$(date +%s) - s )) s"; \
+	done; \
+	echo "== before test-py: $$(( $$(date +%s) - total )) s:$$times"
+	@$(MAKE) --no-print-directory test-py
 
 # The operator and model suites with the hand-written CPU kernels capped to
 # each lower instruction-set level (WEBNN_CPU_ISA; the full run in test-py
