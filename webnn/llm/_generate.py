@@ -11,7 +11,7 @@ import onnx
 
 import webnn
 import webnn.onnx
-from webnn.onnx._source import as_proto
+from webnn.onnx._source import Weights, as_proto
 
 from ._graph import LMInterface, describe, prepare, step_feeds
 
@@ -64,8 +64,8 @@ def sampling_probs(logits: npt.ArrayLike, temperature: float, top_k: int = 0,
 class _Phase:
     """One compiled graph: `tokens` new tokens against a cache of `capacity` slots."""
 
-    def __init__(self, ctx: webnn.MLContext, proto: onnx.ModelProto, info: LMInterface,
-                 tokens: int, capacity: int) -> None:
+    def __init__(self, ctx: webnn.MLContext, proto: onnx.ModelProto, weights: Weights,
+                 info: LMInterface, tokens: int, capacity: int) -> None:
         shapes: Dict[str, List[int]] = {
             "input_ids": [1, tokens], "position_ids": [1, tokens],
             "attention_mask": [1, capacity + tokens], "cache_index": [capacity],
@@ -73,7 +73,7 @@ class _Phase:
         for n in info.past_names:
             shapes[n] = [1, info.kv_heads, capacity, info.head_dim]
         self.tokens = tokens
-        self.model = webnn.onnx.load(proto, ctx, shapes)
+        self.model = webnn.onnx.load(proto, ctx, shapes, _weights=weights)
         graph = self.model.graph
         assert graph is not None
         self.graph = graph
@@ -110,7 +110,10 @@ class CausalLM:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"webnn.llm.CausalLM: {name} must be a positive int, "
                                  f"got {v!r}")
-        proto = prepare(as_proto(model, None)[0])   # (external data from its folder)
+        # read once (external data from its folder; a path's weights straight from the
+        # file into memory that both phases' constants share, without a copy)
+        proto, weights = as_proto(model, None, strip=True)
+        proto = prepare(proto)
         self.info = describe(proto)
         limit = self.info.max_positions
         if limit is not None and capacity > limit:
@@ -120,10 +123,10 @@ class CausalLM:
         self.capacity = capacity
         self.prefill_bucket = min(prefill_bucket, capacity)
         self.vocab_size = self.info.vocab_size
-        self._decode = _Phase(self.context, proto, self.info, 1, capacity)
+        self._decode = _Phase(self.context, proto, weights, self.info, 1, capacity)
         self._prefill = (self._decode if self.prefill_bucket == 1 else
-                         _Phase(self.context, proto, self.info, self.prefill_bucket,
-                                capacity))
+                         _Phase(self.context, proto, weights, self.info,
+                                self.prefill_bucket, capacity))
         shape = [1, self.info.kv_heads, capacity, self.info.head_dim]
         desc: webnn.MLTensorDescriptor = {"data_type": "float32", "shape": shape,
                                           "writable": True}

@@ -208,7 +208,8 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
          input_shapes: Optional[InputShapes] = None, *,
          base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
          budget: Optional[ImportBudget] = None,
-         _bound: Optional[Mapping[str, Any]] = None) -> OnnxModel:
+         _bound: Optional[Mapping[str, Any]] = None,
+         _weights: Optional[Any] = None) -> OnnxModel:
     """Import an ONNX model (a path, bytes or an onnx.ModelProto) into `context`
     (default: a new default context).  `input_shapes` fixes dynamic dimensions:
     {input name: shape} and/or {dim_param name: size}.
@@ -227,6 +228,10 @@ def load(model: ModelSource, context: Optional[webnn.MLContext] = None,
     budget = ImportBudget(budget.max_nodes, budget.max_const_bytes)   # counts of this import
     try:
         proto, weights = _source.as_proto(model, base_dir, strip=True)
+        # (webnn.llm: a model read once by as_proto(strip=True), then prepared
+        # and loaded for several shapes, gives its weights here: every graph's
+        # constants are then the same host blocks)
+        weights = _weights if _weights is not None else weights
         _source.check(proto, model, budget)
     except RecursionError:   # the walks over subgraphs nested hundreds deep
         raise TypeError("load: the model nests subgraphs too deeply") from None
