@@ -285,7 +285,7 @@ PYFUZZ_ENV = PYTHONPATH=$(CURDIR)/build/pyfuzz/lib \
   LD_PRELOAD="$(CURDIR)/build/pyfuzz/libfuzzer_no_main.so $$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.so)" \
   ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-build/pyfuzz/.built: $(CORE_SRC) webnn/_webnn.c webnn/*.py
+build/pyfuzz/.built: $(CORE_SRC) webnn/_binding/* webnn/*.py
 	@$(MAKE) --no-print-directory fuzz-deps venv
 	rm -rf build/pyfuzz/lib build/pyfuzz/tmp && mkdir -p build/pyfuzz/lib
 	cp -r webnn build/pyfuzz/lib/ && rm -f build/pyfuzz/lib/webnn/*.so

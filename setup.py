@@ -1,5 +1,5 @@
 """Builds webnn._core: the C core (csrc/) and the CPython layer
-(webnn/_webnn.c) in one extension, linked against BLIS; the CPU kernels
+(webnn/_binding/) in one extension, linked against BLIS; the CPU kernels
 thread on their own pool (csrc/cpu/pool.c), OpenMP is only used for
 `#pragma omp simd` (-fopenmp-simd, no runtime).
 
@@ -157,10 +157,13 @@ core_depends = sorted(f for f in glob.glob(os.path.join("csrc", "**", "*"), recu
                       if os.path.isfile(f) and f.endswith((".h", ".def", ".inc"))
                       and os.sep + "fuzz" + os.sep not in f)
 
+# The CPython binding (webnn/_binding/: binding.h says what each file does)
+BINDING_SOURCES = sorted(glob.glob(os.path.join("webnn", "_binding", "*.c")))
+
 core = Extension(
     "webnn._core",
-    sources=core_sources + ["webnn/_webnn.c"],
-    depends=core_depends,
+    sources=core_sources + BINDING_SOURCES,
+    depends=core_depends + ["webnn/_binding/binding.h"],
     include_dirs=["csrc/include"],
     libraries=["blis", "m", "pthread", "dl"],
     extra_compile_args=extra_compile,

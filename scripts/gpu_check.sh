@@ -146,7 +146,7 @@ step_build() {
         blis_lib=$(ls -d "${WEBNN_BLIS_PREFIX:-/}"/usr/lib/x86_64-linux-gnu/blis-openmp 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)
         timeout 900 gcc -std=c11 -O3 -fopenmp -D_GNU_SOURCE -fvisibility=hidden -fPIC -shared \
             -Icsrc/include -I"$blis_inc" -I"$inc" \
-            $(find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*') webnn/_webnn.c \
+            $(find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*') webnn/_binding/*.c \
             -o "webnn/_core$ext" -L"$blis_lib" -Wl,-rpath,"$blis_lib" -lblis -lm -lpthread -ldl || return 1
         timeout 900 "$PY" kernels_cuda/build_cuda.py || return 1
     fi

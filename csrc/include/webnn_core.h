@@ -2,7 +2,7 @@
  *
  * The core builds and validates WebNN graphs exactly as the W3C spec says
  * (../shared/spec/webnn-index.bs) and runs them through a backend (CPU with
- * BLIS, or CUDA).  It knows nothing of Python: the extension in webnn/_webnn.c
+ * BLIS, or CUDA).  It knows nothing of Python: the extension in webnn/_binding/
  * only converts arguments, calls these functions and maps wnn_error to
  * exceptions.  Every function that can fail returns wnn_status and fills a
  * wnn_error whose text names the operator, its label, the argument and the

@@ -1,5 +1,5 @@
 """Large results of compute() and read_tensor() are made on memory that
-earlier results gave back (webnn/_webnn.c, "result buffers"): reused only
+earlier results gave back (webnn/_binding/tensors.c, "result buffers"): reused only
 once no array uses it, never shared by two live results, bounded by
 WEBNN_RESULT_CACHE_MB (0: plain np.empty)."""
 import os

@@ -6,7 +6,7 @@
 # library does not depend on the interpreter), then a large part of the suite
 # against it.  The builds share the object folder of `make build`
 # (setup.py keeps an object compiled by the same compiler flags, so only
-# webnn/_webnn.c, which includes Python.h, is compiled for each version, and
+# webnn/_binding/, which includes Python.h, is compiled for each version, and
 # the core again only for an interpreter whose flags differ).
 #   tests/packaging/test_pythons.sh [3.10 3.12 3.13]   (make test-pythons)
 # Interpreters: python<V> on PATH, else pyenv's ($PYENV_ROOT or ~/.pyenv).
@@ -47,7 +47,7 @@ build_one() {
   WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$TEMP"
   # the whole package (subpackages, stubs, py.typed), not this checkout's
   # built libraries
-  tar -C webnn --exclude='*.so' --exclude='__pycache__' --exclude='_webnn.c' -cf - . | \
+  tar -C webnn --exclude='*.so' --exclude='__pycache__' --exclude='_binding' -cf - . | \
     tar -C "$d/lib/webnn" -xf -
 }
 

@@ -21,7 +21,7 @@ names = tarfile.open(sys.argv[1]).getnames()
 root = names[0].split("/")[0]
 rel = {n[len(root) + 1:] for n in names}
 need = ["setup.py", "pyproject.toml", "MANIFEST.in", "README.md", "CHANGELOG.md", "LICENSE",
-        "webnn/__init__.py", "webnn/_version.py", "webnn/_webnn.c", "csrc/ops/ops.def",
+        "webnn/__init__.py", "webnn/_version.py", "webnn/_binding/module.c", "webnn/_binding/binding.h", "csrc/ops/ops.def",
         "csrc/include/webnn_core.h", "csrc/core/internal.h", "csrc/backend/registry.c",
         "kernels_cuda/build_cuda.py", "kernels_cuda/backend_cuda.c", "kernels_cuda/cudnn_dl.h",
         "kernels_cuda/elementwise.cu"]
