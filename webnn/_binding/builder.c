@@ -349,6 +349,176 @@ move_lists(wnn_builder *b, const wnn_op_info *info, void *opts)
 }
 
 /* Fill one option field from a Python value. */
+/* IDL double (not unrestricted): a finite number */
+static int
+conv_double(PyObject *v, const char *what, void *p)
+{
+    if (PyBool_Check(v) || !(PyFloat_Check(v) || PyIndex_Check(v) ||
+                             PyNumber_Check(v))) {
+        type_error("%s: expected a number, got %s", what,
+                   Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            return -1;
+        }
+        PyErr_Clear(); /* an integer beyond double's range: not finite */
+        d = INFINITY;
+    }
+    if (!isfinite(d)) { /* IDL double (not unrestricted) */
+        type_error("%s: %g is not a finite number", what, d);
+        return -1;
+    }
+    *(double *)p = d;
+    return 0;
+}
+
+/* one of the enum's values, as its index */
+static int
+conv_enum(const wnn_field *f, PyObject *v, const char *what, void *p)
+{
+    const char *s = enum_utf8(v);
+    for (int i = 0; s && f->enum_values[i]; i++) {
+        if (strcmp(s, f->enum_values[i]) == 0) {
+            *(int *)p = i;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_TypeError, "%s: %R is not one of the allowed values",
+                 what, v);
+    return -1;
+}
+
+/* sequence<unsigned long> / sequence<long> / sequence<enum> (an integer
+ * where the IDL has (integer or sequence)) into the temps */
+static int
+conv_int_list(temps *tmp, const wnn_field *f, PyObject *v, const char *what,
+              void *p)
+{
+    if (f->type != WNN_F_ENUM_LIST && is_integer_scalar(v)) {
+        /* an integer where the IDL has (integer or sequence) */
+        wnn_u32_list *l = p;
+        l->v = temp_alloc(tmp, sizeof(uint32_t) * 2);
+        if (!l->v) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->n = 1;
+        l->present = true;
+        l->scalar = true;
+        return f->type == WNN_F_U32_LIST ? conv_u32(v, what, &l->v[0])
+                                         : conv_i32(v, what, (int32_t *)&l->v[0]);
+    }
+    if (PyUnicode_Check(v) || PyBytes_Check(v) || PyDict_Check(v)) {
+        type_error("%s: expected a sequence, got %s", what,
+                   Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    PyObject *fs = private_seq(v);
+    if (!fs) {
+        PyErr_Clear();
+        type_error("%s: expected a sequence, got %s", what,
+                   Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(fs);
+    wnn_u32_list *l = p;
+    l->n = (uint32_t)n;
+    l->present = true;
+    l->scalar = false;
+    l->v = n > 0x7fffffff ? NULL
+                          : temp_alloc(tmp, sizeof(uint32_t) * (size_t)(n + 1));
+    if (!l->v) {
+        Py_DECREF(fs);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PyTuple_GET_ITEM(fs, i);
+        int r;
+        if (f->type == WNN_F_U32_LIST) {
+            r = conv_u32(it, what, &l->v[i]);
+        } else if (f->type == WNN_F_I32_LIST) {
+            r = conv_i32(it, what, (int32_t *)&l->v[i]);
+        } else {
+            const char *s = enum_utf8(it);
+            r = -1;
+            for (int j = 0; s && f->enum_values[j]; j++) {
+                if (strcmp(s, f->enum_values[j]) == 0) {
+                    l->v[i] = (uint32_t)j;
+                    r = 0;
+                }
+            }
+            if (r) {
+                PyErr_Format(PyExc_TypeError,
+                             "%s: %R is not one of the allowed values",
+                             what, it);
+            }
+        }
+        if (r) {
+            Py_DECREF(fs);
+            return -1;
+        }
+    }
+    Py_DECREF(fs);
+    return 0;
+}
+
+/* sequence<float>: each item a finite number that stays finite when
+ * rounded to float (WebIDL "float" conversion) */
+static int
+conv_f32_list(temps *tmp, PyObject *v, const char *what, void *p)
+{
+    if (PyUnicode_Check(v) || PyBytes_Check(v)) {
+        type_error("%s: expected a sequence of numbers", what);
+        return -1;
+    }
+    PyObject *fs = private_seq(v);
+    if (!fs) {
+        PyErr_Clear();
+        type_error("%s: expected a sequence of numbers, got %s", what,
+                   Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(fs);
+    wnn_f32_list *l = p;
+    l->v = n > 0x7fffffff ? NULL
+                          : temp_alloc(tmp, sizeof(float) * (size_t)(n + 1));
+    if (!l->v) {
+        Py_DECREF(fs);
+        PyErr_NoMemory();
+        return -1;
+    }
+    l->n = (uint32_t)n;
+    l->present = true;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PyTuple_GET_ITEM(fs, i);
+        if (PyBool_Check(it) || !(PyFloat_Check(it) || PyIndex_Check(it) ||
+                                  PyNumber_Check(it))) {
+            type_error("%s: expected a number, got %s", what,
+                       Py_TYPE(it)->tp_name);
+            Py_DECREF(fs);
+            return -1;
+        }
+        double d = PyFloat_AsDouble(it);
+        if (d == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(fs);
+            return -1;
+        }
+        /* 2^128 - 2^103 and above round to Infinity as a float */
+        if (!isfinite(d) || fabs(d) >= 0x1.ffffffp+127) {
+            type_error("%s: %g is not a finite float", what, d);
+            Py_DECREF(fs);
+            return -1;
+        }
+        l->v[i] = (float)d;
+    }
+    Py_DECREF(fs);
+    return 0;
+}
+
 static int
 conv_field(PyObject *m, PyObject *builder_cap, temps *tmp,
            const char *op, const wnn_field *f, PyObject *v, void *opts)
@@ -357,28 +527,8 @@ conv_field(PyObject *m, PyObject *builder_cap, temps *tmp,
     void *p = (char *)opts + f->offset;
     snprintf(what, sizeof(what), "%s: argument '%s'", op, f->camel);
     switch (f->type) {
-    case WNN_F_DOUBLE: {
-        if (PyBool_Check(v) || !(PyFloat_Check(v) || PyIndex_Check(v) ||
-                                 PyNumber_Check(v))) {
-            type_error("%s: expected a number, got %s", what,
-                       Py_TYPE(v)->tp_name);
-            return -1;
-        }
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred()) {
-            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                return -1;
-            }
-            PyErr_Clear(); /* an integer beyond double's range: not finite */
-            d = INFINITY;
-        }
-        if (!isfinite(d)) { /* IDL double (not unrestricted) */
-            type_error("%s: %g is not a finite number", what, d);
-            return -1;
-        }
-        *(double *)p = d;
-        return 0;
-    }
+    case WNN_F_DOUBLE:
+        return conv_double(v, what, p);
     case WNN_F_NUMBER:
         return conv_number(v, what, p);
     case WNN_F_BOOL:
@@ -394,139 +544,14 @@ conv_field(PyObject *m, PyObject *builder_cap, temps *tmp,
         return conv_i32(v, what, p);
     case WNN_F_DTYPE:
         return conv_dtype(v, what, p);
-    case WNN_F_ENUM: {
-        const char *s = enum_utf8(v);
-        for (int i = 0; s && f->enum_values[i]; i++) {
-            if (strcmp(s, f->enum_values[i]) == 0) {
-                *(int *)p = i;
-                return 0;
-            }
-        }
-        PyErr_Format(PyExc_TypeError, "%s: %R is not one of the allowed values",
-                     what, v);
-        return -1;
-    }
+    case WNN_F_ENUM:
+        return conv_enum(f, v, what, p);
     case WNN_F_U32_LIST:
     case WNN_F_I32_LIST:
-    case WNN_F_ENUM_LIST: {
-        if (f->type != WNN_F_ENUM_LIST && is_integer_scalar(v)) {
-            /* an integer where the IDL has (integer or sequence) */
-            wnn_u32_list *l = p;
-            l->v = temp_alloc(tmp, sizeof(uint32_t) * 2);
-            if (!l->v) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            l->n = 1;
-            l->present = true;
-            l->scalar = true;
-            return f->type == WNN_F_U32_LIST ? conv_u32(v, what, &l->v[0])
-                                             : conv_i32(v, what, (int32_t *)&l->v[0]);
-        }
-        if (PyUnicode_Check(v) || PyBytes_Check(v) || PyDict_Check(v)) {
-            type_error("%s: expected a sequence, got %s", what,
-                       Py_TYPE(v)->tp_name);
-            return -1;
-        }
-        PyObject *fs = private_seq(v);
-        if (!fs) {
-            PyErr_Clear();
-            type_error("%s: expected a sequence, got %s", what,
-                       Py_TYPE(v)->tp_name);
-            return -1;
-        }
-        Py_ssize_t n = PyTuple_GET_SIZE(fs);
-        wnn_u32_list *l = p;
-        l->n = (uint32_t)n;
-        l->present = true;
-        l->scalar = false;
-        l->v = n > 0x7fffffff ? NULL
-                              : temp_alloc(tmp, sizeof(uint32_t) * (size_t)(n + 1));
-        if (!l->v) {
-            Py_DECREF(fs);
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *it = PyTuple_GET_ITEM(fs, i);
-            int r;
-            if (f->type == WNN_F_U32_LIST) {
-                r = conv_u32(it, what, &l->v[i]);
-            } else if (f->type == WNN_F_I32_LIST) {
-                r = conv_i32(it, what, (int32_t *)&l->v[i]);
-            } else {
-                const char *s = enum_utf8(it);
-                r = -1;
-                for (int j = 0; s && f->enum_values[j]; j++) {
-                    if (strcmp(s, f->enum_values[j]) == 0) {
-                        l->v[i] = (uint32_t)j;
-                        r = 0;
-                    }
-                }
-                if (r) {
-                    PyErr_Format(PyExc_TypeError,
-                                 "%s: %R is not one of the allowed values",
-                                 what, it);
-                }
-            }
-            if (r) {
-                Py_DECREF(fs);
-                return -1;
-            }
-        }
-        Py_DECREF(fs);
-        return 0;
-    }
-    case WNN_F_F32_LIST: {
-        /* sequence<float>: each item a finite number that stays finite
-         * when rounded to float (WebIDL "float" conversion) */
-        if (PyUnicode_Check(v) || PyBytes_Check(v)) {
-            type_error("%s: expected a sequence of numbers", what);
-            return -1;
-        }
-        PyObject *fs = private_seq(v);
-        if (!fs) {
-            PyErr_Clear();
-            type_error("%s: expected a sequence of numbers, got %s", what,
-                       Py_TYPE(v)->tp_name);
-            return -1;
-        }
-        Py_ssize_t n = PyTuple_GET_SIZE(fs);
-        wnn_f32_list *l = p;
-        l->v = n > 0x7fffffff ? NULL
-                              : temp_alloc(tmp, sizeof(float) * (size_t)(n + 1));
-        if (!l->v) {
-            Py_DECREF(fs);
-            PyErr_NoMemory();
-            return -1;
-        }
-        l->n = (uint32_t)n;
-        l->present = true;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *it = PyTuple_GET_ITEM(fs, i);
-            if (PyBool_Check(it) || !(PyFloat_Check(it) || PyIndex_Check(it) ||
-                                      PyNumber_Check(it))) {
-                type_error("%s: expected a number, got %s", what,
-                           Py_TYPE(it)->tp_name);
-                Py_DECREF(fs);
-                return -1;
-            }
-            double d = PyFloat_AsDouble(it);
-            if (d == -1.0 && PyErr_Occurred()) {
-                Py_DECREF(fs);
-                return -1;
-            }
-            /* 2^128 - 2^103 and above round to Infinity as a float */
-            if (!isfinite(d) || fabs(d) >= 0x1.ffffffp+127) {
-                type_error("%s: %g is not a finite float", what, d);
-                Py_DECREF(fs);
-                return -1;
-            }
-            l->v[i] = (float)d;
-        }
-        Py_DECREF(fs);
-        return 0;
-    }
+    case WNN_F_ENUM_LIST:
+        return conv_int_list(tmp, f, v, what, p);
+    case WNN_F_F32_LIST:
+        return conv_f32_list(tmp, v, what, p);
     case WNN_F_OPERAND: {
         uint32_t id;
         if (v == Py_None) {
