@@ -21,7 +21,7 @@ from onnx import TensorProto, helper
 import webnn
 from webnn import NotSupportedError
 
-from . import _guard
+from . import _guard, _patterns
 from ._guard import ImportBudget, InvalidModel
 
 
@@ -275,8 +275,14 @@ class _Converter:
             self.vals[vi.name] = self.b.input(vi.name, {"dataType": dt, "shape": shape})
         for name, arr in inits.items():
             self.vals[name] = arr
+        patterns = _patterns.Patterns(g, inits)
         for i, node in enumerate(g.node):
+            if patterns.owns(i):
+                continue        # converted with its pattern's last node
             self.node = node
+            if i in patterns.gelus:
+                self.convert_gelu(g, i, *patterns.gelus[i])
+                continue
             self.convert_node(node, i)
         # outputs
         outputs, gout, const_out, build = {}, {}, {}, {}
@@ -313,6 +319,22 @@ class _Converter:
         return OnnxModel(self.ctx, graph, inputs, outputs, gout, const_out, self.proto)
 
     # ---- nodes ------------------------------------------------------------
+    def convert_gelu(self, g, last, x, indices):
+        """The nodes `indices` of graph g that compute gelu(x) (_patterns),
+        ending at node `last`: one gelu where x is a float tensor the graph
+        computes, else each node as it is."""
+        v = self.vals.get(x)
+        if v is not None and not self.is_static(x) and not isinstance(v, (_Seq, _Fill)) and \
+                self.dtype(x) in ("float32", "float16") and len(self.shape(x)) >= 1:
+            node = g.node[last]
+            gelu = helper.make_node("Gelu", [x], [node.output[0]], name=node.name)
+            self.node = gelu
+            self.convert_node(gelu, last)
+            return
+        for j in indices:
+            self.node = g.node[j]
+            self.convert_node(g.node[j], j)
+
     def convert_node(self, node, index):
         op = node.op_type
         where = f"node {node.name or '#' + str(index)!r} ({op})"

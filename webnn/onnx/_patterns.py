@@ -1,0 +1,170 @@
+"""Subgraphs of an ONNX model that are one WebNN operator: found before the
+conversion, converted as that operator (the converter's loop asks `Patterns`
+which nodes a pattern owns).
+
+gelu: exporters (torch.onnx for BERT, ViT, ConvNeXt, Whisper, ...) write
+WebNN's gelu, 0.5 x (1 + erf(x / sqrt 2)), as five nodes: Div(x, sqrt 2) or
+Mul(x, 1 / sqrt 2), Erf, Add(., 1), and two Muls taking x and 0.5 in any
+order.  Run as an element-wise chain that costs several passes of erf's
+polynomial and the arithmetic around it; as gelu, one vectorised pass.  The
+result is the same function (the spec's formula) within gelu's accuracy.
+
+A pattern is taken only when each of its intermediate values is used by the
+next node of the pattern alone and is no graph output; the converter still
+checks the value's type and rank when it meets the pattern (Patterns.gelu)
+and converts the nodes one by one otherwise."""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Set, Tuple
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def _scalar(value: Optional[np.ndarray], want: float, rel: float) -> bool:
+    if value is None or value.size != 1 or value.ndim > 1 or \
+            value.dtype.kind != "f":
+        return False
+    v = float(value.reshape(-1)[0])
+    return abs(v - want) <= rel * abs(want)
+
+
+class Patterns:
+    """The gelu subgraphs of graph `g`: {index of the last node: (x, the
+    nodes' indices, the constants' names)}; the other nodes of each are
+    `owned` (converted with the last one)."""
+
+    def __init__(self, g: onnx.GraphProto, consts: Dict[str, np.ndarray]) -> None:
+        self.gelus: Dict[int, Tuple[str, List[int]]] = {}
+        self.owned: Set[int] = set()
+        self._find(g, consts)
+
+    # -- finding -----------------------------------------------------------------
+    def _find(self, g: onnx.GraphProto, consts: Dict[str, np.ndarray]) -> None:
+        nodes = list(g.node)
+        producer: Dict[str, int] = {}
+        users: Dict[str, List[int]] = {}
+        values = dict(consts)
+        for i, n in enumerate(nodes):
+            for name in n.input:
+                if name:
+                    users.setdefault(name, []).append(i)
+            for name in n.output:
+                if name:
+                    producer[name] = i
+            if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1:
+                for a in n.attribute:
+                    if a.name == "value" and a.type == onnx.AttributeProto.TENSOR and \
+                            not a.t.external_data and a.t.data_type in (
+                                onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+                                onnx.TensorProto.DOUBLE):
+                        try:
+                            values[n.output[0]] = numpy_helper.to_array(a.t)
+                        except Exception:   # a malformed tensor: no pattern
+                            pass
+                    elif a.name == "value_float":
+                        values[n.output[0]] = np.array(a.f, np.float32)
+        outputs = {vo.name for vo in g.output}
+
+        def std(i: int) -> bool:
+            return nodes[i].domain in ("", "ai.onnx")
+
+        def only_user(name: str, i: int) -> bool:
+            return users.get(name) == [i] and name not in outputs
+
+        def other(n: onnx.NodeProto, name: str) -> Optional[str]:
+            ins = list(n.input)
+            if len(ins) != 2 or name not in ins or ins[0] == ins[1]:
+                return None
+            return ins[1] if ins[0] == name else ins[0]
+
+        for e, n in enumerate(nodes):
+            if n.op_type != "Erf" or not std(e) or len(n.input) != 1 or len(n.output) != 1:
+                continue
+            # x / sqrt 2, or x * (1 / sqrt 2)
+            d = producer.get(n.input[0])
+            if d is None or not std(d) or not only_user(n.input[0], e) or \
+                    len(nodes[d].input) != 2:
+                continue
+            dn = nodes[d]
+            if dn.op_type == "Div" and _scalar(values.get(dn.input[1]), _SQRT2, 1e-6):
+                x = dn.input[0]
+            elif dn.op_type == "Mul":
+                x = next((a for a, b in (dn.input, dn.input[::-1])
+                          if _scalar(values.get(b), 1 / _SQRT2, 1e-6)), None)
+                if x is None:
+                    continue
+            else:
+                continue
+            if x in values:
+                continue
+            # 1 + erf(.)
+            erf_out = n.output[0]
+            if users.get(erf_out) is None or len(users[erf_out]) != 1 or erf_out in outputs:
+                continue
+            a = users[erf_out][0]
+            an = nodes[a]
+            if an.op_type != "Add" or not std(a) or len(an.output) != 1 or \
+                    not _scalar(values.get(other(an, erf_out) or ""), 1.0, 0.0):
+                continue
+            found = self._products(nodes, users, outputs, values, x, an.output[0], a)
+            if found is None:
+                continue
+            last, muls = found
+            idx = [d, e, a] + muls
+            if self.owned.intersection(idx) or any(i in self.gelus for i in idx):
+                continue
+            self.gelus[last] = (x, sorted(idx))
+            self.owned.update(i for i in idx if i != last)
+
+    @staticmethod
+    def _products(nodes: List[onnx.NodeProto], users: Dict[str, List[int]], outputs: Set[str],
+                  values: Dict[str, np.ndarray], x: str, one_plus: str, a: int
+                  ) -> Optional[Tuple[int, List[int]]]:
+        """The two Muls that make x * one_plus * 0.5 (any order): (the last
+        one's index, both indices), or None."""
+        def single(name: str) -> Optional[int]:
+            u = users.get(name)
+            if not u or len(u) != 1 or name in outputs:
+                return None
+            j = u[0]
+            n = nodes[j]
+            if n.op_type != "Mul" or n.domain not in ("", "ai.onnx") or len(n.input) != 2 \
+                    or len(n.output) != 1 or n.input[0] == n.input[1]:
+                return None
+            return j
+
+        def factors(n: onnx.NodeProto, known: str) -> str:
+            return n.input[1] if n.input[0] == known else n.input[0]
+
+        half = lambda name: _scalar(values.get(name), 0.5, 0.0)   # noqa: E731
+        m1 = single(one_plus)
+        if m1 is None:
+            return None
+        f1 = factors(nodes[m1], one_plus)
+        if f1 == x:                       # (x * (1 + erf)) * 0.5
+            m2 = single(nodes[m1].output[0])
+            if m2 is not None and half(factors(nodes[m2], nodes[m1].output[0])):
+                return m2, [m1, m2]
+            return None
+        if half(f1):                      # x * ((1 + erf) * 0.5)
+            m2 = single(nodes[m1].output[0])
+            if m2 is not None and factors(nodes[m2], nodes[m1].output[0]) == x:
+                return m2, [m1, m2]
+            return None
+        # (x * 0.5) * (1 + erf): f1 is made by Mul(x, 0.5), used only here
+        for j in range(len(nodes)):
+            n = nodes[j]
+            if n.op_type == "Mul" and list(n.output) == [f1] and \
+                    n.domain in ("", "ai.onnx") and sorted(n.input, key=lambda s: s != x)[0] == x \
+                    and half(factors(n, x)) and users.get(f1) == [m1] and f1 not in outputs:
+                return m1, [j, m1]
+        return None
+
+    def owns(self, index: int) -> bool:
+        """Is node `index` converted with a later node of its pattern?"""
+        return index in self.owned
