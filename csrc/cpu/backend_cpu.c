@@ -14,7 +14,7 @@
 #include "cpu.h"
 
 static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     [WNN_OP_##ID] = cpu,
 #include "../ops/ops.def"
 #undef WNN_OP
