@@ -14,8 +14,9 @@
 #include "webnn_core.h"
 
 /* 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
- * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 7
+ * built against 6 would index g->fusion.chains with the old size);
+ * 8: wnn_backend_i.threads (the core asks the backend, never calls it) */
+#define WNN_BACKEND_API_VERSION 8
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -138,6 +139,11 @@ typedef struct wnn_backend_i {
                                    void *compiled, void *const *in,
                                    void *const *out, uint64_t *ns,
                                    uint32_t *ran, wnn_error *err);
+
+    /* ---- threads, since API version 8 ----------------------------------
+     * The host threads the backend runs a graph's kernels on (introspect:
+     * wnn_context_threads).  NULL: none of its own (0). */
+    int (*threads)(wnn_backend *be);
 } wnn_backend_i;
 
 struct wnn_backend {
