@@ -2,14 +2,17 @@
  * compiled-graph and node structs, the launcher kinds, and the functions
  * each file gives the others.  Files:
  *   backend_cuda.c  lifecycle (creation, device, stream, destroy), tensors,
- *                   pinned staging, the wnn_backend_i
+ *                   the wnn_backend_i
  *   cu_prep.c       compile-time parameter blocks (dispatch table from
  *                   cuda_ops.h, op_limits, prep_*)
  *   cu_launch.c     compile() and execute(): per-node state once, then only
- *                   launches
+ *                   launches; fused chains (producer + epilogue)
  *   cu_blas.c       cuBLAS products
  *   cu_dnn.c        cuDNN planning and calls
- *   cu_epilogue.c   fused chains (producer + epilogue)
+ *   cu_device.c     the services all of them use: the device made current,
+ *                   CUDA errors, pinned staging, slot addresses, view copies
+ * Calls go down only: backend_cuda.c -> cu_launch.c -> cu_prep.c, cu_blas.c,
+ * cu_dnn.c -> cu_device.c (tests/architecture/test_layers.py).
  *
  * The CUDA backend (the wnn_backend_i of backend.h) for
  * NVIDIA GPUs, built by setup.py into webnn/libwebnn_cuda.so, which

@@ -237,20 +237,6 @@ oom:
                      "out of memory while compiling for the GPU");
 }
 
-void *
-cu_resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
-        void *const *out)
-{
-    const wnn_slot *s = &g->plan.slots[id];
-    switch (s->kind) {
-    case WNN_SLOT_INPUT: return in[s->index];
-    case WNN_SLOT_OUTPUT: return out[s->index];
-    case WNN_SLOT_CONSTANT: return (char *)c->consts + c->const_off[id];
-    case WNN_SLOT_ARENA: return (char *)c->arena + s->offset;
-    default: return NULL;
-    }
-}
-
 wnn_status
 cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
            void *const *in, void *const *out, wnn_error *err)
@@ -298,19 +284,7 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     return st;
 }
 
-/* ---- running one node (at execute) --------------------------------------------- */
-cudaError_t
-run_view(cu_backend *b, const cu_view *v, void *const *in, void *const *out)
-{
-    const char *src = (const char *)in[v->in] + v->in_off;
-    char *dst = (char *)out[v->out] + v->out_off;
-    if (v->plain) {
-        return cudaMemcpyAsync(dst, src, (size_t)v->p.n * (size_t)v->p.es,
-                               cudaMemcpyDeviceToDevice, b->stream);
-    }
-    return ck_copy_view(&v->p, src, dst, b->stream);
-}
-
+/* ---- running one node (at execute) ------------------------------------------- */
 wnn_status
 run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err)
@@ -397,6 +371,42 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         return cuda_error(err, WNN_OPERATION_ERROR,
                           cu_core->op_get(cn->node->op)->camel, cn->node->label, e,
                           "kernel launch");
+    }
+    return WNN_OK;
+}
+
+/* ---- fused chains: a producer (conv2d, convTranspose2d, matmul, gemm) run
+ * with its chain (bias, add, activation) at the chain's last node; the
+ * chains come from the core's pipeline (g->fusion) ---------------------- */
+/* A producer with its epilogue (bias, fused add, activation) or a
+ * convolution on cuDNN: writes cn->result. */
+wnn_status
+run_fused(cu_backend *b, const wnn_graph *g, cu_compiled *c, cu_node *cn,
+          void *const *in, void *const *out, wnn_error *err)
+{
+    const wnn_node *node = cn->node;
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        c->ptr_in[j] = cu_resolve(g, c, node->in[j], in, out);
+    }
+    void *y = cu_resolve(g, c, cn->result, in, out);
+    const void *addend = cn->addend != UINT32_MAX
+                             ? cu_resolve(g, c, cn->addend, in, out) : NULL;
+    c->ptr_out[0] = y;
+    bool done = false;
+    wnn_status st;
+    if (cn->dnn) {
+        st = run_dnn(b, c, cn, c->ptr_in, y, addend, c->scratch, &done, err);
+    } else {
+        st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
+    }
+    if (st != WNN_OK || done || !cn->epi_on) {
+        return st;
+    }
+    const void *b1 = cn->epi.bias ? c->ptr_in[cn->bias - 1] : NULL;
+    cudaError_t e = ck_epilogue(&cn->epi, b1, addend, y, b->stream);
+    if (e != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, cu_core->op_get(node->op)->camel,
+                          node->label, e, "kernel launch");
     }
     return WNN_OK;
 }

@@ -13,11 +13,12 @@
 #define WNN_BACKEND_H
 #include "webnn_core.h"
 
-/* 8: wnn_operand grew release / owner (constants viewed, not copied: a
- * backend built against 7 would index ir->operands with the old size);
+/* 9: wnn_operand grew release / owner (constants viewed, not copied: a
+ * backend built against 8 would index ir->operands with the old size);
+ * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 8
+#define WNN_BACKEND_API_VERSION 9
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -140,6 +141,11 @@ typedef struct wnn_backend_i {
                                    void *compiled, void *const *in,
                                    void *const *out, uint64_t *ns,
                                    uint32_t *ran, wnn_error *err);
+
+    /* ---- threads, since API version 8 ----------------------------------
+     * The host threads the backend runs a graph's kernels on (introspect:
+     * wnn_context_threads).  NULL: none of its own (0). */
+    int (*threads)(wnn_backend *be);
 } wnn_backend_i;
 
 struct wnn_backend {

@@ -10,42 +10,28 @@
 #include "../ops/ops_internal.h"
 #include "../ops/options.h"
 
-bool
-wnn_fusion_is_activation(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_RELU: case WNN_OP_CLAMP: case WNN_OP_SIGMOID:
-    case WNN_OP_TANH: case WNN_OP_ELU: case WNN_OP_GELU:
-    case WNN_OP_HARD_SIGMOID: case WNN_OP_HARD_SWISH: case WNN_OP_LEAKY_RELU:
-    case WNN_OP_LINEAR: case WNN_OP_SOFTPLUS: case WNN_OP_SOFTSIGN:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool
-wnn_fusion_is_eltwise(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_ADD: case WNN_OP_SUB: case WNN_OP_MUL: case WNN_OP_DIV:
-    case WNN_OP_MAX: case WNN_OP_MIN: case WNN_OP_POW: case WNN_OP_PRELU:
-    case WNN_OP_ABS: case WNN_OP_CEIL: case WNN_OP_COS: case WNN_OP_ERF:
-    case WNN_OP_EXP: case WNN_OP_FLOOR: case WNN_OP_LOG: case WNN_OP_NEG:
-    case WNN_OP_RECIPROCAL: case WNN_OP_ROUND_EVEN: case WNN_OP_SIN:
-    case WNN_OP_SIGN: case WNN_OP_SQRT: case WNN_OP_TAN:
-        return true;
-    default:
-        return wnn_fusion_is_activation(op);
-    }
-}
-
 void
 wnn_fusion_free(wnn_fusion *f)
 {
     free(f->chains);
     free(f->chain_of);
     memset(f, 0, sizeof(*f));
+}
+
+/* a chain of one node, `id`, whose result is operand `result`: no add,
+ * activation, batchNormalization or pair yet */
+static wnn_epilogue
+chain_of_one(uint32_t id, uint32_t result, uint32_t axis, uint32_t kind)
+{
+    return (wnn_epilogue){ .producer = id,
+                           .add = WNN_NO_NODE,
+                           .addend = 0,
+                           .add_kind = WNN_EPI_ADD_NONE,
+                           .channel_axis = axis,
+                           .act = WNN_NO_NODE,
+                           .last = id,
+                           .result = result,
+                           .kind = kind };
 }
 
 /* d broadcasts to `out` along `axis` only: right-aligned, 1 everywhere but
@@ -101,7 +87,7 @@ eltwise_node(const wnn_ir *ir, const wnn_node *n)
         }
         return true;
     }
-    if (!wnn_fusion_is_eltwise(n->op) || n->n_out != 1 || n->n_in < 1 ||
+    if (!wnn_op_has(n->op, WNN_TR_ELTWISE) || n->n_out != 1 || n->n_in < 1 ||
         n->n_in > 2) {
         return false;
     }
@@ -243,8 +229,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
          pos++) {
         uint32_t id = p->order[pos];
         const wnn_node *n = &ir->nodes[id];
-        if (n->op != WNN_OP_CONV2D && n->op != WNN_OP_CONV_TRANSPOSE2D &&
-            n->op != WNN_OP_MATMUL && n->op != WNN_OP_GEMM) {
+        if (!wnn_op_has(n->op, WNN_TR_PRODUCER)) {
             continue;
         }
         if (n->n_out != 1 || f->chain_of[id]) {
@@ -255,9 +240,8 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         if (od->dtype != WNN_FLOAT32 && od->dtype != WNN_FLOAT16) {
             continue;
         }
-        wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
-                           channel_axis(n, od), WNN_NO_NODE, id, t,
-                           WNN_FUSE_EPILOGUE, 0, 0, 0 };
+        wnn_epilogue e = chain_of_one(id, t, channel_axis(n, od),
+                                      WNN_FUSE_EPILOGUE);
         if (!SOLE(t)) {
             continue;
         }
@@ -296,7 +280,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                 nn = NULL;
             }
         }
-        if (nn && wnn_fusion_is_activation(nn->op) && nn->n_in == 1 &&
+        if (nn && wnn_op_has(nn->op, WNN_TR_ACTIVATION) && nn->n_in == 1 &&
             nn->n_out == 1 && nn->in[0] == t &&
             ir->operands[nn->out[0]].desc.dtype == od->dtype) {
             e.act = next;
@@ -358,11 +342,11 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             }
             if (!kb) {
                 kb = ++f->n_chains;
-                f->chains[kb - 1] = (wnn_epilogue){
-                    next, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE,
-                    channel_axis(&ir->nodes[next], &ir->operands[ir->nodes[next].out[0]].desc),
-                    WNN_NO_NODE, next, ir->nodes[next].out[0], WNN_FUSE_EPILOGUE,
-                    0, 0, 0 };
+                uint32_t o = ir->nodes[next].out[0];
+                f->chains[kb - 1] = chain_of_one(
+                    next, o,
+                    channel_axis(&ir->nodes[next], &ir->operands[o].desc),
+                    WNN_FUSE_EPILOGUE);
                 f->chain_of[next] = kb;
             }
             f->chains[k].into = kb;
@@ -380,9 +364,7 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             continue;
         }
         const wnn_desc *od = &ir->operands[n->out[0]].desc;
-        wnn_epilogue e = { id, WNN_NO_NODE, 0, WNN_EPI_ADD_NONE, 0,
-                           WNN_NO_NODE, id, n->out[0], WNN_FUSE_ELTWISE,
-                           0, 0, 0 };
+        wnn_epilogue e = chain_of_one(id, n->out[0], 0, WNN_FUSE_ELTWISE);
         uint32_t k = f->n_chains + 1, len = 1;
         f->chain_of[id] = k;
         for (;;) {

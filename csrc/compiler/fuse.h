@@ -13,7 +13,8 @@
  * channel axis (nchw: 1, nhwc: 3 for the convolutions, the last axis for
  * matmul / gemm), where it has the output's size.  The add's output must
  * have the producer output's shape.  The activation is one of the float
- * unary activations listed in wnn_fusion_is_activation().
+ * unary activations: the operators whose ops.def row has the trait
+ * WNN_TR_ACTIVATION; the producers are those with WNN_TR_PRODUCER.
  *
  * A backend that runs a chain computes it when it reaches the chain's last
  * node (all the chain's inputs are computed by then) and writes the chain's
@@ -66,8 +67,9 @@
  * one that runs alone); summary() does not list such chains.
  *
  * Element-wise chains (WNN_FUSE_ELTWISE), found after the epilogue chains
- * among the nodes left: float32 / float16 unary operators
- * (wnn_fusion_is_eltwise) and add, sub, mul, div, max, min, pow, prelu,
+ * among the nodes left: float32 / float16 operators of the trait
+ * WNN_TR_ELTWISE (ops.def: unary math, activations and add, sub, mul, div,
+ * max, min, pow, prelu),
  * all of one data type, where each node's output has the chain's result
  * shape and is read only by the next node (and is not a graph output);
  * a binary node's other input may broadcast.  A float32
@@ -78,13 +80,11 @@
 wnn_status wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
                            wnn_error *err);
 void wnn_fusion_free(wnn_fusion *f);
-bool wnn_fusion_is_activation(wnn_op op);
 /* fuse_qdq.c: the WNN_FUSE_QDQ chains (quantized regions), found first;
  * uses / consumer / is_out per operand as wnn_fusion_find counts them */
 void wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
                          const uint32_t *consumer, const bool *is_out,
                          wnn_fusion *f);
-bool wnn_fusion_is_eltwise(wnn_op op);
 
 /* plan.c: the plan of wnn_plan_make() where the inputs of every node of a
  * chain stay alive until the chain's last node (p->order must be set). */

@@ -6,12 +6,14 @@
  * switched to nhwc (its options' input_layout; the filter keeps its layout,
  * which the kernels read as it is) and its output is stored nhwc.  An nhwc
  * operand stays nhwc through the operators that do not care about the
- * layout or can be told it: element-wise unary operators, binary ones whose
+ * layout or can be told it: element-wise operators (the trait
+ * WNN_TR_ANY_LAYOUT of their ops.def row) -- unary ones, binary ones whose
  * inputs both have the output's shape (a residual add; an nchw input is
- * transposed), pools and instanceNormalization (their layout option),
+ * transposed) --, pools (the family WNN_FAMILY_POOL) and
+ * instanceNormalization (their layout option),
  * batchNormalization on the channel axis (axis 1 -> 3), concat of nhwc
- * inputs (its axis mapped), reductions (their axes mapped, reduce_nhwc)
- * and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
+ * inputs (its axis mapped), reductions (WNN_FAMILY_REDUCE: their axes
+ * mapped, reduce_nhwc) and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
  * operand transposed back to nchw by a transpose node inserted before it
  * (made once per operand); a conv2d whose input is not nhwc gets it
  * transposed to nhwc the same way.  The rewritten graph is the one the
@@ -61,27 +63,6 @@ is_conv_candidate(const wnn_ir *ir, const wnn_node *n)
     }
     const wnn_desc *x = &ir->operands[n->in[0]].desc;
     return x->rank == 4 && (x->dtype == WNN_FLOAT32 || x->dtype == WNN_FLOAT16);
-}
-
-static bool
-is_pool(wnn_op op)
-{
-    return op == WNN_OP_AVERAGE_POOL2D || op == WNN_OP_MAX_POOL2D ||
-           op == WNN_OP_L2_POOL2D;
-}
-
-static bool
-is_reduce(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_REDUCE_L1: case WNN_OP_REDUCE_L2: case WNN_OP_REDUCE_LOG_SUM:
-    case WNN_OP_REDUCE_LOG_SUM_EXP: case WNN_OP_REDUCE_MAX:
-    case WNN_OP_REDUCE_MEAN: case WNN_OP_REDUCE_MIN: case WNN_OP_REDUCE_PRODUCT:
-    case WNN_OP_REDUCE_SUM: case WNN_OP_REDUCE_SUM_SQUARE:
-        return true;
-    default:
-        return false;
-    }
 }
 
 /* A reduction of an nhwc operand (ONNX's GlobalAveragePool arrives as a
@@ -266,25 +247,6 @@ inputs_in(lp *s, uint32_t id, uint32_t first, bool want_nhwc)
         }
     }
     return true;
-}
-
-/* Element-wise operators of one or two operands, which run in any layout:
- * those of the fused chains (wnn_fusion_is_eltwise) and the ones that do
- * not join them (identity -- ONNX Dropout, two transposes of 13 x 13 x 512
- * in SqueezeNet before --, cast, the comparisons and logical operators). */
-static bool
-elementwise(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_IDENTITY: case WNN_OP_CAST: case WNN_OP_IS_NAN:
-    case WNN_OP_IS_INFINITE: case WNN_OP_LOGICAL_NOT: case WNN_OP_EQUAL:
-    case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER: case WNN_OP_GREATER_OR_EQUAL:
-    case WNN_OP_LESSER: case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_AND:
-    case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR:
-        return true;
-    default:
-        return wnn_fusion_is_eltwise(op);
-    }
 }
 
 /* every input of n is stored nhwc */
@@ -518,7 +480,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
             }
             /* the filter and bias are read as they are: nchw */
             ok = ok && inputs_in(&s, id, 1, false);
-        } else if (is_pool(n->op) && s.nhwc[n->in[0]] &&
+        } else if (wnn_op_family(n->op) == WNN_FAMILY_POOL &&
+                   s.nhwc[n->in[0]] &&
                    ((wnn_pool2d_options *)n->options)->layout ==
                        WNN_LAYOUT_NCHW) {
             ((wnn_pool2d_options *)n->options)->layout = WNN_LAYOUT_NHWC;
@@ -539,7 +502,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 WNN_LAYOUT_NHWC;
             ok = inputs_in(&s, id, 1, false);
             out_nhwc = true;
-        } else if (is_reduce(n->op) && s.nhwc[n->in[0]] &&
+        } else if (wnn_op_family(n->op) == WNN_FAMILY_REDUCE &&
+                   s.nhwc[n->in[0]] &&
                    reduce_nhwc(n, &out_nhwc)) {
             /* its axes now in the stored order */
         } else if (n->op == WNN_OP_CONCAT && all_nhwc(&s, n)) {
@@ -548,7 +512,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
             wnn_concat_options *o = n->options;
             o->axis = stored[o->axis];
             out_nhwc = true;
-        } else if (elementwise(n->op) && n->n_out == 1 &&
+        } else if (wnn_op_has(n->op, WNN_TR_ANY_LAYOUT) &&
+                   n->n_out == 1 &&
                    nhwc_with_channel_operand(&s, n, &cj, &chan)) {
             /* x * scale[C, 1, 1] + bias[C, 1, 1] after a convolution */
             if (chan) { /* (a reshape of C elements per use) */
@@ -561,7 +526,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 }
             }
             out_nhwc = true;
-        } else if (elementwise(n->op) && n->n_out == 1 &&
+        } else if (wnn_op_has(n->op, WNN_TR_ANY_LAYOUT) &&
+                   n->n_out == 1 &&
                    ((n->n_in == 1 && s.nhwc[n->in[0]]) || same_shapes(&s, n))) {
             /* element by element: any layout, the same for all */
             ok = inputs_in(&s, id, 0, true);

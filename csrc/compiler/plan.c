@@ -272,7 +272,7 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
      * input's root is already final) */
     for (uint32_t pos = 0; p->aliased && pos < p->n_order; pos++) {
         const wnn_node *node = &ir->nodes[p->order[pos]];
-        if ((node->op != WNN_OP_RESHAPE && node->op != WNN_OP_IDENTITY) ||
+        if (!wnn_op_has(node->op, WNN_TR_ALIAS) ||
             node->n_in != 1 || node->n_out != 1 ||
             (chain_end && f->chain_of[p->order[pos]])) {
             continue;

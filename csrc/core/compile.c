@@ -15,8 +15,8 @@
  *               what a chain never stores has no storage)
  *               -> g->plan
  *   3. lower    compiler/lower/: each node to a typed, resolved parameter
- *               block the backends' kernels read (broadcast iterators so
- *               far) -> g->lowered, one per node id
+ *               block the backends' kernels read, chosen by the node's
+ *               family (ops.def) -> g->lowered, one per node id
  *   4. compile  backend->compile: the backend turns nodes into its own
  *               kernel parameters once; execute() then only runs them.
  *
@@ -30,31 +30,13 @@
 #include "../compiler/layout.h"
 #include "../compiler/lower/lower.h"
 
-/* Operators whose cost is a pass over their operands (the timeline's
- * merged reads run such a graph again instead of keeping its output): the
- * element-wise ones, and the normalizations (softmax, layer / instance /
- * batch normalization: a group's statistics and its write, the input read
- * twice while it is in cache) -- a layerNormalization of 16 Mi float32 on
- * 2 threads costs 4.7 ms alone and 7.9 with the read's copy. */
-static bool
-cheap_op(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_SOFTMAX: case WNN_OP_LAYER_NORMALIZATION:
-    case WNN_OP_INSTANCE_NORMALIZATION: case WNN_OP_BATCH_NORMALIZATION:
-    case WNN_OP_EQUAL: case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER:
-    case WNN_OP_GREATER_OR_EQUAL: case WNN_OP_LESSER:
-    case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_NOT:
-    case WNN_OP_LOGICAL_AND: case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR:
-    case WNN_OP_IS_NAN: case WNN_OP_IS_INFINITE: case WNN_OP_IDENTITY:
-    case WNN_OP_CAST: case WNN_OP_RESHAPE: case WNN_OP_WHERE:
-    case WNN_OP_EXPAND:
-        return true;
-    default:
-        return wnn_fusion_is_eltwise(op);
-    }
-}
-
+/* Every operator of the graph costs a pass over its operands (the trait
+ * WNN_TR_CHEAP of its ops.def row: the element-wise ones, and the
+ * normalizations -- softmax, layer / instance / batch normalization: a
+ * group's statistics and its write, the input read twice while it is in
+ * cache): the timeline's merged reads run such a graph again instead of
+ * keeping its output -- a layerNormalization of 16 Mi float32 on 2 threads
+ * costs 4.7 ms alone and 7.9 with the read's copy. */
 static bool
 rerun_cheap(const wnn_graph *g)
 {
@@ -62,7 +44,7 @@ rerun_cheap(const wnn_graph *g)
         return false;
     }
     for (uint32_t i = 0; i < g->plan.n_order; i++) {
-        if (!cheap_op(g->ir->nodes[g->plan.order[i]].op)) {
+        if (!wnn_op_has(g->ir->nodes[g->plan.order[i]].op, WNN_TR_CHEAP)) {
             return false;
         }
     }

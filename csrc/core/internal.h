@@ -201,7 +201,7 @@ struct wnn_graph {
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
     /* one output, element-wise operators and normalizations only
-     * (compile.c, cheap_op): a run costs
+     * (compile.c, WNN_TR_CHEAP): a run costs
      * about a pass over its operands, so the timeline may write its output
      * straight into a read's buffer and run it again if the output tensor
      * is needed later (context.c, "reads merged into dispatches") */

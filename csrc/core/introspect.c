@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "../compiler/fuse.h"
-#include "../cpu/cpu.h"
 #include "internal.h"
 #include "webnn_introspect.h"
 
@@ -158,5 +157,7 @@ wnn_context_backend_name(const wnn_context *c)
 int
 wnn_context_threads(const wnn_context *c)
 {
-    return c && wnn_context_device(c) == WNN_DEVICE_CPU ? cpu_num_threads() : 0;
+    const wnn_backend *be = c ? c->backend : NULL;
+    return be && be->iface->threads ? be->iface->threads((wnn_backend *)be)
+                                    : 0;
 }

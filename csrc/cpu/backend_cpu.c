@@ -14,7 +14,7 @@
 #include "cpu.h"
 
 static const cpu_kernel cpu_kernels[WNN_OP_COUNT] = {
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     [WNN_OP_##ID] = cpu,
 #include "../ops/ops.def"
 #undef WNN_OP
@@ -650,6 +650,14 @@ cpu_conv_pair_linked(wnn_backend *be, const wnn_conv_params *a,
     return cpu_conv_pair_fuses(&cfg, a, b, a_linked) == kind;
 }
 
+/* wnn_backend_i.threads: the pool's threads and the caller (config.c) */
+static int
+cpu_threads(wnn_backend *be)
+{
+    (void)be;
+    return cpu_num_threads();
+}
+
 static const wnn_backend_i cpu_iface = {
     .api_version = WNN_BACKEND_API_VERSION,
     .name = "cpu",
@@ -673,6 +681,7 @@ static const wnn_backend_i cpu_iface = {
     .tensor_write_device = cpu_tensor_write_device,
     .device_id = -1,
     .conv_pair = cpu_conv_pair_linked,
+    .threads = cpu_threads,
 };
 
 wnn_status

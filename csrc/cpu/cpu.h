@@ -81,7 +81,7 @@ typedef struct cpu_call {
 
 typedef wnn_status (*cpu_kernel)(const cpu_call *k, wnn_error *err);
 
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     wnn_status cpu(const cpu_call *k, wnn_error *err);
 #include "../ops/ops.def"
 #undef WNN_OP

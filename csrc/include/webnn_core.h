@@ -96,11 +96,71 @@ void wnn_sanitize(const char *s, char *buf, size_t n);
 
 /* ---- operators -------------------------------------------------------- */
 typedef enum wnn_op {
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) WNN_OP_##ID,
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) WNN_OP_##ID,
 #include "../ops/ops.def"
 #undef WNN_OP
     WNN_OP_COUNT
 } wnn_op;
+
+/* An operator's family (ops.def's family column): the operators that share
+ * one lowering (compiler/lower/: the parameter block the backends' kernels
+ * read, WNN_LOWER_* of lower.h) and one group of kernels. */
+#define WNN_FAMILIES(X)                                                       \
+    X(UNARY)      /* element-wise, one operand: not lowered                */ \
+    X(COPY)       /* identity, reshape: the bytes as they are             */ \
+    X(CAST)       /* cast                                                 */ \
+    X(BROADCAST)  /* element-wise, 2 or 3 operands: the broadcast iterator */ \
+    X(MATMUL)     /* matmul                                               */ \
+    X(GEMM)       /* gemm                                                 */ \
+    X(CONV)       /* conv2d, convTranspose2d: the geometry                */ \
+    X(POOL)       /* *Pool2d: the window geometry                         */ \
+    X(REDUCE)     /* reduce*: the kept and reduced runs                   */ \
+    X(AXIS)       /* along one axis of the options (`axis`): argMin argMax \
+                     cumulativeSum softmax batchNormalization             */ \
+    X(NORM)       /* instance / layer normalization: the groups           */ \
+    X(GATHER)     /* gather* scatter*: extents around the axis or tuples  */ \
+    X(QUANT)      /* quantizeLinear, dequantizeLinear                     */ \
+    X(VIEWS)      /* strided copies: transpose expand slice tile reverse  \
+                     split concat                                         */ \
+    X(PAD)        /* pad                                                  */ \
+    X(TRIANGULAR) /* triangular                                           */ \
+    X(RESAMPLE)   /* resample2d                                           */ \
+    X(RECURRENT)  /* gru gruCell lstm lstmCell                            */
+typedef enum wnn_family {
+#define WNN_FAMILY_ENUM(F) WNN_FAMILY_##F,
+    WNN_FAMILIES(WNN_FAMILY_ENUM)
+#undef WNN_FAMILY_ENUM
+    WNN_FAMILY_COUNT
+} wnn_family;
+
+/* An operator's traits (ops.def's traits column, bits WNN_TR_<T>): the
+ * operator classes the compiler asks about (never a list of operator ids).
+ *   ELTWISE     float element-wise math an element-wise fused chain may
+ *               hold (compiler/fuse.c)
+ *   ACTIVATION  a unary activation an epilogue chain may end with (fuse.c)
+ *   ANY_LAYOUT  element by element: runs in any layout, the same for all
+ *               its operands (compiler/layout.c keeps an nhwc region
+ *               through it)
+ *   CHEAP       its cost is one pass over its operands (core/compile.c: a
+ *               graph of such operators is run again instead of keeping
+ *               its output)
+ *   PRODUCER    the producer of an epilogue chain: conv2d,
+ *               convTranspose2d, matmul, gemm (fuse.c)
+ *   ALIAS       its output is its input's bytes: may share its input's
+ *               storage (compiler/plan.c, WNN_PLAN_ALIAS) */
+#define WNN_TRAITS(X) \
+    X(ELTWISE) X(ACTIVATION) X(ANY_LAYOUT) X(CHEAP) X(PRODUCER) X(ALIAS)
+enum {
+#define WNN_TRAIT_BIT(T) WNN_TR_BIT_##T,
+    WNN_TRAITS(WNN_TRAIT_BIT)
+#undef WNN_TRAIT_BIT
+    WNN_TR_BIT_COUNT
+};
+enum {
+#define WNN_TRAIT_MASK(T) WNN_TR_##T = 1u << WNN_TR_BIT_##T,
+    WNN_TRAITS(WNN_TRAIT_MASK)
+#undef WNN_TRAIT_MASK
+};
 
 /* Kinds of option fields (see ops/options.def). */
 typedef enum wnn_field_type {
@@ -178,9 +238,17 @@ typedef struct wnn_op_info {
     size_t options_size;
     const wnn_field_table *fields;
     const wnn_op_limits *limits;
+    wnn_family family;
+    uint32_t traits;        /* WNN_TR_* bits                            */
 } wnn_op_info;
 
 const wnn_op_info *wnn_op_get(wnn_op op);
+/* ops.def's family and traits columns (WNN_FAMILY_COUNT / false for an
+ * id outside the table) */
+wnn_family wnn_op_family(wnn_op op);
+bool wnn_op_has(wnn_op op, uint32_t traits); /* any of the bits */
+const char *wnn_family_name(wnn_family f); /* "BROADCAST", NULL: none */
+const char *wnn_trait_name(uint32_t bit);  /* "ELTWISE" for WNN_TR_BIT_ELTWISE */
 int wnn_op_from_name(const char *name); /* camel or snake; -1 if none */
 
 /* An operator's signature, parsed once (registry.c) from the ops.def
@@ -367,6 +435,10 @@ wnn_status wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
 
 /* Fills an options struct with the IDL defaults. */
 void wnn_options_default(wnn_op op, void *options);
+/* The [EnforceRange] unsigned long field `camel` ("axis") of op's options
+ * struct into *v, read through the op's field table; false: it has none. */
+bool wnn_options_u32(wnn_op op, const void *options, const char *camel,
+                     uint32_t *v);
 
 wnn_status wnn_builder_build(wnn_builder *b, uint32_t n_out,
                              const char *const *names, const uint32_t *ids,

@@ -96,7 +96,7 @@ const char *wnn_shape_str(const uint32_t *s, uint32_t r, char *buf, size_t n);
 wnn_status wnn_check_same_dtype(wnn_check *c, uint32_t i, uint32_t j,
                                 const char *ni, const char *nj);
 
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     wnn_status check(wnn_check *c);                             \
     extern const wnn_op_limits limits;
 #include "ops.def"

@@ -50,6 +50,21 @@ wnn_options_default(wnn_op op, void *options)
     }
 }
 
+bool
+wnn_options_u32(wnn_op op, const void *options, const char *camel,
+                uint32_t *v)
+{
+    const wnn_op_info *info = wnn_op_get(op);
+    for (uint32_t i = 0; info && i < info->fields->n; i++) {
+        const wnn_field *f = &info->fields->f[i];
+        if (f->type == WNN_F_U32 && strcmp(f->camel, camel) == 0) {
+            *v = *(const uint32_t *)((const char *)options + f->offset);
+            return true;
+        }
+    }
+    return false;
+}
+
 float
 wnn_cast_float(double v, wnn_dtype t)
 {

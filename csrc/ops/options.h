@@ -109,7 +109,7 @@ WNN_OPTIONS_STRUCT(wnn_gemm_options, WNN_GEMM_OPTIONS)
 #include "options/quantize.h"
 #include "options/recurrent.h"
 
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     extern const wnn_field_table opts##_fields;
 #include "ops.def"
 #undef WNN_OP

@@ -7,19 +7,21 @@
 #include "ops_internal.h"
 
 static const wnn_op_info wnn_ops[WNN_OP_COUNT] = {
-#define WNN_OP(ID, camel_, snake_, sig, opts, check, limits_, cpu) \
+#define WNN_OP(ID, camel_, snake_, sig, opts, check, limits_, fam_, traits_, lower, cpu) \
     [WNN_OP_##ID] = { .camel = camel_,                            \
                       .snake = snake_,                            \
                       .signature = sig,                           \
                       .options_size = sizeof(opts),               \
                       .fields = &opts##_fields,                   \
-                      .limits = &limits_ },
+                      .limits = &limits_,                         \
+                      .family = WNN_FAMILY_##fam_,                \
+                      .traits = (traits_) },
 #include "ops.def"
 #undef WNN_OP
 };
 
 const wnn_check_fn wnn_checkers[WNN_OP_COUNT] = {
-#define WNN_OP(ID, camel, snake, sig, opts, check, limits, cpu) \
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     [WNN_OP_##ID] = check,
 #include "ops.def"
 #undef WNN_OP
@@ -32,6 +34,41 @@ wnn_op_get(wnn_op op)
         return NULL;
     }
     return &wnn_ops[op];
+}
+
+wnn_family
+wnn_op_family(wnn_op op)
+{
+    return (unsigned)op < WNN_OP_COUNT ? wnn_ops[op].family
+                                       : WNN_FAMILY_COUNT;
+}
+
+bool
+wnn_op_has(wnn_op op, uint32_t traits)
+{
+    return (unsigned)op < WNN_OP_COUNT && (wnn_ops[op].traits & traits);
+}
+
+const char *
+wnn_family_name(wnn_family f)
+{
+    static const char *const names[WNN_FAMILY_COUNT] = {
+#define WNN_FAMILY_NAME(F) #F,
+        WNN_FAMILIES(WNN_FAMILY_NAME)
+#undef WNN_FAMILY_NAME
+    };
+    return (unsigned)f < WNN_FAMILY_COUNT ? names[f] : NULL;
+}
+
+const char *
+wnn_trait_name(uint32_t bit)
+{
+    static const char *const names[WNN_TR_BIT_COUNT] = {
+#define WNN_TRAIT_NAME(T) #T,
+        WNN_TRAITS(WNN_TRAIT_NAME)
+#undef WNN_TRAIT_NAME
+    };
+    return bit < WNN_TR_BIT_COUNT ? names[bit] : NULL;
 }
 
 int

@@ -1,8 +1,13 @@
 """The layering that docs/architecture.md draws, checked on the sources: a
 file "calls" another when it names a function that the other defines (not
-static).  Backends never call up into csrc/compiler/; csrc/core/ and
-csrc/cpu/ have no circle of files calling each other; the CUDA library's
-sources name no function of the core except through the services table."""
+static), and includes it when it has an #include "..." of it.  No circle of
+files calling each other anywhere (the core, the operators, the compiler,
+the CPU backend, the CUDA backend and its emulation, each alone and all
+together), no circle of includes; backends never call up into
+csrc/compiler/; the core names no function a backend defines (it reaches a
+backend through its wnn_backend_i only); the CUDA library's sources name no
+function of the core except through the services table; the compiler and
+the core switch on no operator id (they ask the ops.def table)."""
 import pathlib
 import re
 
@@ -37,8 +42,19 @@ def _definitions(path):
             continue  # attributes, macros
         if "static" in before or before.strip().endswith((";", "{", "}")) or not before.strip():
             continue
+        if "__device__" in before or "__global__" in before:
+            continue  # device code: not callable from another file's host code
         out.add(m.group(1))
     return out
+
+
+def _local_definitions(path):
+    """Every function the file defines, static or not: a name it defines
+    itself is its own (a static definition hides another file's)."""
+    text = _strip(path.read_text())
+    lines = text.split("\n")
+    return {m.group(1) for i, line in enumerate(lines) if i and (m := _DEF.match(line))
+            and lines[i - 1].strip() and not lines[i - 1].strip().endswith((";", "{", "}"))}
 
 
 def _graph(files):
@@ -49,7 +65,7 @@ def _graph(files):
             owner.setdefault(n, f)
     edges = {f: set() for f in files}
     for f in files:
-        for name in set(_IDENT.findall(_strip(f.read_text()))):
+        for name in set(_IDENT.findall(_strip(f.read_text()))) - _local_definitions(f):
             g = owner.get(name)
             if g is not None and g != f:
                 edges[f].add(g)
@@ -86,6 +102,47 @@ def _c_files(*dirs):
     return sorted(p for d in dirs for p in (CSRC / d).rglob("*.c"))
 
 
+KERNELS_CUDA = ROOT / "kernels_cuda"
+
+
+def _cuda_files():
+    """The CUDA library's sources (host C and kernels)."""
+    return sorted(KERNELS_CUDA.glob("*.c")) + sorted(KERNELS_CUDA.glob("*.cu"))
+
+
+def _all_files():
+    """Every source of the library: csrc/ (but the unit tests and the fuzz
+    harness, programs of their own), the CUDA backend and its emulation."""
+    core = sorted(p for p in CSRC.rglob("*.c")
+                  if "tests" not in p.relative_to(CSRC).parts
+                  and "fuzz" not in p.relative_to(CSRC).parts)
+    return core + _cuda_files() + sorted((KERNELS_CUDA / "emu").glob("*.c"))
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def _include_graph():
+    """file -> the files it includes ("..." only), resolved as the build
+    does: next to the includer, then csrc/include/.  A file that includes
+    itself (cpu/kernels/pool2d/pool2d.c instantiates its loops so) is no
+    circle."""
+    files = sorted(p for d in (CSRC, KERNELS_CUDA) for p in d.rglob("*")
+                   if p.suffix in (".c", ".h", ".cu", ".cuh", ".def"))
+    edges = {}
+    for f in files:
+        out = set()
+        for name in _INCLUDE.findall(f.read_text()):
+            for base in (f.parent, CSRC / "include", KERNELS_CUDA):
+                t = (base / name).resolve()
+                if t.is_file():
+                    if t != f.resolve():
+                        out.add(t)
+                    break
+        edges[f.resolve()] = out
+    return edges
+
+
 def _rel(paths):
     return " -> ".join(str(p.relative_to(ROOT)) for p in paths)
 
@@ -99,18 +156,78 @@ def test_definitions_are_found():
     assert "cpu_epi_tile" in _definitions(CSRC / "cpu" / "epilogue.c")
 
 
-@pytest.mark.parametrize("layer", ["core", "cpu"])
+@pytest.mark.parametrize("layer", ["core", "ops", "compiler", "cpu", "kernels_cuda", "all"])
 def test_no_circle_of_files(layer):
-    _, edges = _graph(_c_files(layer))
-    assert sum(len(e) for e in edges.values()) > 5, "no calls found: the parser is broken"
+    files = (_all_files() if layer == "all" else _cuda_files()
+             if layer == "kernels_cuda" else _c_files(layer))
+    _, edges = _graph(files)
+    # (the compiler's files call each other least: lower.c its families')
+    assert sum(len(e) for e in edges.values()) > 2, "no calls found: the parser is broken"
     c = _cycle(edges)
     assert c is None, "files calling each other in a circle: " + _rel(c)
+
+
+def test_the_cycle_finder_finds_circles():
+    # _cycle must not pass by never finding one
+    a, b, c = (ROOT / n for n in ("a.c", "b.c", "c.c"))
+    assert _cycle({a: {b}, b: {c}, c: {a}}) is not None
+    assert _cycle({a: {b}, b: {c}, c: set()}) is None
+
+
+def test_the_cuda_backend_calls_down_only():
+    # backend_cuda.c -> cu_launch.c -> the leaves (cu_blas.c, cu_dnn.c,
+    # cu_prep.c) -> cu_device.c, which calls none of them
+    _, edges = _graph(_cuda_files())
+    names = {f: {g.name for g in e} for f, e in edges.items()}
+    by = {f.name: n for f, n in names.items()}
+    assert {"cu_launch.c", "cu_device.c"} <= by["backend_cuda.c"]
+    assert {"cu_blas.c", "cu_dnn.c", "cu_device.c"} <= by["cu_launch.c"]
+    assert not by["cu_device.c"] & {"backend_cuda.c", "cu_launch.c", "cu_blas.c", "cu_dnn.c", "cu_prep.c"}
+    callers = {f for f, n in by.items() if "backend_cuda.c" in n}
+    assert not callers, f"backend_cuda.c is the top: {sorted(callers)} call it"
+
+
+def test_no_circle_of_includes():
+    edges = _include_graph()
+    assert sum(len(e) for e in edges.values()) > 50, "no includes found: the parser is broken"
+    assert (CSRC / "core" / "internal.h").resolve() in edges[(CSRC / "core" / "compile.c").resolve()]
+    c = _cycle(edges)
+    assert c is None, "files including each other in a circle: " + _rel(c)
+
+
+def test_the_core_names_no_backend_function():
+    backend_defs = set()
+    for f in _c_files("cpu") + _cuda_files():
+        backend_defs |= _definitions(f)
+    assert {"cpu_num_threads", "cu_execute"} <= backend_defs
+    used = {}
+    for f in sorted((CSRC / "core").glob("*.[ch]")):
+        names = set(_IDENT.findall(_strip(f.read_text()))) & backend_defs
+        if names:
+            used[f.name] = sorted(names)
+    assert not used, f"the core names a backend's functions: {used}"
+    includes = _include_graph()
+    up = {f.name: sorted(str(g.relative_to(ROOT)) for g in gs
+                         if (CSRC / "cpu") in g.parents or KERNELS_CUDA in g.parents)
+          for f, gs in includes.items() if (CSRC / "core") in f.parents}
+    up = {k: v for k, v in up.items() if v}
+    assert not up, f"the core includes a backend's headers: {up}"
+
+
+def test_the_compiler_and_the_core_switch_on_no_operator():
+    # operator classes are ops.def's family and traits columns
+    hits = {}
+    for f in _c_files("compiler", "core"):
+        n = len(re.findall(r"\bcase\s+WNN_OP_", _strip(f.read_text())))
+        if n:
+            hits[str(f.relative_to(ROOT))] = n
+    assert not hits, f"switches on operator ids: {hits}"
 
 
 def test_backends_do_not_call_the_compiler():
     compiler = _c_files("compiler")
     cpu = _c_files("cpu")
-    cuda = sorted((ROOT / "kernels_cuda").glob("*.c"))
+    cuda = _cuda_files()
     defs, edges = _graph(compiler + cpu + cuda)
     up = [(f, g) for f in cpu + cuda for g in edges[f] if g in compiler]
     assert not up, "a backend calls up into csrc/compiler/: " + ", ".join(
@@ -123,7 +240,7 @@ def test_the_cuda_library_names_no_function_of_the_core():
         core_defs |= _definitions(f)
     assert "wnn_failk" in core_defs and "wnn_desc_elements" in core_defs
     used = {}
-    for f in sorted((ROOT / "kernels_cuda").glob("*.c")) + sorted((ROOT / "kernels_cuda").glob("*.cu")):
+    for f in _cuda_files():
         names = set(_IDENT.findall(_strip(f.read_text()))) & core_defs
         # a call through the services table reads cu_core->name(...)
         text = _strip(f.read_text())

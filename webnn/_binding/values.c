@@ -557,9 +557,21 @@ m_op_table(PyObject *m, PyObject *noargs)
         }
         PyObject *params = params_obj((wnn_op)op);
         PyObject *lim = limits_obj(info->limits);
-        bool ok = fields && lim && ftypes && defaults && params && or_one;
+        /* ops.def's family and traits columns, by name */
+        PyObject *traits = PyList_New(0);
+        for (uint32_t t = 0; traits && t < WNN_TR_BIT_COUNT; t++) {
+            if (info->traits >> t & 1u) {
+                PyObject *s = PyUnicode_FromString(wnn_trait_name(t));
+                if (!s || PyList_Append(traits, s) != 0) {
+                    Py_CLEAR(traits);
+                }
+                Py_XDECREF(s);
+            }
+        }
+        bool ok = fields && lim && ftypes && defaults && params && or_one &&
+                  traits;
         PyObject *row = ok
-                            ? Py_BuildValue("{s:i,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I}",
+                            ? Py_BuildValue("{s:i,s:s,s:s,s:N,s:N,s:N,s:N,s:N,s:N,s:O,s:I,s:s,s:N}",
                                             "id", op, "camel", info->camel,
                                             "snake", info->snake, "fields", fields,
                                             "field_types", ftypes,
@@ -570,7 +582,10 @@ m_op_table(PyObject *m, PyObject *noargs)
                                             wnn_op_params_get((wnn_op)op)->returns_list
                                                 ? Py_True : Py_False,
                                             "n_inputs",
-                                            (unsigned)info->limits->n_inputs)
+                                            (unsigned)info->limits->n_inputs,
+                                            "family",
+                                            wnn_family_name(info->family),
+                                            "traits", traits)
                             : NULL;
         if (!ok) {
             Py_XDECREF(fields);
@@ -578,6 +593,7 @@ m_op_table(PyObject *m, PyObject *noargs)
             Py_XDECREF(defaults);
             Py_XDECREF(params);
             Py_XDECREF(or_one);
+            Py_XDECREF(traits);
             Py_XDECREF(lim);
         }
         if (!row) {

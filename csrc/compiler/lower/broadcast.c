@@ -6,21 +6,21 @@
 #include "../../ops/ops_internal.h"
 #include "lower.h"
 
-bool
-wnn_lower_is_broadcast(wnn_op op)
+/* the family BROADCAST (element-wise binary operators, prelu, where) */
+WNN_LOWER_FN(wnn_lower_op_broadcast)
 {
-    switch (op) {
-    case WNN_OP_ADD: case WNN_OP_SUB: case WNN_OP_MUL: case WNN_OP_DIV:
-    case WNN_OP_MAX: case WNN_OP_MIN: case WNN_OP_POW:
-    case WNN_OP_EQUAL: case WNN_OP_NOT_EQUAL: case WNN_OP_GREATER:
-    case WNN_OP_GREATER_OR_EQUAL: case WNN_OP_LESSER:
-    case WNN_OP_LESSER_OR_EQUAL: case WNN_OP_LOGICAL_AND:
-    case WNN_OP_LOGICAL_OR: case WNN_OP_LOGICAL_XOR: case WNN_OP_PRELU:
-    case WNN_OP_WHERE:
-        return true;
-    default:
-        return false;
+    (void)views, (void)err;
+    if (node->n_in < 2 || node->n_in > WNN_BCAST_MAX_OPERANDS) {
+        return WNN_OK;
     }
+    const wnn_desc *in[WNN_BCAST_MAX_OPERANDS];
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        in[j] = &ir->operands[node->in[j]].desc;
+    }
+    l->kind = WNN_LOWER_BROADCAST;
+    wnn_lower_broadcast(&l->u.bcast, &ir->operands[node->out[0]].desc, in,
+                        node->n_in);
+    return WNN_OK;
 }
 
 /* Strides of each input broadcast to the output shape, with adjacent

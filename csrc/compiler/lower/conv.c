@@ -48,3 +48,25 @@ wnn_lower_conv(wnn_conv_params *p, const wnn_node *node, const wnn_desc *x,
     p->sh = stride[0], p->sw = stride[1];
     p->dh = dil[0], p->dw = dil[1];
 }
+
+/* the family CONV (conv2d, convTranspose2d) */
+WNN_LOWER_FN(wnn_lower_op_conv)
+{
+    (void)views;
+    l->kind = WNN_LOWER_CONV;
+    wnn_lower_conv(&l->u.conv, node, &ir->operands[node->in[0]].desc,
+                   &ir->operands[node->in[1]].desc,
+                   &ir->operands[node->out[0]].desc);
+    if (l->u.conv.C % l->u.conv.G != 0) {
+        /* convTranspose2d: the builder accepts it as the spec does (no
+         * divisibility step), but the spec defines no result. */
+        long long c = l->u.conv.C, grp = l->u.conv.G;
+        return wnn_failk(err, WNN_NOT_SUPPORTED, "convTranspose2d",
+                         node->label, "options.groups",
+                         "input channels %lld / groups %lld is not an "
+                         "integer: the spec's builder accepts it but "
+                         "defines no computation for it",
+                         c, grp);
+    }
+    return WNN_OK;
+}

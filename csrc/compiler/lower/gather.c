@@ -4,18 +4,6 @@
 #include "../../ops/ops_internal.h"
 #include "lower.h"
 
-bool
-wnn_lower_is_gather(wnn_op op)
-{
-    switch (op) {
-    case WNN_OP_GATHER: case WNN_OP_GATHER_ELEMENTS: case WNN_OP_GATHER_ND:
-    case WNN_OP_SCATTER_ELEMENTS: case WNN_OP_SCATTER_ND:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static uint64_t
 prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
 {
@@ -45,12 +33,21 @@ wnn_lower_gather(wnn_gather_params *p, const wnn_node *node,
         return;
     }
     /* MLGatherOptions and MLScatterOptions: one axis field */
-    uint32_t axis = node->op == WNN_OP_SCATTER_ELEMENTS
-                        ? ((const wnn_scatter_options *)node->options)->axis
-                        : ((const wnn_gather_options *)node->options)->axis;
+    uint32_t axis = 0;
+    wnn_options_u32(node->op, node->options, "axis", &axis);
     p->axis = axis;
     p->outer = prod(x->shape, 0, axis);
     p->dim = x->shape[axis];
     p->inner = prod(x->shape, axis + 1, x->rank);
     p->a_n = node->op == WNN_OP_GATHER ? 0 : ix->shape[axis];
+}
+
+/* the family GATHER (gather*, scatter*) */
+WNN_LOWER_FN(wnn_lower_op_gather)
+{
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_GATHER;
+    wnn_lower_gather(&l->u.gather, node, &ir->operands[node->in[0]].desc,
+                     &ir->operands[node->in[1]].desc);
+    return WNN_OK;
 }

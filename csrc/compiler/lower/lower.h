@@ -7,7 +7,10 @@
  * wnn_lowered per node id.  Backends include this header for the types
  * only: the functions are the compiler's (compiler/lower/<family>.c).
  *
- * Families lowered so far:
+ * What lowers a node is its ops.def row: its family (WNN_FAMILY_*) and its
+ * lowering (the lower column: wnn_lower_op_<family>, or for the views one
+ * function per operator); wnn_lower_graph() calls it, switching on no
+ * operator.  The families lowered:
  *   broadcast.c   element-wise binary operators, prelu, where: the
  *                 broadcast iterator (NumPy broadcasting, size-1 dimensions
  *                 dropped, neighbours merged where every operand stays
@@ -238,8 +241,35 @@ typedef struct wnn_lowered wnn_lowered;
 wnn_status wnn_lower_graph(const wnn_graph *g, wnn_lowered **out,
                            wnn_error *err);
 
+/* A row's lowering, ops.def's lower column (0: the node is not lowered):
+ * fills l -- its kind and parameter block -- for `node`; `views`: room
+ * for wnn_lower_view_count(node) views (the movement operators').  An
+ * error only where the node has no defined result (convTranspose2d's
+ * groups).  One per family, but for the views: one per operator. */
+#define WNN_LOWER_FN(name)                                                    \
+    wnn_status name(wnn_lowered *l, const wnn_ir *ir, const wnn_node *node, \
+                    wnn_view *views, wnn_error *err)
+typedef WNN_LOWER_FN((*wnn_lower_fn));
+WNN_LOWER_FN(wnn_lower_op_broadcast);
+WNN_LOWER_FN(wnn_lower_op_conv);
+WNN_LOWER_FN(wnn_lower_op_pool);
+WNN_LOWER_FN(wnn_lower_op_reduce);
+WNN_LOWER_FN(wnn_lower_op_axis);
+WNN_LOWER_FN(wnn_lower_op_norm);
+WNN_LOWER_FN(wnn_lower_op_gather);
+WNN_LOWER_FN(wnn_lower_op_quant);
+WNN_LOWER_FN(wnn_lower_op_pad);
+WNN_LOWER_FN(wnn_lower_op_matmul);
+WNN_LOWER_FN(wnn_lower_op_gemm);
+WNN_LOWER_FN(wnn_lower_op_transpose);
+WNN_LOWER_FN(wnn_lower_op_expand);
+WNN_LOWER_FN(wnn_lower_op_slice);
+WNN_LOWER_FN(wnn_lower_op_tile);
+WNN_LOWER_FN(wnn_lower_op_reverse);
+WNN_LOWER_FN(wnn_lower_op_split);
+WNN_LOWER_FN(wnn_lower_op_concat);
+
 /* broadcast.c */
-bool wnn_lower_is_broadcast(wnn_op op);
 void wnn_lower_broadcast(wnn_broadcast_params *it, const wnn_desc *out,
                          const wnn_desc *const *in, uint32_t n);
 
@@ -258,11 +288,8 @@ void wnn_lower_reduce(wnn_reduce_params *p, const wnn_desc *x,
 void wnn_lower_axis(wnn_axis_params *p, const wnn_desc *x, uint32_t axis);
 void wnn_lower_norm(wnn_norm_params *p, const wnn_node *node,
                     const wnn_desc *x);
-/* the axis of an axis operator's options, false for other operators */
-bool wnn_lower_axis_of(const wnn_node *node, uint32_t *axis);
 
 /* gather.c (the gather and scatter operators) */
-bool wnn_lower_is_gather(wnn_op op);
 void wnn_lower_gather(wnn_gather_params *p, const wnn_node *node,
                       const wnn_desc *x, const wnn_desc *indices);
 
@@ -270,14 +297,13 @@ void wnn_lower_gather(wnn_gather_params *p, const wnn_node *node,
 void wnn_lower_quant(wnn_quant_params *p, const wnn_desc *x,
                      const wnn_desc *scale);
 
-/* views.c: views the node needs (0: not a view operator); wnn_lower_views
- * fills v[0 .. that count) */
+/* views.c: views the node needs (0: not of the family VIEWS; its
+ * lowering fills that many) */
 uint32_t wnn_lower_view_count(const wnn_node *node);
 /* a view's size-1 dimensions dropped and its neighbours contiguous on both
  * sides merged (rank >= 1 after); n set.  Also the CUDA backend's own views
  * (through the core services table). */
 void wnn_view_simplify(wnn_view *v);
-void wnn_lower_views(wnn_view *v, const wnn_ir *ir, const wnn_node *node);
 void wnn_lower_pad(wnn_pad_params *p, const wnn_node *node,
                    const wnn_desc *x);
 

@@ -71,3 +71,27 @@ wnn_lower_gemm(wnn_gemm_params *p, const wnn_node *node, const wnn_desc *a,
         p->beta = 0.0f; /* beta * c is 0: c is not read */
     }
 }
+
+/* the family MATMUL */
+WNN_LOWER_FN(wnn_lower_op_matmul)
+{
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_MATMUL;
+    wnn_lower_matmul(&l->u.matmul, &ir->operands[node->in[0]].desc,
+                     &ir->operands[node->in[1]].desc,
+                     &ir->operands[node->out[0]].desc);
+    return WNN_OK;
+}
+
+/* the family GEMM */
+WNN_LOWER_FN(wnn_lower_op_gemm)
+{
+    (void)views, (void)err;
+    const wnn_gemm_options *o = node->options;
+    l->kind = WNN_LOWER_GEMM;
+    wnn_lower_gemm(&l->u.gemm, node, &ir->operands[node->in[0]].desc,
+                   &ir->operands[node->in[1]].desc,
+                   o->c ? &ir->operands[node->in[o->c - 1]].desc : NULL,
+                   &ir->operands[node->out[0]].desc);
+    return WNN_OK;
+}

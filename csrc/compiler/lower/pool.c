@@ -26,3 +26,13 @@ wnn_lower_pool(wnn_pool_params *p, const wnn_node *node, const wnn_desc *x,
         p->pad[i] = o->pad[i];
     }
 }
+
+/* the family POOL (averagePool2d, l2Pool2d, maxPool2d) */
+WNN_LOWER_FN(wnn_lower_op_pool)
+{
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_POOL;
+    wnn_lower_pool(&l->u.pool, node, &ir->operands[node->in[0]].desc,
+                   &ir->operands[node->out[0]].desc);
+    return WNN_OK;
+}

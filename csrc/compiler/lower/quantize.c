@@ -43,3 +43,13 @@ wnn_lower_quant(wnn_quant_params *p, const wnn_desc *x, const wnn_desc *sc)
         st *= ssh[d];
     }
 }
+
+/* the family QUANT (quantizeLinear, dequantizeLinear) */
+WNN_LOWER_FN(wnn_lower_op_quant)
+{
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_QUANT;
+    wnn_lower_quant(&l->u.quant, &ir->operands[node->in[0]].desc,
+                    &ir->operands[node->in[1]].desc);
+    return WNN_OK;
+}

@@ -65,25 +65,38 @@ wnn_lower_axis(wnn_axis_params *p, const wnn_desc *x, uint32_t axis)
     p->n = axis < x->rank ? x->shape[axis] : 1;
 }
 
-bool
-wnn_lower_axis_of(const wnn_node *node, uint32_t *axis)
+/* the family REDUCE (reduce*) */
+WNN_LOWER_FN(wnn_lower_op_reduce)
 {
-    switch (node->op) {
-    case WNN_OP_ARG_MIN: case WNN_OP_ARG_MAX:
-        *axis = ((const wnn_arg_min_max_options *)node->options)->axis;
-        return true;
-    case WNN_OP_CUMULATIVE_SUM:
-        *axis = ((const wnn_cumulative_sum_options *)node->options)->axis;
-        return true;
-    case WNN_OP_SOFTMAX:
-        *axis = ((const wnn_softmax_options *)node->options)->axis;
-        return true;
-    case WNN_OP_BATCH_NORMALIZATION:
-        *axis = ((const wnn_batch_normalization_options *)node->options)->axis;
-        return true;
-    default:
-        return false;
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_REDUCE;
+    wnn_lower_reduce(&l->u.reduce, &ir->operands[node->in[0]].desc,
+                     ((const wnn_reduce_options *)node->options)->axes_mask);
+    return WNN_OK;
+}
+
+/* the family AXIS: argMin, argMax, cumulativeSum, softmax,
+ * batchNormalization -- the `axis` field of the options (through the
+ * row's field table) */
+WNN_LOWER_FN(wnn_lower_op_axis)
+{
+    (void)views, (void)err;
+    uint32_t axis;
+    if (!wnn_options_u32(node->op, node->options, "axis", &axis)) {
+        return WNN_OK; /* (every row of the family has one) */
     }
+    l->kind = WNN_LOWER_AXIS;
+    wnn_lower_axis(&l->u.axis, &ir->operands[node->in[0]].desc, axis);
+    return WNN_OK;
+}
+
+/* the family NORM (instanceNormalization, layerNormalization) */
+WNN_LOWER_FN(wnn_lower_op_norm)
+{
+    (void)views, (void)err;
+    l->kind = WNN_LOWER_NORM;
+    wnn_lower_norm(&l->u.norm, node, &ir->operands[node->in[0]].desc);
+    return WNN_OK;
 }
 
 void
