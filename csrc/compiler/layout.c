@@ -287,15 +287,22 @@ same_shapes(const lp *s, const wnn_node *n)
     return wnn_desc_same_shape(&a, &out) && wnn_desc_same_shape(&b, &out);
 }
 
-/* operand b (stored as it is) broadcast against an nchw [N, C, H, W]
- * output along the channels at most: every dimension 1 but the one
- * aligned with C, which may be C (*chan set) */
+/* operand b broadcast against an nchw [N, C, H, W] output along the
+ * channels at most: every dimension 1 but the one aligned with C, which may
+ * be C (*chan set).  Stored nhwc, b qualifies as [1, C, 1, 1] only (a
+ * squeeze-excitation's scale, made in the nhwc region): with h and w of 1
+ * both layouts store its C values in the same order. */
 static bool
 channel_only(const lp *s, uint32_t b, const wnn_desc *out, bool *chan)
 {
-    const wnn_desc *d = &s->ir->operands[b].desc;
+    const wnn_desc l = logical(s, b);
+    const wnn_desc *d = &l;
     *chan = false;
-    if (s->nhwc[b] || d->rank > 4 || out->rank != 4) {
+    if (d->rank > 4 || out->rank != 4) {
+        return false;
+    }
+    if (s->nhwc[b] && !(d->rank == 4 && d->shape[0] == 1 &&
+                        d->shape[2] == 1 && d->shape[3] == 1)) {
         return false;
     }
     for (uint32_t i = 0; i < d->rank; i++) {

@@ -367,3 +367,45 @@ def test_elementwise_operators_stay_in_nhwc(contexts, op):
     np.testing.assert_allclose(planned["y"], ref, rtol=2e-3, atol=2e-3, equal_nan=True)
     # only the graph's edges: its input in, its output out
     assert layout_nodes(g) == ["layout nchw->nhwc", "layout nhwc->nchw"], layout_nodes(g)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_squeeze_excitation_scale_stays_nhwc(contexts, batch):
+    """EfficientNet's squeeze-excitation: y = conv(x); s = sigmoid(conv1x1(
+    relu(conv1x1(reduceMean(y over h, w, kept))))); y * s -> conv.  s is made
+    in the nhwc region as [1, C, 1, 1], stored as [1, 1, 1, C]: the same C
+    values in the same order, so the product runs in nhwc with s read as [C]
+    (no transposes around it).  With a batch of 2, s is [2, C, 1, 1], not per
+    channel: the product gets its operands in nchw, and the values still
+    agree."""
+    rng = np.random.default_rng(21)
+    c, r = 8, 4
+    x = rng.standard_normal((batch, 3, 9, 9)).astype(np.float32)
+    w0, w1, w2, w3 = (weights(rng_w(10 + i), o, ci, k, np.float32) for i, (o, ci, k) in
+                      enumerate([(c, 3, 3), (r, c, 1), (c, r, 1), (c, c, 1)]))
+
+    def make(b, ops):
+        k = b.constant
+        y = b.conv2d(ops["x"], k(w0), padding=[1] * 4)
+        s = b.reduce_mean(y, axes=[2, 3], keep_dimensions=True)
+        s = b.relu(b.conv2d(s, k(w1)))
+        s = b.sigmoid(b.conv2d(s, k(w2)))
+        return {"out": b.conv2d(b.mul(y, s), k(w3))}
+
+    (got, g), (want, _) = (build_run(ctx, make, {"x": x}) for ctx in contexts)
+    np.testing.assert_allclose(got["out"], want["out"], rtol=2e-5, atol=2e-5)
+    f = np.float64
+    y = conv_ref(x.astype(f), w0.astype(f), np.zeros(c), 1, 1, False)
+    s = np.maximum(conv_ref(y.mean(axis=(2, 3), keepdims=True), w1.astype(f), np.zeros(r), 0, 1,
+                            False), 0)
+    s = 1 / (1 + np.exp(-conv_ref(s, w2.astype(f), np.zeros(c), 0, 1, False)))
+    ref = conv_ref(y * s, w3.astype(f), np.zeros(c), 0, 1, False)
+    np.testing.assert_allclose(got["out"], ref, rtol=1e-4, atol=1e-4)
+    labels = layout_nodes(g)
+    if batch == 1:
+        assert labels.count("layout per-channel operand") == 1, labels
+        assert labels.count("layout nchw->nhwc") == 1 and \
+            labels.count("layout nhwc->nchw") == 1, labels   # x in, out out
+    else:
+        assert "layout per-channel operand" not in labels, labels
+        assert labels.count("layout nhwc->nchw") >= 2, labels
