@@ -14,7 +14,8 @@
 #include "webnn_core.h"
 
 /* 9: wnn_operand grew release / owner (constants viewed, not copied: a
- * backend built against 8 would index ir->operands with the old size);
+ * backend built against 8 would index ir->operands with the old size) and
+ * wnn_epilogue grew gate (WNN_FUSE_GATE);
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
@@ -56,6 +57,10 @@ enum {
      * every intermediate read once and not a graph output (compiler/
      * fuse_qdq.c, wnn_epilogue kind WNN_FUSE_QDQ) */
     WNN_FUSE_QDQ = 1u << 6,
+    /* an epilogue chain may end in a gate: t -> sigmoid(t) -> mul(t, .)
+     * (SiLU), float32, t read by those two nodes only (wnn_epilogue.gate;
+     * the act node is the sigmoid, `last` the mul) */
+    WNN_FUSE_GATE = 1u << 7,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -179,106 +179,155 @@ bn_fusable(const wnn_ir *ir, const wnn_node *n, uint32_t t,
     return true;
 }
 
-wnn_status
-wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
-                wnn_error *err)
+/* What the chain finders share: the graph, the chains found so far and,
+ * per operand, its readers (uses; the first and the last in the plan's
+ * order) and whether it is a graph output. */
+typedef struct fz {
+    const wnn_graph *g;
+    const wnn_ir *ir;
+    uint32_t kinds;
+    wnn_fusion *f;
+    uint32_t *uses, *first, *consumer;
+    bool *is_out;
+    bool *target; /* per chain: the second of a conv pair already */
+} fz;
+
+/* an intermediate that only the next node of a chain reads */
+static bool
+sole(const fz *z, uint32_t t)
 {
-    const wnn_ir *ir = g->ir;
-    const wnn_plan *p = &g->plan;
-    memset(f, 0, sizeof(*f));
-    uint32_t no = ir->n_operands;
-    uint32_t *uses = calloc(no + 1, sizeof(uint32_t));
-    uint32_t *consumer = malloc((no + 1) * sizeof(uint32_t));
-    bool *is_out = calloc(no + 1, sizeof(bool));
-    /* per chain: the second of a conv pair already */
-    bool *target = calloc(ir->n_nodes + 1, sizeof(bool));
-    f->chain_of = calloc(ir->n_nodes + 1, sizeof(uint32_t));
-    f->chains = calloc(ir->n_nodes + 1, sizeof(wnn_epilogue));
-    if (!uses || !consumer || !is_out || !target || !f->chain_of ||
-        !f->chains) {
-        free(uses);
-        free(consumer);
-        free(is_out);
-        free(target);
-        wnn_fusion_free(f);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                         "out of memory");
+    return z->uses[t] == 1 && !z->is_out[t] &&
+           z->ir->operands[t].kind == WNN_OPERAND_NODE;
+}
+
+/* the node that may extend a chain whose result is t (its id in *next), or
+ * NULL */
+static const wnn_node *
+follow(const fz *z, uint32_t t, uint32_t *next)
+{
+    if (!sole(z, t) || z->f->chain_of[z->consumer[t]]) {
+        return NULL;
     }
+    *next = z->consumer[t];
+    return &z->ir->nodes[*next];
+}
+
+/* t -> sigmoid(t) -> mul(t, sigmoid(t)): SiLU (swish), as EfficientNet's
+ * and YOLO's exports write it, t float32 and read by those two nodes only
+ * (no graph output): the sigmoid's node in *sig, the mul's in *mul */
+static bool
+gate_of(const fz *z, uint32_t t, uint32_t *sig, uint32_t *mul)
+{
+    const wnn_ir *ir = z->ir;
+    const wnn_desc *td = &ir->operands[t].desc;
+    if (!(z->kinds & WNN_FUSE_GATE) || z->uses[t] != 2 || z->is_out[t] ||
+        td->dtype != WNN_FLOAT32 ||
+        ir->operands[t].kind != WNN_OPERAND_NODE) {
+        return false;
+    }
+    uint32_t a = z->first[t], b = z->consumer[t];
+    const wnn_node *sn = &ir->nodes[a], *mn = &ir->nodes[b];
+    if (a == b || z->f->chain_of[a] || z->f->chain_of[b] ||
+        sn->op != WNN_OP_SIGMOID || sn->n_in != 1 || sn->n_out != 1 ||
+        sn->in[0] != t || !sole(z, sn->out[0]) ||
+        z->consumer[sn->out[0]] != b || mn->op != WNN_OP_MUL ||
+        mn->n_in != 2 || mn->n_out != 1 ||
+        !((mn->in[0] == t && mn->in[1] == sn->out[0]) ||
+          (mn->in[1] == t && mn->in[0] == sn->out[0])) ||
+        ir->operands[mn->out[0]].desc.dtype != WNN_FLOAT32 ||
+        !wnn_desc_same_shape(&ir->operands[mn->out[0]].desc, td)) {
+        return false;
+    }
+    *sig = a;
+    *mul = b;
+    return true;
+}
+
+/* the add of a chain whose result is t, read by node `next` (nn): a
+ * residual or a per-channel addend of the producer output's shape od */
+static bool
+add_step(const fz *z, wnn_epilogue *e, const wnn_node *nn, uint32_t next,
+         uint32_t t, const wnn_desc *od)
+{
+    const wnn_ir *ir = z->ir;
+    if (nn->op != WNN_OP_ADD || nn->n_in != 2 || nn->n_out != 1 ||
+        !wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
+        return false;
+    }
+    uint32_t other = nn->in[0] == t ? nn->in[1] : nn->in[0];
+    const wnn_desc *ad = &ir->operands[other].desc;
+    if (other != t && ad->dtype == od->dtype) {
+        if (wnn_desc_same_shape(ad, od)) {
+            e->add_kind = WNN_EPI_ADD_RESIDUAL;
+        } else if (channel_shape(ad, od, e->channel_axis)) {
+            e->add_kind = WNN_EPI_ADD_CHANNEL;
+        }
+    }
+    if (e->add_kind == WNN_EPI_ADD_NONE) {
+        return false;
+    }
+    e->add = next;
+    e->addend = other;
+    e->last = next;
+    e->result = nn->out[0];
+    return true;
+}
+
+static void
+record_chain(fz *z, const wnn_epilogue *e)
+{
+    wnn_fusion *f = z->f;
+    uint32_t k = f->n_chains++;
+    f->chains[k] = *e;
+    f->chain_of[e->producer] = k + 1;
+    if (e->bn) {
+        f->chain_of[e->bn - 1] = k + 1;
+    }
+    if (e->add != WNN_NO_NODE) {
+        f->chain_of[e->add] = k + 1;
+    }
+    if (e->act != WNN_NO_NODE) {
+        f->chain_of[e->act] = k + 1;
+    }
+    if (e->gate) {
+        f->chain_of[e->last] = k + 1;
+    }
+}
+
+/* producer -> [bn] -> [add] -> [activation, or a gate: t * sigmoid(t)] */
+static void
+find_epilogues(fz *z)
+{
+    const wnn_ir *ir = z->ir;
+    const wnn_plan *p = &z->g->plan;
     for (uint32_t pos = 0; pos < p->n_order; pos++) {
         uint32_t id = p->order[pos];
         const wnn_node *n = &ir->nodes[id];
-        for (uint32_t j = 0; j < n->n_in; j++) {
-            uses[n->in[j]]++;
-            consumer[n->in[j]] = id;
-        }
-    }
-    for (uint32_t i = 0; i < g->n_outputs; i++) {
-        is_out[g->outputs[i].operand] = true;
-    }
-    if (kinds & WNN_FUSE_QDQ) {
-        wnn_fusion_find_qdq(g, uses, consumer, is_out, f);
-    }
-    /* an intermediate that only the next node of a chain reads */
-    #define SOLE(op_id) (uses[op_id] == 1 && !is_out[op_id] && \
-                         ir->operands[op_id].kind == WNN_OPERAND_NODE)
-    /* the node that may extend a chain whose result is t (its id in
-     * `next`), or NULL */
-    #define FOLLOW(t) (SOLE(t) && !f->chain_of[consumer[t]]            \
-                           ? (next = consumer[t], &ir->nodes[next]) : NULL)
-    for (uint32_t pos = 0; pos < p->n_order && (kinds & WNN_FUSE_EPILOGUE);
-         pos++) {
-        uint32_t id = p->order[pos];
-        const wnn_node *n = &ir->nodes[id];
-        if (!wnn_op_has(n->op, WNN_TR_PRODUCER)) {
+        if (!wnn_op_has(n->op, WNN_TR_PRODUCER) || n->n_out != 1 ||
+            z->f->chain_of[id]) {
             continue;
         }
-        if (n->n_out != 1 || f->chain_of[id]) {
-            continue;
-        }
-        uint32_t t = n->out[0];
+        uint32_t t = n->out[0], next = 0, sig, mul;
         const wnn_desc *od = &ir->operands[t].desc;
         if (od->dtype != WNN_FLOAT32 && od->dtype != WNN_FLOAT16) {
             continue;
         }
         wnn_epilogue e = chain_of_one(id, t, channel_axis(n, od),
                                       WNN_FUSE_EPILOGUE);
-        if (!SOLE(t)) {
-            continue;
-        }
-        uint32_t next = consumer[t];
-        const wnn_node *nn = &ir->nodes[next];
-        if (f->chain_of[next]) {
-            continue;
-        }
-        if ((kinds & WNN_FUSE_BN) &&
+        const wnn_node *nn = follow(z, t, &next);
+        if (nn && (z->kinds & WNN_FUSE_BN) &&
             bn_fusable(ir, nn, t, od, e.channel_axis)) {
             e.bn = next + 1;
             e.last = next;
             e.result = nn->out[0];
             t = e.result;
-            nn = FOLLOW(t);
+            nn = follow(z, t, &next);
         }
-        if (nn && nn->op == WNN_OP_ADD && nn->n_in == 2 && nn->n_out == 1 &&
-            wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
-            uint32_t other = nn->in[0] == t ? nn->in[1] : nn->in[0];
-            const wnn_desc *ad = &ir->operands[other].desc;
-            if (other != t && ad->dtype == od->dtype) {
-                if (wnn_desc_same_shape(ad, od)) {
-                    e.add_kind = WNN_EPI_ADD_RESIDUAL;
-                } else if (channel_shape(ad, od, e.channel_axis)) {
-                    e.add_kind = WNN_EPI_ADD_CHANNEL;
-                }
-            }
-            if (e.add_kind != WNN_EPI_ADD_NONE) {
-                e.add = next;
-                e.addend = other;
-                e.last = next;
-                e.result = nn->out[0];
-                t = e.result;
-                nn = FOLLOW(t);
-            } else {
-                nn = NULL;
-            }
+        if (nn && add_step(z, &e, nn, next, t, od)) {
+            t = e.result;
+            nn = follow(z, t, &next);
+        } else if (nn && nn->op == WNN_OP_ADD) {
+            nn = NULL; /* an add that is not the chain's: it ends here */
         }
         if (nn && wnn_op_has(nn->op, WNN_TR_ACTIVATION) && nn->n_in == 1 &&
             nn->n_out == 1 && nn->in[0] == t &&
@@ -286,78 +335,80 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
             e.act = next;
             e.last = next;
             e.result = nn->out[0];
+        } else if (!nn && gate_of(z, t, &sig, &mul)) {
+            e.act = sig;
+            e.gate = 1;
+            e.last = mul;
+            e.result = ir->nodes[mul].out[0];
         }
-        if (e.last == id) {
+        if (e.last != id) {
+            record_chain(z, &e);
+        }
+    }
+}
+
+/* conv pairs among the epilogue chains (in the plan's order: a chain comes
+ * before the chain that reads it); a chain is the first of one pair and the
+ * second of one at most.  The backend says which pairs it runs linked (its
+ * conv_pair, from their geometry); only those are linked, so that the plan
+ * gives their first chain's result no storage. */
+static void
+find_conv_pairs(fz *z)
+{
+    const wnn_ir *ir = z->ir;
+    wnn_fusion *f = z->f;
+    const wnn_backend *be = z->g->ctx->backend;
+    for (uint32_t k = 0; k < f->n_chains; k++) {
+        if (!sole(z, f->chains[k].result)) {
             continue;
         }
-        uint32_t k = f->n_chains++;
-        f->chains[k] = e;
-        f->chain_of[id] = k + 1;
-        if (e.bn) {
-            f->chain_of[e.bn - 1] = k + 1;
+        uint32_t next = z->consumer[f->chains[k].result];
+        uint32_t kb = f->chain_of[next];
+        wnn_conv_params pa, pb;
+        int kind = conv_pair(ir, &ir->nodes[f->chains[k].producer],
+                             &ir->nodes[next], f->chains[k].result, &pa, &pb);
+        /* a projection (the target of a depthwise chain) is not also the
+         * expansion of the next depthwise convolution: a run of linked
+         * pairs is at most expansion -> depthwise -> projection */
+        if (!kind || (kind == 1 && z->target[k])) {
+            continue;
         }
-        if (e.add != WNN_NO_NODE) {
-            f->chain_of[e.add] = k + 1;
+        /* b: the producer of its own chain, not the second of a pair yet;
+         * or a projection without an add or activation (the linear
+         * bottleneck of an inverted residual block), made a chain of its
+         * own below */
+        if (kb ? kb - 1 <= k || z->target[kb - 1] ||
+                     f->chains[kb - 1].producer != next
+               : kind != 2) {
+            continue;
         }
-        if (e.act != WNN_NO_NODE) {
-            f->chain_of[e.act] = k + 1;
+        if (!be->iface->conv_pair((wnn_backend *)be, &pa, &pb, kind,
+                                  z->target[k])) {
+            continue;
         }
+        if (!kb) {
+            kb = ++f->n_chains;
+            uint32_t o = ir->nodes[next].out[0];
+            f->chains[kb - 1] = chain_of_one(
+                next, o, channel_axis(&ir->nodes[next], &ir->operands[o].desc),
+                WNN_FUSE_EPILOGUE);
+            f->chain_of[next] = kb;
+        }
+        f->chains[k].into = kb;
+        f->chains[k].pair = (uint32_t)kind;
+        z->target[kb - 1] = true;
     }
-    /* conv pairs among the epilogue chains (in the plan's order: a chain
-     * comes before the chain that reads it); a chain is the first of one
-     * pair and the second of one at most.  The backend says which pairs it
-     * runs linked (its conv_pair, from their geometry); only those are
-     * linked, so that the plan gives their first chain's result no
-     * storage. */
-    const wnn_backend *be = g->ctx->backend;
-    if ((kinds & WNN_FUSE_CONV_PAIR) && be->iface->conv_pair) {
-        for (uint32_t k = 0; k < f->n_chains; k++) {
-            if (!SOLE(f->chains[k].result)) {
-                continue;
-            }
-            uint32_t next = consumer[f->chains[k].result];
-            uint32_t kb = f->chain_of[next];
-            wnn_conv_params pa, pb;
-            int kind = conv_pair(ir, &ir->nodes[f->chains[k].producer],
-                                 &ir->nodes[next], f->chains[k].result, &pa,
-                                 &pb);
-            /* a projection (the target of a depthwise chain) is not also
-             * the expansion of the next depthwise convolution: a run of
-             * linked pairs is at most expansion -> depthwise -> projection */
-            if (!kind || (kind == 1 && target[k])) {
-                continue;
-            }
-            /* b: the producer of its own chain, not the second of a pair
-             * yet; or a projection without an add or activation (the
-             * linear bottleneck of an inverted residual block), made a
-             * chain of its own below */
-            if (kb ? kb - 1 <= k || target[kb - 1] ||
-                         f->chains[kb - 1].producer != next
-                   : kind != 2) {
-                continue;
-            }
-            if (!be->iface->conv_pair((wnn_backend *)be, &pa, &pb, kind,
-                                      target[k])) {
-                continue;
-            }
-            if (!kb) {
-                kb = ++f->n_chains;
-                uint32_t o = ir->nodes[next].out[0];
-                f->chains[kb - 1] = chain_of_one(
-                    next, o,
-                    channel_axis(&ir->nodes[next], &ir->operands[o].desc),
-                    WNN_FUSE_EPILOGUE);
-                f->chain_of[next] = kb;
-            }
-            f->chains[k].into = kb;
-            f->chains[k].pair = (uint32_t)kind;
-            target[kb - 1] = true;
-        }
-    }
-    /* element-wise chains among the nodes left, from each chain's first
-     * node (the plan's order visits a node before its readers) */
-    for (uint32_t pos = 0; pos < p->n_order && (kinds & WNN_FUSE_ELTWISE);
-         pos++) {
+}
+
+/* element-wise chains among the nodes left, from each chain's first node
+ * (the plan's order visits a node before its readers) */
+static void
+find_eltwise_chains(fz *z)
+{
+    const wnn_ir *ir = z->ir;
+    const wnn_plan *p = &z->g->plan;
+    wnn_fusion *f = z->f;
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
         uint32_t id = p->order[pos];
         const wnn_node *n = &ir->nodes[id];
         if (f->chain_of[id] || !eltwise_node(ir, n)) {
@@ -369,18 +420,18 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         f->chain_of[id] = k;
         for (;;) {
             uint32_t t = e.result;
-            if (!SOLE(t)) {
+            if (!sole(z, t)) {
                 break;
             }
-            uint32_t next = consumer[t];
+            uint32_t next = z->consumer[t];
             const wnn_node *nn = &ir->nodes[next];
             if (f->chain_of[next] || !eltwise_node(ir, nn) ||
                 ir->operands[nn->out[0]].desc.dtype != od->dtype ||
                 !wnn_desc_same_shape(&ir->operands[nn->out[0]].desc, od)) {
                 break;
             }
-            /* a batchNormalization carries the running value as its
-             * input (SOLE: t is read once, so not as a parameter too) */
+            /* a batchNormalization carries the running value as its input
+             * (sole: t is read once, so not as a parameter too) */
             if (nn->op == WNN_OP_BATCH_NORMALIZATION && nn->in[0] != t) {
                 break;
             }
@@ -395,11 +446,62 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
         }
         f->chains[f->n_chains++] = e;
     }
-    #undef FOLLOW
-    #undef SOLE
-    free(uses);
-    free(consumer);
-    free(is_out);
-    free(target);
-    return WNN_OK;
+}
+
+wnn_status
+wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
+                wnn_error *err)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    memset(f, 0, sizeof(*f));
+    uint32_t no = ir->n_operands;
+    fz z = { .g = g, .ir = ir, .kinds = kinds, .f = f };
+    z.uses = calloc(no + 1, sizeof(uint32_t));
+    z.first = malloc((no + 1) * sizeof(uint32_t));
+    z.consumer = malloc((no + 1) * sizeof(uint32_t));
+    z.is_out = calloc(no + 1, sizeof(bool));
+    z.target = calloc(ir->n_nodes + 1, sizeof(bool));
+    f->chain_of = calloc(ir->n_nodes + 1, sizeof(uint32_t));
+    f->chains = calloc(ir->n_nodes + 1, sizeof(wnn_epilogue));
+    wnn_status st = WNN_OK;
+    if (!z.uses || !z.first || !z.consumer || !z.is_out || !z.target ||
+        !f->chain_of || !f->chains) {
+        wnn_fusion_free(f);
+        st = wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                       "out of memory");
+        goto done;
+    }
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        uint32_t id = p->order[pos];
+        const wnn_node *n = &ir->nodes[id];
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            if (!z.uses[n->in[j]]++) {
+                z.first[n->in[j]] = id;
+            }
+            z.consumer[n->in[j]] = id;
+        }
+    }
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        z.is_out[g->outputs[i].operand] = true;
+    }
+    if (kinds & WNN_FUSE_QDQ) {
+        wnn_fusion_find_qdq(g, z.uses, z.consumer, z.is_out, f);
+    }
+    if (kinds & WNN_FUSE_EPILOGUE) {
+        find_epilogues(&z);
+    }
+    if ((kinds & WNN_FUSE_CONV_PAIR) && g->ctx->backend->iface->conv_pair) {
+        find_conv_pairs(&z);
+    }
+    if (kinds & WNN_FUSE_ELTWISE) {
+        find_eltwise_chains(&z);
+    }
+done:
+    free(z.uses);
+    free(z.first);
+    free(z.consumer);
+    free(z.is_out);
+    free(z.target);
+    return st;
 }

@@ -52,7 +52,14 @@
  * computes it on each tile as its batchNormalization kernel does (the same
  * double-precision expression per element), so the results stay equal to
  * the unfused graph's; conv2d -> batchNormalization -> relu is how ONNX
- * exports of ResNet, ShuffleNet and DenseNet arrive. */
+ * exports of ResNet, ShuffleNet and DenseNet arrive.
+ *
+ * Gates (WNN_FUSE_GATE): for a backend that declares it, the chain may end
+ * in SiLU instead of an activation: t -> sigmoid(t) -> mul(t, sigmoid(t)),
+ * float32, t (the producer's, bn's or add's result) read by the sigmoid and
+ * the mul only and no graph output (wnn_epilogue.gate; act is the sigmoid,
+ * last the mul) -- how EfficientNet's exports write swish after each
+ * convolution. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"

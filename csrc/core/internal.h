@@ -168,6 +168,10 @@ typedef struct wnn_epilogue {
      * operand added per output channel (the conv2d's bias or the add's
      * addend), WNN_NO_NODE if none.  add, act as above. */
     uint32_t dq_x, dq_w, dq_b, bias;
+    /* WNN_FUSE_GATE: 1 when the chain's result is t * act(t), t the value
+     * before the activation (SiLU: act the sigmoid node, `last` the mul
+     * that reads t and the sigmoid's result), 0 otherwise */
+    uint32_t gate;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

@@ -309,6 +309,7 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
                                       ? &ir->nodes[chain->act] : NULL;
             cn->addend = chain->addend;
             cn->epi = (cpu_epi){ .act = act ? act->op : WNN_OP_COUNT,
+                                 .gate = chain->gate != 0,
                                  .add_kind = chain->add_kind,
                                  .channel_axis = chain->channel_axis,
                                  .dtype = cn->out_desc[0].dtype };
@@ -699,7 +700,8 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
      * chains run as one kernel with its epilogue (epilogue.c); runs of
      * element-wise operators in one pass (chain.c) */
     be->fuses = cpu_config_fusion()
-                    ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE | WNN_FUSE_BN
+                    ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE | WNN_FUSE_BN |
+                          WNN_FUSE_GATE
                     : 0;
     /* and a 1x1 expansion with the depthwise convolution that reads it,
      * band of rows by band of rows (kernels/conv/pair.c) */

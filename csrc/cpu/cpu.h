@@ -17,6 +17,7 @@
  * compile and resolves `addend` per dispatch (epilogue.c). */
 typedef struct cpu_epi {
     wnn_op act;                 /* the activation, or WNN_OP_COUNT: none  */
+    bool gate;                  /* y * act(y) (SiLU) instead of act(y)    */
     wnn_scalar_params pr;       /* its alpha / beta / clamp bounds        */
     wnn_epilogue_add add_kind;  /* none, residual or per-channel addend   */
     uint32_t channel_axis;      /* of the output, for a per-channel add   */

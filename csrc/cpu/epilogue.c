@@ -52,6 +52,17 @@ epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
     if (!act) {
         return;
     }
+    if (e->gate) { /* y * act(y): the act's loop, then the mul, as unfused */
+        float s[256];
+        for (int64_t i = 0; i < n; i += 256) {
+            int64_t m = n - i < 256 ? n - i : 256;
+            cpu_unary_f32(e->act, &e->pr, (size_t)m, y + i, s);
+            for (int64_t k = 0; k < m; k++) {
+                y[i + k] = y[i + k] * s[k];
+            }
+        }
+        return;
+    }
     switch (e->act) {
     case WNN_OP_COUNT:
         break;

@@ -1047,3 +1047,94 @@ def test_batch_norm_not_folded(fold_contexts):
 
     fused, plain, _ = run_both(fold_contexts, filter_in, {"x": x, "w": w})
     assert_same(fused, plain)
+
+
+# ---- gates: producer -> [bn] -> [add] -> t * sigmoid(t) (SiLU) ---------------
+@pytest.mark.parametrize("conv", ["1x1_nchw", "3x3_nchw", "dw_nhwc", "dw40_s2_nhwc",
+                                  "winograd_nhwc", "1x1_24_nhwc", "grouped3x3_nhwc"])
+@pytest.mark.parametrize("before", ["", "add", "chan", "bn"])
+@pytest.mark.parametrize("order", ["t_first", "sig_first"])
+def test_silu_gate(contexts, conv, before, order):
+    """EfficientNet's swish after each convolution: the chain ends in
+    t * sigmoid(t) (both orders of the mul), after a residual, a per-channel
+    add or a batchNormalization; bit-equal to the operators one by one."""
+    rng = np.random.default_rng(zlib.crc32(f"gate-{conv}-{before}-{order}".encode()))
+    layout, groups, cin, cout, k, stride, pad = CONVS[conv]
+    x, w, bias, opts = conv_case(rng, "float32", layout, groups, cin, cout, k, stride, pad)
+    ys = out_shape(x, opts, cout, k)
+    ch = (cout, 1, 1) if layout == "nchw" else (cout,)
+    inputs = {"x": x}
+    if before == "add":
+        inputs["r"] = edge_values(rng, ys, "float32")
+    if before == "chan":
+        inputs["c"] = edge_values(rng, ch, "float32")
+    mean, scale, b0 = (rng.standard_normal(cout).astype(np.float32) for _ in range(3))
+    var = (np.abs(rng.standard_normal(cout)) + 0.3).astype(np.float32)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(w), bias=b.constant(bias), **opts)
+        if before == "bn":
+            y = b.batch_normalization(y, b.constant(mean), b.constant(var),
+                                      scale=b.constant(scale), bias=b.constant(b0),
+                                      axis=1 if layout == "nchw" else 3)
+        if "r" in ops:
+            y = b.add(y, ops["r"])
+        if "c" in ops:
+            y = b.add(y, ops["c"])
+        s = b.sigmoid(y)
+        return b.mul(y, s) if order == "t_first" else b.mul(s, y)
+
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert len(summary.fused_groups) == 1, summary
+    assert "sigmoid -> mul" in str(summary) and "conv2d ->" in str(summary), summary
+    assert_same(fused, plain)
+
+
+def test_silu_gate_on_products_and_against_numpy(contexts):
+    rng = np.random.default_rng(77)
+    a = rng.standard_normal((5, 24)).astype(np.float32)
+    w = rng.standard_normal((24, 33)).astype(np.float32)
+    c = rng.standard_normal(33).astype(np.float32)
+
+    def make(b, ops):
+        y = b.add(b.matmul(ops["a"], b.constant(w)), b.constant(c))
+        g = b.gemm(ops["a"], b.constant(w))
+        return {"mm": b.mul(y, b.sigmoid(y)), "gemm": b.mul(b.sigmoid(g), g)}
+
+    fused, plain, summary = run_both(contexts, make, {"a": a})
+    assert len(summary.fused_groups) == 2, summary
+    assert_same(fused, plain)
+    t = a.astype(np.float64) @ w.astype(np.float64)
+    np.testing.assert_allclose(fused["mm"], (t + c) / (1 + np.exp(-(t + c))), rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(fused["gemm"], t / (1 + np.exp(-t)), rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["t_out", "s_out", "t_thrice", "mul_other", "float16",
+                                  "tanh_gate"])
+def test_gates_that_must_not_fuse(contexts, case):
+    """No gate where t or the sigmoid's result is read elsewhere or is a
+    graph output, where the mul takes another operand, in float16, or with
+    another activation: the results are the operators' all the same."""
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    dt = "float16" if case == "float16" else "float32"
+    x = edge_values(rng, (2, 6, 5, 5), dt)
+    w = (rng.standard_normal((8, 6, 3, 3)) * 0.3).astype(dt)
+    o = edge_values(rng, (2, 8, 5, 5), dt)
+
+    def make(b, ops):
+        t = b.conv2d(ops["x"], b.constant(w), padding=[1] * 4)
+        s = b.tanh(t) if case == "tanh_gate" else b.sigmoid(t)
+        y = b.mul(ops["o"] if case == "mul_other" else t, s)
+        out = {"y": y}
+        if case == "t_out":
+            out["t"] = t
+        if case == "s_out":
+            out["s"] = s
+        if case == "t_thrice":
+            out["y2"] = b.add(t, y)
+        return out
+
+    inputs = {"x": x, "o": o} if case == "mul_other" else {"x": x}
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert "conv2d -> sigmoid -> mul" not in str(summary), summary
+    assert_same(fused, plain)
