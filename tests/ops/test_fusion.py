@@ -431,6 +431,11 @@ def _filter(w_ohwi, layout):
     return np.ascontiguousarray(w_ohwi.transpose(perm))
 
 
+def _act(b, y, name):
+    """an activation of ACTS, or "silu": y * sigmoid(y) (a gate)"""
+    return b.mul(y, b.sigmoid(y)) if name == "silu" else getattr(b, name)(y, **ACTS[name])
+
+
 def _pair(b, ops, p):
     """x -> conv 1x1 (+ bias) -> [add r] -> act_a -> depthwise 3x3 ->
     [add r2 / per-channel c] -> act_b"""
@@ -443,7 +448,7 @@ def _pair(b, ops, p):
         if "r" in ops:
             y = b.add(y, ops["r"])
         if p["act_a"]:
-            y = getattr(b, p["act_a"])(y, **ACTS[p["act_a"]])
+            y = _act(b, y, p["act_a"])
     e = p["E"]
     y = b.conv2d(y, b.constant(p["wb"]), bias=b.constant(p["bb"]) if p["bb"] is not None else None,
                  strides=[p["s"]] * 2, padding=p["pad"], dilations=[p["d"]] * 2, groups=e,
@@ -453,7 +458,7 @@ def _pair(b, ops, p):
     if "c" in ops:
         y = b.add(y, ops["c"])
     if p["act_b"]:
-        y = getattr(b, p["act_b"])(y, **ACTS[p["act_b"]])
+        y = _act(b, y, p["act_b"])
     if p.get("P"):  # the projection: 1x1 -> [residual add of x | act]
         y = b.conv2d(y, b.constant(p["wp"]), bias=b.constant(p["bp"]), input_layout="nhwc",
                      filter_layout=p["lp"])
@@ -492,6 +497,11 @@ PAIRS = {
     "block_tail": (2, 40, 42, 8, 40, 1, [1, 1, 1, 1], 1, "relu", "relu", "p20:sigmoid"),
     "block_wide": (1, 30, 28, 32, 192, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p72:clamp"),
     "block_dilated": (2, 26, 28, 12, 96, 2, [3, 1, 0, 2], 3, "clamp", "relu", "p8:relu"),
+    # EfficientNet's SiLU (t * sigmoid(t), a gate) after the expansion and
+    # the depthwise convolution
+    "silu": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "silu", "silu", ""),
+    "silu_s2_c": (1, 25, 31, 16, 96, 2, [1, 1, 1, 1], 1, "silu", "silu", "c"),
+    "silu_block": (2, 24, 30, 16, 96, 1, [1, 1, 1, 1], 1, "silu", "silu", "p24:"),
     "block_narrow": (2, 14, 14, 64, 384, 1, [1, 1, 1, 1], 1, "clamp", "clamp", "p64:residual"),
     # no expansion: depthwise -> projection
     "dw_proj": (2, 40, 44, 32, None, 1, [1, 1, 1, 1], 1, None, "clamp", "p32:residual"),
