@@ -4,9 +4,11 @@
  *   dequantizeLinear(w: constant int8/uint8) -> conv2d | matmul | gemm
  *       -> [add(bias)] -> [relu | clamp] -> quantizeLinear(-> uint8 / int8)
  *
- * that a backend may run as one integer step.  Each intermediate (both
- * dequantized operands, the producer's, the add's and the activation's
- * result) is read once, by the next node, and is not a graph output.
+ * that a backend may run as one integer step.  Each intermediate (the
+ * dequantized weights, the producer's, the add's and the activation's
+ * result) is read once, by the next node, and is not a graph output; the
+ * dequantized x may be read by other nodes too (then its dequantizeLinear
+ * runs for them, outside the chain, whose step reads x itself).
  * Scales are float32 and, like the zero points, constants; x's and the
  * output's are per tensor (one element), the weights' per tensor or per
  * output channel.  conv2d: nhwc input, groups 1 (any filter layout, padding,
@@ -54,6 +56,23 @@ sole_producer(const qctx *q, uint32_t id, uint32_t *node)
     const wnn_operand *o = &q->ir->operands[id];
     if (o->kind != WNN_OPERAND_NODE || q->uses[id] != 1 || q->is_out[id] ||
         q->chain_of[o->node]) {
+        return NULL;
+    }
+    *node = o->node;
+    return &q->ir->nodes[o->node];
+}
+
+/* the dequantizeLinear of x: the producer of id, read by the chain's
+ * producer alone (then part of the chain) or by other nodes too (a ResNet
+ * block's input, read by its first convolution and by the residual add or
+ * the downsampling convolution): then it runs as it is for them and the
+ * chain reads its integer input itself (the plan keeps that alive to the
+ * chain's end: plan.c) */
+static const wnn_node *
+x_producer(const qctx *q, uint32_t id, uint32_t *node)
+{
+    const wnn_operand *o = &q->ir->operands[id];
+    if (o->kind != WNN_OPERAND_NODE || q->chain_of[o->node]) {
         return NULL;
     }
     *node = o->node;
@@ -240,7 +259,7 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
                                             : WNN_EPI_ADD_NONE;
     }
     uint32_t dx = 0, dw = 0;
-    const wnn_node *nx = sole_producer(q, n->in[0], &dx);
+    const wnn_node *nx = x_producer(q, n->in[0], &dx);
     const wnn_node *nw = sole_producer(q, n->in[1], &dw);
     if (!nx || !nw || dx == dw ||
         !quant_node(q, nx, WNN_OP_DEQUANTIZE_LINEAR, true) ||
@@ -276,8 +295,11 @@ wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
         const uint32_t nodes[] = { e.dq_x - 1, e.dq_w - 1, e.producer, e.last,
                                    e.add, e.act, e.dq_b ? e.dq_b - 1
                                                         : WNN_NO_NODE };
+        /* a dequantizeLinear of x read elsewhere too runs on its own */
+        const wnn_node *dx = &g->ir->nodes[e.dq_x - 1];
+        bool shared_x = uses[dx->out[0]] != 1 || is_out[dx->out[0]];
         for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-            if (nodes[i] != WNN_NO_NODE) {
+            if (nodes[i] != WNN_NO_NODE && !(i == 0 && shared_x)) {
                 f->chain_of[nodes[i]] = k;
             }
         }

@@ -343,6 +343,30 @@ nhwc_with_channel_operand(const lp *s, const wnn_node *n, uint32_t *a,
     return false;
 }
 
+/* a quantizeLinear or dequantizeLinear of an nhwc input whose scale and
+ * zero point have one element each (per-tensor: they broadcast the same in
+ * either layout) */
+static bool
+scalar_quantize(const lp *s, const wnn_node *n)
+{
+    if ((n->op != WNN_OP_QUANTIZE_LINEAR && n->op != WNN_OP_DEQUANTIZE_LINEAR) ||
+        n->n_in != 3 || n->n_out != 1 || !s->nhwc[n->in[0]]) {
+        return false;
+    }
+    for (uint32_t j = 1; j < 3; j++) {
+        const wnn_desc *d = &s->ir->operands[n->in[j]].desc;
+        if (s->nhwc[n->in[j]] || d->rank > 4) {
+            return false;
+        }
+        for (uint32_t i = 0; i < d->rank; i++) {
+            if (d->shape[i] != 1) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static uint32_t *
 u32s(wnn_ir *ir, uint32_t n, const uint32_t *v)
 {
@@ -532,6 +556,11 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                     n->in[1 - cj] = v;
                 }
             }
+            out_nhwc = true;
+        } else if (scalar_quantize(&s, n)) {
+            /* quantizeLinear / dequantizeLinear with one scale and zero
+             * point: element by element, in nhwc as the convolutions of a
+             * quantized region read and write it (compiler/fuse_qdq.c) */
             out_nhwc = true;
         } else if (wnn_op_has(n->op, WNN_TR_ANY_LAYOUT) &&
                    n->n_out == 1 &&

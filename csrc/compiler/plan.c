@@ -307,6 +307,20 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             }
         }
     }
+    /* a quantized chain whose dequantizeLinear of x runs outside it (read
+     * elsewhere too, fuse_qdq.c) reads that node's inputs itself at its end */
+    for (uint32_t k = 0; chain_end && k < f->n_chains; k++) {
+        const wnn_epilogue *e = &f->chains[k];
+        if (e->kind != WNN_FUSE_QDQ || !e->dq_x || f->chain_of[e->dq_x - 1]) {
+            continue;
+        }
+        const wnn_node *dx = &ir->nodes[e->dq_x - 1];
+        for (uint32_t j = 0; j < dx->n_in; j++) {
+            if (last[dx->in[j]] < chain_end[k]) {
+                last[dx->in[j]] = chain_end[k];
+            }
+        }
+    }
     /* a root lives until the last reader of any operand aliasing it */
     for (uint32_t i = 0; i < n; i++) {
         if (root[i] != i && last[root[i]] < last[i]) {

@@ -476,10 +476,10 @@ def test_equals_unfused_evaluation(ctx, tmp_path):
 
 
 # ---- patterns that must stay float ------------------------------------------
-@pytest.mark.parametrize("extra", ["x_twice", "float_out", "no_quant"])
+@pytest.mark.parametrize("extra", ["float_out", "no_quant"])
 def test_stays_float(ctx, extra):
-    """an intermediate read twice or a graph output, or no quantizeLinear at
-    the end: no integer step, and the float operators' results"""
+    """the producer's result also a graph output, or no quantizeLinear at the
+    end: no integer step, and the float operators' results"""
     rng = rng_for("float", extra)
     c = make_case(rng, "matmul", M=6, K=10, N=12, act="relu", pow2=True)
     g, r = compute(ctx, c, extra)
@@ -487,9 +487,24 @@ def test_stays_float(ctx, extra):
     if extra != "no_quant":
         # power-of-two scales: the float path is exact, so it equals the reference
         np.testing.assert_array_equal(r["y"], reference(c))
-    if extra == "x_twice":
-        dx = (c["x"].astype(np.float32) - np.float32(c["zx"])) * c["sx"]
-        np.testing.assert_array_equal(r["t"], np.maximum(dx, 0))
+
+
+@pytest.mark.parametrize("op", ["matmul", "conv2d"])
+def test_dequantized_x_read_elsewhere_too(ctx, op):
+    """x's dequantizeLinear also read by another node (a ResNet block's
+    input, read by its first convolution and by the residual add): the
+    region still runs in integer arithmetic, reading x itself, and the
+    dequantizeLinear runs for the other reader; both results exact."""
+    rng = rng_for("shared", op)
+    c = make_case(rng, op, act="relu", pow2=True,
+                  **({"conv": dict(CONVS[0], layout="ohwi")} if op == "conv2d" else
+                     {"M": 6, "K": 10, "N": 12}))
+    g, r = compute(ctx, c, "x_twice")
+    assert len(int8_groups(g)) == 1, "the region did not run in integer arithmetic"
+    assert int8_groups(g)[0].count("dequantizeLinear") == 1   # the weights' only
+    np.testing.assert_array_equal(r["y"], reference(c))
+    dx = (c["x"].astype(np.float32) - np.float32(c["zx"])) * c["sx"]
+    np.testing.assert_array_equal(r["t"], np.maximum(dx, 0))
 
 
 def test_nchw_conv_stays_float(ctx):

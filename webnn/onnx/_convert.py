@@ -103,6 +103,7 @@ class _Converter:
     def __init__(self, proto, ctx, input_shapes, bound, budget=None, weights=None):
         self.proto, self.ctx = proto, ctx
         self.weights = weights  # the main graph's initializers without copies: _weights
+        self.keep_dq = set()    # DequantizeLinear outputs not folded (_patterns)
         self.budget = budget if budget is not None else ImportBudget()
         self.where = "the model"  # the node being converted, for errors
         self.input_shapes, self.bound = input_shapes, bound
@@ -276,6 +277,7 @@ class _Converter:
         for name, arr in inits.items():
             self.vals[name] = arr
         patterns = _patterns.Patterns(g, inits)
+        self.keep_dq = patterns.keep_dq
         for i, node in enumerate(g.node):
             if patterns.owns(i):
                 continue        # converted with its pattern's last node
@@ -357,6 +359,8 @@ class _Converter:
         self.b.label = node.name or None
         try:
             statics = all(self.is_static(n) for n in node.input if n)
+            if op == "DequantizeLinear" and node.output and node.output[0] in self.keep_dq:
+                statics = False   # a quantized region's weights stay integer (_patterns)
             if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
                     a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                     for a in node.attribute):

@@ -33,15 +33,62 @@ def _scalar(value: Optional[np.ndarray], want: float, rel: float) -> bool:
     return abs(v - want) <= rel * abs(want)
 
 
+_QDQ_READERS = {"Conv": 1, "MatMul": 1, "Gemm": 1}   # op type: the weights' input
+
+
 class Patterns:
     """The gelu subgraphs of graph `g`: {index of the last node: (x, the
     nodes' indices, the constants' names)}; the other nodes of each are
-    `owned` (converted with the last one)."""
+    `owned` (converted with the last one).
+
+    `keep_dq`: the outputs of the DequantizeLinear nodes of constant int8 /
+    uint8 weights that a quantized region reads (issue 30: QDQ models as
+    onnxruntime.quantization writes them): DequantizeLinear(W) read only as
+    the weights of a Conv, MatMul or Gemm whose input is itself a
+    DequantizeLinear's result.  These are not folded to float at import but
+    converted to dequantizeLinear of the integer constant, so that the
+    compiler finds the region (compiler/fuse_qdq.c) and runs it in integer
+    arithmetic; a backend that does not dequantizes them when it runs."""
 
     def __init__(self, g: onnx.GraphProto, consts: Dict[str, np.ndarray]) -> None:
         self.gelus: Dict[int, Tuple[str, List[int]]] = {}
         self.owned: Set[int] = set()
+        self.keep_dq: Set[str] = set()
         self._find(g, consts)
+        self._find_qdq_weights(g, consts)
+
+    def _find_qdq_weights(self, g: onnx.GraphProto, consts: Dict[str, np.ndarray]) -> None:
+        nodes = list(g.node)
+        producer: Dict[str, onnx.NodeProto] = {}
+        users: Dict[str, List[Tuple[onnx.NodeProto, int]]] = {}
+        constant_out = set(consts)
+        for n in nodes:
+            for j, name in enumerate(n.input):
+                if name:
+                    users.setdefault(name, []).append((n, j))
+            for name in n.output:
+                if name:
+                    producer[name] = n
+            if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+                constant_out.update(o for o in n.output if o)
+        outputs = {vo.name for vo in g.output}
+        for n in nodes:
+            if n.op_type != "DequantizeLinear" or n.domain not in ("", "ai.onnx") or \
+                    len(n.output) != 1 or not n.input or n.input[0] not in constant_out:
+                continue
+            w = consts.get(n.input[0])
+            if w is not None and w.dtype not in (np.int8, np.uint8):
+                continue
+            out = n.output[0]
+            reads = users.get(out, [])
+            if len(reads) != 1 or out in outputs:
+                continue
+            reader, j = reads[0]
+            if reader.domain not in ("", "ai.onnx") or _QDQ_READERS.get(reader.op_type) != j:
+                continue
+            src = producer.get(reader.input[0]) if reader.input else None
+            if src is not None and src.op_type == "DequantizeLinear":
+                self.keep_dq.add(out)
 
     # -- finding -----------------------------------------------------------------
     def _find(self, g: onnx.GraphProto, consts: Dict[str, np.ndarray]) -> None:

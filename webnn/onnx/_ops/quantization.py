@@ -13,15 +13,22 @@ from .._convert import _ELEM, _elem_name, _norm_axis, _reg
 from .nn import _spatial_pads, _webnn_padding
 
 
+def _param(c, name):
+    """a scale or zero point: its array when known at import (reshaped in
+    NumPy below: constants, which compiler/fuse_qdq.c reads), else its
+    operand"""
+    return c.vals[name] if c.is_static(name) else c.opnd(name)
+
+
 @_reg("DequantizeLinear")
 def _dq(c, node, at):
     x = c.opnd(node.input[0])
-    scale = c.opnd(node.input[1])
+    scale = _param(c, node.input[1])
     rank = len(x.shape)
     if c.has(node, 2):
-        zp = c.opnd(node.input[2])
+        zp = _param(c, node.input[2])
     else:
-        zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[x.data_type]))
+        zp = np.zeros(scale.shape, webnn.DATA_TYPES[x.data_type])
     scale, zp = _q_params(c, at, rank, scale, zp)
     return c.b.dequantize_linear(x, scale, zp)
 
@@ -29,22 +36,27 @@ def _dq(c, node, at):
 @_reg("QuantizeLinear")
 def _q(c, node, at):
     x = c.opnd(node.input[0])
-    scale = c.opnd(node.input[1])
+    scale = _param(c, node.input[1])
     rank = len(x.shape)
     if c.has(node, 2):
-        zp = c.opnd(node.input[2])
+        zp = _param(c, node.input[2])
     else:
         odt = at.get("output_dtype", 0) or TensorProto.UINT8
         if odt not in _ELEM:
             raise NotSupportedError(f"output type {_elem_name(odt)}")
-        zp = c.const(np.zeros(scale.shape, webnn.DATA_TYPES[_ELEM[odt]]))
+        zp = np.zeros(scale.shape, webnn.DATA_TYPES[_ELEM[odt]])
     scale, zp = _q_params(c, at, rank, scale, zp)
     return c.b.quantize_linear(x, scale, zp)
 
 
 def _q_params(c, at, rank, scale, zp):
     """ONNX's per-tensor (scalar) or per-axis (1-D) scale and zero point as
-    operands of the input's rank (WebNN broadcasts them, at equal rank)."""
+    operands of the input's rank (WebNN broadcasts them, at equal rank);
+    arrays become constants of that shape, operands are reshaped."""
+    def out(v, shape=None):
+        if isinstance(v, np.ndarray):
+            return c.const(v.reshape(shape) if shape is not None else v)
+        return c.b.reshape(v, shape) if shape is not None else v
     block = int(at.get("block_size", 0) or 0)
     if block:
         # blocked: scale has the input's rank, the axis divided in blocks;
@@ -54,15 +66,15 @@ def _q_params(c, at, rank, scale, zp):
         if len(scale.shape) != rank or x_shape[axis] % block or \
                 scale.shape[axis] * block != x_shape[axis]:
             raise NotSupportedError("blocked quantization whose blocks do not divide the axis")
-        return scale, zp
+        return out(scale), out(zp)
     if len(scale.shape) == rank and list(zp.shape) == list(scale.shape):
-        return scale, zp
+        return out(scale), out(zp)
     shape = [1] * rank
     if len(scale.shape) == 1 and scale.shape[0] != 1 and rank:
         shape[_norm_axis(at.get("axis", 1), rank)] = scale.shape[0]
     if len(scale.shape) > 1:
         raise NotSupportedError("blocked quantization")
-    return c.b.reshape(scale, shape), c.b.reshape(zp, shape)
+    return out(scale, shape), out(zp, shape)
 
 
 # ---- integer-accumulating operators, exact in float32 when bounded ---------
