@@ -189,6 +189,27 @@ REDUCE_DOMAIN = {"reduceLogSum": (0.1, 4), "reduceProduct": (0.5, 1.5),
                  "reduceMax": (-100, 100), "reduceMin": (-100, 100)}
 
 
+def specials(rng, shape, dt):
+    """Random values over the whole type (integers: its full range, type min
+    and max included; floats: +-1e4) with the edge values NaN, +-Inf, +-0,
+    tiny and subnormal ones, halves (ties) written over the first elements."""
+    t = np.dtype(dt)
+    if t.kind == "f":
+        x = rng.uniform(-1e4 if t == np.float32 else -3e4, 1e4 if t == np.float32 else 3e4,
+                        size=shape).astype(t)
+        edge = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -100.0, 100.0, 2.5, -0.5, 255.5,
+                float(np.finfo(t).smallest_subnormal), float(np.finfo(t).max)]
+    else:
+        info = np.iinfo(t)
+        x = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=t)
+        edge = [int(info.min), int(info.max), 0, 1] + ([-1] if info.min < 0 else [])
+    flat = x.reshape(-1)
+    with np.errstate(all="ignore"):
+        flat[: min(len(edge), flat.size)] = np.array(edge[: flat.size], dtype=np.float64 if
+                                                     t.kind == "f" else object).astype(t)
+    return x
+
+
 def _call(b, row, *args, **opts):
     return getattr(b, row["snake"])(*args, **opts)
 
@@ -224,6 +245,13 @@ def r_unary(row, dt, variant, opts, rng):
     if op == "roundEven" and x.size > 2:
         x.flat[:2] = [2.5, -0.5]
     extra = dict(opts)
+    if extra.pop("specials", False):
+        x = specials(rng, (3, 17) if not LONG else (5, 4099), dt)
+        return [_case(row, dt, variant, {name: x},
+                      lambda b, o: _call(b, row, o[name], **extra), None, finite=False,
+                      exact=np.dtype(dt).kind != "f" or op in (
+                          "abs", "ceil", "floor", "neg", "roundEven", "sign", "relu", "identity",
+                          "clamp", "isNaN", "isInfinite", "logicalNot"))]
     if op in UNARY_OPT_REF:
         full = _defaults(row, extra)
         ref = (lambda i, f=UNARY_OPT_REF[op], o=full: f(f64(i[name]), o))
@@ -239,7 +267,8 @@ def r_unary(row, dt, variant, opts, rng):
 
 
 def unary_variants(row):
-    return option_variants(row) + UNARY_EXTRA.get(row["camel"], [])
+    return (option_variants(row) + UNARY_EXTRA.get(row["camel"], [])
+            + [("specials", {"specials": True})])
 
 
 def r_broadcast(row, dt, variant, opts, rng):
@@ -261,6 +290,19 @@ def r_broadcast(row, dt, variant, opts, rng):
                       lambda i: np.where(i["condition"] != 0, i["true_value"], i["false_value"]),
                       exact=True)]
     kind = np.dtype(dt).kind
+    if opts.get("specials"):
+        # edge values against random ones (integers over the whole type: wrap-
+        # around, division by zero and min / -1); compared with the CPU only
+        a = specials(rng, (13, 1, 5), dt)
+        bb = specials(rng, (4, 1), dt)[::-1].copy() if kind != "f" else rand(rng, (4, 1), dt)
+        if kind != "f":
+            bb.flat[0] = 0
+        if op == "pow" and kind != "f":
+            bb = rand(rng, (4, 1), dt, 0, 5)
+        ins = {names[0]: a, names[1]: bb}
+        return [_case(row, dt, variant, ins,
+                      lambda b, o: _call(b, row, o[names[0]], o[names[1]]), None,
+                      exact=kind != "f" or op != "pow", finite=False)]
     lo, hi = (-6, 6) if kind != "u" else (0, 12)
     if op.startswith("logical"):
         lo, hi = 0, 3
@@ -290,6 +332,13 @@ def r_broadcast(row, dt, variant, opts, rng):
                   exact=exact)]
 
 
+def broadcast_variants(row):
+    v = option_variants(row)
+    if row["camel"] != "where":
+        v.append(("specials", {"specials": True}))
+    return v
+
+
 def broadcast_dtypes(row):
     if row["camel"] == "where":
         return limits_of(row, "trueValue")[0]
@@ -309,6 +358,10 @@ def r_copy(row, dt, variant, opts, rng):
 
 def r_cast(row, key, variant, opts, rng):
     src, dst = key.split(">")
+    if opts.get("specials"):  # out of range: saturation, NaN -> 0 (the CPU's rule)
+        x = specials(rng, (4, 9), src)
+        return [_case(row, key, variant, {"input": x}, lambda b, o: b.cast(o["input"], dst),
+                      None, exact=True, finite=False, types={"output": (dst, x.ndim)})]
     x = rand(rng, shape_of_rank(rng, 2), src, 0, 100)
     if np.dtype(src).kind == "f":
         x = np.round(x).astype(src)  # integers in [0, 100]: exact in every type
@@ -748,21 +801,25 @@ def r_gather(row, key, variant, opts, rng):
     s = x.shape
     axis = min(int(opts.get("axis", 0)), rank - 1)
     kw = dict(opts)
+    oor = kw.pop("outOfRange", False)  # clamped on both backends: compared with the CPU
+    lo_i = -2 * s[axis] if oor and np.dtype(it).kind == "i" else 0
+    hi_i = 2 * s[axis] if oor else s[axis]
     if op == "gather":
-        idx = rng.integers(0, s[axis], size=(2, 3)).astype(it)
+        idx = rng.integers(lo_i, hi_i, size=(2, 3)).astype(it)
         ins = {"input": x, "indices": idx}
         return [_case(row, key, variant, ins, lambda b, o: b.gather(o["input"], o["indices"], **kw),
-                      lambda i: np.take(i["input"], i["indices"].astype(np.int64), axis),
+                      None if oor else (lambda i: np.take(i["input"],
+                                                          i["indices"].astype(np.int64), axis)),
                       exact=True)]
     if op == "gatherElements":
         ishape = list(s)
         ishape[axis] = dim(rng, 1, 4)
-        idx = rng.integers(0, s[axis], size=ishape).astype(it)
+        idx = rng.integers(lo_i, hi_i, size=ishape).astype(it)
         ins = {"input": x, "indices": idx}
         return [_case(row, key, variant, ins,
                       lambda b, o: b.gather_elements(o["input"], o["indices"], **kw),
-                      lambda i: np.take_along_axis(i["input"], i["indices"].astype(np.int64),
-                                                   axis), exact=True)]
+                      None if oor else (lambda i: np.take_along_axis(
+                          i["input"], i["indices"].astype(np.int64), axis)), exact=True)]
     if op == "gatherND":
         k = 2 if not opts.get("full") else rank
         idx = np.stack([rng.integers(0, s[j], size=(4,)) for j in range(k)], -1).astype(it)
@@ -817,6 +874,8 @@ def gather_variants(row):
         v.append(("axis=1", {"axis": 1}))
     if row["camel"] == "gatherND":
         v.append(("fullIndex", {"full": True}))
+    if row["camel"] in ("gather", "gatherElements"):
+        v.append(("outOfRange", {"outOfRange": True}))
     return v
 
 
@@ -930,9 +989,10 @@ def recurrent_variants(row):
 # fails test_every_operator_has_cases.
 FAMILIES = {
     "UNARY": (r_unary, unary_variants, None),
-    "BROADCAST": (r_broadcast, None, broadcast_dtypes),
+    "BROADCAST": (r_broadcast, broadcast_variants, broadcast_dtypes),
     "COPY": (r_copy, lambda row: [("default", {})], None),
-    "CAST": (r_cast, lambda row: [("default", {})], cast_dtypes),
+    "CAST": (r_cast, lambda row: [("default", {}), ("specials", {"specials": True})],
+             cast_dtypes),
     "GEMM": (r_gemm, gemm_variants, None),
     "MATMUL": (r_matmul, matmul_variants, None),
     "CONV": (r_conv, conv_variants, None),
