@@ -312,3 +312,19 @@ def test_a_wrong_kernel_fails_against_the_reference():
     out2 = [o.copy() for o in out]
     out2[0].flat[0] += np.float32(0.01) * max(1.0, float(np.abs(out[0]).max()))
     assert check_device(red, out2, out, "cpu")
+
+
+def test_a_backend_without_an_operator_skips_its_cases_by_name():
+    """unsupported() names what a device's op_support_limits() lacks: the
+    operator, a data type of an operand, or a rank outside its range."""
+    limits = context("cpu").op_support_limits()
+    gru = next(c for c in CASES["gru"] if c.key == "float16")
+    assert unsupported(limits, gru) is None
+    assert unsupported({k: v for k, v in limits.items() if k != "gru"}, gru) == "unsupported"
+    fewer = dict(limits, gru=dict(limits["gru"], weight={
+        "data_types": ["float32"], "rank_range": {"min": 3, "max": 3}}))
+    assert unsupported(fewer, gru) == "unsupported-float16-weight"
+    mm = next(c for c in CASES["matmul"] if c.variant == "broadcastBatch")
+    low = dict(limits, matmul=dict(limits["matmul"], a={
+        "data_types": ["float32", "float16"], "rank_range": {"min": 2, "max": 3}}))
+    assert unsupported(low, mm) == "unsupported-rank4-a"
