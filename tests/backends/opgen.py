@@ -473,10 +473,17 @@ def r_pool(row, dt, variant, opts, rng):
     x = rand(rng, (2, 3, dim(rng, 5, 8), dim(rng, 5, 8)), dt, lo, 20)
     if full["layout"] == "nhwc":
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    ref = None
     if full["output_shape_rounding"] != "floor" and "window_dimensions" not in opts:
         opts = dict(opts, window_dimensions=[2, 2], strides=[2, 2])
+    elif "window_dimensions" not in opts:  # a global window: a reduction over H and W
+        hw = (2, 3) if full["layout"] == "nchw" else (1, 2)
+        f = {"maxPool2d": lambda v: v.max(axis=hw, keepdims=True),
+             "averagePool2d": lambda v: v.mean(axis=hw, keepdims=True),
+             "l2Pool2d": lambda v: np.sqrt((v * v).sum(axis=hw, keepdims=True))}.get(row["camel"])
+        ref = None if f is None else (lambda i: f(f64(i["input"])))
     return [_case(row, dt, variant, {"input": x}, lambda b, o: _call(b, row, o["input"], **opts),
-                  None, accum=row["camel"] != "maxPool2d", exact=row["camel"] == "maxPool2d")]
+                  ref, accum=row["camel"] != "maxPool2d", exact=row["camel"] == "maxPool2d")]
 
 
 def pool_variants(row):

@@ -328,3 +328,17 @@ def test_a_backend_without_an_operator_skips_its_cases_by_name():
     low = dict(limits, matmul=dict(limits["matmul"], a={
         "data_types": ["float32", "float16"], "rank_range": {"min": 2, "max": 3}}))
     assert unsupported(low, mm) == "unsupported-rank4-a"
+
+
+def test_an_operator_the_generator_cannot_serve_fails(monkeypatch):
+    """A family without a recipe, or an option value a recipe does not know,
+    is a NoCase (which test_every_operator_has_cases reports), not a skip."""
+    monkeypatch.delitem(opgen.FAMILIES, "CONV")
+    with pytest.raises(opgen.NoCase, match="no recipe for family CONV"):
+        opgen.cases_for("conv2d")
+    row = opgen.ROWS["maxPool2d"]
+    with pytest.raises(opgen.NoCase, match="layout"):
+        opgen.r_pool(row, "float32", "v", {"layout": "nchw16c"}, opgen.rng_for(0))
+    with pytest.raises(opgen.NoCase, match="filter layout"):
+        opgen.r_conv(opgen.ROWS["convTranspose2d"], "float32", "v", {"filter_layout": "oihw"},
+                     opgen.rng_for(0))
