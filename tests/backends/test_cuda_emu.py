@@ -2,7 +2,8 @@
 host code and the kernels' sources, compiled for the CPU and linked with a
 fake CUDA runtime and cuBLAS (and the emulated cuDNN subset, dlopen'd by the
 backend as the real one is), run test_gpu.py's cross-backend tests in a
-subprocess (WEBNN_CUDA_LIBRARY=the emulated library).  This checks the
+subprocess (WEBNN_CUDA_LIBRARY=the emulated library), and
+test_backend_ops.py's generated cases of every operator against the CPU.  This checks the
 backend's graph compilation, the kernels' index arithmetic and semantics and
 the row-major / column-major mapping of the cuBLAS calls on any machine with
 the CUDA headers; what only a GPU shows (warp and block reductions, the tiled
@@ -51,6 +52,21 @@ def test_cuda_backend_on_the_cpu_emulation(emu_env):
     tail = "\n".join(r.stdout.splitlines()[-30:])
     assert r.returncode == 0, tail + r.stderr[-2000:]
     assert " passed" in tail and "skipped" not in tail.splitlines()[-1], tail
+
+
+def test_backend_ops_on_the_cpu_emulation(emu_env):
+    """test_backend_ops.py: every operator of the table, generated cases, on
+    the emulated GPU context against the CPU (no case skipped: the backend
+    supports every operator, data type and rank of the CPU)."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                        "--webnn-device=gpu",
+                        str(ROOT / "tests" / "backends" / "test_backend_ops.py")],
+                       env=emu_env, capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    tail = "\n".join(r.stdout.splitlines()[-30:])
+    assert r.returncode == 0, tail + r.stderr[-2000:]
+    last = tail.splitlines()[-1]
+    assert " passed" in last and "skipped" not in last, tail
+    assert int(last.split(" passed")[0].split()[-1]) >= 1000, tail
 
 
 def test_dlpack_on_the_cpu_emulation(emu_env):
