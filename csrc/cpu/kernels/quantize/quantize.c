@@ -169,9 +169,39 @@ for_each_block(const cpu_call *k, run_fn body)
         }                                                                 \
     } while (0)
 
+/* float32 -> uint8 / int8, the loop above in a form GCC vectorises (rint
+ * as a rounding instruction on the v3 / v4 clones, the saturation as
+ * min / max, NaN -> 0 by a comparison with itself): the same double
+ * arithmetic, so the same results.  A quantized region's producers write
+ * float32 here (ResNet's activations between regions). */
+#define QFAST(NAME, T, LO, HI)                                                 \
+    CPU_HOT static void                                                        \
+    NAME(const float *x, T *y, size_t n, double s, double z)                   \
+    {                                                                          \
+        for (size_t j = 0; j < n; j++) {                                       \
+            double v = __builtin_rint((double)x[j] / s) + z;                   \
+            double c = v < (LO) ? (LO) : v;                                    \
+            c = c > (HI) ? (HI) : c;                                           \
+            c = c == c ? c : 0.0;                                              \
+            y[j] = (T)(int32_t)c;                                              \
+        }                                                                      \
+    }
+QFAST(quantize_f32_u8, uint8_t, 0.0, 255.0)
+QFAST(quantize_f32_s8, int8_t, -128.0, 127.0)
+
 static void
 quantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s, double z)
 {
+    if (k->in_desc[0].dtype == WNN_FLOAT32 &&
+        (k->out_desc[0].dtype == WNN_UINT8 || k->out_desc[0].dtype == WNN_INT8)) {
+        const float *x = (const float *)k->in[0] + off;
+        if (k->out_desc[0].dtype == WNN_UINT8) {
+            quantize_f32_u8(x, (uint8_t *)k->out[0] + off, (size_t)n, s, z);
+        } else {
+            quantize_f32_s8(x, (int8_t *)k->out[0] + off, (size_t)n, s, z);
+        }
+        return;
+    }
     wnn_dtype it = k->in_desc[0].dtype, ot = k->out_desc[0].dtype;
     for (uint64_t c = 0; c < n; c += QCH) {
         size_t n1 = n - c < QCH ? (size_t)(n - c) : QCH;
