@@ -208,10 +208,10 @@ struct wnn_graph {
      * (compile.c, WNN_TR_CHEAP): a run costs
      * about a pass over its operands, so the timeline may write its output
      * straight into a read's buffer and run it again if the output tensor
-     * is needed later (context.c, "reads merged into dispatches") */
+     * is needed later (timeline_merge.c) */
     bool rerun_cheap;
     /* rerun_cheap and at most 64 KiB of inputs and outputs: a dispatch
-     * that the calling thread may run itself (context.c, enqueue) */
+     * that the calling thread may run itself (timeline.c, wnn_enqueue) */
     bool run_inline;
 };
 
@@ -257,7 +257,7 @@ struct wnn_context {
     bool self_free;         /* last reference dropped on the worker */
     /* A dispatch whose output went straight into a read's buffer: the
      * output tensor's storage is stale, its content that of `owed` run
-     * again (context.c).  Guarded by mu; the task holds the graph and the
+     * again (timeline_merge.c).  Guarded by mu; the task holds the graph and the
      * inputs (pinned), not owed_tensor, whose last release drops it. */
     struct wnn_task *owed;
     wnn_tensor *owed_tensor;
