@@ -196,59 +196,35 @@ wnn_plan_free(wnn_plan *p)
 
 /* f: the fused chains of a backend that runs each chain at its last node
  * (fuse.h), or NULL (every node at its own position). */
-static wnn_status
-plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
-          wnn_error *err)
+/* chain_end[k]: the position in p->order of fused chain k's last node, or
+ * of the end of the chain it runs inside. */
+static void
+chain_ends(const wnn_plan *p, const wnn_fusion *f, uint32_t *chain_end)
 {
-    const wnn_ir *ir = g->ir;
-    uint32_t n = ir->n_operands;
-    p->slots = calloc(n + 1, sizeof(wnn_slot));
-    p->copies = calloc(g->n_outputs + 1, sizeof(wnn_output_copy));
-    uint32_t *first = malloc(sizeof(uint32_t) * (n + 1));
-    /* fused chains: the position of each chain's last node */
-    uint32_t *chain_end = NULL;
-    if (f && f->n_chains) {
-        chain_end = calloc(f->n_chains, sizeof(uint32_t));
-        if (!chain_end) {
-            free(first);
-            return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                             "out of memory");
-        }
-        for (uint32_t pos = 0; pos < p->n_order; pos++) {
-            uint32_t k = f->chain_of[p->order[pos]];
-            if (k && f->chains[k - 1].last == p->order[pos]) {
-                chain_end[k - 1] = pos;
-            }
-        }
-        /* a chain run inside the chain that reads it (a conv pair):
-         * its inputs stay alive to that chain's end, or to the end of the
-         * chain that one runs inside (from the last chain back: `into`
-         * names a later chain) */
-        for (uint32_t k = f->n_chains; k-- > 0;) {
-            uint32_t into = f->chains[k].into;
-            if (into && chain_end[into - 1] > chain_end[k]) {
-                chain_end[k] = chain_end[into - 1];
-            }
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        uint32_t k = f->chain_of[p->order[pos]];
+        if (k && f->chains[k - 1].last == p->order[pos]) {
+            chain_end[k - 1] = pos;
         }
     }
-    uint32_t *last = malloc(sizeof(uint32_t) * (n + 1));
-    live *lv = malloc(sizeof(live) * (n + 1));
-    /* root[i]: the operand whose storage operand i is (itself, or the
-     * first input of a run of aliased reshapes) */
-    uint32_t *root = malloc(sizeof(uint32_t) * (n + 1));
-    free(p->aliased);
-    p->aliased = p->alias_reshapes ? calloc(ir->n_nodes + 1, sizeof(bool))
-                                   : NULL;
-    if (!p->slots || !p->copies || !first || !last || !lv || !root ||
-        (p->alias_reshapes && !p->aliased)) {
-        free(first);
-        free(last);
-        free(lv);
-        free(root);
-        free(chain_end);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                         "out of memory");
+    /* a chain run inside the chain that reads it (a conv pair):
+     * its inputs stay alive to that chain's end, or to the end of the
+     * chain that one runs inside (from the last chain back: `into`
+     * names a later chain) */
+    for (uint32_t k = f->n_chains; k-- > 0;) {
+        uint32_t into = f->chains[k].into;
+        if (into && chain_end[into - 1] > chain_end[k]) {
+            chain_end[k] = chain_end[into - 1];
+        }
     }
+}
+
+/* The slots of the graph's inputs and outputs (an operand output twice:
+ * a copy), everything else unused; first, last and root initialised. */
+static void
+init_slots(const wnn_graph *g, wnn_plan *p, uint32_t n, uint32_t *first,
+           uint32_t *last, uint32_t *root)
+{
     for (uint32_t i = 0; i < n; i++) {
         p->slots[i].kind = WNN_SLOT_UNUSED;
         first[i] = UINT32_MAX;
@@ -268,8 +244,14 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             p->slots[id] = (wnn_slot){ .kind = WNN_SLOT_OUTPUT, .index = i };
         }
     }
-    /* reshapes that share their input's storage (topological order: the
-     * input's root is already final) */
+}
+
+/* reshapes that share their input's storage (topological order: the
+ * input's root is already final) */
+static void
+alias_reshapes(const wnn_ir *ir, wnn_plan *p, const wnn_fusion *f,
+               const uint32_t *chain_end, uint32_t *root)
+{
     for (uint32_t pos = 0; p->aliased && pos < p->n_order; pos++) {
         const wnn_node *node = &ir->nodes[p->order[pos]];
         if (!wnn_op_has(node->op, WNN_TR_ALIAS) ||
@@ -286,6 +268,16 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             p->aliased[p->order[pos]] = true;
         }
     }
+}
+
+/* Each operand's first and last position (a fused chain's inputs live to
+ * the chain's end; a root until the last reader of any operand aliasing
+ * it); constants' slots. */
+static void
+lifetimes(const wnn_ir *ir, wnn_plan *p, const wnn_fusion *f,
+          const uint32_t *chain_end, const uint32_t *root, uint32_t *first,
+          uint32_t *last)
+{
     for (uint32_t pos = 0; pos < p->n_order; pos++) {
         const wnn_node *node = &ir->nodes[p->order[pos]];
         uint32_t k = chain_end ? f->chain_of[p->order[pos]] : 0;
@@ -322,16 +314,22 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
         }
     }
     /* a root lives until the last reader of any operand aliasing it */
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
         if (root[i] != i && last[root[i]] < last[i]) {
             last[root[i]] = last[i];
         }
     }
-    /* what a fused chain computes but never stores: the results of its
-     * nodes before the last (the backend runs the chain at its last node,
-     * fuse.h), and the result of a chain run inside another one (a linked
-     * conv pair's first chain, which the backend confirmed) */
-    for (uint32_t id = 0; chain_end && id < ir->n_nodes; id++) {
+}
+
+/* what a fused chain computes but never stores: the results of its
+ * nodes before the last (the backend runs the chain at its last node,
+ * fuse.h), and the result of a chain run inside another one (a linked
+ * conv pair's first chain, which the backend confirmed) */
+static void
+mark_fused(const wnn_ir *ir, wnn_plan *p, const wnn_fusion *f,
+           const uint32_t *root)
+{
+    for (uint32_t id = 0; id < ir->n_nodes; id++) {
         uint32_t k = f->chain_of[id];
         if (!k || (f->chains[k - 1].last == id && !f->chains[k - 1].into)) {
             continue;
@@ -343,6 +341,15 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             }
         }
     }
+}
+
+/* The operands still unused (the intermediates) placed in the arena; the
+ * aliases take their root's slot.  WNN_ERR: out of memory. */
+static wnn_status
+place_arena(const wnn_ir *ir, wnn_plan *p, const uint32_t *first,
+            const uint32_t *last, const uint32_t *root, live *lv)
+{
+    uint32_t n = ir->n_operands;
     uint32_t n_live = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (first[i] != UINT32_MAX && p->slots[i].kind == WNN_SLOT_UNUSED &&
@@ -355,13 +362,7 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
     wnn_status st = n_live <= GREEDY_MAX ? place_by_size(lv, n_live)
                                          : place_in_time_order(lv, n_live);
     if (st != WNN_OK) {
-        free(chain_end);
-        free(first);
-        free(last);
-        free(lv);
-        free(root);
-        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                         "out of memory");
+        return st;
     }
     uint64_t total = 0;
     for (uint32_t i = 0; i < n_live; i++) {
@@ -377,11 +378,63 @@ plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
             p->slots[i] = p->slots[root[i]];
         }
     }
+    return WNN_OK;
+}
+
+static wnn_status
+plan_make(const wnn_graph *g, wnn_plan *p, const wnn_fusion *f,
+          wnn_error *err)
+{
+    const wnn_ir *ir = g->ir;
+    uint32_t n = ir->n_operands;
+    p->slots = calloc(n + 1, sizeof(wnn_slot));
+    p->copies = calloc(g->n_outputs + 1, sizeof(wnn_output_copy));
+    uint32_t *first = malloc(sizeof(uint32_t) * (n + 1));
+    /* fused chains: the position of each chain's last node */
+    uint32_t *chain_end = NULL;
+    if (f && f->n_chains) {
+        chain_end = calloc(f->n_chains, sizeof(uint32_t));
+        if (!chain_end) {
+            free(first);
+            return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                             "out of memory");
+        }
+        chain_ends(p, f, chain_end);
+    }
+    uint32_t *last = malloc(sizeof(uint32_t) * (n + 1));
+    live *lv = malloc(sizeof(live) * (n + 1));
+    /* root[i]: the operand whose storage operand i is (itself, or the
+     * first input of a run of aliased reshapes) */
+    uint32_t *root = malloc(sizeof(uint32_t) * (n + 1));
+    free(p->aliased);
+    p->aliased = p->alias_reshapes ? calloc(ir->n_nodes + 1, sizeof(bool))
+                                   : NULL;
+    if (!p->slots || !p->copies || !first || !last || !lv || !root ||
+        (p->alias_reshapes && !p->aliased)) {
+        free(first);
+        free(last);
+        free(lv);
+        free(root);
+        free(chain_end);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
+    init_slots(g, p, n, first, last, root);
+    alias_reshapes(ir, p, f, chain_end, root);
+    lifetimes(ir, p, f, chain_end, root, first, last);
+    if (chain_end) {
+        mark_fused(ir, p, f, root);
+    }
+    wnn_status st = place_arena(ir, p, first, last, root, lv);
     free(chain_end);
     free(first);
     free(last);
     free(lv);
     free(root);
+    if (st != WNN_OK) {
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory");
+    }
     return WNN_OK;
 }
 

@@ -422,6 +422,216 @@ check_limit(wnn_check *c, const wnn_operand_limit *l, const wnn_desc *d,
     return WNN_OK;
 }
 
+/* IDL: a sequence argument given as one integer (the Python layer passes
+ * unions through as `scalar` lists) is a TypeError, unless the IDL type is
+ * a union with a single value (WNN_LIST_OR_ONE). */
+static wnn_status
+check_list_scalars(wnn_op op, const wnn_field_table *ft, const void *opts,
+                   const char *name, const char *lbl, wnn_error *err)
+{
+    for (uint32_t i = 0; i < ft->n; i++) {
+        const wnn_field *f = &ft->f[i];
+        if ((f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST ||
+             f->type == WNN_F_ENUM_LIST) && f->def != WNN_LIST_OR_ONE) {
+            const wnn_u32_list *l =
+                (const wnn_u32_list *)((const char *)opts + f->offset);
+            if (l->present && l->scalar) {
+                char an[64];
+                snprintf(an, sizeof(an), "%s%s",
+                         is_positional(op, f->camel) ? ""
+                                                                  : "options.",
+                         f->camel);
+                return wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
+                                 "expected a sequence, got an integer");
+            }
+        }
+    }
+    return WNN_OK;
+}
+
+/* The node's inputs (in) with their limit entries (entry, -1: none) and
+ * argument names (arg): the positional operands (a sequence one spread),
+ * then the operand-valued options, whose fields in opts are rewritten from
+ * operand id + 1 to node input index + 1. */
+static wnn_status
+gather_inputs(wnn_op op, const wnn_op_limits *lim, const uint32_t *inputs,
+              uint32_t n_inputs, void *opts, uint32_t *in, int *entry,
+              const char **arg, const char *name, const char *label,
+              wnn_error *err)
+{
+    const wnn_op_params *ps = wnn_op_params_get(op);
+    const wnn_field_table *ft = wnn_op_get(op)->fields;
+    int seq = ps->seq;
+    uint32_t n_pos = ps->n_operands;
+    uint32_t n_seq = n_inputs - (n_pos - (seq >= 0 ? 1 : 0));
+    if ((seq < 0 && n_inputs != n_pos) || (seq >= 0 && n_inputs + 1 < n_pos)) {
+        return wnn_failk(err, WNN_TYPE_ERROR, name, label, NULL,
+                         "expected %u operands, got %u", n_pos, n_inputs);
+    }
+    for (uint32_t p = 0, i = 0; p < n_pos; p++) {
+        uint32_t cnt = (int)p == seq ? n_seq : 1;
+        for (uint32_t j = 0; j < cnt && i < n_inputs; j++, i++) {
+            in[i] = inputs[i];
+            entry[i] = p < lim->n_inputs ? (int)p : -1;
+            arg[i] = entry[i] >= 0 ? lim->e[entry[i]].name : "input";
+        }
+    }
+    uint32_t k = n_inputs;
+    for (uint32_t i = 0; i < ft->n; i++) {
+        if (ft->f[i].type != WNN_F_OPERAND) {
+            continue;
+        }
+        uint32_t *slot = (uint32_t *)((char *)opts + ft->f[i].offset);
+        if (*slot == 0) {
+            continue;
+        }
+        in[k] = *slot - 1;
+        entry[k] = limit_entry_named(lim, ft->f[i].camel);
+        arg[k] = ft->f[i].camel;
+        *slot = k + 1; /* from operand id + 1 to node input index + 1 */
+        k++;
+    }
+    return WNN_OK;
+}
+
+/* Enum-valued fields hold valid values (the C API can pass anything). */
+static wnn_status
+check_enum_fields(const wnn_field_table *ft, const void *opts,
+                  const char *name, const char *lbl, wnn_error *err)
+{
+    for (uint32_t i = 0; i < ft->n; i++) {
+        const wnn_field *f = &ft->f[i];
+        int v = -1, count = 0;
+        if (f->type == WNN_F_DTYPE) {
+            v = (int)*(const wnn_dtype *)((const char *)opts + f->offset);
+            count = WNN_DTYPE_COUNT;
+        } else if (f->type == WNN_F_ENUM && f->enum_values) {
+            v = *(const int *)((const char *)opts + f->offset);
+            while (f->enum_values[count]) {
+                count++;
+            }
+        } else {
+            continue;
+        }
+        if (v < 0 || v >= count) {
+            char an[64];
+            snprintf(an, sizeof(an), "options.%s", f->camel);
+            return wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
+                             "value %d is not a valid enumeration value", v);
+        }
+    }
+    return WNN_OK;
+}
+
+/* The inputs are this builder's operands (their descriptors into in_desc,
+ * which is c->in) and within the backend's limits. */
+static wnn_status
+check_inputs(wnn_check *c, const wnn_ir *ir, const wnn_op_limits *lim,
+             const uint32_t *in, const int *entry, const char **arg,
+             uint32_t n_inputs, wnn_desc *in_desc)
+{
+    for (uint32_t i = 0; i < c->n_in; i++) {
+        if (in[i] >= ir->n_operands) {
+            return wnn_fail(c, arg[i], "the operand is not from this builder");
+        }
+        in_desc[i] = ir->operands[in[i]].desc;
+    }
+    for (uint32_t i = 0; i < c->n_in; i++) {
+        char an[64];
+        snprintf(an, sizeof(an), "%s%s", i >= n_inputs ? "options." : "",
+                 arg[i]);
+        if (entry[i] >= 0 &&
+            check_limit(c, &lim->e[entry[i]], &in_desc[i], an) != WNN_OK) {
+            return WNN_ERR;
+        }
+    }
+    return WNN_OK;
+}
+
+/* Lists the checker resolved live in c: into the graph's memory. */
+static wnn_status
+keep_resolved_lists(wnn_ir *ir, const wnn_field_table *ft, void *resolved,
+                    const wnn_check *c, const char *name, wnn_error *err)
+{
+    for (uint32_t i = 0; i < ft->n && c->n_lists; i++) {
+        const wnn_field *f = &ft->f[i];
+        if (f->type != WNN_F_U32_LIST && f->type != WNN_F_I32_LIST &&
+            f->type != WNN_F_ENUM_LIST) {
+            continue;
+        }
+        wnn_u32_list *l = (wnn_u32_list *)((char *)resolved + f->offset);
+        for (uint32_t j = 0; j < c->n_lists; j++) {
+            if (l->v != c->lists[j]) {
+                continue;
+            }
+            uint32_t *v = wnn_arena_alloc(&ir->arena,
+                                          sizeof(uint32_t) * (l->n + 1));
+            if (!v) {
+                return oom(err, name);
+            }
+            memcpy(v, c->lists[j], sizeof(uint32_t) * l->n);
+            l->v = v;
+        }
+    }
+    return WNN_OK;
+}
+
+/* The outputs within the backend's limits and the context's tensor size. */
+static wnn_status
+check_outputs(wnn_builder *b, wnn_check *c, const wnn_op_limits *lim,
+              const char *name, const char *lbl, wnn_error *err)
+{
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        uint32_t e = lim->n_inputs + i < lim->n ? lim->n_inputs + i : lim->n - 1u;
+        if (check_limit(c, &lim->e[e], &c->out[i], "output") != WNN_OK ||
+            wnn_desc_check(b->ctx, &c->out[i], name, "output", err) !=
+                WNN_OK) {
+            if (err->label[0] == '\0' && lbl) {
+                snprintf(err->label, sizeof(err->label), "%s", lbl);
+            }
+            return WNN_ERR;
+        }
+    }
+    return WNN_OK;
+}
+
+/* Make graph connections: the node and its output operands. */
+static wnn_status
+add_node(wnn_ir *ir, wnn_op op, uint32_t *in, const wnn_check *c,
+         void *resolved, char *lbl, uint32_t *outs, const char *name,
+         wnn_error *err)
+{
+    if (!wnn_grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
+                  sizeof(wnn_node))) {
+        return oom(err, name);
+    }
+    uint32_t *out_ids = wnn_arena_alloc(&ir->arena, sizeof(uint32_t) * c->n_out);
+    if (!out_ids) {
+        return oom(err, name);
+    }
+    uint32_t nid = ir->n_nodes;
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        wnn_operand *o = new_operand(ir, &out_ids[i]);
+        if (!o) {
+            ir->n_operands -= i; /* drop the half-made outputs */
+            return oom(err, name);
+        }
+        o->desc = c->out[i];
+        o->kind = WNN_OPERAND_NODE;
+        o->node = nid;
+        outs[i] = out_ids[i];
+    }
+    wnn_node *node = &ir->nodes[ir->n_nodes++];
+    node->op = op;
+    node->n_in = c->n_in;
+    node->in = in;
+    node->n_out = c->n_out;
+    node->out = out_ids;
+    node->options = resolved;
+    node->label = lbl;
+    return WNN_OK;
+}
+
 wnn_status
 wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
                uint32_t n_inputs, const void *options, const char *label,
@@ -466,82 +676,11 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         goto done;
     }
     memcpy(opts, options, info->options_size);
-    /* IDL: a sequence argument given as one integer (the Python layer
-     * passes unions through as `scalar` lists) is a TypeError, unless the
-     * IDL type is a union with a single value (WNN_LIST_OR_ONE). */
-    for (uint32_t i = 0; i < ft->n; i++) {
-        const wnn_field *f = &ft->f[i];
-        if ((f->type == WNN_F_U32_LIST || f->type == WNN_F_I32_LIST ||
-             f->type == WNN_F_ENUM_LIST) && f->def != WNN_LIST_OR_ONE) {
-            const wnn_u32_list *l =
-                (const wnn_u32_list *)((const char *)opts + f->offset);
-            if (l->present && l->scalar) {
-                char an[64];
-                snprintf(an, sizeof(an), "%s%s",
-                         is_positional(op, f->camel) ? ""
-                                                                  : "options.",
-                         f->camel);
-                wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
-                          "expected a sequence, got an integer");
-                goto done;
-            }
-        }
-    }
-
-    const wnn_op_params *ps = wnn_op_params_get(op);
-    int seq = ps->seq;
-    uint32_t n_pos = ps->n_operands;
-    uint32_t n_seq = n_inputs - (n_pos - (seq >= 0 ? 1 : 0));
-    if ((seq < 0 && n_inputs != n_pos) || (seq >= 0 && n_inputs + 1 < n_pos)) {
-        wnn_failk(err, WNN_TYPE_ERROR, name, label, NULL,
-                  "expected %u operands, got %u", n_pos, n_inputs);
+    if (check_list_scalars(op, ft, opts, name, lbl, err) != WNN_OK ||
+        gather_inputs(op, &lim, inputs, n_inputs, opts, in, entry, arg, name,
+                      label, err) != WNN_OK ||
+        check_enum_fields(ft, opts, name, lbl, err) != WNN_OK) {
         goto done;
-    }
-    for (uint32_t p = 0, i = 0; p < n_pos; p++) {
-        uint32_t cnt = (int)p == seq ? n_seq : 1;
-        for (uint32_t j = 0; j < cnt && i < n_inputs; j++, i++) {
-            in[i] = inputs[i];
-            entry[i] = p < lim.n_inputs ? (int)p : -1;
-            arg[i] = entry[i] >= 0 ? lim.e[entry[i]].name : "input";
-        }
-    }
-    uint32_t k = n_inputs;
-    for (uint32_t i = 0; i < ft->n; i++) {
-        if (ft->f[i].type != WNN_F_OPERAND) {
-            continue;
-        }
-        uint32_t *slot = (uint32_t *)((char *)opts + ft->f[i].offset);
-        if (*slot == 0) {
-            continue;
-        }
-        in[k] = *slot - 1;
-        entry[k] = limit_entry_named(&lim, ft->f[i].camel);
-        arg[k] = ft->f[i].camel;
-        *slot = k + 1; /* from operand id + 1 to node input index + 1 */
-        k++;
-    }
-    /* Enum-valued fields hold valid values (the C API can pass anything). */
-    for (uint32_t i = 0; i < ft->n; i++) {
-        const wnn_field *f = &ft->f[i];
-        int v = -1, count = 0;
-        if (f->type == WNN_F_DTYPE) {
-            v = (int)*(const wnn_dtype *)((const char *)opts + f->offset);
-            count = WNN_DTYPE_COUNT;
-        } else if (f->type == WNN_F_ENUM && f->enum_values) {
-            v = *(const int *)((const char *)opts + f->offset);
-            while (f->enum_values[count]) {
-                count++;
-            }
-        } else {
-            continue;
-        }
-        if (v < 0 || v >= count) {
-            char an[64];
-            snprintf(an, sizeof(an), "options.%s", f->camel);
-            wnn_failk(err, WNN_TYPE_ERROR, name, lbl, an,
-                      "value %d is not a valid enumeration value", v);
-            goto done;
-        }
     }
     /* The checker reads opts and writes what it resolves into the node's
      * own copy (checkers are pure: no allocation, opts untouched). */
@@ -553,21 +692,8 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
     memcpy(resolved, opts, info->options_size);
     wnn_check c = { .op = op, .label = lbl, .in = in_desc, .n_in = n_all,
                     .options = opts, .resolved = resolved, .err = err };
-    for (uint32_t i = 0; i < n_all; i++) {
-        if (in[i] >= ir->n_operands) {
-            wnn_fail(&c, arg[i], "the operand is not from this builder");
-            goto done;
-        }
-        in_desc[i] = ir->operands[in[i]].desc;
-    }
-    for (uint32_t i = 0; i < n_all; i++) {
-        char an[64];
-        snprintf(an, sizeof(an), "%s%s", i >= n_inputs ? "options." : "",
-                 arg[i]);
-        if (entry[i] >= 0 &&
-            check_limit(&c, &lim.e[entry[i]], &in_desc[i], an) != WNN_OK) {
-            goto done;
-        }
+    if (check_inputs(&c, ir, &lim, in, entry, arg, n_inputs, in_desc) != WNN_OK) {
+        goto done;
     }
     wnn_desc out_desc[WNN_MAX_OUTPUTS];
     c.out = out_desc;
@@ -579,71 +705,11 @@ wnn_builder_op(wnn_builder *b, wnn_op op, const uint32_t *inputs,
         wnn_fail(&c, NULL, "too many outputs (%u)", c.n_out);
         goto done;
     }
-    /* Lists the checker resolved live in c: into the graph's memory. */
-    for (uint32_t i = 0; i < ft->n && c.n_lists; i++) {
-        const wnn_field *f = &ft->f[i];
-        if (f->type != WNN_F_U32_LIST && f->type != WNN_F_I32_LIST &&
-            f->type != WNN_F_ENUM_LIST) {
-            continue;
-        }
-        wnn_u32_list *l = (wnn_u32_list *)((char *)resolved + f->offset);
-        for (uint32_t j = 0; j < c.n_lists; j++) {
-            if (l->v != c.lists[j]) {
-                continue;
-            }
-            uint32_t *v = wnn_arena_alloc(&ir->arena,
-                                          sizeof(uint32_t) * (l->n + 1));
-            if (!v) {
-                oom(err, name);
-                goto done;
-            }
-            memcpy(v, c.lists[j], sizeof(uint32_t) * l->n);
-            l->v = v;
-        }
-    }
-    for (uint32_t i = 0; i < c.n_out; i++) {
-        uint32_t e = lim.n_inputs + i < lim.n ? lim.n_inputs + i : lim.n - 1u;
-        if (check_limit(&c, &lim.e[e], &out_desc[i], "output") != WNN_OK ||
-            wnn_desc_check(b->ctx, &out_desc[i], name, "output", err) !=
-                WNN_OK) {
-            if (err->label[0] == '\0' && lbl) {
-                snprintf(err->label, sizeof(err->label), "%s", lbl);
-            }
-            goto done;
-        }
-    }
-    /* Make graph connections. */
-    if (!wnn_grow((void **)&ir->nodes, &ir->cap_nodes, ir->n_nodes + 1,
-                  sizeof(wnn_node))) {
-        oom(err, name);
+    if (keep_resolved_lists(ir, ft, resolved, &c, name, err) != WNN_OK ||
+        check_outputs(b, &c, &lim, name, lbl, err) != WNN_OK ||
+        add_node(ir, op, in, &c, resolved, lbl, outs, name, err) != WNN_OK) {
         goto done;
     }
-    uint32_t *out_ids = wnn_arena_alloc(&ir->arena, sizeof(uint32_t) * c.n_out);
-    if (!out_ids) {
-        oom(err, name);
-        goto done;
-    }
-    uint32_t nid = ir->n_nodes;
-    for (uint32_t i = 0; i < c.n_out; i++) {
-        wnn_operand *o = new_operand(ir, &out_ids[i]);
-        if (!o) {
-            ir->n_operands -= i; /* drop the half-made outputs */
-            oom(err, name);
-            goto done;
-        }
-        o->desc = out_desc[i];
-        o->kind = WNN_OPERAND_NODE;
-        o->node = nid;
-        outs[i] = out_ids[i];
-    }
-    wnn_node *node = &ir->nodes[ir->n_nodes++];
-    node->op = op;
-    node->n_in = n_all;
-    node->in = in;
-    node->n_out = c.n_out;
-    node->out = out_ids;
-    node->options = resolved;
-    node->label = lbl;
     *n_out = c.n_out;
     st = WNN_OK;
 done:

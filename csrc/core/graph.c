@@ -80,6 +80,96 @@ check_outputs(const wnn_ir *ir, uint32_t n_out, const char *const *names,
 }
 
 /* #api-mlgraphbuilder-build */
+/* Reachability (reach: the operands the outputs depend on) and the
+ * topological order of the nodes they need (iterative post-order DFS;
+ * state and stack: scratch of n_nodes + 1 and 2 (n_nodes + 1) zeroed and
+ * any); the number of nodes in order. */
+static uint32_t
+topo_order(const wnn_ir *ir, uint32_t n_out, const uint32_t *ids,
+           uint8_t *state, uint32_t *stack, uint8_t *reach, uint32_t *order)
+{
+    uint32_t n_order = 0;
+    for (uint32_t i = 0; i < n_out; i++) {
+        reach[ids[i]] = 1;
+        uint32_t root = ir->operands[ids[i]].node;
+        if (state[root]) {
+            continue;
+        }
+        uint32_t sp = 0;
+        stack[sp++] = root;
+        state[root] = 1;
+        while (sp) {
+            uint32_t n = stack[sp - 1];
+            bool pushed = false;
+            const wnn_node *node = &ir->nodes[n];
+            for (uint32_t j = 0; j < node->n_in; j++) {
+                const wnn_operand *o = &ir->operands[node->in[j]];
+                reach[node->in[j]] = 1;
+                if (o->kind == WNN_OPERAND_NODE && !state[o->node]) {
+                    state[o->node] = 1;
+                    stack[sp++] = o->node;
+                    pushed = true;
+                    break;
+                }
+            }
+            if (!pushed) {
+                sp--;
+                if (state[n] == 1) {
+                    state[n] = 2;
+                    order[n_order++] = n;
+                }
+            }
+        }
+    }
+    return n_order;
+}
+
+/* The graph's named inputs (those the outputs reach) and outputs, and
+ * their indexes by name; false: out of memory. */
+static bool
+name_inputs_outputs(wnn_graph *g, wnn_ir *ir, const uint8_t *reach,
+                    uint32_t n_out, const char *const *names,
+                    const uint32_t *ids)
+{
+    for (uint32_t i = 0; i < ir->n_inputs; i++) {
+        uint32_t id = ir->inputs[i];
+        if (reach[id]) {
+            wnn_named *nm = &g->inputs[g->n_inputs++];
+            nm->name = ir->operands[id].name;
+            nm->operand = id;
+            nm->desc = ir->operands[id].desc;
+        }
+    }
+    bool oom = false;
+    for (uint32_t i = 0; i < n_out; i++) {
+        wnn_named *nm = &g->outputs[g->n_outputs++];
+        nm->name = wnn_arena_strdup(&ir->arena, names[i]);
+        nm->operand = ids[i];
+        nm->desc = ir->operands[ids[i]].desc;
+        oom |= !nm->name || wnn_strmap_put(&g->output_index, nm->name, i) < 0;
+    }
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        oom |= wnn_strmap_put(&g->input_index, g->inputs[i].name, i) < 0;
+    }
+    return !oom;
+}
+
+/* Unreachable constants are dropped now. */
+static void
+drop_unreachable_constants(wnn_ir *ir, const uint8_t *reach)
+{
+    for (uint32_t i = 0; i < ir->n_operands; i++) {
+        wnn_operand *o = &ir->operands[i];
+        if (!reach[i] && o->kind == WNN_OPERAND_CONSTANT) {
+            wnn_operand_drop_data(o);
+            if (o->tensor) {
+                wnn_tensor_release(o->tensor);
+                o->tensor = NULL;
+            }
+        }
+    }
+}
+
 wnn_status
 wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
                   const uint32_t *ids, wnn_graph **out, wnn_error *err)
@@ -119,39 +209,7 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
     }
-    uint32_t n_order = 0;
-    for (uint32_t i = 0; i < n_out; i++) {
-        reach[ids[i]] = 1;
-        uint32_t root = ir->operands[ids[i]].node;
-        if (state[root]) {
-            continue;
-        }
-        uint32_t sp = 0;
-        stack[sp++] = root;
-        state[root] = 1;
-        while (sp) {
-            uint32_t n = stack[sp - 1];
-            bool pushed = false;
-            const wnn_node *node = &ir->nodes[n];
-            for (uint32_t j = 0; j < node->n_in; j++) {
-                const wnn_operand *o = &ir->operands[node->in[j]];
-                reach[node->in[j]] = 1;
-                if (o->kind == WNN_OPERAND_NODE && !state[o->node]) {
-                    state[o->node] = 1;
-                    stack[sp++] = o->node;
-                    pushed = true;
-                    break;
-                }
-            }
-            if (!pushed) {
-                sp--;
-                if (state[n] == 1) {
-                    state[n] = 2;
-                    order[n_order++] = n;
-                }
-            }
-        }
-    }
+    uint32_t n_order = topo_order(ir, n_out, ids, state, stack, reach, order);
     free(state);
     free(stack);
 
@@ -189,37 +247,8 @@ wnn_builder_build(wnn_builder *b, uint32_t n_out, const char *const *names,
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
                          "out of memory");
     }
-    for (uint32_t i = 0; i < ir->n_inputs; i++) {
-        uint32_t id = ir->inputs[i];
-        if (reach[id]) {
-            wnn_named *nm = &g->inputs[g->n_inputs++];
-            nm->name = ir->operands[id].name;
-            nm->operand = id;
-            nm->desc = ir->operands[id].desc;
-        }
-    }
-    bool oom = false;
-    for (uint32_t i = 0; i < n_out; i++) {
-        wnn_named *nm = &g->outputs[g->n_outputs++];
-        nm->name = wnn_arena_strdup(&ir->arena, names[i]);
-        nm->operand = ids[i];
-        nm->desc = ir->operands[ids[i]].desc;
-        oom |= !nm->name || wnn_strmap_put(&g->output_index, nm->name, i) < 0;
-    }
-    for (uint32_t i = 0; i < g->n_inputs; i++) {
-        oom |= wnn_strmap_put(&g->input_index, g->inputs[i].name, i) < 0;
-    }
-    /* Unreachable constants are dropped now. */
-    for (uint32_t i = 0; i < ir->n_operands; i++) {
-        wnn_operand *o = &ir->operands[i];
-        if (!reach[i] && o->kind == WNN_OPERAND_CONSTANT) {
-            wnn_operand_drop_data(o);
-            if (o->tensor) {
-                wnn_tensor_release(o->tensor);
-                o->tensor = NULL;
-            }
-        }
-    }
+    bool oom = !name_inputs_outputs(g, ir, reach, n_out, names, ids);
+    drop_unreachable_constants(ir, reach);
     free(reach);
     /* The builder has built: its IR now belongs to the graph. */
     b->built = true;
