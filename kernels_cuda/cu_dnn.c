@@ -99,29 +99,13 @@ plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain
     return planned;
 }
 
-bool
-plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
-                const cu_node *act_cn)
+/* The tensor, filter and convolution descriptors of the forward view (K
+ * filters over Cg channels each); false when cuDNN refuses them or the
+ * forward convolution's output is not exactly the other side. */
+static bool
+dnn_descriptors(const wdnn_api *a, cu_dnn *d, const ck_conv_p *p,
+                const uint32_t *pad, int K, int Cg, int dt, int fmt)
 {
-    const wnn_node *node = cn->node;
-    const ck_conv_p *p = &cn->u.conv;
-    const uint32_t *pad;
-    if (p->transpose) {
-        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
-    } else {
-        pad = ((const wnn_conv2d_options *)node->options)->pad;
-    }
-    const wdnn_api *a = b->dnn;
-    cu_dnn *d = calloc(1, sizeof(*d));
-    if (!d) {
-        return false;
-    }
-    d->bwd = p->transpose;
-    int dt = p->dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
-    int fmt = p->nhwc ? WDNN_TENSOR_NHWC : WDNN_TENSOR_NCHW;
-    /* forward-convolution view: K filters over C / groups channels */
-    int K = (int)(d->bwd ? p->C : p->O);
-    int Cg = (int)((d->bwd ? p->O : p->C) / p->groups);
     bool ok =
         a->cudnnCreateTensorDescriptor(&d->x) == 0 &&
         a->cudnnCreateTensorDescriptor(&d->y) == 0 &&
@@ -152,45 +136,53 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
          n == (int)q->N && c == K && h == (int)(d->bwd ? q->H : q->OH) &&
          w == (int)(d->bwd ? q->W : q->OW);
     (void)fout;
-    /* the algorithm: the heuristics' first that fits (FMA for float32) */
+    return ok;
+}
+
+/* the algorithm: the heuristics' first that fits (FMA for float32) */
+static bool
+dnn_pick_algo(cu_backend *b, cu_dnn *d, const ck_conv_p *p)
+{
+    const wdnn_api *a = b->dnn;
     wdnn_algo_perf perf[16];
     int got = 0;
     d->algo = -1;
-    if (ok) {
-        wdnn_status st = d->bwd
-            ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
-                                                             d->y, 16, &got, perf)
-            : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
-                                                        d->y, 16, &got, perf);
-        for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
-            if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
-                (p->dt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
-                 perf[i].mathType != WDNN_DEFAULT_MATH)) {
-                continue;
-            }
-            size_t ws = 0;
-            st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
-                              b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
-                        : a->cudnnGetConvolutionForwardWorkspaceSize(
-                              b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
-            if (st == 0 && ws <= DNN_WS_MAX) {
-                d->algo = perf[i].algo;
-                d->ws = ws;
-            }
-            st = 0;
+    wdnn_status st = d->bwd
+        ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
+                                                         d->y, 16, &got, perf)
+        : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
+                                                    d->y, 16, &got, perf);
+    for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
+        if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
+            (p->dt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
+             perf[i].mathType != WDNN_DEFAULT_MATH)) {
+            continue;
         }
-        /* the algorithm's math type may differ from the request: set ours
-         * again (no TF32 for float32) */
-        ok = d->algo >= 0 &&
-             a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
-                                                         ? WDNN_TENSOR_OP_MATH
-                                                         : WDNN_FMA_MATH) == 0;
+        size_t ws = 0;
+        st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
+                          b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
+                    : a->cudnnGetConvolutionForwardWorkspaceSize(
+                          b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
+        if (st == 0 && ws <= DNN_WS_MAX) {
+            d->algo = perf[i].algo;
+            d->ws = ws;
+        }
+        st = 0;
     }
-    if (!ok) {
-        dnn_free(b, d, true);
-        return false;
-    }
-    /* the filter in cuDNN's layout */
+    /* the algorithm's math type may differ from the request: set ours
+     * again (no TF32 for float32) */
+    return d->algo >= 0 &&
+           a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+                                                       ? WDNN_TENSOR_OP_MATH
+                                                       : WDNN_FMA_MATH) == 0;
+}
+
+/* the filter in cuDNN's layout: a view that relays it out when its layout
+ * differs (once for a constant, else at each run into the scratch) */
+static void
+dnn_filter_layout(cu_dnn *d, const ck_conv_p *p, const wnn_ir *ir,
+                  const wnn_node *node, int K, int Cg)
+{
     const int *src = cu_filter_axes(d->bwd, p->flayout);
     static const int kcrs[4] = { 0, 1, 2, 3 }, krsc[4] = { 0, 2, 3, 1 };
     const int *dst = p->nhwc ? krsc : kcrs;
@@ -217,6 +209,91 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         d->fbytes = cu_align_up((uint64_t)acc * cu_core->dtype_size(p->dt));
         d->frelayout = ir->operands[node->in[1]].kind == WNN_OPERAND_CONSTANT ? 1 : 2;
     }
+}
+
+/* bias + residual + relu / relu6 in one cuDNN call (forward only) */
+static void
+dnn_fuse_bias_act(const wdnn_api *a, cu_dnn *d, const cu_node *cn,
+                  const wnn_epilogue *chain, const cu_node *act_cn, int dt)
+{
+    const ck_conv_p *p = &cn->u.conv;
+    int act = act_cn->u.un.op;
+    float lo = act_cn->u.un.lo, hi = act_cn->u.un.hi;
+    bool relu = act == CK_U_RELU;
+    bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
+    bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
+    bool one_bias = (cn->bias != 0) != chan;
+    if ((relu || relu6) && one_bias &&
+        a->cudnnCreateTensorDescriptor(&d->bias) == 0 &&
+        a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                      (int)p->O, 1, 1) == 0 &&
+        a->cudnnCreateActivationDescriptor(&d->act) == 0 &&
+        a->cudnnSetActivationDescriptor(
+            d->act, relu ? WDNN_ACTIVATION_RELU : WDNN_ACTIVATION_CLIPPED_RELU,
+            WDNN_PROPAGATE_NAN, relu ? 0.0 : (double)hi) == 0) {
+        d->fused = true;
+        d->bias_src = cn->bias;
+    }
+}
+
+/* float16 with a bias that no fused call takes: the bias through
+ * cudnnConvolutionBiasActivationForward with IDENTITY (on
+ * IMPLICIT_PRECOMP_GEMM); false when cuDNN cannot. */
+static bool
+dnn_half_bias(cu_backend *b, cu_dnn *d, cu_node *cn, int dt)
+{
+    const wdnn_api *a = b->dnn;
+    const ck_conv_p *p = &cn->u.conv;
+    size_t ws = 0;
+    int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
+                                                   algo, &ws) != 0 ||
+        ws > DNN_WS_MAX ||
+        (!d->bias && (a->cudnnCreateTensorDescriptor(&d->bias) != 0 ||
+                      a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
+                                                    (int)p->O, 1, 1) != 0)) ||
+        (!d->act && a->cudnnCreateActivationDescriptor(&d->act) != 0) ||
+        a->cudnnSetActivationDescriptor(d->act, WDNN_ACTIVATION_IDENTITY,
+                                        WDNN_PROPAGATE_NAN, 0.0) != 0) {
+        return false;
+    }
+    d->algo = algo;
+    d->ws = ws;
+    cn->scratch = d->ws_off + cu_align_up(d->ws);
+    d->fused = d->identity = true;
+    d->bias_src = cn->bias;
+    return true;
+}
+
+bool
+plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
+                const cu_node *act_cn)
+{
+    const wnn_node *node = cn->node;
+    const ck_conv_p *p = &cn->u.conv;
+    const uint32_t *pad;
+    if (p->transpose) {
+        pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
+    } else {
+        pad = ((const wnn_conv2d_options *)node->options)->pad;
+    }
+    const wdnn_api *a = b->dnn;
+    cu_dnn *d = calloc(1, sizeof(*d));
+    if (!d) {
+        return false;
+    }
+    d->bwd = p->transpose;
+    int dt = p->dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
+    int fmt = p->nhwc ? WDNN_TENSOR_NHWC : WDNN_TENSOR_NCHW;
+    /* forward-convolution view: K filters over C / groups channels */
+    int K = (int)(d->bwd ? p->C : p->O);
+    int Cg = (int)((d->bwd ? p->O : p->C) / p->groups);
+    if (!dnn_descriptors(a, d, p, pad, K, Cg, dt, fmt) ||
+        !dnn_pick_algo(b, d, p)) {
+        dnn_free(b, d, true);
+        return false;
+    }
+    dnn_filter_layout(d, p, ir, node, K, Cg);
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
     /* float16 with a bias: cuDNN's convolution would round to float16 before
@@ -228,46 +305,12 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         dnn_free(b, d, true);
         return false;
     }
-    /* bias + residual + relu / relu6 in one cuDNN call (forward only) */
     if (!d->bwd && chain && act_cn) {
-        int act = act_cn->u.un.op;
-        float lo = act_cn->u.un.lo, hi = act_cn->u.un.hi;
-        bool relu = act == CK_U_RELU;
-        bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
-        bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
-        bool one_bias = (cn->bias != 0) != chan;
-        if ((relu || relu6) && one_bias &&
-            a->cudnnCreateTensorDescriptor(&d->bias) == 0 &&
-            a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
-                                          (int)p->O, 1, 1) == 0 &&
-            a->cudnnCreateActivationDescriptor(&d->act) == 0 &&
-            a->cudnnSetActivationDescriptor(
-                d->act, relu ? WDNN_ACTIVATION_RELU : WDNN_ACTIVATION_CLIPPED_RELU,
-                WDNN_PROPAGATE_NAN, relu ? 0.0 : (double)hi) == 0) {
-            d->fused = true;
-            d->bias_src = cn->bias;
-        }
+        dnn_fuse_bias_act(a, d, cn, chain, act_cn, dt);
     }
-    if (half_bias && !d->fused) {
-        size_t ws = 0;
-        int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-        if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
-                                                       algo, &ws) != 0 ||
-            ws > DNN_WS_MAX ||
-            (!d->bias && (a->cudnnCreateTensorDescriptor(&d->bias) != 0 ||
-                          a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
-                                                        (int)p->O, 1, 1) != 0)) ||
-            (!d->act && a->cudnnCreateActivationDescriptor(&d->act) != 0) ||
-            a->cudnnSetActivationDescriptor(d->act, WDNN_ACTIVATION_IDENTITY,
-                                            WDNN_PROPAGATE_NAN, 0.0) != 0) {
-            dnn_free(b, d, true);
-            return false;
-        }
-        d->algo = algo;
-        d->ws = ws;
-        cn->scratch = d->ws_off + cu_align_up(d->ws);
-        d->fused = d->identity = true;
-        d->bias_src = cn->bias;
+    if (half_bias && !d->fused && !dnn_half_bias(b, d, cn, dt)) {
+        dnn_free(b, d, true);
+        return false;
     }
     cn->dnn = d;
     return true;

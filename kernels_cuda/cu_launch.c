@@ -28,34 +28,16 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     free(c);
 }
 
-wnn_status
-cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+#define CU_OOM_MESSAGE "out of memory while compiling for the GPU"
+
+/* The nodes in plan order: kernel parameters, scratch, the largest number
+ * of inputs or outputs (c->max_io); idx[node id]: its position. */
+static wnn_status
+prep_nodes(cu_backend *b, cu_compiled *c, const wnn_graph *g, uint32_t *idx,
+           wnn_error *err)
 {
-    cu_backend *b = cu_of(be);
     const wnn_ir *ir = g->ir;
     const wnn_plan *p = &g->plan;
-    cudaError_t e = cudaSuccess;
-    const char *what = "";
-    cu_enter(b);
-    cu_compiled *c = calloc(1, sizeof(*c));
-    if (!c) {
-        goto oom;
-    }
-    pthread_mutex_init(&c->mu, NULL);
-    c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
-    c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
-    uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
-    if (!c->const_off || !c->nodes || !idx) {
-        free(idx);
-        goto oom;
-    }
-    /* The core's pipeline (core/compile.c) has found the epilogue
-     * chains (g->fusion: this backend declares WNN_FUSE_EPILOGUE unless
-     * WEBNN_CUDA_FUSION=0) and made the memory plan that keeps each chain's
-     * inputs alive until the chain's last node, where it runs (g->plan). */
-    const wnn_fusion *fusion = &g->fusion;
-    /* nodes: kernel parameters, scratch */
-    uint64_t scratch = 0;
     for (uint32_t n = 0; n < p->n_order; n++) {
         idx[p->order[n]] = n;
         const wnn_node *node = &ir->nodes[p->order[n]];
@@ -73,20 +55,16 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         cn->result = node->n_out ? node->out[0] : 0;
         cn->addend = UINT32_MAX;
         if (cn->kind == K_NONE) {
-            free(idx);
-            cu_compiled_free(be, c);
             return cu_core->failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
                              "%s has no CUDA kernel",
                              cu_core->op_get(node->op)->camel);
         }
         if (!prep_node(cn, in, outd)) {
-            free(idx);
-            goto oom;
+            return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                                  CU_OOM_MESSAGE);
         }
         if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
             need_blas(b, err) != WNN_OK) {
-            free(idx);
-            cu_compiled_free(be, c);
             return WNN_ERR;
         }
         if (node->n_in > c->max_io) {
@@ -96,7 +74,21 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             c->max_io = node->n_out;
         }
     }
-    /* the producers: fused chains, convolutions on cuDNN */
+    return WNN_OK;
+}
+
+/* The producers: fused chains (the core's pipeline, core/compile.c, has
+ * found the epilogue chains, g->fusion: this backend declares
+ * WNN_FUSE_EPILOGUE unless WEBNN_CUDA_FUSION=0, and made the memory plan
+ * that keeps each chain's inputs alive until the chain's last node, where
+ * it runs, g->plan), convolutions on cuDNN. */
+static void
+plan_producers(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+               const uint32_t *idx)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    const wnn_fusion *fusion = &g->fusion;
     for (uint32_t n = 0; n < c->n_nodes; n++) {
         cu_node *cn = &c->nodes[n];
         if (cn->kind != K_CONV && cn->kind != K_MATMUL && cn->kind != K_GEMM) {
@@ -145,18 +137,17 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         cn->epi_on = ep->bias || ep->add || ep->act >= 0;
     }
-    free(idx);
-    for (uint32_t n = 0; n < c->n_nodes; n++) {
-        if (c->nodes[n].scratch > scratch) {
-            scratch = c->nodes[n].scratch;
-        }
-    }
-    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
-    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
-    if (!c->ptr_in || !c->ptr_out) {
-        goto oom;
-    }
-    /* constants: one device block, uploaded once */
+}
+
+/* The constants in one device block, uploaded once (with the filters that
+ * cuDNN needs relaid out, once); *what: the step that failed. */
+static cudaError_t
+upload_constants(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+                 const char **what)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    cudaError_t e = cudaSuccess;
     uint64_t const_bytes = 0;
     for (uint32_t i = 0; i < ir->n_operands; i++) {
         if (p->slots[i].kind == WNN_SLOT_CONSTANT) {
@@ -172,10 +163,10 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
     }
     if (const_bytes) {
-        what = "cudaMalloc (constants)";
+        *what = "cudaMalloc (constants)";
         if ((e = cudaMalloc(&c->consts, const_bytes)) != cudaSuccess) {
             c->consts = NULL;
-            goto cuda_fail;
+            return e;
         }
     }
     for (uint32_t i = 0; i < ir->n_operands; i++) {
@@ -185,7 +176,7 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         }
         uint64_t bytes = cu_core->desc_bytes(&o->desc);
         char *dst = (char *)c->consts + c->const_off[i];
-        what = "upload of a constant";
+        *what = "upload of a constant";
         if (o->tensor) {
             /* a constant MLTensor: device to device, after its creation
              * (queued earlier on the same stream) */
@@ -195,19 +186,64 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             e = stage_write(b, dst, o->data, bytes);
         }
         if (e != cudaSuccess) {
-            goto cuda_fail;
+            return e;
         }
     }
-    what = "filter layout for cuDNN";
+    *what = "filter layout for cuDNN";
     for (uint32_t n = 0; n < c->n_nodes; n++) {
         const cu_node *cn = &c->nodes[n];
         if (cn->dnn && cn->dnn->frelayout == 1) {
             void *fin[2] = { NULL, (char *)c->consts + c->const_off[cn->node->in[1]] };
             void *fout[1] = { (char *)c->consts + cn->dnn->fprep_off };
             if ((e = run_view(b, &cn->dnn->fview, fin, fout)) != cudaSuccess) {
-                goto cuda_fail;
+                return e;
             }
         }
+    }
+    return cudaSuccess;
+}
+
+wnn_status
+cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    cudaError_t e = cudaSuccess;
+    const char *what = "";
+    cu_enter(b);
+    cu_compiled *c = calloc(1, sizeof(*c));
+    if (!c) {
+        goto oom;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
+    c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
+    uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
+    if (!c->const_off || !c->nodes || !idx) {
+        free(idx);
+        goto oom;
+    }
+    if (prep_nodes(b, c, g, idx, err) != WNN_OK) {
+        free(idx);
+        cu_compiled_free(be, c);
+        return WNN_ERR;
+    }
+    plan_producers(b, c, g, idx);
+    free(idx);
+    uint64_t scratch = 0;
+    for (uint32_t n = 0; n < c->n_nodes; n++) {
+        if (c->nodes[n].scratch > scratch) {
+            scratch = c->nodes[n].scratch;
+        }
+    }
+    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
+    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
+    if (!c->ptr_in || !c->ptr_out) {
+        goto oom;
+    }
+    if ((e = upload_constants(b, c, g, &what)) != cudaSuccess) {
+        goto cuda_fail;
     }
     what = "cudaMalloc (intermediates)";
     if (p->arena_bytes &&
@@ -234,7 +270,7 @@ cuda_fail:
 oom:
     cu_compiled_free(be, c);
     return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                     "out of memory while compiling for the GPU");
+                     CU_OOM_MESSAGE);
 }
 
 wnn_status
