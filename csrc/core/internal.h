@@ -230,7 +230,7 @@ struct wnn_tensor {
     char fail_msg[200];
 };
 
-bool wnn_tensor_pin(wnn_tensor *t);   /* false: destroyed (context.c) */
+bool wnn_tensor_pin(wnn_tensor *t);   /* false: destroyed (timeline.c) */
 void wnn_tensor_unpin(wnn_tensor *t);
 
 struct wnn_builder {

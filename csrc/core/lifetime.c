@@ -1,5 +1,5 @@
 /* lifetime.c -- the reference count and destroyed state of graphs, a leaf
- * of csrc/core: it calls nothing of the core.  context.c (a queued dispatch
+ * of csrc/core: it calls nothing of the core.  timeline.c (a queued dispatch
  * holds its graph) and graph.c (the graph itself) both call down into it;
  * the graph's teardown, which releases its context, is graph.c's, reached
  * through g->free, set when the graph is made. */

@@ -1,4 +1,4 @@
-"""Small work on the caller's thread (csrc/core/context.c, enqueue): when the
+"""Small work on the caller's thread (csrc/core/timeline.c, wnn_enqueue): when the
 timeline is idle, reads and writes of up to 64 KiB and dispatches of small
 element-wise graphs run on the calling thread instead of being handed to
 the timeline thread.  The order must stay the timeline's: small work that

@@ -1,4 +1,4 @@
-"""Reads merged into dispatches (csrc/core/context.c): for a graph of
+"""Reads merged into dispatches (csrc/core/timeline_merge.c): for a graph of
 element-wise operators with one output, the timeline runs the graph straight
 into the buffer of the read_tensor() that follows its dispatch, leaves the
 output tensor "owed" and runs the graph again when the tensor's content is
