@@ -1,6 +1,8 @@
 /* direct.c -- conv2d's register-blocked direct kernels (AVX-512), nhwc and nchw (conv.h has the overview). */
 #include "conv.h"
 
+#include <sys/mman.h>
+
 #if HAVE_DIRECT
 #include <immintrin.h>
 /* The micro-kernel: acc[p][j] (PB x NV vectors of 16) += x0[p ps + c] *
@@ -619,6 +621,34 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
+/* falloc for packed weights: a block of 1 MiB and more in whole 2 MiB
+ * pages, asked of the kernel as transparent huge pages (where THP is
+ * "madvise", as on many distributions, a plain allocation gets 4 KiB
+ * pages).  A decode step streams every weight from memory once; on 4 KiB
+ * pages, a TLB miss every 4 KiB.  Measured on one token's products (2
+ * threads, weights well past the L3): 576 x 576 33.9 against 31.7 GB/s,
+ * 576 x 1536 33.5 / 30.7, 1536 x 576 30.2 / 21.9, the 576 x 49152 head
+ * 34.2 / 31.0.  The price: each such block rounded up to 2 MiB (SmolLM-135M's
+ * decode graph, 540 MB of packed weights: about 60 MB more, counted). */
+static float *
+falloc_big(size_t n)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (n > (SIZE_MAX - huge - 128) / sizeof(float) ||
+        n * sizeof(float) < ((size_t)1 << 20)) {
+        return falloc(n);
+    }
+    size_t bytes = (n * sizeof(float) + 64 + huge - 1) / huge * huge;
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* The filter of each of G groups (C input and O output channels a group)
  * in blocks of 64 output channels, each [KH][KW][C][64] (the last
  * [KH][KW][C][OP - 64 b], OP = O rounded up to 16), zeros in the padding
@@ -639,7 +669,7 @@ direct_pack_strided(const cpu_call *k, const float *w, const int64_t s[4],
     if (wt) {
         return wt;
     }
-    wt = falloc((size_t)(G * KH * KW * C * OP));
+    wt = falloc_big((size_t)(G * KH * KW * C * OP));
     if (!wt) {
         return NULL;
     }
