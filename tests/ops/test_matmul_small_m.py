@@ -4,8 +4,9 @@
   direct micro-kernel with the columns cut into 16-column vectors shared
   among the threads (csrc/cpu/kernels/conv/direct.c, direct_small_m);
   elsewhere BLIS;
-- b an input (attention's products against the cache) and at most 4 rows:
-  a loop without packing (csrc/cpu/blis/gemm.c, sgemm_rows) on every CPU.
+- b an input (attention's products against the cache) and one row: a loop
+  without packing (csrc/cpu/blis/gemm.c, sgemm_rows) on every CPU; more
+  rows take BLIS.
 
 Row counts 1..9 (9: past both limits), columns and depths that are not
 multiples of the 16-lane vector (nor of the 64-column blocks), pieces that

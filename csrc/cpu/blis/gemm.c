@@ -100,14 +100,16 @@ sgemm_body(void *p, int tid, int nt)
  * bli_sgemm ~80 GFLOP/s, the pool split ~165-175). */
 #define BLIS_OWN_THREADS_FLOPS 2e9
 
-/* Row-major C [m][n] = A [m][k] B [k][n] for a few rows (m <= SMALL_ROWS):
- * each row's columns in blocks of 64 accumulators (four 16-lane vectors in
- * the AVX-512 clone), k products of a broadcast a value and a row of B each;
- * no packing.  Attention's products in a decode step (one query row against
- * a cache of keys, batched per head: 1 x 64 x 73, 1 x 73 x 64) took 5-6 us
- * each on BLIS, which packs B and A on every call, against well under 1 us
- * here.  The sums run over k in order, as a dot product would. */
-#define SMALL_ROWS 4
+/* Row-major C [m][n] = A [m][k] B [k][n] for a single row (m <=
+ * SMALL_ROWS): the columns in blocks of 64 accumulators (four 16-lane
+ * vectors in the AVX-512 clone), k products of a broadcast a value and a
+ * row of B each; no packing.  Attention's products in a decode step (one
+ * query row against a cache of keys, batched per head: 1 x 64 x 73, 1 x 73
+ * x 64) took 5-6 us each on BLIS, which packs B and A on every call,
+ * against well under 1 us here.  One row only: with more, each row would
+ * read all of B again (BLIS packs it once).  The sums run over k in order,
+ * as a dot product would. */
+#define SMALL_ROWS 1
 CPU_HOT static void
 sgemm_rows(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
            const float *b, int64_t ldb, float *c, int64_t ldc)
