@@ -4,6 +4,7 @@ PyTorch.
 
     python examples/generate.py --arch llama --new-tokens 64 --check
     python examples/generate.py --config smollm-135m --threads 2 --prompt-ids 1,2,3,4
+    python examples/generate.py --onnx smollm.onnx --threads 2 --rounds 8
 
 The model is a transformers GPT-2 or Llama built from a config with seeded random
 weights, or read from a local checkpoint folder (--model-folder; nothing is
@@ -51,6 +52,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                    help="webnn context device (gpu: the cache in device memory)")
     r.add_argument("--threads", type=int, default=0,
                    help="CPU threads of webnn, ONNX Runtime and PyTorch (0: their default)")
+    r.add_argument("--rounds", type=int, default=1,
+                   help="timed generations of webnn and ONNX Runtime, taken in turns "
+                        "in this process (more than 1: min / median / max of the rounds)")
     r.add_argument("--check", action="store_true",
                    help="exit 1 unless webnn's greedy tokens equal transformers'")
     r.add_argument("--no-compare", action="store_true",
@@ -135,6 +139,20 @@ def report(name: str, first: float, per: List[float]) -> None:
           f"(median {med:.2f} ms/token)")
 
 
+def report_rounds(name: str, rounds: List[Tuple[float, List[float]]]) -> None:
+    """min / median / max over rounds of (first-token s, per-token s)."""
+    if len(rounds) == 1:
+        report(name, *rounds[0])
+        return
+    tps = [len(per) / sum(per) for _, per in rounds]
+    first = [f * 1e3 for f, _ in rounds]
+
+    def mmm(v: List[float]) -> str:
+        return f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}"
+    print(f"  {name:<24} first token {mmm(first)} ms   decode {mmm(tps)} tokens/s "
+          f"(min / median / max of {len(rounds)} rounds)")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = parse_args(argv)
     if a.threads:   # read once by each runtime: set before they start
@@ -179,22 +197,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(t, end=" ", flush=True)
     print()
     greedy = a.temperature == 0
-    if greedy:   # a second run, warm, for the timings
-        lm.generate(prompt, a.new_tokens)
-    print(f"timings ({a.threads or 'default'} threads, prompt {len(prompt)} tokens, "
-          f"{a.new_tokens} new):")
-    report(f"webnn ({ctx.device_type})", lm.timings.first_token, lm.timings.per_token)
-    ok = True
-    if not a.no_compare and greedy:
-        try:
-            ort_tokens, first, per = ort_greedy(proto, prompt, a.new_tokens, capacity,
-                                                lm.prefill_bucket, a.threads)
-            ort_tokens, first, per = ort_greedy(proto, prompt, a.new_tokens, capacity,
-                                                lm.prefill_bucket, a.threads)
-            report("ONNX Runtime (CPU)", first, per)
-            print(f"    same tokens as webnn: {ort_tokens == tokens}")
+    ours: List[Tuple[float, List[float]]] = []
+    theirs: List[Tuple[float, List[float]]] = []
+    ort_tokens: Optional[List[int]] = None
+    compare = not a.no_compare and greedy
+    if compare:
+        try:   # a first run, untimed (session creation, first touches)
+            ort_tokens = ort_greedy(proto, prompt, a.new_tokens, capacity,
+                                    lm.prefill_bucket, a.threads)[0]
         except ImportError:
             print("  (onnxruntime not installed)")
+            compare = False
+    if greedy:   # warm runs for the timings, in turns with ONNX Runtime's
+        for _ in range(max(1, a.rounds)):
+            lm.generate(prompt, a.new_tokens)
+            ours.append((lm.timings.first_token, lm.timings.per_token))
+            if compare:
+                ort_tokens, first, per = ort_greedy(proto, prompt, a.new_tokens, capacity,
+                                                    lm.prefill_bucket, a.threads)
+                theirs.append((first, per))
+    else:
+        ours.append((lm.timings.first_token, lm.timings.per_token))
+    print(f"timings ({a.threads or 'default'} threads, prompt {len(prompt)} tokens, "
+          f"{a.new_tokens} new):")
+    report_rounds(f"webnn ({ctx.device_type})", ours)
+    ok = True
+    if theirs:
+        report_rounds("ONNX Runtime (CPU)", theirs)
+        print(f"    same tokens as webnn: {ort_tokens == tokens}")
     if model is not None and greedy and (a.check or not a.no_compare):
         import torch
         where = "cpu"

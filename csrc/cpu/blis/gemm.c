@@ -100,6 +100,53 @@ sgemm_body(void *p, int tid, int nt)
  * bli_sgemm ~80 GFLOP/s, the pool split ~165-175). */
 #define BLIS_OWN_THREADS_FLOPS 2e9
 
+/* Row-major C [m][n] = A [m][k] B [k][n] for a single row (m <=
+ * SMALL_ROWS): the columns in blocks of 64 accumulators (four 16-lane
+ * vectors in the AVX-512 clone), k products of a broadcast a value and a
+ * row of B each; no packing.  Attention's products in a decode step (one
+ * query row against a cache of keys, batched per head: 1 x 64 x 73, 1 x 73
+ * x 64) took 5-6 us each on BLIS, which packs B and A on every call,
+ * against well under 1 us here.  One row only: with more, each row would
+ * read all of B again (BLIS packs it once).  The sums run over k in order,
+ * as a dot product would. */
+#define SMALL_ROWS 1
+CPU_HOT static void
+sgemm_rows(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+           const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i++) {
+        const float *ar = a + i * lda;
+        for (int64_t j0 = 0; j0 < n; j0 += 64) {
+            float acc[64] __attribute__((aligned(64)));
+            const float *bj = b + j0;
+            if (n - j0 >= 64) {
+                for (int j = 0; j < 64; j++) {
+                    acc[j] = 0.0f;
+                }
+                for (int64_t p = 0; p < k; p++) {
+                    const float av = ar[p], *br = bj + p * ldb;
+                    for (int j = 0; j < 64; j++) {
+                        acc[j] += av * br[j];
+                    }
+                }
+                memcpy(c + i * ldc + j0, acc, sizeof acc);
+            } else {
+                const int nj = (int)(n - j0);
+                for (int j = 0; j < nj; j++) {
+                    acc[j] = 0.0f;
+                }
+                for (int64_t p = 0; p < k; p++) {
+                    const float av = ar[p], *br = bj + p * ldb;
+                    for (int j = 0; j < nj; j++) {
+                        acc[j] += av * br[j];
+                    }
+                }
+                memcpy(c + i * ldc + j0, acc, (size_t)nj * sizeof(float));
+            }
+        }
+    }
+}
+
 /* Row-major sgemm on BLIS.  Small products (< 8 MFLOP) run on one thread
  * (threading costs more than it saves there, and many contexts may compute
  * at once); very large ones (BLIS_OWN_THREADS_FLOPS) on BLIS's threads; the
@@ -114,6 +161,11 @@ cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 {
     double flops = 2.0 * (double)m * (double)n * (double)k;
     int nt = flops < 8e6 ? 1 : cpu_num_threads();
+    if (flops < 8e6 && m <= SMALL_ROWS && !trans_a && !trans_b &&
+        alpha == 1.0f && beta == 0.0f) {
+        sgemm_rows(m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
     if (nt > 1 && flops >= BLIS_OWN_THREADS_FLOPS && !cpu_in_region()) {
         rntm_t rntm = BLIS_RNTM_INITIALIZER;
         bli_rntm_set_num_threads(nt, &rntm);

@@ -1,6 +1,8 @@
 /* direct.c -- conv2d's register-blocked direct kernels (AVX-512), nhwc and nchw (conv.h has the overview). */
 #include "conv.h"
 
+#include <sys/mman.h>
+
 #if HAVE_DIRECT
 #include <immintrin.h>
 /* The micro-kernel: acc[p][j] (PB x NV vectors of 16) += x0[p ps + c] *
@@ -619,6 +621,34 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     }
 }
 
+/* falloc for packed weights: a block of 1 MiB and more in whole 2 MiB
+ * pages, asked of the kernel as transparent huge pages (where THP is
+ * "madvise", as on many distributions, a plain allocation gets 4 KiB
+ * pages).  A decode step streams every weight from memory once; on 4 KiB
+ * pages, a TLB miss every 4 KiB.  Measured on one token's products (2
+ * threads, weights well past the L3): 576 x 576 33.9 against 31.7 GB/s,
+ * 576 x 1536 33.5 / 30.7, 1536 x 576 30.2 / 21.9, the 576 x 49152 head
+ * 34.2 / 31.0.  The price: each such block rounded up to 2 MiB (SmolLM-135M's
+ * decode graph, 540 MB of packed weights: about 60 MB more, counted). */
+static float *
+falloc_big(size_t n)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (n > (SIZE_MAX - huge - 128) / sizeof(float) ||
+        n * sizeof(float) < ((size_t)1 << 20)) {
+        return falloc(n);
+    }
+    size_t bytes = (n * sizeof(float) + 64 + huge - 1) / huge * huge;
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* The filter of each of G groups (C input and O output channels a group)
  * in blocks of 64 output channels, each [KH][KW][C][64] (the last
  * [KH][KW][C][OP - 64 b], OP = O rounded up to 16), zeros in the padding
@@ -639,7 +669,7 @@ direct_pack_strided(const cpu_call *k, const float *w, const int64_t s[4],
     if (wt) {
         return wt;
     }
-    wt = falloc((size_t)(G * KH * KW * C * OP));
+    wt = falloc_big((size_t)(G * KH * KW * C * OP));
     if (!wt) {
         return NULL;
     }
@@ -724,6 +754,80 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, int64_t G,
                              d1x1_body, &j_);
 }
 
+/* Products of at most DIRECT_SMALL_M rows (a language model's decode step,
+ * one token: a matrix-vector product) read each weight once, so they run at
+ * the speed of memory, not of the multiply-adds.  The 1x1 product took its
+ * thread count from the flops, which kept 576 x 576 and 576 x 1536 at one
+ * row on one thread: one core streams about 26-29 GB/s here, both together
+ * about 33.  Here the threads follow the bytes of weights (DIRECT_SMALL_MT
+ * and more: two threads' start and join cost more than they save on less),
+ * and the work is cut into whole 64-column blocks of the packed weights
+ * (each a contiguous stream), or, with fewer than two blocks a thread, into
+ * 16-column vectors (a piece's columns within a block run on the
+ * micro-kernel as they are, its rows OP floats apart).  Each piece runs all
+ * m rows, in blocks of conv_direct_pick's heights.  The sums are those of
+ * the 1x1 product, in the same order. */
+#define DIRECT_SMALL_M 8
+#define DIRECT_SMALL_MT (1 << 20)
+
+typedef struct dsm_job {
+    const float *x, *wt, *bp;
+    float *y;
+    const cpu_epi *epi;
+    int64_t M, C, O, OP, V, unit;
+} dsm_job;
+
+static void
+dsm_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const dsm_job *j = p_;
+    const int64_t M = j->M, C = j->C, O = j->O, OP = j->OP;
+    float clamp[3];
+    const float *res, *cl;
+    const bool reg = reg_epi_of(j->epi, clamp, &res, &cl);
+    /* units [b_, e_): vectors [v0, v1) of the V */
+    int64_t v0 = b_ * j->unit, v1 = e_ * j->unit < j->V ? e_ * j->unit : j->V;
+    while (v0 < v1) {
+        const int64_t blk = v0 / 4, o0 = 64 * blk;
+        const int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the block's width */
+        const int64_t a = v0 - 4 * blk;
+        const int64_t e = v1 - 4 * blk < wb / 16 ? v1 - 4 * blk : wb / 16;
+        const int nv = (int)(e - a);
+        const int64_t oc = o0 + 16 * a; /* the first column */
+        const int64_t nvalid = O - oc < 16 * nv ? O - oc : 16 * nv;
+        const float *w = j->wt + o0 * C + 16 * a;
+        for (int64_t p = 0, pb; p < M; p += pb) {
+            conv_direct_pick(nv, false, M - p, &pb)(
+                j->x + p * C, C, 0, 0, 1, 1, 1, C, w, wb, j->bp + oc, NULL,
+                j->y + p * O + oc, O, nvalid, res ? res + p * O + oc : NULL,
+                cl, 0);
+            for (int64_t q = p; !reg && j->epi && q < p + pb; q++) {
+                cpu_epi_tile(j->epi, j->y + q * O + oc, q * O + oc, nvalid,
+                             oc, 1);
+            }
+        }
+        v0 = 4 * blk + e;
+    }
+}
+
+/* y [m][n] = x [m][C] wt (packed, 1 group) + bp, m <= DIRECT_SMALL_M */
+static void
+direct_small_m(const float *x, int64_t m, int64_t C, int64_t n,
+               const float *wt, const float *bp, float *y, const cpu_epi *epi)
+{
+    const int64_t OP = (n + 15) / 16 * 16, V = OP / 16, nblk = (V + 3) / 4;
+    int nt = (double)C * OP * sizeof(float) >= DIRECT_SMALL_MT
+                 ? cpu_num_threads()
+                 : threads_for(2.0 * m * n * C);
+    dsm_job j = {.x = x, .wt = wt, .bp = bp, .y = y, .epi = epi, .M = m,
+                 .C = C, .O = n, .OP = OP, .V = V,
+                 .unit = nblk >= 2 * nt ? 4 : 1};
+    /* units taken dynamically, with affinity (a thread held up by another
+     * process leaves its units to the other) */
+    cpu_parallel_for_dynamic((V + j.unit - 1) / j.unit, 1, nt, dsm_body, &j);
+}
+
 /* matmul and gemm (cpu/blis/gemm.c) with a constant b on the 1x1 product:
  * measured faster than BLIS at every size tried (2 threads, AVX-512: M x K
  * x N 1024 x 768 x 3072 220 against 197 GFLOP/s with the bias pass; 2048^3
@@ -757,7 +861,12 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     if (bias) {
         memcpy(bp, bias, (size_t)n * sizeof(float));
     }
-    direct_1x1(a, m, kk, n, 1, wt, bp, c, epi, threads_for(2.0 * m * n * kk));
+    if (m <= DIRECT_SMALL_M) {
+        direct_small_m(a, m, kk, n, wt, bp, c, epi);
+    } else {
+        direct_1x1(a, m, kk, n, 1, wt, bp, c, epi,
+                   threads_for(2.0 * m * n * kk));
+    }
     if (epi) {
         epi->applied = true;
     }
