@@ -629,12 +629,13 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
  * threads, weights well past the L3): 576 x 576 33.9 against 31.7 GB/s,
  * 576 x 1536 33.5 / 30.7, 1536 x 576 30.2 / 21.9, the 576 x 49152 head
  * 34.2 / 31.0.  The price: each such block rounded up to 2 MiB (SmolLM-135M's
- * decode graph, 540 MB of packed weights: about 60 MB more, counted). */
+ * decode graph, 540 MB of packed weights: about 60 MB more, counted).
+ * Only where the product streams its weights (`streamed`: few rows). */
 static float *
-falloc_big(size_t n)
+falloc_big(size_t n, bool streamed)
 {
     const size_t huge = (size_t)2 << 20;
-    if (n > (SIZE_MAX - huge - 128) / sizeof(float) ||
+    if (!streamed || n > (SIZE_MAX - huge - 128) / sizeof(float) ||
         n * sizeof(float) < ((size_t)1 << 20)) {
         return falloc(n);
     }
@@ -669,7 +670,12 @@ direct_pack_strided(const cpu_call *k, const float *w, const int64_t s[4],
     if (wt) {
         return wt;
     }
-    wt = falloc_big((size_t)(G * KH * KW * C * OP));
+    /* huge pages only for the products that stream their weights (a
+     * decode step's few rows): asking for them costs the first run the
+     * kernel's compaction (BERT-base's load + first run 0.5 -> 0.4-1.6 s),
+     * which products of many rows, bound by arithmetic, never win back */
+    uint64_t rows = wnn_desc_elements(&k->out_desc[0]) / (uint64_t)(G * O > 0 ? G * O : 1);
+    wt = falloc_big((size_t)(G * KH * KW * C * OP), rows <= 8);
     if (!wt) {
         return NULL;
     }
