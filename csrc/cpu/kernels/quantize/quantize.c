@@ -260,11 +260,33 @@ f64_to_f16(double d)
         }                                                  \
     } while (0)
 
+/* uint8 / int8 -> float32 in one vectorised loop: the same double
+ * expression rounded once to float32 (the loop above in one pass) */
+#define DQFAST(NAME, T)                                                        \
+    CPU_HOT static void                                                        \
+    NAME(const T *x, float *y, size_t n, double s, double z)                   \
+    {                                                                          \
+        for (size_t j = 0; j < n; j++) {                                       \
+            y[j] = (float)(((double)x[j] - z) * s);                            \
+        }                                                                      \
+    }
+DQFAST(dequantize_u8_f32, uint8_t)
+DQFAST(dequantize_s8_f32, int8_t)
+
 static void
 dequantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s,
                double z)
 {
     wnn_dtype it = k->in_desc[0].dtype, ot = k->out_desc[0].dtype;
+    if (ot == WNN_FLOAT32 && (it == WNN_UINT8 || it == WNN_INT8)) {
+        float *y = (float *)k->out[0] + off;
+        if (it == WNN_UINT8) {
+            dequantize_u8_f32((const uint8_t *)k->in[0] + off, y, (size_t)n, s, z);
+        } else {
+            dequantize_s8_f32((const int8_t *)k->in[0] + off, y, (size_t)n, s, z);
+        }
+        return;
+    }
     for (uint64_t c = 0; c < n; c += QCH) {
         size_t n1 = n - c < QCH ? (size_t)(n - c) : QCH;
         double v[QCH];
