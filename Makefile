@@ -137,7 +137,7 @@ check-cuda-wheels: wheel
 # tests/api tests/wpt tests/models tests/validation tests/packaging on each
 # (the whole suite runs on .venv's Python, 3.11, in test-py); after `build`, whose
 # objects of the core the builds reuse where the compiler flags match.
-PY_VERSIONS ?= 3.10 3.12 3.13
+PY_VERSIONS ?= 3.10 3.13
 test-pythons: build
 	tests/packaging/test_pythons.sh $(PY_VERSIONS)
 

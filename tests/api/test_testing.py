@@ -149,7 +149,9 @@ def test_suite_runs_with_the_plugin_installed_and_from_the_tree(tmp_path):
     """tests/conftest.py loads the plugin only where no pytest11 entry point
     does (a pip-installed webnn): a run of the suite must work both ways, with
     --webnn-device on the command line (CI once failed where a subprocess
-    named the plugin with -p beside an installed entry point)."""
+    named the plugin with -p beside an installed entry point).  Run outside
+    the checkout, so that the webnn imported is this run's (another Python
+    version's build), never the source tree's."""
     import webnn
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     dist = tmp_path / "webnn-0.0.dist-info"
@@ -164,6 +166,6 @@ def test_suite_runs_with_the_plugin_installed_and_from_the_tree(tmp_path):
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             "--webnn-device=cpu",
                             this + "::test_assert_close_infers_the_data_type_from_the_arrays"],
-                           capture_output=True, text=True, cwd=os.path.dirname(root), env=env,
+                           capture_output=True, text=True, cwd=str(tmp_path), env=env,
                            timeout=120)
         assert r.returncode == 0 and "1 passed" in r.stdout, (extra, r.stdout[-2000:] + r.stderr[-2000:])
