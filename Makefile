@@ -133,7 +133,7 @@ test-packaging: test-wheel test-sdist
 check-cuda-wheels: wheel
 	tests/packaging/check_cuda_wheels.sh $(NVIDIA_WHEELS)
 
-# Build and test on Python 3.10, 3.12 and 3.13 (pyenv's or python3.X on PATH):
+# Build and test on Python 3.10 and 3.13 by default (pyenv's or python3.X on PATH):
 # tests/api tests/wpt tests/models tests/validation tests/packaging on each
 # (the whole suite runs on .venv's Python, 3.11, in test-py); after `build`, whose
 # objects of the core the builds reuse where the compiler flags match.
