@@ -158,7 +158,7 @@ class Patterns:
             if an.op_type != "Add" or not std(a) or len(an.output) != 1 or \
                     not _scalar(values.get(other(an, erf_out) or ""), 1.0, 0.0):
                 continue
-            found = self._products(nodes, users, outputs, values, x, an.output[0], a)
+            found = self._products(nodes, users, producer, outputs, values, x, an.output[0])
             if found is None:
                 continue
             last, muls = found
@@ -169,8 +169,9 @@ class Patterns:
             self.owned.update(i for i in idx if i != last)
 
     @staticmethod
-    def _products(nodes: List[onnx.NodeProto], users: Dict[str, List[int]], outputs: Set[str],
-                  values: Dict[str, np.ndarray], x: str, one_plus: str, a: int
+    def _products(nodes: List[onnx.NodeProto], users: Dict[str, List[int]],
+                  producer: Dict[str, int], outputs: Set[str],
+                  values: Dict[str, np.ndarray], x: str, one_plus: str
                   ) -> Optional[Tuple[int, List[int]]]:
         """The two Muls that make x * one_plus * 0.5 (any order): (the last
         one's index, both indices), or None."""
@@ -204,12 +205,14 @@ class Patterns:
                 return m2, [m1, m2]
             return None
         # (x * 0.5) * (1 + erf): f1 is made by Mul(x, 0.5), used only here
-        for j in range(len(nodes)):
-            n = nodes[j]
-            if n.op_type == "Mul" and list(n.output) == [f1] and \
-                    n.domain in ("", "ai.onnx") and sorted(n.input, key=lambda s: s != x)[0] == x \
-                    and half(factors(n, x)) and users.get(f1) == [m1] and f1 not in outputs:
-                return m1, [j, m1]
+        j = producer.get(f1)          # (its producer: no scan of the nodes)
+        if j is None:
+            return None
+        n = nodes[j]
+        if n.op_type == "Mul" and list(n.output) == [f1] and len(n.input) == 2 and \
+                n.domain in ("", "ai.onnx") and x in n.input and half(factors(n, x)) and \
+                users.get(f1) == [m1] and f1 not in outputs:
+            return m1, [j, m1]
         return None
 
     def owns(self, index: int) -> bool:
