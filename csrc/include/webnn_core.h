@@ -463,15 +463,9 @@ uint16_t wnn_f32_to_f16(float f);
 /* A double option "cast" to float `t` (float32 or float16), as a float. */
 float wnn_cast_float(double v, wnn_dtype t);
 
-/* The scalar options of the element-wise operators, cast to the input's
- * data type as their spec steps say (alpha/beta of elu, leakyRelu,
- * hardSigmoid, linear; clamp's bounds), shared by every backend. */
-typedef struct wnn_scalar_params {
-    float a, b;         /* alpha, beta                                  */
-    float lo, hi;       /* clamp bounds, float32 / float16 inputs       */
-    int64_t ilo, ihi;   /* clamp bounds, integer inputs but uint64      */
-    uint64_t ulo, uhi;  /* clamp bounds, uint64 inputs                  */
-} wnn_scalar_params;
+/* wnn_scalar_params: the scalar options of the element-wise operators
+ * cast to the input's data type (wnn_kernel_abi.h, the kernels read it). */
+#include "wnn_kernel_abi.h"
 void wnn_scalar_params_of(wnn_op op, const void *options, wnn_dtype t,
                           wnn_scalar_params *p);
 

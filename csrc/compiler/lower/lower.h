@@ -56,186 +56,26 @@
 #define WNN_LOWER_H
 #include "../../core/internal.h"
 
-#define WNN_BCAST_MAX_OPERANDS 3
+#include "../../include/wnn_kernel_abi.h"
+#include "../../ops/options.h"
 
-/* Element i of the output (row-major over shape[0..rank)) reads operand k
- * at sum(index[d] * st[k][d]) elements (st 0: broadcast). */
-typedef struct wnn_broadcast_params {
-    uint32_t rank;      /* after merging, >= 1 */
-    uint32_t n;         /* operands */
-    uint64_t shape[WNN_MAX_RANK];
-    int64_t st[WNN_BCAST_MAX_OPERANDS][WNN_MAX_RANK];
-} wnn_broadcast_params;
-
-/* conv2d / convTranspose2d (all sizes in elements) */
-typedef struct wnn_conv_params {
-    bool transpose, nhwc;
-    int filter_layout;      /* WNN_CONV_* / WNN_CONVT_* (ops/options) */
-    uint32_t bias;          /* node input + 1, 0: none */
-    int64_t N, C, H, W;     /* input */
-    int64_t O, OH, OW;      /* output channels and size */
-    int64_t KH, KW;         /* filter size */
-    int64_t G, Cg, Og;      /* groups, channels per group in and out */
-    int64_t pad[4];         /* top, bottom, left, right */
-    int64_t sh, sw, dh, dw; /* strides, dilations */
-} wnn_conv_params;
-
-/* averagePool2d / l2Pool2d / maxPool2d */
-typedef struct wnn_pool_params {
-    bool nhwc;
-    int64_t N, C, H, W, OH, OW;
-    int64_t kh, kw;          /* window */
-    int64_t sh, sw, dh, dw;  /* strides, dilations */
-    int64_t pad[4];          /* top, bottom, left, right */
-} wnn_pool_params;
-
-/* reduce*: the input (contiguous) as kept and reduced groups, outer first,
- * size-1 dimensions dropped and neighbours of the same group merged.  Output
- * o (row-major over kext) reduces the R elements at
- * sum(kidx * kst) + sum(ridx * rst).  nr >= 1 (one group of size 1, stride
- * 0, when nothing is reduced). */
-typedef struct wnn_reduce_params {
-    uint32_t nk, nr;
-    uint64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
-    uint64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK];
-    uint64_t O, R;          /* outputs, reduced elements per output */
-    bool inner_red;         /* the innermost group is reduced */
-} wnn_reduce_params;
-
-/* instanceNormalization / layerNormalization: G groups (row-major over
- * kext, at offsets sum(kidx * kst)) of S elements each (row-major over
- * rext, at sum(ridx * rst); layerNormalization: in the order of axes, the
- * order of the scale / bias elements).  per_channel: instanceNormalization's
- * C (scale / bias element = group % C), 0 for layerNormalization (scale /
- * bias element = position in the group). */
-typedef struct wnn_norm_params {
-    uint32_t nk, nr;
-    int64_t kext[WNN_MAX_RANK], kst[WNN_MAX_RANK];
-    int64_t rext[WNN_MAX_RANK], rst[WNN_MAX_RANK];
-    int64_t G, S;
-    int64_t per_channel;
-} wnn_norm_params;
-
-/* An operator along one axis: the input as [outer, n, inner]. */
-typedef struct wnn_axis_params {
-    uint32_t axis;
-    uint64_t outer, n, inner;
-} wnn_axis_params;
-
-/* gather (input [outer, dim, inner] around axis; n_idx indices),
- * gatherElements / scatterElements (a_n: the indices' size along axis),
- * gatherND / scatterND (tuples of coord indices address slices of `slice`
- * elements; slice number = sum(index[d] * strides[d]), n_slices of them). */
-typedef struct wnn_gather_params {
-    uint32_t axis;
-    uint64_t outer, dim, inner, n_idx, a_n;
-    uint32_t coord;
-    uint64_t tuples, slice, n_slices;
-    uint64_t dims[WNN_MAX_RANK], strides[WNN_MAX_RANK];
-} wnn_gather_params;
-
-/* quantizeLinear / dequantizeLinear: input element (i...) of the merged
- * shape uses scale / zeroPoint element sum((i[d] / block[d]) * sstride[d]);
- * rank >= 1. */
-typedef struct wnn_quant_params {
-    uint32_t rank;
-    uint64_t shape[WNN_MAX_RANK];
-    uint64_t block[WNN_MAX_RANK];   /* input dim / scale dim */
-    uint64_t sstride[WNN_MAX_RANK]; /* scale's element strides */
-} wnn_quant_params;
-
-/* One strided copy: element (i...) goes from input `in` at
- * in_off + sum(i * is) to output `out` at out_off + sum(i * os) (elements;
- * is 0: broadcast, negative: reversed).  Simplified: rank >= 1, no size-1
- * dimension unless rank 1, no two neighbours contiguous on both sides. */
-#define WNN_VIEW_RANK (2 * WNN_MAX_RANK + 2) /* tile needs 2 * rank */
-typedef struct wnn_view {
-    int rank;
-    uint32_t in, out;        /* node input / output */
-    int64_t n;               /* elements */
-    int64_t in_off, out_off; /* elements */
-    int64_t shape[WNN_VIEW_RANK];
-    int64_t is[WNN_VIEW_RANK], os[WNN_VIEW_RANK];
-} wnn_view;
-
-/* transpose expand slice tile reverse (one view), split (one per output),
- * concat (one per input); v points into g->lowered's own allocation. */
-typedef struct wnn_views_params {
-    uint32_t n;
-    const wnn_view *v;
-} wnn_views_params;
-
-/* pad: output element (i...) reads input element (i - begin...) (mapped
- * by mode where outside) at sum(... * ist), else is `value`. */
-typedef struct wnn_pad_params {
-    uint32_t rank;
-    int mode;               /* WNN_PAD_* (ops/options) */
-    uint64_t value;         /* the padding value's bytes, in the input's type */
-    int64_t ist[WNN_MAX_RANK];
-    int64_t begin[WNN_MAX_RANK], end[WNN_MAX_RANK];
-} wnn_pad_params;
-
-/* matmul: batch matrices of M x K times K x N.  mode ONE: b is one matrix
- * and a's batch one tall matrix of batch * M rows; STRIDED: a and b each
- * one matrix or one per output matrix (ma, mb: element strides between
- * their matrices, 0: shared); BROADCAST: output matrix i (row-major over
- * bshape[0..rb)) multiplies a's matrix sum(idx * sa) by b's sum(idx * sb)
- * (strides in matrices, 0: broadcast; filled for every mode). */
-enum { WNN_MM_ONE = 0, WNN_MM_STRIDED, WNN_MM_BROADCAST };
-typedef struct wnn_matmul_params {
-    int mode;
-    int64_t M, N, K, batch;
-    uint32_t rb;
-    int64_t bshape[WNN_MAX_RANK], sa[WNN_MAX_RANK], sb[WNN_MAX_RANK];
-    int64_t ma, mb;
-} wnn_matmul_params;
-
-/* gemm: alpha op(a) op(b) + beta c, op(a) M x K, lda / ldb a's and b's row
- * lengths as stored; alpha, beta as the output's type holds them; c: node
- * input + 1 of c (0: none, or beta is 0 and c is not read), element
- * (i, j) at i * cs0 + j * cs1 (0: broadcast). */
-typedef struct wnn_gemm_params {
-    bool ta, tb;
-    int64_t M, N, K, lda, ldb;
-    float alpha, beta;
-    uint32_t c;
-    int64_t cs0, cs1;
-} wnn_gemm_params;
-
-typedef enum wnn_lowered_kind {
-    WNN_LOWER_NONE = 0,     /* the backend reads the node as it is */
-    WNN_LOWER_BROADCAST,
-    WNN_LOWER_CONV,
-    WNN_LOWER_POOL,
-    WNN_LOWER_REDUCE,
-    WNN_LOWER_AXIS,
-    WNN_LOWER_NORM,
-    WNN_LOWER_GATHER,
-    WNN_LOWER_QUANT,
-    WNN_LOWER_VIEWS,
-    WNN_LOWER_PAD,
-    WNN_LOWER_MATMUL,
-    WNN_LOWER_GEMM,
-} wnn_lowered_kind;
-
-struct wnn_lowered {
-    wnn_lowered_kind kind;
-    union {
-        wnn_broadcast_params bcast;
-        wnn_conv_params conv;
-        wnn_pool_params pool;
-        wnn_reduce_params reduce;
-        wnn_axis_params axis;
-        wnn_norm_params norm;
-        wnn_gather_params gather;
-        wnn_quant_params quant;
-        wnn_views_params views;
-        wnn_pad_params pad;
-        wnn_matmul_params matmul;
-        wnn_gemm_params gemm;
-    } u;
-};
-typedef struct wnn_lowered wnn_lowered;
+/* The kernel ABI's constants follow the core's (wnn_kernel_abi.h has no
+ * core include). */
+_Static_assert((int)WNN_KDT_F32 == (int)WNN_FLOAT32 && (int)WNN_KDT_F16 == (int)WNN_FLOAT16 &&
+                   (int)WNN_KDT_I32 == (int)WNN_INT32 && (int)WNN_KDT_U32 == (int)WNN_UINT32 &&
+                   (int)WNN_KDT_I64 == (int)WNN_INT64 && (int)WNN_KDT_U64 == (int)WNN_UINT64 &&
+                   (int)WNN_KDT_I8 == (int)WNN_INT8 && (int)WNN_KDT_U8 == (int)WNN_UINT8,
+               "wnn_kernel_abi.h data types follow wnn_dtype");
+_Static_assert((int)WNN_KPAD_CONSTANT == (int)WNN_PAD_CONSTANT &&
+                   (int)WNN_KPAD_EDGE == (int)WNN_PAD_EDGE &&
+                   (int)WNN_KPAD_REFLECTION == (int)WNN_PAD_REFLECTION,
+               "wnn_kernel_abi.h pad modes follow WNN_PAD_*");
+_Static_assert((int)WNN_KRNN_RELU == (int)WNN_RNN_RELU && (int)WNN_KRNN_SIGMOID == (int)WNN_RNN_SIGMOID &&
+                   (int)WNN_KRNN_TANH == (int)WNN_RNN_TANH &&
+                   (int)WNN_KRNN_FORWARD == (int)WNN_RNN_FORWARD &&
+                   (int)WNN_KRNN_BACKWARD == (int)WNN_RNN_BACKWARD &&
+                   (int)WNN_KRNN_BOTH == (int)WNN_RNN_BOTH,
+               "wnn_kernel_abi.h recurrent constants follow WNN_RNN_*");
 
 /* One wnn_lowered per node id of g (kind NONE for nodes not lowered). */
 wnn_status wnn_lower_graph(const wnn_graph *g, wnn_lowered **out,

@@ -266,6 +266,7 @@ wnn_lower_pad(wnn_pad_params *p, const wnn_node *node, const wnn_desc *x)
     wnn_number_store(&o->value, x->dtype, &p->value);
     contiguous_strides(x, p->ist);
     for (uint32_t d = 0; d < x->rank; d++) {
+        p->ishape[d] = x->shape[d];
         p->begin[d] = o->beginning_padding.v[d];
         p->end[d] = o->ending_padding.v[d];
     }
