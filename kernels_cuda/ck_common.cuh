@@ -63,14 +63,14 @@ ck_f2h(float f)
 __device__ __forceinline__ float
 ck_ldf(const void *p, int t, int64_t i)
 {
-    return t == CK_F32 ? ((const float *)p)[i]
+    return t == WNN_KDT_F32 ? ((const float *)p)[i]
                        : ck_h2f(((const uint16_t *)p)[i]);
 }
 
 __device__ __forceinline__ void
 ck_stf(void *p, int t, int64_t i, float v)
 {
-    if (t == CK_F32) {
+    if (t == WNN_KDT_F32) {
         ((float *)p)[i] = v;
     } else {
         ((uint16_t *)p)[i] = ck_f2h(v);
@@ -82,10 +82,10 @@ __device__ __forceinline__ int64_t
 ck_ldi(const void *p, int t, int64_t i)
 {
     switch (t) {
-    case CK_I32: return ((const int32_t *)p)[i];
-    case CK_U32: return ((const uint32_t *)p)[i];
-    case CK_I8: return ((const int8_t *)p)[i];
-    case CK_U8: return ((const uint8_t *)p)[i];
+    case WNN_KDT_I32: return ((const int32_t *)p)[i];
+    case WNN_KDT_U32: return ((const uint32_t *)p)[i];
+    case WNN_KDT_I8: return ((const int8_t *)p)[i];
+    case WNN_KDT_U8: return ((const uint8_t *)p)[i];
     default: return ((const int64_t *)p)[i];
     }
 }
@@ -95,10 +95,10 @@ __device__ __forceinline__ void
 ck_sti(void *p, int t, int64_t i, int64_t v)
 {
     switch (t) {
-    case CK_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case CK_U32: ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v; break;
-    case CK_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case CK_U8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
+    case WNN_KDT_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case WNN_KDT_U32: ((uint32_t *)p)[i] = (uint32_t)(uint64_t)v; break;
+    case WNN_KDT_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case WNN_KDT_U8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
     default: ((int64_t *)p)[i] = v; break;
     }
 }
@@ -108,26 +108,28 @@ __device__ __forceinline__ double
 ck_ldd(const void *p, int t, int64_t i)
 {
     switch (t) {
-    case CK_F32: return ((const float *)p)[i];
-    case CK_F16: return ck_h2f(((const uint16_t *)p)[i]);
-    case CK_I32: return ((const int32_t *)p)[i];
-    case CK_U32: return ((const uint32_t *)p)[i];
-    case CK_I8: return ((const int8_t *)p)[i];
-    case CK_U8: return ((const uint8_t *)p)[i];
-    case CK_I64: return (double)((const int64_t *)p)[i];
+    case WNN_KDT_F32: return ((const float *)p)[i];
+    case WNN_KDT_F16: return ck_h2f(((const uint16_t *)p)[i]);
+    case WNN_KDT_I32: return ((const int32_t *)p)[i];
+    case WNN_KDT_U32: return ((const uint32_t *)p)[i];
+    case WNN_KDT_I8: return ((const int8_t *)p)[i];
+    case WNN_KDT_U8: return ((const uint8_t *)p)[i];
+    case WNN_KDT_I64: return (double)((const int64_t *)p)[i];
     default: return (double)((const uint64_t *)p)[i];
     }
 }
 
 /* Offsets of `nops` operands for output element i of a broadcast. */
 __device__ __forceinline__ void
-ck_bcast_offsets(const ck_bcast &it, int nops, int64_t i, int64_t *off)
+ck_bcast_offsets(const wnn_broadcast_params &it, int nops, int64_t i,
+                 int64_t *off)
 {
     uint32_t r = (uint32_t)i;
     off[0] = off[1] = off[2] = 0;
-    for (int d = it.rank - 1; d >= 0; d--) {
-        uint32_t q = r / it.shape[d];
-        int64_t idx = (int64_t)(r - q * it.shape[d]);
+    for (int d = (int)it.rank - 1; d >= 0; d--) {
+        uint32_t sd = (uint32_t)it.shape[d];
+        uint32_t q = r / sd;
+        int64_t idx = (int64_t)(r - q * sd);
         r = q;
         for (int k = 0; k < nops; k++) {
             off[k] += idx * it.st[k][d];

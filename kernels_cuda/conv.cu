@@ -10,10 +10,10 @@ namespace {
 
 /* conv2d filter layouts: 0 oihw, 1 hwio, 2 ohwi, 3 ihwo (ci within group) */
 __device__ __forceinline__ int64_t
-conv_fidx(const ck_conv_p &p, int64_t o, int64_t ci, int64_t kh, int64_t kw)
+conv_fidx(const wnn_conv_params &p, int64_t o, int64_t ci, int64_t kh, int64_t kw)
 {
-    int64_t Cg = p.C / p.groups;
-    switch (p.flayout) {
+    int64_t Cg = p.C / p.G;
+    switch (p.filter_layout) {
     case 0: return ((o * Cg + ci) * p.KH + kh) * p.KW + kw;
     case 1: return ((kh * p.KW + kw) * Cg + ci) * p.O + o;
     case 2: return ((o * p.KH + kh) * p.KW + kw) * Cg + ci;
@@ -24,10 +24,10 @@ conv_fidx(const ck_conv_p &p, int64_t o, int64_t ci, int64_t kh, int64_t kw)
 /* convTranspose2d filter layouts: 0 iohw, 1 hwoi, 2 ohwi (oo within group,
  * ci the input channel) */
 __device__ __forceinline__ int64_t
-convt_fidx(const ck_conv_p &p, int64_t oo, int64_t ci, int64_t kh, int64_t kw)
+convt_fidx(const wnn_conv_params &p, int64_t oo, int64_t ci, int64_t kh, int64_t kw)
 {
-    int64_t Og = p.O / p.groups;
-    switch (p.flayout) {
+    int64_t Og = p.O / p.G;
+    switch (p.filter_layout) {
     case 0: return ((ci * Og + oo) * p.KH + kh) * p.KW + kw;
     case 1: return ((kh * p.KW + kw) * Og + oo) * p.C + ci;
     default: return ((oo * p.KH + kh) * p.KW + kw) * p.C + ci;
@@ -35,18 +35,19 @@ convt_fidx(const ck_conv_p &p, int64_t oo, int64_t ci, int64_t kh, int64_t kw)
 }
 
 __device__ __forceinline__ int64_t
-in_idx(const ck_conv_p &p, int64_t n, int64_t c, int64_t h, int64_t w)
+in_idx(const wnn_conv_params &p, int64_t n, int64_t c, int64_t h, int64_t w)
 {
     return p.nhwc ? ((n * p.H + h) * p.W + w) * p.C + c
                   : ((n * p.C + c) * p.H + h) * p.W + w;
 }
 
 __global__ void
-k_conv(ck_conv_p p, const void *__restrict__ x, const void *__restrict__ f,
-       const void *__restrict__ bias, void *__restrict__ y)
+k_conv(int dt, int64_t n_out, wnn_conv_params p, const void *__restrict__ x,
+       const void *__restrict__ f, const void *__restrict__ bias,
+       void *__restrict__ y)
 {
-    const int64_t Cg = p.C / p.groups, Og = p.O / p.groups;
-    CK_LOOP(i, p.n)
+    const int64_t Cg = p.C / p.G, Og = p.O / p.G;
+    CK_LOOP(i, n_out)
     {
         int64_t n, o, oh, ow, r = i;
         if (p.nhwc) {
@@ -62,42 +63,42 @@ k_conv(ck_conv_p p, const void *__restrict__ x, const void *__restrict__ f,
         float acc = 0.0f;
         if (!p.transpose) {
             for (int64_t kh = 0; kh < p.KH; kh++) {
-                int64_t ih = oh * p.sh - p.pt + kh * p.dh;
+                int64_t ih = oh * p.sh - p.pad[0] + kh * p.dh;
                 if (ih < 0 || ih >= p.H) continue;
                 for (int64_t kw = 0; kw < p.KW; kw++) {
-                    int64_t iw = ow * p.sw - p.pl + kw * p.dw;
+                    int64_t iw = ow * p.sw - p.pad[2] + kw * p.dw;
                     if (iw < 0 || iw >= p.W) continue;
                     for (int64_t ci = 0; ci < Cg; ci++) {
-                        float xv = ck_ldf(x, p.dt, in_idx(p, n, g * Cg + ci, ih, iw));
-                        float fv = ck_ldf(f, p.dt, conv_fidx(p, o, ci, kh, kw));
+                        float xv = ck_ldf(x, dt, in_idx(p, n, g * Cg + ci, ih, iw));
+                        float fv = ck_ldf(f, dt, conv_fidx(p, o, ci, kh, kw));
                         acc = acc + xv * fv;
                     }
                 }
             }
         } else {
             int64_t oo = o - g * Og;
-            int64_t Cg_t = p.C / p.groups;
+            int64_t Cg_t = p.C / p.G;
             for (int64_t kh = 0; kh < p.KH; kh++) {
-                int64_t th = oh + p.pt - kh * p.dh;
+                int64_t th = oh + p.pad[0] - kh * p.dh;
                 if (th < 0 || th % p.sh != 0 || th / p.sh >= p.H) continue;
                 int64_t ih = th / p.sh;
                 for (int64_t kw = 0; kw < p.KW; kw++) {
-                    int64_t tw = ow + p.pl - kw * p.dw;
+                    int64_t tw = ow + p.pad[2] - kw * p.dw;
                     if (tw < 0 || tw % p.sw != 0 || tw / p.sw >= p.W) continue;
                     int64_t iw = tw / p.sw;
                     for (int64_t c = 0; c < Cg_t; c++) {
                         int64_t ci = g * Cg_t + c;
-                        float xv = ck_ldf(x, p.dt, in_idx(p, n, ci, ih, iw));
-                        float fv = ck_ldf(f, p.dt, convt_fidx(p, oo, ci, kh, kw));
+                        float xv = ck_ldf(x, dt, in_idx(p, n, ci, ih, iw));
+                        float fv = ck_ldf(f, dt, convt_fidx(p, oo, ci, kh, kw));
                         acc = acc + xv * fv;
                     }
                 }
             }
         }
-        if (p.has_bias) {
-            acc = acc + ck_ldf(bias, p.dt, o);
+        if ((p.bias != 0)) {
+            acc = acc + ck_ldf(bias, dt, o);
         }
-        ck_stf(y, p.dt, i, acc);
+        ck_stf(y, dt, i, acc);
     }
 }
 
@@ -131,9 +132,9 @@ rs_axis(int64_t in, int64_t out, int64_t o, bool linear, int64_t *i0,
 }
 
 __global__ void
-k_resample(ck_resample_p p, const void *__restrict__ x, void *__restrict__ y)
+k_resample(int dt, int64_t n_out, wnn_resample_params p, const void *__restrict__ x, void *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    CK_LOOP(i, n_out)
     {
         int64_t idx[4], r = i;
         for (int d = 3; d >= 0; d--) {
@@ -157,11 +158,11 @@ k_resample(ck_resample_p p, const void *__restrict__ x, void *__restrict__ y)
         }
         int64_t a00 = base + y0 * st[p.ya] + x0 * st[p.xa];
         if (!p.linear) {
-            switch (p.dt) {
-            case CK_F32: case CK_I32: case CK_U32:
+            switch (dt) {
+            case WNN_KDT_F32: case WNN_KDT_I32: case WNN_KDT_U32:
                 ((uint32_t *)y)[i] = ((const uint32_t *)x)[a00]; break;
-            case CK_F16: ((uint16_t *)y)[i] = ((const uint16_t *)x)[a00]; break;
-            case CK_I64: case CK_U64:
+            case WNN_KDT_F16: ((uint16_t *)y)[i] = ((const uint16_t *)x)[a00]; break;
+            case WNN_KDT_I64: case WNN_KDT_U64:
                 ((uint64_t *)y)[i] = ((const uint64_t *)x)[a00]; break;
             default: ((uint8_t *)y)[i] = ((const uint8_t *)x)[a00]; break;
             }
@@ -170,18 +171,18 @@ k_resample(ck_resample_p p, const void *__restrict__ x, void *__restrict__ y)
         int64_t a10 = base + y0 * st[p.ya] + x1 * st[p.xa];
         int64_t a01 = base + y1 * st[p.ya] + x0 * st[p.xa];
         int64_t a11 = base + y1 * st[p.ya] + x1 * st[p.xa];
-        if (p.dt == CK_F32 || p.dt == CK_F16) {
+        if (dt == WNN_KDT_F32 || dt == WNN_KDT_F16) {
             float wx = (float)tx, wy = (float)ty;
-            float vy0 = ck_ldf(x, p.dt, a00) * (1.0f - wx) + ck_ldf(x, p.dt, a10) * wx;
-            float vy1 = ck_ldf(x, p.dt, a01) * (1.0f - wx) + ck_ldf(x, p.dt, a11) * wx;
-            ck_stf(y, p.dt, i, vy0 * (1.0f - wy) + vy1 * wy);
+            float vy0 = ck_ldf(x, dt, a00) * (1.0f - wx) + ck_ldf(x, dt, a10) * wx;
+            float vy1 = ck_ldf(x, dt, a01) * (1.0f - wx) + ck_ldf(x, dt, a11) * wx;
+            ck_stf(y, dt, i, vy0 * (1.0f - wy) + vy1 * wy);
         } else {
-            double vy0 = (double)ck_ldi(x, p.dt, a00) * (1.0 - tx) +
-                         (double)ck_ldi(x, p.dt, a10) * tx;
-            double vy1 = (double)ck_ldi(x, p.dt, a01) * (1.0 - tx) +
-                         (double)ck_ldi(x, p.dt, a11) * tx;
+            double vy0 = (double)ck_ldi(x, dt, a00) * (1.0 - tx) +
+                         (double)ck_ldi(x, dt, a10) * tx;
+            double vy1 = (double)ck_ldi(x, dt, a01) * (1.0 - tx) +
+                         (double)ck_ldi(x, dt, a11) * tx;
             double v = nearbyint(vy0 * (1.0 - ty) + vy1 * ty);
-            if (p.dt == CK_I8) {
+            if (dt == WNN_KDT_I8) {
                 ((int8_t *)y)[i] = (int8_t)(v < -128.0 ? -128.0 : v > 127.0 ? 127.0 : v);
             } else {
                 ((uint8_t *)y)[i] = (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v);
@@ -193,16 +194,19 @@ k_resample(ck_resample_p p, const void *__restrict__ x, void *__restrict__ y)
 } // namespace
 
 extern "C" cudaError_t
-ck_conv2d(const ck_conv_p *p, const void *x, const void *f, const void *bias,
-          void *y, cudaStream_t s)
+ck_conv2d(const wnn_kernel_args *k, const wnn_conv_params *p, const void *x,
+          const void *f, const void *bias, void *y, cudaStream_t s)
 {
-    CK_LAUNCH(k_conv, ck_blocks(p->n), CK_THREADS, s, *p, x, f, bias, y);
+    CK_LAUNCH(k_conv, ck_blocks(k->n), CK_THREADS, s, k->dt, k->n, *p, x, f,
+              bias, y);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_resample2d(const ck_resample_p *p, const void *x, void *y, cudaStream_t s)
+ck_resample2d(const wnn_kernel_args *k, const wnn_resample_params *p,
+              const void *x, void *y, cudaStream_t s)
 {
-    CK_LAUNCH(k_resample, ck_blocks(p->n), CK_THREADS, s, *p, x, y);
+    CK_LAUNCH(k_resample, ck_blocks(k->n), CK_THREADS, s, k->dt, k->n, *p, x,
+              y);
     return cudaGetLastError();
 }

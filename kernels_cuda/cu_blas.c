@@ -43,39 +43,46 @@ wnn_status
 run_matmul(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
            void *scratch, wnn_error *err)
 {
-    const mm_plan *m = &cn->u.mm;
+    /* the shapes lowered by the core (compiler/lower/matmul.c) */
+    const wnn_matmul_params *m = &cn->lowered->u.matmul;
     const char *op = cu_core->op_get(cn->node->op)->camel;
+    const int dt = cn->ka.to;
+    const int M = (int)m->M, N = (int)m->N, K = (int)m->K;
     cublasStatus_t s;
-    if (m->mode != MM_POINTERS) {
-        s = blas_gemm(b, m->dt, false, false, m->M, m->N, m->K, 1.0f, in[0],
-                      m->K, m->sa, in[1], m->N, m->sb, 0.0f, out[0], m->N,
-                      m->sc, m->batch);
+    if (m->mode == WNN_MM_ONE) {
+        /* b shared: a's matrices are one tall matrix */
+        s = blas_gemm(b, dt, false, false, (int)(m->M * m->batch), N, K, 1.0f,
+                      in[0], K, 0, in[1], N, 0, 0.0f, out[0], N, 0, 1);
+    } else if (m->mode == WNN_MM_STRIDED) {
+        s = blas_gemm(b, dt, false, false, M, N, K, 1.0f, in[0], K, m->ma,
+                      in[1], N, m->mb, 0.0f, out[0], N, m->M * m->N,
+                      (int)m->batch);
     } else {
+        /* batch dimensions broadcast both ways: pointer arrays */
         void **ptrs = scratch;
-        cudaError_t e = ck_batch_pointers(&m->bp, in[0], in[1], out[0], ptrs,
-                                          b->stream);
+        cudaError_t e = ck_batch_pointers(m, cn->ka.es, in[0], in[1], out[0],
+                                          ptrs, b->stream);
         if (e != cudaSuccess) {
             return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label,
                               e, "kernel launch");
         }
         float alpha = 1.0f, beta = 0.0f;
-        int batch = m->batch;
-        if (m->dt == WNN_FLOAT32) {
-            s = cublasSgemmBatched(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->N,
-                                   m->M, m->K, &alpha,
-                                   (const float *const *)(ptrs + batch), m->N,
-                                   (const float *const *)ptrs, m->K, &beta,
-                                   (float *const *)(ptrs + 2 * batch), m->N,
+        int batch = (int)m->batch;
+        if (dt == WNN_FLOAT32) {
+            s = cublasSgemmBatched(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K,
+                                   &alpha, (const float *const *)(ptrs + batch),
+                                   N, (const float *const *)ptrs, K, &beta,
+                                   (float *const *)(ptrs + 2 * batch), N,
                                    batch);
         } else {
-            s = cublasGemmBatchedEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, m->N,
-                                    m->M, m->K, &alpha,
+            s = cublasGemmBatchedEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K,
+                                    &alpha,
                                     (const void *const *)(ptrs + batch),
-                                    CUDA_R_16F, m->N,
+                                    CUDA_R_16F, N,
                                     (const void *const *)ptrs, CUDA_R_16F,
-                                    m->K, &beta,
+                                    K, &beta,
                                     (void *const *)(ptrs + 2 * batch),
-                                    CUDA_R_16F, m->N, batch,
+                                    CUDA_R_16F, N, batch,
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         }
     }
@@ -96,16 +103,19 @@ wnn_status
 run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err)
 {
-    const gemm_plan *g = &cn->u.gm;
+    /* the sizes lowered by the core (compiler/lower/matmul.c) */
+    const wnn_gemm_params *g = &cn->lowered->u.gemm;
     const char *op = cu_core->op_get(cn->node->op)->camel;
-    bool wide = g->dt == WNN_FLOAT16 && g->use_c;
-    int64_t mn = (int64_t)g->M * g->N;
-    if (g->use_c) {
-        /* c broadcast into the output (c is node input c_in) */
-        const void *cin[1] = { in[g->c_in] };
-        cudaError_t e = run_view(b, &g->cview, (void *const *)cin, out);
+    const int dt = cn->ka.to;
+    const bool use_c = g->c != 0;
+    const int M = (int)g->M, N = (int)g->N, K = (int)g->K;
+    bool wide = dt == WNN_FLOAT16 && use_c;
+    int64_t mn = g->M * g->N;
+    if (use_c) {
+        /* c broadcast into the output (the view reads node input c - 1) */
+        cudaError_t e = run_view(b, &cn->u.gm.cview, cn->ka.es, in, out);
         if (e == cudaSuccess && wide) {
-            e = ck_cast(CK_F16, CK_F32, mn, out[0], scratch, b->stream);
+            e = ck_cast(WNN_KDT_F16, WNN_KDT_F32, mn, out[0], scratch, b->stream);
         }
         if (e != cudaSuccess) {
             return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label,
@@ -117,21 +127,21 @@ run_gemm(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         cublasOperation_t opa = g->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
         cublasOperation_t opb = g->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
         /* row-major as in blas_gemm: the operands swapped */
-        s = cublasGemmEx(b->blas, opb, opa, g->N, g->M, g->K, &g->alpha, in[1],
-                         CUDA_R_16F, g->ldb, in[0], CUDA_R_16F, g->lda,
-                         &g->beta, scratch, CUDA_R_32F, g->N,
+        s = cublasGemmEx(b->blas, opb, opa, N, M, K, &g->alpha, in[1],
+                         CUDA_R_16F, (int)g->ldb, in[0], CUDA_R_16F,
+                         (int)g->lda, &g->beta, scratch, CUDA_R_32F, N,
                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     } else {
-        s = blas_gemm(b, g->dt, g->ta, g->tb, g->M, g->N, g->K, g->alpha,
-                      in[0], g->lda, 0, in[1], g->ldb, 0, g->beta, out[0],
-                      g->N, 0, 1);
+        s = blas_gemm(b, dt, g->ta, g->tb, M, N, K, g->alpha, in[0],
+                      (int)g->lda, 0, in[1], (int)g->ldb, 0, g->beta, out[0],
+                      N, 0, 1);
     }
     if (s != CUBLAS_STATUS_SUCCESS) {
         return cu_core->failk(err, WNN_OPERATION_ERROR, op, cn->node->label, NULL,
                          "cuBLAS failed: %s", blas_error(s));
     }
     if (wide) {
-        cudaError_t e = ck_cast(CK_F32, CK_F16, mn, scratch, out[0], b->stream);
+        cudaError_t e = ck_cast(WNN_KDT_F32, WNN_KDT_F16, mn, scratch, out[0], b->stream);
         if (e != cudaSuccess) {
             return cuda_error(err, WNN_OPERATION_ERROR, op, cn->node->label,
                               e, "kernel launch");
@@ -150,7 +160,7 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         void *scratch, wnn_error *err)
 {
     const rnn_plan *r = &cn->u.rnn;
-    const ck_rnn_p *p = &r->p;
+    const wnn_rnn_params *p = &r->p;
     const char *op = cu_core->op_get(cn->node->op)->camel;
     cudaStream_t s = b->stream;
     char *sc = scratch;
@@ -160,12 +170,12 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     const float *x = in[0], *w = in[1], *rw = in[2];
     cudaError_t e = cudaSuccess;
     if (p->dt == WNN_FLOAT16) {
-        e = ck_cast(CK_F16, CK_F32, T * B * I, in[0], F(r->x32), s);
+        e = ck_cast(WNN_KDT_F16, WNN_KDT_F32, T * B * I, in[0], F(r->x32), s);
         if (e == cudaSuccess) {
-            e = ck_cast(CK_F16, CK_F32, D * GH * I, in[1], F(r->w32), s);
+            e = ck_cast(WNN_KDT_F16, WNN_KDT_F32, D * GH * I, in[1], F(r->w32), s);
         }
         if (e == cudaSuccess) {
-            e = ck_cast(CK_F16, CK_F32, D * GH * H, in[2], F(r->r32), s);
+            e = ck_cast(WNN_KDT_F16, WNN_KDT_F32, D * GH * H, in[2], F(r->r32), s);
         }
         x = F(r->x32), w = F(r->w32), rw = F(r->r32);
     }
@@ -225,13 +235,13 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     if (e == cudaSuccess) {
         e = p->dt == WNN_FLOAT32
                 ? cudaMemcpyAsync(out[0], hf, bytes, cudaMemcpyDeviceToDevice, s)
-                : ck_cast(CK_F32, CK_F16, state, hf, out[0], s);
+                : ck_cast(WNN_KDT_F32, WNN_KDT_F16, state, hf, out[0], s);
     }
     if (e == cudaSuccess && r->out_c) {
         e = p->dt == WNN_FLOAT32
                 ? cudaMemcpyAsync(out[r->out_c - 1], cf, bytes,
                                   cudaMemcpyDeviceToDevice, s)
-                : ck_cast(CK_F32, CK_F16, state, cf, out[r->out_c - 1], s);
+                : ck_cast(WNN_KDT_F32, WNN_KDT_F16, state, cf, out[r->out_c - 1], s);
     }
 #undef F
     if (e != cudaSuccess) {

@@ -138,14 +138,16 @@ cu_resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *in,
 /* One strided copy (a movement operator's view, or a library's
  * transposition) on the backend's stream. */
 cudaError_t
-run_view(cu_backend *b, const cu_view *v, void *const *in, void *const *out)
+run_view(cu_backend *b, const wnn_view *v, int es, void *const *in,
+         void *const *out)
 {
-    const char *src = (const char *)in[v->in] + v->in_off;
-    char *dst = (char *)out[v->out] + v->out_off;
-    if (v->plain) {
-        return cudaMemcpyAsync(dst, src, (size_t)v->p.n * (size_t)v->p.es,
+    const char *src = (const char *)in[v->in] + v->in_off * es;
+    char *dst = (char *)out[v->out] + v->out_off * es;
+    if (v->rank == 1 && v->is[0] == 1 && v->os[0] == 1) {
+        /* contiguous on both sides */
+        return cudaMemcpyAsync(dst, src, (size_t)v->n * (size_t)es,
                                cudaMemcpyDeviceToDevice, b->stream);
     }
-    return ck_copy_view(&v->p, src, dst, b->stream);
+    return ck_copy_view(v, es, src, dst, b->stream);
 }
 

@@ -83,7 +83,7 @@ plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain
          const cu_node *act_cn)
 {
     const wnn_node *node = cn->node;
-    const ck_conv_p *p = &cn->u.conv;
+    const wnn_conv_params *p = &cn->lowered->u.conv;
     const uint32_t *pad;
     if (p->transpose) {
         pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
@@ -103,7 +103,7 @@ plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain
  * filters over Cg channels each); false when cuDNN refuses them or the
  * forward convolution's output is not exactly the other side. */
 static bool
-dnn_descriptors(const wdnn_api *a, cu_dnn *d, const ck_conv_p *p,
+dnn_descriptors(const wdnn_api *a, cu_dnn *d, const wnn_conv_params *p,
                 const uint32_t *pad, int K, int Cg, int dt, int fmt)
 {
     bool ok =
@@ -121,16 +121,16 @@ dnn_descriptors(const wdnn_api *a, cu_dnn *d, const ck_conv_p *p,
                                            (int)p->sh, (int)p->sw, (int)p->dh,
                                            (int)p->dw, WDNN_CROSS_CORRELATION,
                                            WDNN_DATA_FLOAT) == 0 &&
-        a->cudnnSetConvolutionGroupCount(d->conv, (int)p->groups) == 0 &&
+        a->cudnnSetConvolutionGroupCount(d->conv, (int)p->G) == 0 &&
         /* float32: FMA kernels only (no TF32); float16: tensor cores,
          * float32 accumulation (the compute type above) */
-        a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+        a->cudnnSetConvolutionMathType(d->conv, dt == WDNN_DATA_HALF
                                                     ? WDNN_TENSOR_OP_MATH
                                                     : WDNN_FMA_MATH) == 0;
     /* the forward convolution's output must be exactly the other side */
     int n, c, h, w;
     wdnn_tdesc fin = d->bwd ? d->y : d->x, fout = d->bwd ? d->x : d->y;
-    const ck_conv_p *q = p;
+    const wnn_conv_params *q = p;
     ok = ok && a->cudnnGetConvolution2dForwardOutputDim(d->conv, fin, d->w, &n, &c,
                                                         &h, &w) == 0 &&
          n == (int)q->N && c == K && h == (int)(d->bwd ? q->H : q->OH) &&
@@ -141,7 +141,7 @@ dnn_descriptors(const wdnn_api *a, cu_dnn *d, const ck_conv_p *p,
 
 /* the algorithm: the heuristics' first that fits (FMA for float32) */
 static bool
-dnn_pick_algo(cu_backend *b, cu_dnn *d, const ck_conv_p *p)
+dnn_pick_algo(cu_backend *b, cu_dnn *d, int wdt)
 {
     const wdnn_api *a = b->dnn;
     wdnn_algo_perf perf[16];
@@ -154,7 +154,7 @@ dnn_pick_algo(cu_backend *b, cu_dnn *d, const ck_conv_p *p)
                                                     d->y, 16, &got, perf);
     for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
         if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
-            (p->dt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
+            (wdt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
              perf[i].mathType != WDNN_DEFAULT_MATH)) {
             continue;
         }
@@ -172,7 +172,7 @@ dnn_pick_algo(cu_backend *b, cu_dnn *d, const ck_conv_p *p)
     /* the algorithm's math type may differ from the request: set ours
      * again (no TF32 for float32) */
     return d->algo >= 0 &&
-           a->cudnnSetConvolutionMathType(d->conv, p->dt == WNN_FLOAT16
+           a->cudnnSetConvolutionMathType(d->conv, wdt == WNN_FLOAT16
                                                        ? WDNN_TENSOR_OP_MATH
                                                        : WDNN_FMA_MATH) == 0;
 }
@@ -180,10 +180,10 @@ dnn_pick_algo(cu_backend *b, cu_dnn *d, const ck_conv_p *p)
 /* the filter in cuDNN's layout: a view that relays it out when its layout
  * differs (once for a constant, else at each run into the scratch) */
 static void
-dnn_filter_layout(cu_dnn *d, const ck_conv_p *p, const wnn_ir *ir,
-                  const wnn_node *node, int K, int Cg)
+dnn_filter_layout(cu_dnn *d, const wnn_conv_params *p, int es,
+                  const wnn_ir *ir, const wnn_node *node, int K, int Cg)
 {
-    const int *src = cu_filter_axes(d->bwd, p->flayout);
+    const int *src = cu_filter_axes(d->bwd, p->filter_layout);
     static const int kcrs[4] = { 0, 1, 2, 3 }, krsc[4] = { 0, 2, 3, 1 };
     const int *dst = p->nhwc ? krsc : kcrs;
     if (memcmp(src, dst, sizeof(kcrs)) != 0) {
@@ -193,20 +193,22 @@ dnn_filter_layout(cu_dnn *d, const ck_conv_p *p, const wnn_ir *ir,
             sstride[src[i]] = acc; /* logical axis src[i] at position i */
             acc *= dims[src[i]];
         }
-        ck_view_p *v = &d->fview.p;
-        memset(&d->fview, 0, sizeof(d->fview));
+        wnn_view *v = &d->fview;
+        memset(v, 0, sizeof(*v));
         v->rank = 4;
         acc = 1;
         for (int i = 3; i >= 0; i--) {
-            v->shape[i] = (uint32_t)dims[dst[i]];
+            v->shape[i] = dims[dst[i]];
             v->is[i] = sstride[dst[i]];
             v->os[i] = acc;
             acc *= dims[dst[i]];
         }
-        d->fview.in = 1;
-        d->fview.out = 0;
-        view_finish(&d->fview, (int)cu_core->dtype_size(p->dt));
-        d->fbytes = cu_align_up((uint64_t)acc * cu_core->dtype_size(p->dt));
+        v->in = 1;
+        v->out = 0;
+        /* simplified by the core's rule, as the lowered views */
+        cu_core->view_simplify(v);
+        d->fes = es;
+        d->fbytes = cu_align_up((uint64_t)acc * (uint64_t)es);
         d->frelayout = ir->operands[node->in[1]].kind == WNN_OPERAND_CONSTANT ? 1 : 2;
     }
 }
@@ -216,9 +218,9 @@ static void
 dnn_fuse_bias_act(const wdnn_api *a, cu_dnn *d, const cu_node *cn,
                   const wnn_epilogue *chain, const cu_node *act_cn, int dt)
 {
-    const ck_conv_p *p = &cn->u.conv;
-    int act = act_cn->u.un.op;
-    float lo = act_cn->u.un.lo, hi = act_cn->u.un.hi;
+    const wnn_conv_params *p = &cn->lowered->u.conv;
+    int act = act_cn->ka.op;
+    float lo = act_cn->ka.sp.lo, hi = act_cn->ka.sp.hi;
     bool relu = act == CK_U_RELU;
     bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
     bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
@@ -243,7 +245,7 @@ static bool
 dnn_half_bias(cu_backend *b, cu_dnn *d, cu_node *cn, int dt)
 {
     const wdnn_api *a = b->dnn;
-    const ck_conv_p *p = &cn->u.conv;
+    const wnn_conv_params *p = &cn->lowered->u.conv;
     size_t ws = 0;
     int algo = WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     if (a->cudnnGetConvolutionForwardWorkspaceSize(b->dnn_h, d->x, d->w, d->conv, d->y,
@@ -270,7 +272,7 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
                 const cu_node *act_cn)
 {
     const wnn_node *node = cn->node;
-    const ck_conv_p *p = &cn->u.conv;
+    const wnn_conv_params *p = &cn->lowered->u.conv;
     const uint32_t *pad;
     if (p->transpose) {
         pad = ((const wnn_conv_transpose2d_options *)node->options)->pad;
@@ -283,24 +285,24 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         return false;
     }
     d->bwd = p->transpose;
-    int dt = p->dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
+    int dt = cn->ka.dt == WNN_FLOAT16 ? WDNN_DATA_HALF : WDNN_DATA_FLOAT;
     int fmt = p->nhwc ? WDNN_TENSOR_NHWC : WDNN_TENSOR_NCHW;
     /* forward-convolution view: K filters over C / groups channels */
     int K = (int)(d->bwd ? p->C : p->O);
-    int Cg = (int)((d->bwd ? p->O : p->C) / p->groups);
+    int Cg = (int)((d->bwd ? p->O : p->C) / p->G);
     if (!dnn_descriptors(a, d, p, pad, K, Cg, dt, fmt) ||
-        !dnn_pick_algo(b, d, p)) {
+        !dnn_pick_algo(b, d, cn->ka.dt)) {
         dnn_free(b, d, true);
         return false;
     }
-    dnn_filter_layout(d, p, ir, node, K, Cg);
+    dnn_filter_layout(d, p, cn->ka.es, ir, node, K, Cg);
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
     /* float16 with a bias: cuDNN's convolution would round to float16 before
      * the bias is added (the CPU rounds once, after it): the bias goes into
      * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
      * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
-    bool half_bias = p->dt == WNN_FLOAT16 && cn->bias;
+    bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->bias;
     if (half_bias && d->bwd) {
         dnn_free(b, d, true);
         return false;
@@ -328,7 +330,7 @@ dnn_filter(cu_backend *b, const cu_compiled *c, const cu_node *cn,
         *wp = (const char *)c->consts + d->fprep_off;
     } else if (d->frelayout == 2) {
         void *outs[1] = { scratch };
-        cudaError_t e = run_view(b, &d->fview, in, outs);
+        cudaError_t e = run_view(b, &d->fview, d->fes, in, outs);
         if (e != cudaSuccess) {
             return cuda_error(err, WNN_OPERATION_ERROR,
                               cu_core->op_get(cn->node->op)->camel, cn->node->label,

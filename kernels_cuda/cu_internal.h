@@ -3,15 +3,17 @@
  * each file gives the others.  Files:
  *   backend_cuda.c  lifecycle (creation, device, stream, destroy), tensors,
  *                   the wnn_backend_i
- *   cu_prep.c       compile-time parameter blocks (dispatch table from
- *                   cuda_ops.h, op_limits, prep_*)
+ *   cu_ops.c        the dispatch table from cuda_ops.h, op_limits, and the
+ *                   per-node extras (prep_node: data types, counts, op
+ *                   codes, options; the parameter blocks themselves are
+ *                   g->lowered's, passed to the launchers as they are)
  *   cu_launch.c     compile() and execute(): per-node state once, then only
  *                   launches; fused chains (producer + epilogue)
  *   cu_blas.c       cuBLAS products
  *   cu_dnn.c        cuDNN planning and calls
  *   cu_device.c     the services all of them use: the device made current,
  *                   CUDA errors, pinned staging, slot addresses, view copies
- * Calls go down only: backend_cuda.c -> cu_launch.c -> cu_prep.c, cu_blas.c,
+ * Calls go down only: backend_cuda.c -> cu_launch.c -> cu_ops.c, cu_blas.c,
  * cu_dnn.c -> cu_device.c (tests/architecture/test_layers.py).
  *
  * The CUDA backend (the wnn_backend_i of backend.h) for
@@ -28,8 +30,9 @@
  *              pipelined in chunks; synchronize() is cudaStreamSynchronize;
  *   compile()  uploads the constants once (one device block), allocates the
  *              memory plan's arena once (compiler/plan.c gives the offsets)
- *              and a scratch block for the nodes that need one, and turns
- *              each node into a kernel parameter struct;
+ *              and a scratch block for the nodes that need one; each
+ *              node's launcher takes its lowered block (g->lowered) and
+ *              its extras (wnn_kernel_args, wnn_kernel_abi.h);
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
  *              synchronisation, no allocation;
  *   products   matmul and gemm on cuBLAS (one handle per backend, made by
@@ -72,13 +75,6 @@
 #include "../csrc/ops/ops_internal.h"
 #include "cuda_kernels.h"
 #include "cudnn_dl.h"
-
-_Static_assert((int)CK_F32 == (int)WNN_FLOAT32 && (int)CK_F16 == (int)WNN_FLOAT16 &&
-                   (int)CK_I32 == (int)WNN_INT32 && (int)CK_U32 == (int)WNN_UINT32 &&
-                   (int)CK_I64 == (int)WNN_INT64 && (int)CK_U64 == (int)WNN_UINT64 &&
-                   (int)CK_I8 == (int)WNN_INT8 && (int)CK_U8 == (int)WNN_UINT8,
-               "cuda_kernels.h data types follow wnn_dtype");
-_Static_assert((int)CK_RANK == (int)WNN_MAX_RANK, "cuda_kernels.h rank");
 
 #define STAGE_BYTES ((size_t)8 << 20) /* per pinned staging buffer */
 #define DEV_ALIGN 256u
@@ -141,37 +137,16 @@ enum {
 };
 
 /* ---- compiled nodes ------------------------------------------------------------ */
-/* One strided copy of a movement operator: node input `in` (at byte
- * offset in_off) to node output `out` (at out_off). */
-typedef struct cu_view {
-    ck_view_p p;
-    uint32_t in, out;
-    int64_t in_off, out_off;
-    bool plain; /* contiguous on both sides: a cudaMemcpyAsync */
-} cu_view;
-
-enum { MM_ONE, MM_STRIDED, MM_POINTERS };
-
-typedef struct mm_plan {
-    int dt, mode;
-    int M, N, K, batch;
-    long long sa, sb, sc; /* element strides between matrices */
-    ck_bptr_p bp;
-} mm_plan;
-
+/* gemm: c broadcast into the output (when the lowered block has c) */
 typedef struct gemm_plan {
-    int dt, M, N, K, lda, ldb;
-    bool ta, tb, use_c;
-    float alpha, beta;
-    uint32_t c_in; /* node input of c */
-    cu_view cview; /* c broadcast into the output */
+    wnn_view cview; /* node input c -> output 0, simplified */
 } gemm_plan;
 
 /* gru / gruCell / lstm / lstmCell: the kernels' parameters, the operands
  * (node input + 1, 0 absent), the outputs (node output + 1) and the scratch
  * layout (byte offsets; float32 copies of x, W, R only for float16). */
 typedef struct rnn_plan {
-    ck_rnn_p p;
+    wnn_rnn_params p;
     int64_t I;
     uint32_t bias, rbias, peep, h0, c0;      /* node inputs + 1    */
     uint32_t out_c, out_seq;                 /* node outputs + 1   */
@@ -197,7 +172,8 @@ typedef struct cu_dnn {
     int frelayout;          /* 0: filter as is; 1: constant, prepared once
                              * at const_off (consts block); 2: per dispatch
                              * into scratch at 0 */
-    cu_view fview;          /* the relayout (node input 1 -> prepared) */
+    wnn_view fview;         /* the relayout (node input 1 -> prepared) */
+    int fes;                /* the filter's element size */
     uint64_t fprep_off, fbytes;
     uint32_t bias_src;      /* fused: node input + 1 of the conv bias, or 0
                              * (the chain's per-channel addend) */
@@ -205,7 +181,8 @@ typedef struct cu_dnn {
 
 typedef struct cu_node {
     const wnn_node *node;
-    const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/) */
+    const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/): the
+                                 * parameter block the launchers take */
     /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
      * chain's last node, writing `result`; the chain's other nodes skip. */
     bool skip;             /* runs elsewhere or not at all */
@@ -213,37 +190,19 @@ typedef struct cu_node {
     uint32_t result;       /* operand the producer (+ epilogue) writes */
     uint32_t addend;       /* operand of the fused add, or UINT32_MAX */
     bool epi_on;
-    ck_epi_p epi;
+    wnn_epi_params epi;
     cu_dnn *dnn;           /* K_CONV on cuDNN, or NULL (direct kernel) */
     int kind;
     uint64_t scratch;      /* bytes of scratch the node needs */
-    uint32_t scale, bias;  /* normalization: node input + 1, 0 absent */
-    union {
-        ck_unary_p un;
-        ck_binary_p bin;
-        ck_where_p wh;
-        struct { int ti, to; int64_t n; } cast;
+    uint32_t scale, bias;  /* normalization, conv: node input + 1, 0 absent */
+    wnn_kernel_args ka;    /* the per-node extras (cu_ops.c prep_node) */
+    union {                /* the blocks no lowering makes */
         uint64_t copy_bytes;
-        ck_pad_p pad;
-        ck_tri_p tri;
-        ck_gather_p ga;
-        ck_gather_el_p gel;
-        ck_nd_p nd;
-        ck_norm_p norm;
-        ck_bn_p bn;
-        ck_softmax_p sm;
-        ck_quant_p q;
-        ck_reduce_p red;
-        ck_axis_p ax;
-        ck_pool_p pool;
-        ck_conv_p conv;
-        ck_resample_p rs;
-        mm_plan mm;
+        wnn_tri_params tri;
+        wnn_resample_params rs;
         gemm_plan gm;
         rnn_plan rnn;
     } u;
-    cu_view *views;        /* K_VIEWS */
-    uint32_t n_views;
     uint64_t in_bytes;     /* scatter: bytes of the input copied first */
 } cu_node;
 
@@ -295,28 +254,7 @@ void cu_destroy(wnn_backend *be);
 wnn_status cu_not_supported(wnn_error *err, const char *fmt, ...);
 int cu_kind_of(wnn_op op);
 uint16_t kind_dtypes(int kind);
-int cu_unary_op(wnn_op op);
-int cu_binary_op(wnn_op op);
 uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
-void bcast_from(ck_bcast *it, const wnn_broadcast_params *bp);
-void view_finish(cu_view *v, int es);
-void view_from(cu_view *cv, const wnn_view *v, int es);
-void prep_unary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_binary(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_where(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-bool prep_views(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_pad(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_nd(ck_nd_p *p, const wnn_desc *in, const wnn_desc *ix,
-             const wnn_gather_params *q);
-void prep_norm(cu_node *cn, const wnn_desc *in);
-void prep_quant(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-int cu_reduce_op(wnn_op op);
-void prep_reduce(cu_node *cn, const wnn_desc *in);
-void prep_axis(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_pool(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_conv(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_matmul(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
-void prep_gemm(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 uint64_t rnn_take(uint64_t *at, uint64_t floats);
 void prep_rnn(cu_node *cn, const wnn_desc *in);
 bool prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
@@ -353,7 +291,8 @@ void *cu_resolve(const wnn_graph *g, cu_compiled *c, uint32_t id, void *const *i
         void *const *out);
 wnn_status cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
            void *const *in, void *const *out, wnn_error *err);
-cudaError_t run_view(cu_backend *b, const cu_view *v, void *const *in, void *const *out);
+cudaError_t run_view(cu_backend *b, const wnn_view *v, int es, void *const *in,
+                     void *const *out);
 wnn_status run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err);
 

@@ -14,7 +14,6 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     /* queued work may still use the memory */
     cudaStreamSynchronize(b->stream);
     for (uint32_t i = 0; i < c->n_nodes; i++) {
-        free(c->nodes[i].views);
         dnn_free(b, c->nodes[i].dnn, false);
     }
     cudaFree(c->arena);
@@ -102,13 +101,13 @@ plan_producers(cu_backend *b, cu_compiled *c, const wnn_graph *g,
         }
         const cu_node *act_cn = NULL;
         const wnn_desc *od = &ir->operands[cn->node->out[0]].desc;
-        ck_epi_p *ep = &cn->epi;
+        wnn_epi_params *ep = &cn->epi;
         memset(ep, 0, sizeof(*ep));
         ep->dt = od->dtype;
         ep->n = (int64_t)cu_core->desc_elements(od);
         ep->act = -1;
         ep->C = ep->inner = 1;
-        uint32_t axis = cn->kind == K_CONV ? (cn->u.conv.nhwc ? 3 : 1)
+        uint32_t axis = cn->kind == K_CONV ? (cn->lowered->u.conv.nhwc ? 3 : 1)
                                            : (od->rank ? od->rank - 1 : 0);
         if (chain) {
             axis = chain->channel_axis;
@@ -123,8 +122,8 @@ plan_producers(cu_backend *b, cu_compiled *c, const wnn_graph *g,
             if (chain->act != WNN_NO_NODE) {
                 act_cn = &c->nodes[idx[chain->act]];
                 c->nodes[idx[chain->act]].skip = true;
-                ep->act = act_cn->u.un.op;
-                ep->u = act_cn->u.un;
+                ep->act = act_cn->ka.op;
+                ep->sp = act_cn->ka.sp;
             }
         }
         if (axis < od->rank) {
@@ -195,7 +194,8 @@ upload_constants(cu_backend *b, cu_compiled *c, const wnn_graph *g,
         if (cn->dnn && cn->dnn->frelayout == 1) {
             void *fin[2] = { NULL, (char *)c->consts + c->const_off[cn->node->in[1]] };
             void *fout[1] = { (char *)c->consts + cn->dnn->fprep_off };
-            if ((e = run_view(b, &cn->dnn->fview, fin, fout)) != cudaSuccess) {
+            if ((e = run_view(b, &cn->dnn->fview, cn->dnn->fes, fin, fout)) !=
+                cudaSuccess) {
                 return e;
             }
         }
@@ -321,25 +321,28 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
 }
 
 /* ---- running one node (at execute) ------------------------------------------- */
+/* Each launcher takes the node's lowered block (g->lowered) as it is and
+ * its extras (cn->ka, cu_ops.c prep_node). */
 wnn_status
 run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err)
 {
     cudaStream_t s = b->stream;
     cudaError_t e = cudaSuccess;
+    const wnn_lowered *l = cn->lowered;
+    const wnn_kernel_args *k = &cn->ka;
     switch (cn->kind) {
-    case K_UNARY: e = ck_unary(&cn->u.un, in[0], out[0], s); break;
-    case K_BINARY: e = ck_binary(&cn->u.bin, in[0], in[1], out[0], s); break;
-    case K_WHERE: e = ck_where(&cn->u.wh, in[0], in[1], in[2], out[0], s); break;
+    case K_UNARY: e = ck_unary(k, in[0], out[0], s); break;
+    case K_BINARY: e = ck_binary(k, &l->u.bcast, in[0], in[1], out[0], s); break;
+    case K_WHERE:
+        e = ck_where(k, &l->u.bcast, in[0], in[1], in[2], out[0], s);
+        break;
     case K_CAST:
-        if (cn->u.cast.ti == cn->u.cast.to) {
-            e = cudaMemcpyAsync(out[0], in[0],
-                                (size_t)cn->u.cast.n *
-                                    cu_core->dtype_size(cn->u.cast.ti),
+        if (k->dt == k->to) {
+            e = cudaMemcpyAsync(out[0], in[0], (size_t)k->n * (size_t)k->es,
                                 cudaMemcpyDeviceToDevice, s);
         } else {
-            e = ck_cast(cn->u.cast.ti, cn->u.cast.to, cn->u.cast.n, in[0],
-                        out[0], s);
+            e = ck_cast(k->dt, k->to, k->n, in[0], out[0], s);
         }
         break;
     case K_COPY:
@@ -349,53 +352,57 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         }
         break;
     case K_VIEWS:
-        for (uint32_t j = 0; j < cn->n_views && e == cudaSuccess; j++) {
-            e = run_view(b, &cn->views[j], in, out);
+        for (uint32_t j = 0; j < l->u.views.n && e == cudaSuccess; j++) {
+            e = run_view(b, &l->u.views.v[j], k->es, in, out);
         }
         break;
-    case K_PAD: e = ck_pad(&cn->u.pad, in[0], out[0], s); break;
-    case K_TRI: e = ck_triangular(&cn->u.tri, in[0], out[0], s); break;
-    case K_GATHER: e = ck_gather(&cn->u.ga, in[0], in[1], out[0], s); break;
+    case K_PAD: e = ck_pad(k, &l->u.pad, in[0], out[0], s); break;
+    case K_TRI: e = ck_triangular(k, &cn->u.tri, in[0], out[0], s); break;
+    case K_GATHER: e = ck_gather(k, &l->u.gather, in[0], in[1], out[0], s); break;
     case K_GATHER_EL:
-        e = ck_gather_elements(&cn->u.gel, in[0], in[1], out[0], s);
+        e = ck_gather_elements(k, &l->u.gather, in[0], in[1], out[0], s);
         break;
-    case K_GATHER_ND: e = ck_gather_nd(&cn->u.nd, in[0], in[1], out[0], s); break;
+    case K_GATHER_ND:
+        e = ck_gather_nd(k, &l->u.gather, in[0], in[1], out[0], s);
+        break;
     case K_SCATTER_EL:
         e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
                             cudaMemcpyDeviceToDevice, s);
         if (e == cudaSuccess) {
-            e = ck_scatter_elements(&cn->u.gel, in[1], in[2], out[0], s);
+            e = ck_scatter_elements(k, &l->u.gather, in[1], in[2], out[0], s);
         }
         break;
     case K_SCATTER_ND:
         e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
                             cudaMemcpyDeviceToDevice, s);
         if (e == cudaSuccess) {
-            e = ck_scatter_nd(&cn->u.nd, in[1], in[2], out[0], scratch, s);
+            e = ck_scatter_nd(k, &l->u.gather, in[1], in[2], out[0], scratch, s);
         }
         break;
     case K_NORM:
-        e = ck_norm(&cn->u.norm, in[0], cn->scale ? in[cn->scale - 1] : NULL,
+        e = ck_norm(k, &l->u.norm, in[0], cn->scale ? in[cn->scale - 1] : NULL,
                     cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
         break;
     case K_BN:
-        e = ck_batch_norm(&cn->u.bn, in[0], in[1], in[2],
+        e = ck_batch_norm(k, &l->u.axis, in[0], in[1], in[2],
                           cn->scale ? in[cn->scale - 1] : NULL,
                           cn->bias ? in[cn->bias - 1] : NULL, out[0], scratch,
                           s);
         break;
-    case K_SOFTMAX: e = ck_softmax(&cn->u.sm, in[0], out[0], s); break;
-    case K_QUANT: e = ck_quantize(&cn->u.q, in[0], in[1], in[2], out[0], s); break;
+    case K_SOFTMAX: e = ck_softmax(k, &l->u.axis, in[0], out[0], s); break;
+    case K_QUANT:
+        e = ck_quantize(k, &l->u.quant, in[0], in[1], in[2], out[0], s);
+        break;
     case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
     case K_GEMM: return run_gemm(b, cn, in, out, scratch, err);
     case K_RNN: return run_rnn(b, cn, in, out, scratch, err);
-    case K_REDUCE: e = ck_reduce(&cn->u.red, in[0], out[0], s); break;
-    case K_ARG: e = ck_arg_min_max(&cn->u.ax, in[0], out[0], s); break;
-    case K_CUMSUM: e = ck_cumulative_sum(&cn->u.ax, in[0], out[0], s); break;
-    case K_POOL: e = ck_pool2d(&cn->u.pool, in[0], out[0], s); break;
-    case K_RESAMPLE: e = ck_resample2d(&cn->u.rs, in[0], out[0], s); break;
+    case K_REDUCE: e = ck_reduce(k, &l->u.reduce, in[0], out[0], s); break;
+    case K_ARG: e = ck_arg_min_max(k, &l->u.axis, in[0], out[0], s); break;
+    case K_CUMSUM: e = ck_cumulative_sum(k, &l->u.axis, in[0], out[0], s); break;
+    case K_POOL: e = ck_pool2d(k, &l->u.pool, in[0], out[0], s); break;
+    case K_RESAMPLE: e = ck_resample2d(k, &cn->u.rs, in[0], out[0], s); break;
     case K_CONV:
-        e = ck_conv2d(&cn->u.conv, in[0], in[1],
+        e = ck_conv2d(k, &l->u.conv, in[0], in[1],
                       cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
         break;
     default:

@@ -29,15 +29,15 @@ enum { DM_F32, DM_I64, DM_U64 };
 inline int
 domain_of(int t)
 {
-    if (t == CK_F32 || t == CK_F16) {
+    if (t == WNN_KDT_F32 || t == WNN_KDT_F16) {
         return DM_F32;
     }
-    return t == CK_U64 ? DM_U64 : DM_I64;
+    return t == WNN_KDT_U64 ? DM_U64 : DM_I64;
 }
 
 /* ---- unary ------------------------------------------------------------- */
 __device__ __forceinline__ float
-unary_f(int op, float x, const ck_unary_p &p)
+unary_f(int op, float x, const wnn_scalar_params &p)
 {
     float a = p.a, b = p.b;
     switch (op) {
@@ -99,7 +99,7 @@ unary_f(int op, float x, const ck_unary_p &p)
 }
 
 __device__ __forceinline__ int64_t
-unary_i(int op, int64_t x, const ck_unary_p &p)
+unary_i(int op, int64_t x, const wnn_scalar_params &p)
 {
     switch (op) {
     case CK_U_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
@@ -115,7 +115,7 @@ unary_i(int op, int64_t x, const ck_unary_p &p)
 }
 
 __device__ __forceinline__ uint64_t
-unary_u(int op, uint64_t x, const ck_unary_p &p)
+unary_u(int op, uint64_t x, const wnn_scalar_params &p)
 {
     if (op == CK_U_CLAMP) {
         uint64_t v = x < p.ulo ? p.ulo : x;
@@ -126,25 +126,26 @@ unary_u(int op, uint64_t x, const ck_unary_p &p)
 
 template <int DM>
 __global__ void
-k_unary(ck_unary_p p, const void *__restrict__ x, void *__restrict__ y)
+k_unary(wnn_kernel_args k, const void *__restrict__ x, void *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    const wnn_scalar_params &p = k.sp;
+    CK_LOOP(i, k.n)
     {
-        if (p.op == CK_U_LOGICAL_NOT) {
+        if (k.op == CK_U_LOGICAL_NOT) {
             ((uint8_t *)y)[i] = ((const uint8_t *)x)[i] == 0;
         } else if (DM == DM_F32) {
-            float v = ck_ldf(x, p.ti, i);
-            if (p.op == CK_U_IS_NAN) {
+            float v = ck_ldf(x, k.dt, i);
+            if (k.op == CK_U_IS_NAN) {
                 ((uint8_t *)y)[i] = isnan(v) != 0;
-            } else if (p.op == CK_U_IS_INFINITE) {
+            } else if (k.op == CK_U_IS_INFINITE) {
                 ((uint8_t *)y)[i] = isinf(v) != 0;
             } else {
-                ck_stf(y, p.to, i, unary_f(p.op, v, p));
+                ck_stf(y, k.to, i, unary_f(k.op, v, p));
             }
         } else if (DM == DM_I64) {
-            ck_sti(y, p.to, i, unary_i(p.op, ck_ldi(x, p.ti, i), p));
+            ck_sti(y, k.to, i, unary_i(k.op, ck_ldi(x, k.dt, i), p));
         } else {
-            ((uint64_t *)y)[i] = unary_u(p.op, ((const uint64_t *)x)[i], p);
+            ((uint64_t *)y)[i] = unary_u(k.op, ((const uint64_t *)x)[i], p);
         }
     }
 }
@@ -262,29 +263,30 @@ binary_u(int op, uint64_t x, uint64_t z)
 
 template <int DM>
 __global__ void
-k_binary(ck_binary_p p, const void *__restrict__ a, const void *__restrict__ b,
+k_binary(wnn_kernel_args p, wnn_broadcast_params it,
+         const void *__restrict__ a, const void *__restrict__ b,
          void *__restrict__ y)
 {
     bool cmp = p.op >= CK_B_EQ;
     CK_LOOP(i, p.n)
     {
         int64_t off[3];
-        ck_bcast_offsets(p.it, 2, i, off);
+        ck_bcast_offsets(it, 2, i, off);
         if (DM == DM_F32) {
-            float x = ck_ldf(a, p.ti, off[0]), z = ck_ldf(b, p.ti, off[1]);
+            float x = ck_ldf(a, p.dt, off[0]), z = ck_ldf(b, p.dt, off[1]);
             if (cmp) {
                 ((uint8_t *)y)[i] = compare_f(p.op, x, z);
             } else {
                 ck_stf(y, p.to, i, binary_f(p.op, x, z));
             }
         } else if (DM == DM_I64) {
-            int64_t x = ck_ldi(a, p.ti, off[0]), z = ck_ldi(b, p.ti, off[1]);
+            int64_t x = ck_ldi(a, p.dt, off[0]), z = ck_ldi(b, p.dt, off[1]);
             ck_sti(y, p.to, i, binary_i(p.op, x, z));
         } else {
             uint64_t x = ((const uint64_t *)a)[off[0]];
             uint64_t z = ((const uint64_t *)b)[off[1]];
             uint64_t v = binary_u(p.op, x, z);
-            if (p.to == CK_U8) {
+            if (p.to == WNN_KDT_U8) {
                 ((uint8_t *)y)[i] = (uint8_t)v;
             } else {
                 ((uint64_t *)y)[i] = v;
@@ -346,13 +348,13 @@ binary_f32_flat(int64_t n, const float *a, const float *b, float *y,
 /* ---- where ------------------------------------------------------------- */
 template <typename T>
 __global__ void
-k_where(ck_where_p p, const uint8_t *__restrict__ c, const T *__restrict__ t,
-        const T *__restrict__ f, T *__restrict__ y)
+k_where(int64_t n, wnn_broadcast_params it, const uint8_t *__restrict__ c,
+        const T *__restrict__ t, const T *__restrict__ f, T *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    CK_LOOP(i, n)
     {
         int64_t off[3];
-        ck_bcast_offsets(p.it, 3, i, off);
+        ck_bcast_offsets(it, 3, i, off);
         y[i] = c[off[0]] ? t[off[1]] : f[off[2]];
     }
 }
@@ -363,10 +365,10 @@ f2i(float v, int to)
 {
     double lo, hi;
     switch (to) {
-    case CK_I32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case CK_U32: lo = 0; hi = 4294967295.0; break;
-    case CK_I8: lo = -128; hi = 127; break;
-    case CK_U8: lo = 0; hi = 255; break;
+    case WNN_KDT_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case WNN_KDT_U32: lo = 0; hi = 4294967295.0; break;
+    case WNN_KDT_I8: lo = -128; hi = 127; break;
+    case WNN_KDT_U8: lo = 0; hi = 255; break;
     default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
     }
     if (v != v) {
@@ -374,10 +376,10 @@ f2i(float v, int to)
     }
     double d = trunc((double)v);
     if (d <= lo) {
-        return to == CK_I64 ? INT64_MIN : (int64_t)lo;
+        return to == WNN_KDT_I64 ? INT64_MIN : (int64_t)lo;
     }
     if (d >= hi) {
-        return to == CK_I64 ? INT64_MAX : (int64_t)hi;
+        return to == WNN_KDT_I64 ? INT64_MAX : (int64_t)hi;
     }
     return (int64_t)d;
 }
@@ -398,15 +400,15 @@ __global__ void
 k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
        void *__restrict__ y)
 {
-    bool fin = ti == CK_F32 || ti == CK_F16;
-    bool fout = to == CK_F32 || to == CK_F16;
+    bool fin = ti == WNN_KDT_F32 || ti == WNN_KDT_F16;
+    bool fout = to == WNN_KDT_F32 || to == WNN_KDT_F16;
     CK_LOOP(i, n)
     {
         if (fin) {
             float v = ck_ldf(x, ti, i);
             if (fout) {
                 ck_stf(y, to, i, v);
-            } else if (to == CK_U64) {
+            } else if (to == WNN_KDT_U64) {
                 ((uint64_t *)y)[i] = f2u64(v);
             } else {
                 ck_sti(y, to, i, f2i(v, to));
@@ -414,7 +416,7 @@ k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
         } else {
             int64_t v = ck_ldi(x, ti, i);
             if (fout) {
-                float f = ti == CK_U64 ? (float)(uint64_t)v : (float)v;
+                float f = ti == WNN_KDT_U64 ? (float)(uint64_t)v : (float)v;
                 ck_stf(y, to, i, f);
             } else {
                 ck_sti(y, to, i, v);
@@ -427,10 +429,10 @@ k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
 
 /* ---- launchers ------------------------------------------------------------ */
 extern "C" cudaError_t
-ck_unary(const ck_unary_p *p, const void *x, void *y, cudaStream_t s)
+ck_unary(const wnn_kernel_args *p, const void *x, void *y, cudaStream_t s)
 {
     unsigned nb = ck_blocks(p->n);
-    int dm = p->op == CK_U_LOGICAL_NOT ? DM_I64 : domain_of(p->ti);
+    int dm = p->op == CK_U_LOGICAL_NOT ? DM_I64 : domain_of(p->dt);
     switch (dm) {
     case DM_F32: CK_LAUNCH(k_unary<DM_F32>, nb, CK_THREADS, s, *p, x, y); break;
     case DM_I64: CK_LAUNCH(k_unary<DM_I64>, nb, CK_THREADS, s, *p, x, y); break;
@@ -440,13 +442,13 @@ ck_unary(const ck_unary_p *p, const void *x, void *y, cudaStream_t s)
 }
 
 extern "C" cudaError_t
-ck_binary(const ck_binary_p *p, const void *a, const void *b, void *y,
-          cudaStream_t s)
+ck_binary(const wnn_kernel_args *p, const wnn_broadcast_params *bp,
+          const void *a, const void *b, void *y, cudaStream_t s)
 {
     unsigned nb = ck_blocks(p->n);
-    const ck_bcast &it = p->it;
+    const wnn_broadcast_params &it = *bp;
     bool flat = it.rank == 1 && it.st[0][0] == 1 && it.st[1][0] == 1;
-    if (flat && p->ti == CK_F32 && p->to == CK_F32) {
+    if (flat && p->dt == WNN_KDT_F32 && p->to == WNN_KDT_F32) {
         const float *fa = (const float *)a, *fb = (const float *)b;
         float *fy = (float *)y;
         switch (p->op) {
@@ -457,10 +459,10 @@ ck_binary(const ck_binary_p *p, const void *a, const void *b, void *y,
         default: break;
         }
     }
-    switch (domain_of(p->ti)) {
-    case DM_F32: CK_LAUNCH(k_binary<DM_F32>, nb, CK_THREADS, s, *p, a, b, y); break;
-    case DM_I64: CK_LAUNCH(k_binary<DM_I64>, nb, CK_THREADS, s, *p, a, b, y); break;
-    default: CK_LAUNCH(k_binary<DM_U64>, nb, CK_THREADS, s, *p, a, b, y); break;
+    switch (domain_of(p->dt)) {
+    case DM_F32: CK_LAUNCH(k_binary<DM_F32>, nb, CK_THREADS, s, *p, it, a, b, y); break;
+    case DM_I64: CK_LAUNCH(k_binary<DM_I64>, nb, CK_THREADS, s, *p, it, a, b, y); break;
+    default: CK_LAUNCH(k_binary<DM_U64>, nb, CK_THREADS, s, *p, it, a, b, y); break;
     }
     return cudaGetLastError();
 }
@@ -470,11 +472,11 @@ __device__ __forceinline__ float
 epi_round(int dt, float v)
 {
     /* float16: the value a float16 node would have stored */
-    return dt == CK_F16 ? ck_h2f(ck_f2h(v)) : v;
+    return dt == WNN_KDT_F16 ? ck_h2f(ck_f2h(v)) : v;
 }
 
 __global__ void
-k_epilogue(ck_epi_p p, const void *__restrict__ b1, const void *__restrict__ z,
+k_epilogue(wnn_epi_params p, const void *__restrict__ b1, const void *__restrict__ z,
            void *__restrict__ y)
 {
     CK_LOOP(i, p.n)
@@ -490,29 +492,30 @@ k_epilogue(ck_epi_p p, const void *__restrict__ b1, const void *__restrict__ z,
             v = epi_round(p.dt, v + ck_ldf(z, p.dt, c));
         }
         if (p.act >= 0) {
-            v = unary_f(p.act, v, p.u);
+            v = unary_f(p.act, v, p.sp);
         }
         ck_stf(y, p.dt, i, v);
     }
 }
 
 extern "C" cudaError_t
-ck_where(const ck_where_p *p, const void *cond, const void *t, const void *f,
-         void *y, cudaStream_t s)
+ck_where(const wnn_kernel_args *p, const wnn_broadcast_params *it,
+         const void *cond, const void *t, const void *f, void *y,
+         cudaStream_t s)
 {
     unsigned nb = ck_blocks(p->n);
     const uint8_t *c = (const uint8_t *)cond;
     switch (p->es) {
-    case 1: CK_LAUNCH(k_where<uint8_t>, nb, CK_THREADS, s, *p, c, (const uint8_t *)t, (const uint8_t *)f, (uint8_t *)y); break;
-    case 2: CK_LAUNCH(k_where<uint16_t>, nb, CK_THREADS, s, *p, c, (const uint16_t *)t, (const uint16_t *)f, (uint16_t *)y); break;
-    case 4: CK_LAUNCH(k_where<uint32_t>, nb, CK_THREADS, s, *p, c, (const uint32_t *)t, (const uint32_t *)f, (uint32_t *)y); break;
-    default: CK_LAUNCH(k_where<uint64_t>, nb, CK_THREADS, s, *p, c, (const uint64_t *)t, (const uint64_t *)f, (uint64_t *)y); break;
+    case 1: CK_LAUNCH(k_where<uint8_t>, nb, CK_THREADS, s, p->n, *it, c, (const uint8_t *)t, (const uint8_t *)f, (uint8_t *)y); break;
+    case 2: CK_LAUNCH(k_where<uint16_t>, nb, CK_THREADS, s, p->n, *it, c, (const uint16_t *)t, (const uint16_t *)f, (uint16_t *)y); break;
+    case 4: CK_LAUNCH(k_where<uint32_t>, nb, CK_THREADS, s, p->n, *it, c, (const uint32_t *)t, (const uint32_t *)f, (uint32_t *)y); break;
+    default: CK_LAUNCH(k_where<uint64_t>, nb, CK_THREADS, s, p->n, *it, c, (const uint64_t *)t, (const uint64_t *)f, (uint64_t *)y); break;
     }
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_epilogue(const ck_epi_p *p, const void *b1, const void *addend, void *y,
+ck_epilogue(const wnn_epi_params *p, const void *b1, const void *addend, void *y,
             cudaStream_t s)
 {
     if (p->n == 0) {

@@ -23,15 +23,16 @@ namespace {
 /* ---- strided view copy ------------------------------------------------- */
 template <typename T>
 __global__ void
-k_view(ck_view_p p, const T *__restrict__ in, T *__restrict__ out)
+k_view(wnn_view p, const T *__restrict__ in, T *__restrict__ out)
 {
     CK_LOOP(i, p.n)
     {
         uint32_t r = (uint32_t)i;
         int64_t io = 0, oo = 0;
         for (int d = p.rank - 1; d >= 0; d--) {
-            uint32_t q = r / p.shape[d];
-            int64_t idx = (int64_t)(r - q * p.shape[d]);
+            uint32_t sd = (uint32_t)p.shape[d];
+            uint32_t q = r / sd;
+            int64_t idx = (int64_t)(r - q * sd);
             r = q;
             io += idx * p.is[d];
             oo += idx * p.os[d];
@@ -82,7 +83,7 @@ k_transpose_tiled(int64_t outer, uint32_t R, uint32_t C, int64_t is0,
 
 template <typename T>
 cudaError_t
-copy_view(const ck_view_p *p, const void *in, void *out, cudaStream_t s)
+copy_view(const wnn_view *p, const void *in, void *out, cudaStream_t s)
 {
 #ifndef CK_HOST_EMU
     int L = p->rank - 1;
@@ -97,7 +98,8 @@ copy_view(const ck_view_p *p, const void *in, void *out, cudaStream_t s)
                         (((int64_t)p->shape[L - 1] + TT - 1) / TT);
         unsigned nb = tiles > 65536 ? 65536u : (unsigned)tiles;
         CK_LAUNCH(k_transpose_tiled<T>, nb, dim3(TT, 8), s, 
-            outer, p->shape[L - 1], p->shape[L], is0, p->is[L], os0,
+            outer, (uint32_t)p->shape[L - 1], (uint32_t)p->shape[L], is0,
+            p->is[L], os0,
             p->os[L - 1], (const T *)in, (T *)out);
         return cudaGetLastError();
     }
@@ -115,9 +117,9 @@ pad_source(int mode, int64_t x, int64_t n)
         return x;
     }
     switch (mode) {
-    case CK_PAD_EDGE:
+    case WNN_KPAD_EDGE:
         return x < 0 ? 0 : n - 1;
-    case CK_PAD_REFLECTION: {
+    case WNN_KPAD_REFLECTION: {
         int64_t r = x < 0 ? -x : 2 * (n - 1) - x;
         return r < 0 ? 0 : r >= n ? n - 1 : r;
     }
@@ -128,18 +130,19 @@ pad_source(int mode, int64_t x, int64_t n)
 
 template <typename T>
 __global__ void
-k_pad(ck_pad_p p, const T *__restrict__ x, T *__restrict__ y)
+k_pad(int64_t n, wnn_pad_params p, const T *__restrict__ x, T *__restrict__ y)
 {
     T value;
     memcpy(&value, &p.value, sizeof(T));
-    CK_LOOP(i, p.n)
+    CK_LOOP(i, n)
     {
         uint32_t r = (uint32_t)i;
         int64_t src = 0;
         bool outside = false;
-        for (int d = p.rank - 1; d >= 0; d--) {
-            uint32_t q = r / p.oshape[d];
-            int64_t idx = (int64_t)(r - q * p.oshape[d]);
+        for (int d = (int)p.rank - 1; d >= 0; d--) {
+            uint32_t od = (uint32_t)(p.ishape[d] + p.begin[d] + p.end[d]);
+            uint32_t q = r / od;
+            int64_t idx = (int64_t)(r - q * od);
             r = q;
             int64_t sidx = pad_source(p.mode, idx - p.begin[d], p.ishape[d]);
             if (sidx < 0) {
@@ -155,14 +158,15 @@ k_pad(ck_pad_p p, const T *__restrict__ x, T *__restrict__ y)
 /* ---- triangular ------------------------------------------------------------ */
 template <typename T>
 __global__ void
-k_triangular(ck_tri_p p, const T *__restrict__ x, T *__restrict__ y)
+k_triangular(int64_t n, bool upper, wnn_tri_params p, const T *__restrict__ x,
+             T *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    CK_LOOP(i, n)
     {
         int64_t row = i / p.w, j = i - row * p.w;
         int64_t ii = row % p.h;
         /* upper keeps j - i >= diagonal, lower keeps j - i <= diagonal */
-        bool keep = p.upper ? (j - ii >= p.diag) : (j - ii <= p.diag);
+        bool keep = upper ? (j - ii >= p.diag) : (j - ii <= p.diag);
         y[i] = keep ? x[i] : (T)0;
     }
 }
@@ -173,8 +177,8 @@ index_at(const void *p, int t, int64_t j, int64_t dim)
 {
     int64_t v;
     switch (t) {
-    case CK_I32: v = ((const int32_t *)p)[j]; break;
-    case CK_U32: v = ((const uint32_t *)p)[j]; break;
+    case WNN_KDT_I32: v = ((const int32_t *)p)[j]; break;
+    case WNN_KDT_U32: v = ((const uint32_t *)p)[j]; break;
     default: v = ((const int64_t *)p)[j]; break;
     }
     if (v < 0) {
@@ -186,31 +190,34 @@ index_at(const void *p, int t, int64_t j, int64_t dim)
 
 template <typename T>
 __global__ void
-k_gather(ck_gather_p p, const T *__restrict__ x, const void *__restrict__ idx,
-         T *__restrict__ y)
+k_gather(wnn_kernel_args k, wnn_gather_params p, const T *__restrict__ x,
+         const void *__restrict__ idx, T *__restrict__ y)
 {
     uint32_t inner = (uint32_t)p.inner, n_idx = (uint32_t)p.n_idx;
-    CK_LOOP(i, p.n)
+    const int64_t dim = (int64_t)p.dim;
+    CK_LOOP(i, k.n)
     {
         uint32_t q = (uint32_t)i / inner, r = (uint32_t)i - q * inner;
         uint32_t oi = q / n_idx, j = q - oi * n_idx;
-        int64_t s = index_at(idx, p.it, j, p.dim);
-        y[i] = x[((int64_t)oi * p.dim + s) * p.inner + r];
+        int64_t s = index_at(idx, k.it, j, dim);
+        y[i] = x[((int64_t)oi * dim + s) * (int64_t)inner + r];
     }
 }
 
 template <typename T>
 __global__ void
-k_gather_elements(ck_gather_el_p p, const T *__restrict__ x,
-                  const void *__restrict__ idx, T *__restrict__ y)
+k_gather_elements(wnn_kernel_args k, wnn_gather_params p,
+                  const T *__restrict__ x, const void *__restrict__ idx,
+                  T *__restrict__ y)
 {
     uint32_t inner = (uint32_t)p.inner, a_n = (uint32_t)p.a_n;
-    CK_LOOP(i, p.n)
+    const int64_t dim = (int64_t)p.dim;
+    CK_LOOP(i, (int64_t)p.n_idx)
     {
         uint32_t q = (uint32_t)i / inner, r = (uint32_t)i - q * inner;
         uint32_t oi = q / a_n;
-        int64_t s = index_at(idx, p.it, i, p.dim);
-        y[i] = x[((int64_t)oi * p.dim + s) * p.inner + r];
+        int64_t s = index_at(idx, k.it, i, dim);
+        y[i] = x[((int64_t)oi * dim + s) * (int64_t)inner + r];
     }
 }
 
@@ -218,89 +225,98 @@ k_gather_elements(ck_gather_el_p p, const T *__restrict__ x,
  * order: the last write to an element wins */
 template <typename T>
 __global__ void
-k_scatter_elements(ck_gather_el_p p, const void *__restrict__ idx,
-                   const T *__restrict__ u, T *__restrict__ y)
+k_scatter_elements(wnn_kernel_args k, wnn_gather_params p,
+                   const void *__restrict__ idx, const T *__restrict__ u,
+                   T *__restrict__ y)
 {
-    CK_LOOP(pr, p.n)
+    const int64_t inner = (int64_t)p.inner, a_n = (int64_t)p.a_n;
+    const int64_t dim = (int64_t)p.dim;
+    CK_LOOP(pr, (int64_t)p.outer * inner)
     {
-        int64_t oi = pr / p.inner, r = pr - oi * p.inner;
-        int64_t ubase = oi * p.a_n * p.inner + r;
-        int64_t ybase = oi * p.dim * p.inner + r;
-        for (int64_t a = 0; a < p.a_n; a++) {
-            int64_t q = ubase + a * p.inner;
-            int64_t s = index_at(idx, p.it, q, p.dim);
-            y[ybase + s * p.inner] = u[q];
+        int64_t oi = pr / inner, r = pr - oi * inner;
+        int64_t ubase = oi * a_n * inner + r;
+        int64_t ybase = oi * dim * inner + r;
+        for (int64_t a = 0; a < a_n; a++) {
+            int64_t q = ubase + a * inner;
+            int64_t s = index_at(idx, k.it, q, dim);
+            y[ybase + s * inner] = u[q];
         }
     }
 }
 
 __device__ __forceinline__ int64_t
-nd_slice_of(const ck_nd_p &p, const void *idx, int64_t t)
+nd_slice_of(const wnn_gather_params &p, int it, const void *idx, int64_t t)
 {
-    int64_t off = 0, base = t * p.coord;
-    for (int d = 0; d < p.coord; d++) {
-        off += index_at(idx, p.it, base + d, p.dims[d]) * p.strides[d];
+    int64_t off = 0, base = t * (int64_t)p.coord;
+    for (int d = 0; d < (int)p.coord; d++) {
+        off += index_at(idx, it, base + d, (int64_t)p.dims[d]) *
+               (int64_t)p.strides[d];
     }
     return off;
 }
 
 template <typename T>
 __global__ void
-k_gather_nd(ck_nd_p p, const T *__restrict__ x, const void *__restrict__ idx,
-            T *__restrict__ y)
+k_gather_nd(wnn_kernel_args k, wnn_gather_params p, const T *__restrict__ x,
+            const void *__restrict__ idx, T *__restrict__ y)
 {
-    int64_t n = p.tuples * p.slice;
+    const int64_t slice = (int64_t)p.slice, n = (int64_t)p.tuples * slice;
     CK_LOOP(i, n)
     {
-        int64_t t = i / p.slice, r = i - t * p.slice;
-        y[i] = x[nd_slice_of(p, idx, t) * p.slice + r];
+        int64_t t = i / slice, r = i - t * slice;
+        y[i] = x[nd_slice_of(p, k.it, idx, t) * slice + r];
     }
 }
 
 __global__ void
-k_scatter_nd_claim(ck_nd_p p, const void *__restrict__ idx, int32_t *winner)
+k_scatter_nd_claim(wnn_kernel_args k, wnn_gather_params p,
+                   const void *__restrict__ idx, int32_t *winner)
 {
-    CK_LOOP(t, p.tuples)
+    CK_LOOP(t, (int64_t)p.tuples)
     {
-        atomicMax(&winner[nd_slice_of(p, idx, t)], (int32_t)t);
+        atomicMax(&winner[nd_slice_of(p, k.it, idx, t)], (int32_t)t);
     }
 }
 
 template <typename T>
 __global__ void
-k_scatter_nd(ck_nd_p p, const void *__restrict__ idx, const T *__restrict__ u,
+k_scatter_nd(wnn_kernel_args k, wnn_gather_params p,
+             const void *__restrict__ idx, const T *__restrict__ u,
              const int32_t *__restrict__ winner, T *__restrict__ y)
 {
-    int64_t n = p.tuples * p.slice;
+    const int64_t slice = (int64_t)p.slice, n = (int64_t)p.tuples * slice;
     CK_LOOP(i, n)
     {
-        int64_t t = i / p.slice, r = i - t * p.slice;
-        int64_t s = nd_slice_of(p, idx, t);
+        int64_t t = i / slice, r = i - t * slice;
+        int64_t s = nd_slice_of(p, k.it, idx, t);
         if (winner[s] == (int32_t)t) {
-            y[s * p.slice + r] = u[i];
+            y[s * slice + r] = u[i];
         }
     }
 }
 
 /* ---- batched matmul pointers ------------------------------------------------ */
 __global__ void
-k_batch_pointers(ck_bptr_p p, const char *a, const char *b, char *c,
-                 void **ptrs)
+k_batch_pointers(wnn_matmul_params p, int es, const char *a, const char *b,
+                 char *c, void **ptrs)
 {
+    /* byte strides between the matrices of a, b and c */
+    const int64_t ma = p.M * p.K * es, mb = p.K * p.N * es, mc = p.M * p.N * es;
     CK_LOOP(i, p.batch)
     {
         uint32_t rem = (uint32_t)i;
         int64_t ia = 0, ib = 0;
-        for (int d = p.rb - 1; d >= 0; d--) {
-            uint32_t q = rem / p.oshape[d];
-            int64_t idx = (int64_t)(rem - q * p.oshape[d]);
+        for (int d = (int)p.rb - 1; d >= 0; d--) {
+            uint32_t bd = (uint32_t)p.bshape[d];
+            uint32_t q = rem / bd;
+            int64_t idx = (int64_t)(rem - q * bd);
             rem = q;
             ia += idx * p.sa[d];
             ib += idx * p.sb[d];
         }
-        ptrs[i] = (void *)(a + ia * p.ma);
-        ptrs[p.batch + i] = (void *)(b + ib * p.mb);
-        ptrs[2 * p.batch + i] = (void *)(c + i * p.mc);
+        ptrs[i] = (void *)(a + ia * ma);
+        ptrs[p.batch + i] = (void *)(b + ib * mb);
+        ptrs[2 * p.batch + i] = (void *)(c + i * mc);
     }
 }
 
@@ -316,68 +332,73 @@ k_batch_pointers(ck_bptr_p p, const char *a, const char *b, char *c,
     }
 
 extern "C" cudaError_t
-ck_copy_view(const ck_view_p *p, const void *in, void *out, cudaStream_t s)
+ck_copy_view(const wnn_view *p, int es, const void *in, void *out,
+             cudaStream_t s)
 {
     cudaError_t e = cudaSuccess;
-    BY_SIZE(p->es, e = copy_view<T>(p, in, out, s));
+    BY_SIZE(es, e = copy_view<T>(p, in, out, s));
     return e;
 }
 
 extern "C" cudaError_t
-ck_pad(const ck_pad_p *p, const void *x, void *y, cudaStream_t s)
+ck_pad(const wnn_kernel_args *k, const wnn_pad_params *p, const void *x,
+       void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->n);
-    BY_SIZE(p->es, CK_LAUNCH(k_pad<T>, nb, CK_THREADS, s, *p, (const T *)x, (T *)y));
+    unsigned nb = ck_blocks(k->n);
+    BY_SIZE(k->es, CK_LAUNCH(k_pad<T>, nb, CK_THREADS, s, k->n, *p, (const T *)x, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_triangular(const ck_tri_p *p, const void *x, void *y, cudaStream_t s)
+ck_triangular(const wnn_kernel_args *k, const wnn_tri_params *p, const void *x,
+              void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->n);
-    BY_SIZE(p->es, CK_LAUNCH(k_triangular<T>, nb, CK_THREADS, s, *p, (const T *)x, (T *)y));
+    unsigned nb = ck_blocks(k->n);
+    bool upper = (k->flags & WNN_KF_UPPER) != 0;
+    BY_SIZE(k->es, CK_LAUNCH(k_triangular<T>, nb, CK_THREADS, s, k->n, upper, *p, (const T *)x, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_gather(const ck_gather_p *p, const void *x, const void *idx, void *y,
-          cudaStream_t s)
+ck_gather(const wnn_kernel_args *k, const wnn_gather_params *p, const void *x,
+          const void *idx, void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->n);
-    BY_SIZE(p->es, CK_LAUNCH(k_gather<T>, nb, CK_THREADS, s, *p, (const T *)x, idx, (T *)y));
+    unsigned nb = ck_blocks(k->n);
+    BY_SIZE(k->es, CK_LAUNCH(k_gather<T>, nb, CK_THREADS, s, *k, *p, (const T *)x, idx, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_gather_elements(const ck_gather_el_p *p, const void *x, const void *idx,
-                   void *y, cudaStream_t s)
+ck_gather_elements(const wnn_kernel_args *k, const wnn_gather_params *p,
+                   const void *x, const void *idx, void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->n);
-    BY_SIZE(p->es, CK_LAUNCH(k_gather_elements<T>, nb, CK_THREADS, s, *p, (const T *)x, idx, (T *)y));
+    unsigned nb = ck_blocks((int64_t)p->n_idx);
+    BY_SIZE(k->es, CK_LAUNCH(k_gather_elements<T>, nb, CK_THREADS, s, *k, *p, (const T *)x, idx, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_scatter_elements(const ck_gather_el_p *p, const void *idx, const void *upd,
-                    void *y, cudaStream_t s)
+ck_scatter_elements(const wnn_kernel_args *k, const wnn_gather_params *p,
+                    const void *idx, const void *upd, void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->n);
-    BY_SIZE(p->es, CK_LAUNCH(k_scatter_elements<T>, nb, CK_THREADS, s, *p, idx, (const T *)upd, (T *)y));
+    unsigned nb = ck_blocks((int64_t)(p->outer * p->inner));
+    BY_SIZE(k->es, CK_LAUNCH(k_scatter_elements<T>, nb, CK_THREADS, s, *k, *p, idx, (const T *)upd, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_gather_nd(const ck_nd_p *p, const void *x, const void *idx, void *y,
-             cudaStream_t s)
+ck_gather_nd(const wnn_kernel_args *k, const wnn_gather_params *p,
+             const void *x, const void *idx, void *y, cudaStream_t s)
 {
-    unsigned nb = ck_blocks(p->tuples * p->slice);
-    BY_SIZE(p->es, CK_LAUNCH(k_gather_nd<T>, nb, CK_THREADS, s, *p, (const T *)x, idx, (T *)y));
+    unsigned nb = ck_blocks((int64_t)(p->tuples * p->slice));
+    BY_SIZE(k->es, CK_LAUNCH(k_gather_nd<T>, nb, CK_THREADS, s, *k, *p, (const T *)x, idx, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_scatter_nd(const ck_nd_p *p, const void *idx, const void *upd, void *y,
-              int32_t *winner, cudaStream_t s)
+ck_scatter_nd(const wnn_kernel_args *k, const wnn_gather_params *p,
+              const void *idx, const void *upd, void *y, int32_t *winner,
+              cudaStream_t s)
 {
     /* -1 everywhere: no tuple yet */
     cudaError_t e = cudaMemsetAsync(winner, 0xff,
@@ -385,18 +406,18 @@ ck_scatter_nd(const ck_nd_p *p, const void *idx, const void *upd, void *y,
     if (e != cudaSuccess) {
         return e;
     }
-    CK_LAUNCH(k_scatter_nd_claim, ck_blocks(p->tuples), CK_THREADS, s, *p, idx,
-                                                                    winner);
-    unsigned nb = ck_blocks(p->tuples * p->slice);
-    BY_SIZE(p->es, CK_LAUNCH(k_scatter_nd<T>, nb, CK_THREADS, s, *p, idx, (const T *)upd, winner, (T *)y));
+    CK_LAUNCH(k_scatter_nd_claim, ck_blocks((int64_t)p->tuples), CK_THREADS, s,
+              *k, *p, idx, winner);
+    unsigned nb = ck_blocks((int64_t)(p->tuples * p->slice));
+    BY_SIZE(k->es, CK_LAUNCH(k_scatter_nd<T>, nb, CK_THREADS, s, *k, *p, idx, (const T *)upd, winner, (T *)y));
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_batch_pointers(const ck_bptr_p *p, const void *a, const void *b, void *c,
-                  void **ptrs, cudaStream_t s)
+ck_batch_pointers(const wnn_matmul_params *p, int es, const void *a,
+                  const void *b, void *c, void **ptrs, cudaStream_t s)
 {
-    CK_LAUNCH(k_batch_pointers, ck_blocks(p->batch), CK_THREADS, s, 
-        *p, (const char *)a, (const char *)b, (char *)c, ptrs);
+    CK_LAUNCH(k_batch_pointers, ck_blocks(p->batch), CK_THREADS, s,
+              *p, es, (const char *)a, (const char *)b, (char *)c, ptrs);
     return cudaGetLastError();
 }

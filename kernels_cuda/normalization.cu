@@ -94,26 +94,26 @@ team_max(float v, float *sh)
 
 /* ---- instance / layer normalization ---------------------------------------- */
 __device__ __forceinline__ int64_t
-group_base(const ck_norm_p &p, int64_t g)
+group_base(const wnn_norm_params &p, int64_t g)
 {
     uint32_t r = (uint32_t)g;
     int64_t off = 0;
-    for (int d = p.nk - 1; d >= 0; d--) {
-        uint32_t q = r / p.kext[d];
-        off += (int64_t)(r - q * p.kext[d]) * p.kst[d];
+    for (int d = (int)p.nk - 1; d >= 0; d--) {
+        uint32_t q = r / (uint32_t)p.kext[d];
+        off += (int64_t)(r - q * (uint32_t)p.kext[d]) * p.kst[d];
         r = q;
     }
     return off;
 }
 
 __device__ __forceinline__ int64_t
-elem_off(const ck_norm_p &p, int64_t j)
+elem_off(const wnn_norm_params &p, int64_t j)
 {
     uint32_t r = (uint32_t)j;
     int64_t off = 0;
-    for (int d = p.nr - 1; d >= 0; d--) {
-        uint32_t q = r / p.rext[d];
-        off += (int64_t)(r - q * p.rext[d]) * p.rst[d];
+    for (int d = (int)p.nr - 1; d >= 0; d--) {
+        uint32_t q = r / (uint32_t)p.rext[d];
+        off += (int64_t)(r - q * (uint32_t)p.rext[d]) * p.rst[d];
         r = q;
     }
     return off;
@@ -121,7 +121,7 @@ elem_off(const ck_norm_p &p, int64_t j)
 
 template <int TEAM>
 __global__ void
-k_norm(ck_norm_p p, const void *__restrict__ x, const void *__restrict__ scale,
+k_norm(wnn_kernel_args k, wnn_norm_params p, const void *__restrict__ x, const void *__restrict__ scale,
        const void *__restrict__ bias, void *__restrict__ y)
 {
     __shared__ double sh[2][WARPS];
@@ -134,10 +134,10 @@ k_norm(ck_norm_p p, const void *__restrict__ x, const void *__restrict__ scale,
             continue;
         }
         int64_t base = group_base(p, g);
-        double k0 = ck_ldf(x, p.dt, base);
+        double k0 = ck_ldf(x, k.dt, base);
         double s1 = 0.0, s2 = 0.0;
         for (int64_t j = lane; j < p.S; j += TEAM) {
-            double d = (double)ck_ldf(x, p.dt, base + elem_off(p, j)) - k0;
+            double d = (double)ck_ldf(x, k.dt, base + elem_off(p, j)) - k0;
             s1 += d;
             s2 += d * d;
         }
@@ -147,31 +147,31 @@ k_norm(ck_norm_p p, const void *__restrict__ x, const void *__restrict__ scale,
         double v = s2 / (double)p.S - m * m;
         double mean = k0 + m;
         v = v < 0.0 ? 0.0 : v;
-        double rstd = 1.0 / sqrt(v + p.eps);
+        double rstd = 1.0 / sqrt(v + k.eps);
         if (p.per_channel) {
             int64_t c = g % p.per_channel;
-            double a = rstd * (scale ? (double)ck_ldf(scale, p.dt, c) : 1.0);
-            double b = bias ? (double)ck_ldf(bias, p.dt, c) : 0.0;
+            double a = rstd * (scale ? (double)ck_ldf(scale, k.dt, c) : 1.0);
+            double b = bias ? (double)ck_ldf(bias, k.dt, c) : 0.0;
             for (int64_t j = lane; j < p.S; j += TEAM) {
                 int64_t off = base + elem_off(p, j);
-                double xv = ck_ldf(x, p.dt, off);
-                ck_stf(y, p.dt, off, (float)((xv - mean) * a + b));
+                double xv = ck_ldf(x, k.dt, off);
+                ck_stf(y, k.dt, off, (float)((xv - mean) * a + b));
             }
         } else {
             for (int64_t j = lane; j < p.S; j += TEAM) {
                 int64_t off = base + elem_off(p, j);
-                double xv = ck_ldf(x, p.dt, off), r;
+                double xv = ck_ldf(x, k.dt, off), r;
                 if (scale && bias) {
-                    r = (xv - mean) * rstd * (double)ck_ldf(scale, p.dt, j) +
-                        (double)ck_ldf(bias, p.dt, j);
+                    r = (xv - mean) * rstd * (double)ck_ldf(scale, k.dt, j) +
+                        (double)ck_ldf(bias, k.dt, j);
                 } else if (scale) {
-                    r = (xv - mean) * rstd * (double)ck_ldf(scale, p.dt, j);
+                    r = (xv - mean) * rstd * (double)ck_ldf(scale, k.dt, j);
                 } else if (bias) {
-                    r = (xv - mean) * rstd + (double)ck_ldf(bias, p.dt, j);
+                    r = (xv - mean) * rstd + (double)ck_ldf(bias, k.dt, j);
                 } else {
                     r = (xv - mean) * rstd + 0.0;
                 }
-                ck_stf(y, p.dt, off, (float)r);
+                ck_stf(y, k.dt, off, (float)r);
             }
         }
     }
@@ -179,29 +179,31 @@ k_norm(ck_norm_p p, const void *__restrict__ x, const void *__restrict__ scale,
 
 /* ---- batchNormalization ------------------------------------------------------ */
 __global__ void
-k_bn_coef(ck_bn_p p, const void *__restrict__ mean, const void *__restrict__ var,
+k_bn_coef(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ mean, const void *__restrict__ var,
           const void *__restrict__ scale, const void *__restrict__ bias,
           double *coef)
 {
-    CK_LOOP(c, p.C)
+    const int64_t C = (int64_t)p.n;
+    CK_LOOP(c, C)
     {
-        coef[c] = ck_ldf(mean, p.dt, c);
-        coef[p.C + c] = (scale ? (double)ck_ldf(scale, p.dt, c) : 1.0) /
-                        sqrt((double)ck_ldf(var, p.dt, c) + p.eps);
-        coef[2 * p.C + c] = bias ? (double)ck_ldf(bias, p.dt, c) : 0.0;
+        coef[c] = ck_ldf(mean, k.dt, c);
+        coef[C + c] = (scale ? (double)ck_ldf(scale, k.dt, c) : 1.0) /
+                        sqrt((double)ck_ldf(var, k.dt, c) + k.eps);
+        coef[2 * C + c] = bias ? (double)ck_ldf(bias, k.dt, c) : 0.0;
     }
 }
 
 __global__ void
-k_bn_apply(ck_bn_p p, const void *__restrict__ x,
+k_bn_apply(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x,
            const double *__restrict__ coef, void *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    const int64_t C = (int64_t)p.n, inner = (int64_t)p.inner;
+    CK_LOOP(i, k.n)
     {
-        int64_t c = (i / p.inner) % p.C;
-        double xv = ck_ldf(x, p.dt, i);
-        ck_stf(y, p.dt, i,
-               (float)((xv - coef[c]) * coef[p.C + c] + coef[2 * p.C + c]));
+        int64_t c = (i / inner) % C;
+        double xv = ck_ldf(x, k.dt, i);
+        ck_stf(y, k.dt, i,
+               (float)((xv - coef[c]) * coef[C + c] + coef[2 * C + c]));
     }
 }
 
@@ -228,59 +230,62 @@ sm_exp(float x, float m)
 /* one team per group of C contiguous elements (inner == 1) */
 template <int TEAM>
 __global__ void
-k_softmax_rows(ck_softmax_p p, const void *__restrict__ x, void *__restrict__ y)
+k_softmax_rows(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x, void *__restrict__ y)
 {
+    const int64_t C = (int64_t)p.n, outer = (int64_t)p.outer;
     __shared__ double shd[WARPS];
     __shared__ float shf[WARPS];
     const int teams = (int)blockDim.x / TEAM;
     int team = threadIdx.x / TEAM, lane = threadIdx.x % TEAM;
-    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < p.outer;
+    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < outer;
          g0 += (int64_t)gridDim.x * teams) {
         int64_t g = g0 + team;
-        if (g >= p.outer) {
+        if (g >= outer) {
             continue;
         }
-        int64_t base = g * p.C;
+        int64_t base = g * C;
         float m = -INFINITY;
-        for (int64_t j = lane; j < p.C; j += TEAM) {
-            float v = ck_ldf(x, p.dt, base + j);
+        for (int64_t j = lane; j < C; j += TEAM) {
+            float v = ck_ldf(x, k.dt, base + j);
             m = v > m ? v : m;
         }
         m = team_max<TEAM>(m, shf);
         double s = 0.0;
-        for (int64_t j = lane; j < p.C; j += TEAM) {
-            s += sm_exp(ck_ldf(x, p.dt, base + j), m);
+        for (int64_t j = lane; j < C; j += TEAM) {
+            s += sm_exp(ck_ldf(x, k.dt, base + j), m);
         }
         s = team_sum<TEAM>(s, shd);
         float inv = (float)(1.0 / s);
-        for (int64_t j = lane; j < p.C; j += TEAM) {
-            ck_stf(y, p.dt, base + j, sm_exp(ck_ldf(x, p.dt, base + j), m) * inv);
+        for (int64_t j = lane; j < C; j += TEAM) {
+            ck_stf(y, k.dt, base + j, sm_exp(ck_ldf(x, k.dt, base + j), m) * inv);
         }
     }
 }
 
 /* one thread per column (inner > 1): groups are C elements inner apart */
 __global__ void
-k_softmax_cols(ck_softmax_p p, const void *__restrict__ x, void *__restrict__ y)
+k_softmax_cols(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x, void *__restrict__ y)
 {
-    int64_t cols = p.outer * p.inner;
+    const int64_t C = (int64_t)p.n, outer = (int64_t)p.outer;
+    const int64_t inner = (int64_t)p.inner;
+    int64_t cols = outer * inner;
     CK_LOOP(t, cols)
     {
-        int64_t o = t / p.inner, w = t - o * p.inner;
-        int64_t base = o * p.C * p.inner + w;
+        int64_t o = t / inner, w = t - o * inner;
+        int64_t base = o * C * inner + w;
         float m = -INFINITY;
-        for (int64_t c = 0; c < p.C; c++) {
-            float v = ck_ldf(x, p.dt, base + c * p.inner);
+        for (int64_t c = 0; c < C; c++) {
+            float v = ck_ldf(x, k.dt, base + c * inner);
             m = v > m ? v : m;
         }
         double s = 0.0;
-        for (int64_t c = 0; c < p.C; c++) {
-            s += sm_exp(ck_ldf(x, p.dt, base + c * p.inner), m);
+        for (int64_t c = 0; c < C; c++) {
+            s += sm_exp(ck_ldf(x, k.dt, base + c * inner), m);
         }
         float inv = (float)(1.0 / s);
-        for (int64_t c = 0; c < p.C; c++) {
-            int64_t off = base + c * p.inner;
-            ck_stf(y, p.dt, off, sm_exp(ck_ldf(x, p.dt, off), m) * inv);
+        for (int64_t c = 0; c < C; c++) {
+            int64_t off = base + c * inner;
+            ck_stf(y, k.dt, off, sm_exp(ck_ldf(x, k.dt, off), m) * inv);
         }
     }
 }
@@ -301,33 +306,33 @@ f64_to_f16(double d)
 }
 
 __global__ void
-k_quantize(ck_quant_p p, const void *__restrict__ x,
+k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
            const void *__restrict__ scale, const void *__restrict__ zero,
            void *__restrict__ y)
 {
-    CK_LOOP(i, p.n)
+    CK_LOOP(i, k.n)
     {
         uint32_t r = (uint32_t)i;
         int64_t so = 0;
-        for (int d = p.rank - 1; d >= 0; d--) {
-            uint32_t q = r / p.shape[d];
-            uint32_t idx = r - q * p.shape[d];
+        for (int d = (int)p.rank - 1; d >= 0; d--) {
+            uint32_t q = r / (uint32_t)p.shape[d];
+            uint32_t idx = r - q * (uint32_t)p.shape[d];
             r = q;
-            so += (int64_t)(idx / p.block[d]) * p.sstride[d];
+            so += (int64_t)(idx / (uint32_t)p.block[d]) * (int64_t)p.sstride[d];
         }
-        double s = ck_ldd(scale, p.st, so), z = ck_ldd(zero, p.zt, so);
-        if (!p.dequant) {
-            double v = rint((double)ck_ldf(x, p.it, i) / s) + z;
-            switch (p.ot) {
-            case CK_U8:
+        double s = ck_ldd(scale, k.it, so), z = ck_ldd(zero, k.zt, so);
+        if (!(k.flags & WNN_KF_DEQUANT)) {
+            double v = rint((double)ck_ldf(x, k.dt, i) / s) + z;
+            switch (k.to) {
+            case WNN_KDT_U8:
                 ((uint8_t *)y)[i] = v >= 0.0 ? (v <= 255.0 ? (uint8_t)v : (uint8_t)255)
                                              : (uint8_t)0;
                 break;
-            case CK_I8:
+            case WNN_KDT_I8:
                 ((int8_t *)y)[i] = v >= -128.0 ? (v <= 127.0 ? (int8_t)v : (int8_t)127)
                                                : (v < -128.0 ? (int8_t)-128 : (int8_t)0);
                 break;
-            case CK_U32:
+            case WNN_KDT_U32:
                 ((uint32_t *)y)[i] = v >= 0.0 ? (v <= 4294967295.0 ? (uint32_t)v : 4294967295u)
                                               : 0u;
                 break;
@@ -338,8 +343,8 @@ k_quantize(ck_quant_p p, const void *__restrict__ x,
                 break;
             }
         } else {
-            double v = (ck_ldd(x, p.it, i) - z) * s;
-            if (p.ot == CK_F32) {
+            double v = (ck_ldd(x, k.dt, i) - z) * s;
+            if (k.to == WNN_KDT_F32) {
                 ((float *)y)[i] = (float)v;
             } else {
                 ((uint16_t *)y)[i] = f64_to_f16(v);
@@ -360,50 +365,54 @@ team_blocks(int64_t groups, int team)
 
 /* ---- launchers ------------------------------------------------------------ */
 extern "C" cudaError_t
-ck_norm(const ck_norm_p *p, const void *x, const void *scale, const void *bias,
-        void *y, cudaStream_t s)
+ck_norm(const wnn_kernel_args *k, const wnn_norm_params *p, const void *x,
+        const void *scale, const void *bias, void *y, cudaStream_t s)
 {
     if (p->S <= 1024) {
         CK_LAUNCH(k_norm<TEAM_SMALL>, team_blocks(p->G, TEAM_SMALL), CK_THREADS,
-                  s, *p, x, scale, bias, y);
+                  s, *k, *p, x, scale, bias, y);
     } else {
         CK_LAUNCH(k_norm<TEAM_BIG>, team_blocks(p->G, TEAM_BIG), CK_THREADS, s,
-                  *p, x, scale, bias, y);
+                  *k, *p, x, scale, bias, y);
     }
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_batch_norm(const ck_bn_p *p, const void *x, const void *mean,
-              const void *var, const void *scale, const void *bias, void *y,
-              double *coef, cudaStream_t s)
+ck_batch_norm(const wnn_kernel_args *k, const wnn_axis_params *p,
+              const void *x, const void *mean, const void *var,
+              const void *scale, const void *bias, void *y, double *coef,
+              cudaStream_t s)
 {
-    CK_LAUNCH(k_bn_coef, ck_blocks(p->C), CK_THREADS, s, *p, mean, var, scale,
-                                                     bias, coef);
-    CK_LAUNCH(k_bn_apply, ck_blocks(p->n), CK_THREADS, s, *p, x, coef, y);
+    CK_LAUNCH(k_bn_coef, ck_blocks((int64_t)p->n), CK_THREADS, s, *k, *p, mean,
+              var, scale, bias, coef);
+    CK_LAUNCH(k_bn_apply, ck_blocks(k->n), CK_THREADS, s, *k, *p, x, coef, y);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_softmax(const ck_softmax_p *p, const void *x, void *y, cudaStream_t s)
+ck_softmax(const wnn_kernel_args *k, const wnn_axis_params *p, const void *x,
+           void *y, cudaStream_t s)
 {
-    if (p->inner > 1) {
-        CK_LAUNCH(k_softmax_cols, ck_blocks(p->outer * p->inner), CK_THREADS, s, 
-            *p, x, y);
-    } else if (p->C <= 1024) {
-        CK_LAUNCH(k_softmax_rows<TEAM_SMALL>, team_blocks(p->outer, TEAM_SMALL),
-                  CK_THREADS, s, *p, x, y);
+    int64_t outer = (int64_t)p->outer, inner = (int64_t)p->inner;
+    if (inner > 1) {
+        CK_LAUNCH(k_softmax_cols, ck_blocks(outer * inner), CK_THREADS, s, *k,
+                  *p, x, y);
+    } else if (p->n <= 1024) {
+        CK_LAUNCH(k_softmax_rows<TEAM_SMALL>, team_blocks(outer, TEAM_SMALL),
+                  CK_THREADS, s, *k, *p, x, y);
     } else {
-        CK_LAUNCH(k_softmax_rows<TEAM_BIG>, team_blocks(p->outer, TEAM_BIG),
-                  CK_THREADS, s, *p, x, y);
+        CK_LAUNCH(k_softmax_rows<TEAM_BIG>, team_blocks(outer, TEAM_BIG),
+                  CK_THREADS, s, *k, *p, x, y);
     }
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_quantize(const ck_quant_p *p, const void *x, const void *scale,
-            const void *zero, void *y, cudaStream_t s)
+ck_quantize(const wnn_kernel_args *k, const wnn_quant_params *p, const void *x,
+            const void *scale, const void *zero, void *y, cudaStream_t s)
 {
-    CK_LAUNCH(k_quantize, ck_blocks(p->n), CK_THREADS, s, *p, x, scale, zero, y);
+    CK_LAUNCH(k_quantize, ck_blocks(k->n), CK_THREADS, s, *k, *p, x, scale,
+              zero, y);
     return cudaGetLastError();
 }

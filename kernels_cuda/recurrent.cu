@@ -12,10 +12,10 @@ namespace {
 __device__ __forceinline__ float
 rnn_act(int kind, float x)
 {
-    if (kind == CK_RNN_RELU) {
+    if (kind == WNN_KRNN_RELU) {
         return (x > 0 || x != x) ? x : 0.0f; /* NaN stays */
     }
-    if (kind == CK_RNN_SIGMOID) {
+    if (kind == WNN_KRNN_SIGMOID) {
         if (x < -87.0f || x != x) { /* the CPU's libm way */
             return 1.0f / (1.0f + expf(-x));
         }
@@ -32,7 +32,7 @@ rnn_act(int kind, float x)
 }
 
 __global__ void
-k_rnn_init(ck_rnn_p p, const void *bias, const void *rbias, const void *h0,
+k_rnn_init(wnn_rnn_params p, const void *bias, const void *rbias, const void *h0,
            const void *c0, float *bsum, float *rbn, float *h, float *c)
 {
     const int64_t G = p.lstm ? 4 : 3, GH = G * p.H;
@@ -59,7 +59,7 @@ k_rnn_init(ck_rnn_p p, const void *bias, const void *rbias, const void *h0,
 }
 
 __global__ void
-k_rnn_gates(ck_rnn_p p, int phase, int64_t k, const float *xw, float *hr,
+k_rnn_gates(wnn_rnn_params p, int phase, int64_t k, const float *xw, float *hr,
             const float *bsum, const float *rbn, const void *peep,
             const float *hp, const float *cp, float *hn, float *cn, float *rh,
             void *seq)
@@ -68,7 +68,7 @@ k_rnn_gates(ck_rnn_p p, int phase, int64_t k, const float *xw, float *hr,
     CK_LOOP(i, D * B * H)
     {
         int64_t j = i % H, b = (i / H) % B, d = i / (B * H);
-        bool back = p.direction == CK_RNN_BACKWARD || d == 1;
+        bool back = p.direction == WNN_KRNN_BACKWARD || d == 1;
         int64_t t = back ? p.T - 1 - k : k;
         const float *row_x = xw + (t * B + b) * (D * GH) + d * GH;
         float *row = hr + (d * B + b) * GH;
@@ -125,7 +125,7 @@ k_rnn_gates(ck_rnn_p p, int phase, int64_t k, const float *xw, float *hr,
 } // namespace
 
 extern "C" cudaError_t
-ck_rnn_init(const ck_rnn_p *p, const void *bias, const void *rbias,
+ck_rnn_init(const wnn_rnn_params *p, const void *bias, const void *rbias,
             const void *h0, const void *c0, float *bsum, float *rbn, float *h,
             float *c, cudaStream_t s)
 {
@@ -137,7 +137,7 @@ ck_rnn_init(const ck_rnn_p *p, const void *bias, const void *rbias,
 }
 
 extern "C" cudaError_t
-ck_rnn_gates(const ck_rnn_p *p, int phase, int64_t k, const float *xw,
+ck_rnn_gates(const wnn_rnn_params *p, int phase, int64_t k, const float *xw,
              float *hr, const float *bsum, const float *rbn, const void *peep,
              const float *hp, const float *cp, float *hn, float *cn,
              float *rh, void *seq, cudaStream_t s)

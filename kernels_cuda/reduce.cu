@@ -53,7 +53,7 @@ pass_of(int op)
 __device__ __forceinline__ bool
 is_unsigned(int t)
 {
-    return t == CK_U8 || t == CK_U32 || t == CK_U64;
+    return t == WNN_KDT_U8 || t == WNN_KDT_U32 || t == WNN_KDT_U64;
 }
 
 /* exp(r) for r <= 0: cpu/kernels/reduce/reduce.c exp_nonpos, the same operations */
@@ -110,7 +110,7 @@ d2h(double d)
 __device__ __forceinline__ void
 store_d(void *y, int t, int64_t i, double v)
 {
-    if (t == CK_F32) {
+    if (t == WNN_KDT_F32) {
         ((float *)y)[i] = (float)v;
     } else {
         ((uint16_t *)y)[i] = d2h(v);
@@ -184,26 +184,26 @@ term_u(int p, bool uns, uint64_t v)
 }
 
 __device__ __forceinline__ int64_t
-group_base(const ck_reduce_p &p, int64_t g)
+group_base(const wnn_reduce_params &p, int64_t g)
 {
     uint32_t r = (uint32_t)g;
     int64_t off = 0;
-    for (int d = p.nk - 1; d >= 0; d--) {
-        uint32_t q = r / p.kext[d];
-        off += (int64_t)(r - q * p.kext[d]) * p.kst[d];
+    for (int d = (int)p.nk - 1; d >= 0; d--) {
+        uint32_t q = r / (uint32_t)p.kext[d];
+        off += (int64_t)(r - q * (uint32_t)p.kext[d]) * (int64_t)p.kst[d];
         r = q;
     }
     return off;
 }
 
 __device__ __forceinline__ int64_t
-elem_off(const ck_reduce_p &p, int64_t j)
+elem_off(const wnn_reduce_params &p, int64_t j)
 {
     uint32_t r = (uint32_t)j;
     int64_t off = 0;
-    for (int d = p.nr - 1; d >= 0; d--) {
-        uint32_t q = r / p.rext[d];
-        off += (int64_t)(r - q * p.rext[d]) * p.rst[d];
+    for (int d = (int)p.nr - 1; d >= 0; d--) {
+        uint32_t q = r / (uint32_t)p.rext[d];
+        off += (int64_t)(r - q * (uint32_t)p.rext[d]) * (int64_t)p.rst[d];
         r = q;
     }
     return off;
@@ -235,92 +235,98 @@ team_comb(T v, T *sh, F comb)
 /* One group per TEAM threads: TEAM 1 (a thread per output) or the block. */
 template <int TEAM>
 __global__ void
-k_reduce_f(ck_reduce_p p, const void *__restrict__ x, void *__restrict__ y)
+k_reduce_f(wnn_kernel_args ka, wnn_reduce_params p, const void *__restrict__ x, void *__restrict__ y)
 {
+    const int64_t G = (int64_t)p.O, S = (int64_t)p.R;
     __shared__ double sh[TEAM];
     const int teams = (int)blockDim.x / TEAM;
     const int lane = (int)threadIdx.x % TEAM;
-    const int pa = pass_of(p.op);
-    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < p.G;
+    const int pa = pass_of(ka.op);
+    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < G;
          g0 += (int64_t)gridDim.x * teams) {
         int64_t g = g0 + (int64_t)threadIdx.x / TEAM;
-        bool live = g < p.G; /* TEAM == 1 only: no barrier below */
+        bool live = g < G; /* TEAM == 1 only: no barrier below */
         if (TEAM == 1 && !live) {
             continue;
         }
         int64_t base = group_base(p, g);
         double a = init_d(pa);
-        for (int64_t j = lane; j < p.S; j += TEAM) {
-            a = comb_d(pa, a, term_d(pa, ck_ldf(x, p.dt, base + elem_off(p, j)), 0.0));
+        for (int64_t j = lane; j < S; j += TEAM) {
+            a = comb_d(pa, a, term_d(pa, ck_ldf(x, ka.dt, base + elem_off(p, j)), 0.0));
         }
         a = team_comb<TEAM>(a, sh, [pa](double u, double v) { return comb_d(pa, u, v); });
         double v = a;
-        if (p.op == CK_R_LOG_SUM_EXP) {
+        if (ka.op == CK_R_LOG_SUM_EXP) {
             double m = a, shift = isfinite(m) ? m : 0.0, s = -0.0;
-            for (int64_t j = lane; j < p.S; j += TEAM) {
-                s += term_d(P_EXP, ck_ldf(x, p.dt, base + elem_off(p, j)), shift);
+            for (int64_t j = lane; j < S; j += TEAM) {
+                s += term_d(P_EXP, ck_ldf(x, ka.dt, base + elem_off(p, j)), shift);
             }
             s = team_comb<TEAM>(s, sh, [](double u, double w) { return u + w; });
             v = isfinite(m) ? m + log(s) : m;
-        } else if (p.op == CK_R_L2) {
+        } else if (ka.op == CK_R_L2) {
             v = sqrt(a);
-        } else if (p.op == CK_R_LOG_SUM) {
+        } else if (ka.op == CK_R_LOG_SUM) {
             v = log(a);
-        } else if (p.op == CK_R_MEAN) {
-            v = a / (double)p.S;
+        } else if (ka.op == CK_R_MEAN) {
+            v = a / (double)S;
         }
         if (lane == 0) {
-            store_d(y, p.dt, g, v);
+            store_d(y, ka.dt, g, v);
         }
     }
 }
 
 template <int TEAM>
 __global__ void
-k_reduce_i(ck_reduce_p p, const void *__restrict__ x, void *__restrict__ y)
+k_reduce_i(wnn_kernel_args ka, wnn_reduce_params p, const void *__restrict__ x, void *__restrict__ y)
 {
+    const int64_t G = (int64_t)p.O, S = (int64_t)p.R;
     __shared__ uint64_t sh[TEAM];
     const int teams = (int)blockDim.x / TEAM;
     const int lane = (int)threadIdx.x % TEAM;
-    const int pa = pass_of(p.op);
-    const bool uns = is_unsigned(p.dt);
-    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < p.G;
+    const int pa = pass_of(ka.op);
+    const bool uns = is_unsigned(ka.dt);
+    for (int64_t g0 = (int64_t)blockIdx.x * teams; g0 < G;
          g0 += (int64_t)gridDim.x * teams) {
         int64_t g = g0 + (int64_t)threadIdx.x / TEAM;
-        if (TEAM == 1 && g >= p.G) {
+        if (TEAM == 1 && g >= G) {
             continue;
         }
         int64_t base = group_base(p, g);
         uint64_t a = init_u(pa, uns);
-        for (int64_t j = lane; j < p.S; j += TEAM) {
-            uint64_t v = (uint64_t)ck_ldi(x, p.dt, base + elem_off(p, j));
+        for (int64_t j = lane; j < S; j += TEAM) {
+            uint64_t v = (uint64_t)ck_ldi(x, ka.dt, base + elem_off(p, j));
             a = comb_u(pa, uns, a, term_u(pa, uns, v));
         }
         a = team_comb<TEAM>(a, sh, [pa, uns](uint64_t u, uint64_t v) {
             return comb_u(pa, uns, u, v);
         });
         if (lane == 0) {
-            ck_sti(y, p.dt, g, (int64_t)a);
+            ck_sti(y, ka.dt, g, (int64_t)a);
         }
     }
 }
 
 /* ---- argMin / argMax, cumulativeSum ------------------------------------------------ */
 __global__ void
-k_arg(ck_axis_p p, const void *__restrict__ x, void *__restrict__ y)
+k_arg(wnn_kernel_args ka, wnn_axis_params p, const void *__restrict__ x,
+      void *__restrict__ y)
 {
-    const bool fl = p.dt == CK_F32 || p.dt == CK_F16;
-    const bool uns = is_unsigned(p.dt);
-    CK_LOOP(o, p.outer * p.inner)
+    const int64_t outer = (int64_t)p.outer, n = (int64_t)p.n;
+    const int64_t inner = (int64_t)p.inner;
+    const bool is_max = ka.op != 0;
+    const bool fl = ka.dt == WNN_KDT_F32 || ka.dt == WNN_KDT_F16;
+    const bool uns = is_unsigned(ka.dt);
+    CK_LOOP(o, outer * inner)
     {
-        int64_t oo = o / p.inner, k = o - oo * p.inner;
-        int64_t base = oo * p.n * p.inner + k;
+        int64_t oo = o / inner, k = o - oo * inner;
+        int64_t base = oo * n * inner + k;
         int64_t bi = 0;
         if (fl) {
-            float bv = ck_ldf(x, p.dt, base);
-            for (int64_t j = 1; j < p.n; j++) {
-                float v = ck_ldf(x, p.dt, base + j * p.inner);
-                bool u = p.is_max ? ((v > bv) | ((v != v) & (bv == bv)))
+            float bv = ck_ldf(x, ka.dt, base);
+            for (int64_t j = 1; j < n; j++) {
+                float v = ck_ldf(x, ka.dt, base + j * inner);
+                bool u = is_max ? ((v > bv) | ((v != v) & (bv == bv)))
                                   : ((v < bv) | ((v != v) & (bv == bv)));
                 if (u) {
                     bv = v;
@@ -328,11 +334,11 @@ k_arg(ck_axis_p p, const void *__restrict__ x, void *__restrict__ y)
                 }
             }
         } else {
-            uint64_t bv = (uint64_t)ck_ldi(x, p.dt, base);
-            for (int64_t j = 1; j < p.n; j++) {
-                uint64_t v = (uint64_t)ck_ldi(x, p.dt, base + j * p.inner);
-                bool u = uns ? (p.is_max ? v > bv : v < bv)
-                             : (p.is_max ? (int64_t)v > (int64_t)bv
+            uint64_t bv = (uint64_t)ck_ldi(x, ka.dt, base);
+            for (int64_t j = 1; j < n; j++) {
+                uint64_t v = (uint64_t)ck_ldi(x, ka.dt, base + j * inner);
+                bool u = uns ? (is_max ? v > bv : v < bv)
+                             : (is_max ? (int64_t)v > (int64_t)bv
                                          : (int64_t)v < (int64_t)bv);
                 if (u) {
                     bv = v;
@@ -340,7 +346,7 @@ k_arg(ck_axis_p p, const void *__restrict__ x, void *__restrict__ y)
                 }
             }
         }
-        if (p.to == CK_I64) {
+        if (ka.to == WNN_KDT_I64) {
             ((int64_t *)y)[o] = bi;
         } else {
             ((int32_t *)y)[o] = (int32_t)bi;
@@ -349,35 +355,40 @@ k_arg(ck_axis_p p, const void *__restrict__ x, void *__restrict__ y)
 }
 
 __global__ void
-k_cumsum(ck_axis_p p, const void *__restrict__ x, void *__restrict__ y)
+k_cumsum(wnn_kernel_args ka, wnn_axis_params p, const void *__restrict__ x,
+         void *__restrict__ y)
 {
-    const bool fl = p.dt == CK_F32 || p.dt == CK_F16;
-    CK_LOOP(o, p.outer * p.inner)
+    const int64_t outer = (int64_t)p.outer, n = (int64_t)p.n;
+    const int64_t inner = (int64_t)p.inner;
+    const bool excl = (ka.flags & WNN_KF_EXCLUSIVE) != 0;
+    const bool rev = (ka.flags & WNN_KF_REVERSED) != 0;
+    const bool fl = ka.dt == WNN_KDT_F32 || ka.dt == WNN_KDT_F16;
+    CK_LOOP(o, outer * inner)
     {
-        int64_t oo = o / p.inner, k = o - oo * p.inner;
-        int64_t base = oo * p.n * p.inner + k;
+        int64_t oo = o / inner, k = o - oo * inner;
+        int64_t base = oo * n * inner + k;
         double s = 0.0;
         uint64_t u = 0;
-        for (int64_t q = 0; q < p.n; q++) {
-            int64_t j = p.reversed ? p.n - 1 - q : q;
-            int64_t off = base + j * p.inner;
+        for (int64_t q = 0; q < n; q++) {
+            int64_t j = rev ? n - 1 - q : q;
+            int64_t off = base + j * inner;
             if (fl) {
-                double v = ck_ldf(x, p.dt, off);
-                if (p.exclusive) {
-                    store_d(y, p.dt, off, s);
+                double v = ck_ldf(x, ka.dt, off);
+                if (excl) {
+                    store_d(y, ka.dt, off, s);
                     s += v;
                 } else {
                     s += v;
-                    store_d(y, p.dt, off, s);
+                    store_d(y, ka.dt, off, s);
                 }
             } else {
-                uint64_t v = (uint64_t)ck_ldi(x, p.dt, off);
-                if (p.exclusive) {
-                    ck_sti(y, p.dt, off, (int64_t)u);
+                uint64_t v = (uint64_t)ck_ldi(x, ka.dt, off);
+                if (excl) {
+                    ck_sti(y, ka.dt, off, (int64_t)u);
                     u += v;
                 } else {
                     u += v;
-                    ck_sti(y, p.dt, off, (int64_t)u);
+                    ck_sti(y, ka.dt, off, (int64_t)u);
                 }
             }
         }
@@ -406,7 +417,7 @@ taps(int64_t o, int64_t st, int64_t pad, int64_t dil, int64_t k, int64_t size,
 }
 
 __device__ __forceinline__ void
-pool_pos(const ck_pool_p &p, int64_t i, int64_t *base, int64_t *cst,
+pool_pos(const wnn_pool_params &p, int64_t i, int64_t *base, int64_t *cst,
          int64_t *oh, int64_t *ow)
 {
     int64_t n, c;
@@ -435,9 +446,9 @@ __device__ __forceinline__ int64_t
 int_min_of(int t)
 {
     switch (t) {
-    case CK_I8: return -128;
-    case CK_I32: return INT32_MIN;
-    case CK_I64: return INT64_MIN;
+    case WNN_KDT_I8: return -128;
+    case WNN_KDT_I32: return INT32_MIN;
+    case WNN_KDT_I64: return INT64_MIN;
     default: return 0;
     }
 }
@@ -445,30 +456,30 @@ int_min_of(int t)
 /* One output per TEAM threads (TEAM > 1: float data only). */
 template <int TEAM>
 __global__ void
-k_pool_f(ck_pool_p p, const void *__restrict__ x, void *__restrict__ y)
+k_pool_f(wnn_kernel_args ka, wnn_pool_params p, const void *__restrict__ x, void *__restrict__ y)
 {
     __shared__ double sh[TEAM];
     const int teams = (int)blockDim.x / TEAM;
     const int lane = (int)threadIdx.x % TEAM;
-    for (int64_t i0 = (int64_t)blockIdx.x * teams; i0 < p.n;
+    for (int64_t i0 = (int64_t)blockIdx.x * teams; i0 < ka.n;
          i0 += (int64_t)gridDim.x * teams) {
         int64_t i = i0 + (int64_t)threadIdx.x / TEAM;
-        if (TEAM == 1 && i >= p.n) {
+        if (TEAM == 1 && i >= ka.n) {
             continue;
         }
         int64_t base, cst, oh, ow, fh, nh, fw, nw;
         pool_pos(p, i, &base, &cst, &oh, &ow);
-        taps(oh, p.sh, p.pt, p.dh, p.kh, p.H, &fh, &nh);
-        taps(ow, p.sw, p.pl, p.dw, p.kw, p.W, &fw, &nw);
+        taps(oh, p.sh, p.pad[0], p.dh, p.kh, p.H, &fh, &nh);
+        taps(ow, p.sw, p.pad[2], p.dw, p.kw, p.W, &fw, &nw);
         int64_t cnt = nh * nw;
-        int64_t ih0 = oh * p.sh - p.pt + fh * p.dh;
-        int64_t iw0 = ow * p.sw - p.pl + fw * p.dw;
+        int64_t ih0 = oh * p.sh - p.pad[0] + fh * p.dh;
+        int64_t iw0 = ow * p.sw - p.pad[2] + fw * p.dw;
         float r;
-        if (p.op == CK_POOL_MAX) {
+        if (ka.op == WNN_KPOOL_MAX) {
             float a = -INFINITY;
             for (int64_t t = lane; t < cnt; t += TEAM) {
                 int64_t th = t / nw, tw = t - th * nw;
-                float v = ck_ldf(x, p.dt, base + ((ih0 + th * p.dh) * p.W +
+                float v = ck_ldf(x, ka.dt, base + ((ih0 + th * p.dh) * p.W +
                                                   iw0 + tw * p.dw) * cst);
                 a = ((v > a) | (v != v)) ? v : a;
             }
@@ -476,11 +487,11 @@ k_pool_f(ck_pool_p p, const void *__restrict__ x, void *__restrict__ y)
                 return ((v > u) | (v != v)) ? v : u;
             });
             r = (float)ad;
-        } else if (p.op == CK_POOL_AVG) {
+        } else if (ka.op == WNN_KPOOL_AVG) {
             float a = 0.0f;
             for (int64_t t = lane; t < cnt; t += TEAM) {
                 int64_t th = t / nw, tw = t - th * nw;
-                a = a + ck_ldf(x, p.dt, base + ((ih0 + th * p.dh) * p.W +
+                a = a + ck_ldf(x, ka.dt, base + ((ih0 + th * p.dh) * p.W +
                                                 iw0 + tw * p.dw) * cst);
             }
             if (TEAM > 1) {
@@ -494,7 +505,7 @@ k_pool_f(ck_pool_p p, const void *__restrict__ x, void *__restrict__ y)
             double a = 0.0;
             for (int64_t t = lane; t < cnt; t += TEAM) {
                 int64_t th = t / nw, tw = t - th * nw;
-                double v = ck_ldf(x, p.dt, base + ((ih0 + th * p.dh) * p.W +
+                double v = ck_ldf(x, ka.dt, base + ((ih0 + th * p.dh) * p.W +
                                                    iw0 + tw * p.dw) * cst);
                 a = a + v * v;
             }
@@ -502,33 +513,33 @@ k_pool_f(ck_pool_p p, const void *__restrict__ x, void *__restrict__ y)
             r = (float)sqrt(a);
         }
         if (lane == 0) {
-            ck_stf(y, p.dt, i, r);
+            ck_stf(y, ka.dt, i, r);
         }
     }
 }
 
 __global__ void
-k_pool_max_i(ck_pool_p p, const void *__restrict__ x, void *__restrict__ y)
+k_pool_max_i(wnn_kernel_args ka, wnn_pool_params p, const void *__restrict__ x, void *__restrict__ y)
 {
-    const bool uns = is_unsigned(p.dt);
-    CK_LOOP(i, p.n)
+    const bool uns = is_unsigned(ka.dt);
+    CK_LOOP(i, ka.n)
     {
         int64_t base, cst, oh, ow, fh, nh, fw, nw;
         pool_pos(p, i, &base, &cst, &oh, &ow);
-        taps(oh, p.sh, p.pt, p.dh, p.kh, p.H, &fh, &nh);
-        taps(ow, p.sw, p.pl, p.dw, p.kw, p.W, &fw, &nw);
-        int64_t ih0 = oh * p.sh - p.pt + fh * p.dh;
-        int64_t iw0 = ow * p.sw - p.pl + fw * p.dw;
-        uint64_t a = uns ? 0 : (uint64_t)int_min_of(p.dt);
+        taps(oh, p.sh, p.pad[0], p.dh, p.kh, p.H, &fh, &nh);
+        taps(ow, p.sw, p.pad[2], p.dw, p.kw, p.W, &fw, &nw);
+        int64_t ih0 = oh * p.sh - p.pad[0] + fh * p.dh;
+        int64_t iw0 = ow * p.sw - p.pad[2] + fw * p.dw;
+        uint64_t a = uns ? 0 : (uint64_t)int_min_of(ka.dt);
         for (int64_t th = 0; th < nh; th++) {
             for (int64_t tw = 0; tw < nw; tw++) {
-                uint64_t v = (uint64_t)ck_ldi(x, p.dt, base + ((ih0 + th * p.dh) * p.W +
+                uint64_t v = (uint64_t)ck_ldi(x, ka.dt, base + ((ih0 + th * p.dh) * p.W +
                                                                iw0 + tw * p.dw) * cst);
                 bool u = uns ? v > a : (int64_t)v > (int64_t)a;
                 a = u ? v : a;
             }
         }
-        ck_sti(y, p.dt, i, (int64_t)a);
+        ck_sti(y, ka.dt, i, (int64_t)a);
     }
 }
 
@@ -551,50 +562,58 @@ use_block(int64_t groups, int64_t len)
 
 /* ---- launchers ------------------------------------------------------------ */
 extern "C" cudaError_t
-ck_reduce(const ck_reduce_p *p, const void *x, void *y, cudaStream_t s)
+ck_reduce(const wnn_kernel_args *k, const wnn_reduce_params *p, const void *x,
+          void *y, cudaStream_t s)
 {
-    bool fl = p->dt == CK_F32 || p->dt == CK_F16;
-    if (use_block(p->G, p->S)) {
+    bool fl = k->dt == WNN_KDT_F32 || k->dt == WNN_KDT_F16;
+    int64_t G = (int64_t)p->O;
+    if (use_block(G, (int64_t)p->R)) {
         if (fl) {
-            CK_LAUNCH(k_reduce_f<RTEAM_BIG>, team_blocks(p->G, RTEAM_BIG),
-                      CK_THREADS, s, *p, x, y);
+            CK_LAUNCH(k_reduce_f<RTEAM_BIG>, team_blocks(G, RTEAM_BIG),
+                      CK_THREADS, s, *k, *p, x, y);
         } else {
-            CK_LAUNCH(k_reduce_i<RTEAM_BIG>, team_blocks(p->G, RTEAM_BIG),
-                      CK_THREADS, s, *p, x, y);
+            CK_LAUNCH(k_reduce_i<RTEAM_BIG>, team_blocks(G, RTEAM_BIG),
+                      CK_THREADS, s, *k, *p, x, y);
         }
     } else if (fl) {
-        CK_LAUNCH(k_reduce_f<1>, team_blocks(p->G, 1), CK_THREADS, s, *p, x, y);
+        CK_LAUNCH(k_reduce_f<1>, team_blocks(G, 1), CK_THREADS, s, *k, *p, x, y);
     } else {
-        CK_LAUNCH(k_reduce_i<1>, team_blocks(p->G, 1), CK_THREADS, s, *p, x, y);
+        CK_LAUNCH(k_reduce_i<1>, team_blocks(G, 1), CK_THREADS, s, *k, *p, x, y);
     }
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_arg_min_max(const ck_axis_p *p, const void *x, void *y, cudaStream_t s)
+ck_arg_min_max(const wnn_kernel_args *k, const wnn_axis_params *p,
+               const void *x, void *y, cudaStream_t s)
 {
-    CK_LAUNCH(k_arg, ck_blocks(p->outer * p->inner), CK_THREADS, s, *p, x, y);
+    CK_LAUNCH(k_arg, ck_blocks((int64_t)(p->outer * p->inner)), CK_THREADS, s,
+              *k, *p, x, y);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_cumulative_sum(const ck_axis_p *p, const void *x, void *y, cudaStream_t s)
+ck_cumulative_sum(const wnn_kernel_args *k, const wnn_axis_params *p,
+                  const void *x, void *y, cudaStream_t s)
 {
-    CK_LAUNCH(k_cumsum, ck_blocks(p->outer * p->inner), CK_THREADS, s, *p, x, y);
+    CK_LAUNCH(k_cumsum, ck_blocks((int64_t)(p->outer * p->inner)), CK_THREADS,
+              s, *k, *p, x, y);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t
-ck_pool2d(const ck_pool_p *p, const void *x, void *y, cudaStream_t s)
+ck_pool2d(const wnn_kernel_args *k, const wnn_pool_params *p, const void *x,
+          void *y, cudaStream_t s)
 {
-    bool fl = p->dt == CK_F32 || p->dt == CK_F16;
+    bool fl = k->dt == WNN_KDT_F32 || k->dt == WNN_KDT_F16;
     if (!fl) {
-        CK_LAUNCH(k_pool_max_i, ck_blocks(p->n), CK_THREADS, s, *p, x, y);
-    } else if (use_block(p->n, p->kh * p->kw)) {
-        CK_LAUNCH(k_pool_f<RTEAM_BIG>, team_blocks(p->n, RTEAM_BIG), CK_THREADS,
-                  s, *p, x, y);
+        CK_LAUNCH(k_pool_max_i, ck_blocks(k->n), CK_THREADS, s, *k, *p, x, y);
+    } else if (use_block(k->n, p->kh * p->kw)) {
+        CK_LAUNCH(k_pool_f<RTEAM_BIG>, team_blocks(k->n, RTEAM_BIG), CK_THREADS,
+                  s, *k, *p, x, y);
     } else {
-        CK_LAUNCH(k_pool_f<1>, team_blocks(p->n, 1), CK_THREADS, s, *p, x, y);
+        CK_LAUNCH(k_pool_f<1>, team_blocks(k->n, 1), CK_THREADS, s, *k, *p, x,
+                  y);
     }
     return cudaGetLastError();
 }
