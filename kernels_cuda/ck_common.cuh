@@ -1,5 +1,6 @@
 /* ck_common.cuh -- device helpers shared by the .cu files: element loads and
- * stores per data type, grid sizes, and the float32 exp of the CPU kernels.
+ * stores per data type, grid sizes; the scalar numerics they share with the
+ * CPU kernels are csrc/include/wnn_numerics.h's.
  *
  * Built with -fmad=false (no contraction of a * b + c into an FMA) and
  * without fast-math, so float32 arithmetic rounds exactly as the CPU
@@ -17,6 +18,9 @@
 #endif
 
 #include "cuda_kernels.h"
+/* the scalar numerics shared with the CPU kernels (wnn_exp_core, wnn_exp,
+ * the saturating casts, the quantize formula, ...): one definition */
+#include "../csrc/include/wnn_numerics.h"
 
 #define CK_THREADS 256
 
@@ -135,36 +139,6 @@ ck_bcast_offsets(const wnn_broadcast_params &it, int nops, int64_t i,
             off[k] += idx * it.st[k][d];
         }
     }
-}
-
-/* exp for x in [-87.34, 88.38], Cephes-style (cpu/kernels/elementwise/elementwise.c
- * exp_core): the same float operations in the same order, so the same bits
- * as the CPU; out-of-range arguments use expf (as the CPU does). */
-__device__ __forceinline__ float
-ck_exp_core(float x)
-{
-    x = x < 88.3762626647949f ? x : 88.3762626647949f;
-    x = x > -87.3365478515625f ? x : -87.3365478515625f;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f;
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    return p * __int_as_float((ni + 127) << 23);
-}
-
-__device__ __forceinline__ float
-ck_exp(float x)
-{
-    bool in_range = x <= 88.3762626647949f && x >= -87.3365478515625f;
-    return in_range ? ck_exp_core(x) : expf(x);
 }
 
 #endif

@@ -181,11 +181,11 @@ k_resample(int dt, int64_t n_out, wnn_resample_params p, const void *__restrict_
                          (double)ck_ldi(x, dt, a10) * tx;
             double vy1 = (double)ck_ldi(x, dt, a01) * (1.0 - tx) +
                          (double)ck_ldi(x, dt, a11) * tx;
-            double v = nearbyint(vy0 * (1.0 - ty) + vy1 * ty);
+            double v = vy0 * (1.0 - ty) + vy1 * ty;
             if (dt == WNN_KDT_I8) {
-                ((int8_t *)y)[i] = (int8_t)(v < -128.0 ? -128.0 : v > 127.0 ? 127.0 : v);
+                ((int8_t *)y)[i] = (int8_t)wnn_round_clamp(v, -128.0, 127.0);
             } else {
-                ((uint8_t *)y)[i] = (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v);
+                ((uint8_t *)y)[i] = (uint8_t)wnn_round_clamp(v, 0.0, 255.0);
             }
         }
     }

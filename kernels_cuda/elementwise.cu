@@ -15,7 +15,7 @@
  *   - cast float -> integer truncates toward zero and saturates, NaN -> 0;
  *     integer -> integer keeps the low bits; integer -> float16 rounds to
  *     float32 first (as the CPU).
- * exp and sigmoid use a Cephes float32 exp (ck_exp) and sigmoid the CPU's
+ * exp and sigmoid use a Cephes float32 exp (wnn_exp, wnn_numerics.h) and sigmoid the CPU's
  * formula (within 2 ulp of the CPU's vmath.h, which contracts to FMA); the
  * other transcendental functions are CUDA's (within a few ulp of glibc's). */
 #include <math.h>
@@ -45,7 +45,7 @@ unary_f(int op, float x, const wnn_scalar_params &p)
     case CK_U_CEIL: return ceilf(x);
     case CK_U_COS: return cosf(x);
     case CK_U_ERF: return erff(x);
-    case CK_U_EXP: return ck_exp(x);
+    case CK_U_EXP: return wnn_exp(x);
     case CK_U_FLOOR: return floorf(x);
     case CK_U_LOG: return logf(x);
     case CK_U_NEG: return -x;
@@ -87,7 +87,7 @@ unary_f(int op, float x, const wnn_scalar_params &p)
     case CK_U_SIGMOID: {
         /* the CPU's formula (vmath.h vm_sigmoid): e = exp(-|x|) never
          * overflows, and x << 0 gives e / (1 + e) down to the subnormals */
-        float e = ck_exp(-fabsf(x));
+        float e = wnn_exp(-fabsf(x));
         float s = 1.0f / (1.0f + e);
         return x >= 0.0f ? s : e * s;
     }
@@ -360,42 +360,7 @@ k_where(int64_t n, wnn_broadcast_params it, const uint8_t *__restrict__ c,
 }
 
 /* ---- cast ---------------------------------------------------------------- */
-__device__ __forceinline__ int64_t
-f2i(float v, int to)
-{
-    double lo, hi;
-    switch (to) {
-    case WNN_KDT_I32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case WNN_KDT_U32: lo = 0; hi = 4294967295.0; break;
-    case WNN_KDT_I8: lo = -128; hi = 127; break;
-    case WNN_KDT_U8: lo = 0; hi = 255; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-    }
-    if (v != v) {
-        return 0;
-    }
-    double d = trunc((double)v);
-    if (d <= lo) {
-        return to == WNN_KDT_I64 ? INT64_MIN : (int64_t)lo;
-    }
-    if (d >= hi) {
-        return to == WNN_KDT_I64 ? INT64_MAX : (int64_t)hi;
-    }
-    return (int64_t)d;
-}
-
-__device__ __forceinline__ uint64_t
-f2u64(float v)
-{
-    if (v != v || v <= 0) {
-        return 0;
-    }
-    if (v >= 18446744073709551616.0f) {
-        return UINT64_MAX;
-    }
-    return (uint64_t)v;
-}
-
+/* float -> integer: wnn_f32_to_int_sat / wnn_f32_to_u64_sat (wnn_numerics.h) */
 __global__ void
 k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
        void *__restrict__ y)
@@ -409,9 +374,9 @@ k_cast(int ti, int to, int64_t n, const void *__restrict__ x,
             if (fout) {
                 ck_stf(y, to, i, v);
             } else if (to == WNN_KDT_U64) {
-                ((uint64_t *)y)[i] = f2u64(v);
+                ((uint64_t *)y)[i] = wnn_f32_to_u64_sat(v);
             } else {
-                ck_sti(y, to, i, f2i(v, to));
+                ck_sti(y, to, i, wnn_f32_to_int_sat(v, to));
             }
         } else {
             int64_t v = ck_ldi(x, ti, i);

@@ -223,7 +223,7 @@ __device__ __forceinline__ float
 sm_exp(float x, float m)
 {
     float lo, v = sm_diff(x, m, &lo);
-    float e = ck_exp(v);
+    float e = wnn_exp(v);
     return e + e * lo;
 }
 
@@ -291,20 +291,8 @@ k_softmax_cols(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x,
 }
 
 /* ---- quantizeLinear / dequantizeLinear --------------------------------------- */
-/* double -> float16 in one rounding: to float32 rounding to odd, then to
- * float16 to nearest even (cpu/kernels/quantize/quantize.c f64_to_f16) */
-__device__ __forceinline__ uint16_t
-f64_to_f16(double d)
-{
-    float f = (float)d;
-    if ((double)f != d && f == f && !isinf(f)) {
-        if (!(__float_as_uint(f) & 1u)) {
-            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
-        }
-    }
-    return ck_f2h(f);
-}
-
+/* double -> float16 in one rounding: wnn_f64_to_f32_odd then to nearest
+ * even (as cpu/kernels/quantize/quantize.c f64_to_f16) */
 __global__ void
 k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
            const void *__restrict__ scale, const void *__restrict__ zero,
@@ -322,32 +310,28 @@ k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
         }
         double s = ck_ldd(scale, k.it, so), z = ck_ldd(zero, k.zt, so);
         if (!(k.flags & WNN_KF_DEQUANT)) {
-            double v = rint((double)ck_ldf(x, k.dt, i) / s) + z;
+            double v = wnn_quantize_value((double)ck_ldf(x, k.dt, i), s, z);
             switch (k.to) {
             case WNN_KDT_U8:
-                ((uint8_t *)y)[i] = v >= 0.0 ? (v <= 255.0 ? (uint8_t)v : (uint8_t)255)
-                                             : (uint8_t)0;
+                ((uint8_t *)y)[i] = (uint8_t)wnn_saturate(v, 0.0, 255.0);
                 break;
             case WNN_KDT_I8:
-                ((int8_t *)y)[i] = v >= -128.0 ? (v <= 127.0 ? (int8_t)v : (int8_t)127)
-                                               : (v < -128.0 ? (int8_t)-128 : (int8_t)0);
+                ((int8_t *)y)[i] = (int8_t)wnn_saturate(v, -128.0, 127.0);
                 break;
             case WNN_KDT_U32:
-                ((uint32_t *)y)[i] = v >= 0.0 ? (v <= 4294967295.0 ? (uint32_t)v : 4294967295u)
-                                              : 0u;
+                ((uint32_t *)y)[i] = (uint32_t)wnn_saturate(v, 0.0, 4294967295.0);
                 break;
             default: /* int32 */
-                ((int32_t *)y)[i] = v >= -2147483648.0
-                                        ? (v <= 2147483647.0 ? (int32_t)v : INT32_MAX)
-                                        : (v < -2147483648.0 ? INT32_MIN : 0);
+                ((int32_t *)y)[i] =
+                    (int32_t)wnn_saturate(v, -2147483648.0, 2147483647.0);
                 break;
             }
         } else {
-            double v = (ck_ldd(x, k.dt, i) - z) * s;
+            double v = wnn_dequantize_value(ck_ldd(x, k.dt, i), z, s);
             if (k.to == WNN_KDT_F32) {
                 ((float *)y)[i] = (float)v;
             } else {
-                ((uint16_t *)y)[i] = f64_to_f16(v);
+                ((uint16_t *)y)[i] = ck_f2h(wnn_f64_to_f32_odd(v));
             }
         }
     }

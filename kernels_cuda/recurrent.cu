@@ -16,19 +16,11 @@ rnn_act(int kind, float x)
         return (x > 0 || x != x) ? x : 0.0f; /* NaN stays */
     }
     if (kind == WNN_KRNN_SIGMOID) {
-        if (x < -87.0f || x != x) { /* the CPU's libm way */
-            return 1.0f / (1.0f + expf(-x));
-        }
-        return 1.0f / (1.0f + ck_exp_core(-x));
+        /* the CPU's libm way below -87 and for NaN */
+        return wnn_sigmoid_needs_libm(x) ? wnn_sigmoid_libm(x)
+                                         : wnn_sigmoid_core(x);
     }
-    float a = fabsf(x);
-    float e = ck_exp_core(2.0f * a);
-    float big = 1.0f - 2.0f / (e + 1.0f);
-    float z = x * x;
-    float s = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z -
-                 5.37397155531E-2f) * z + 1.33314422036E-1f) * z -
-               3.33332819422E-1f) * z * x + x;
-    return a > 0.625f ? copysignf(big, x) : s;
+    return wnn_tanh_cephes(x);
 }
 
 __global__ void

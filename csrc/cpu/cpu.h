@@ -8,6 +8,7 @@
 #include "../ops/options.h"
 #include "../compiler/lower/lower.h"
 #include "config.h"
+#include "../include/wnn_numerics.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,35 +103,9 @@ typedef wnn_status (*cpu_kernel)(const cpu_call *k, wnn_error *err);
 #define CPU_HOT
 #endif
 
-/* exp for x in [-87.34, 88.38] (clamped outside), Cephes-style: 2^n * p(r),
- * ~1 ulp, written so that GCC vectorises it (ternary clamps in this order,
- * the integer part by conversion, the scale by building the exponent bits).
- * Callers redo out-of-range or NaN lanes with expf (see CPU_EXP_LO/HI). */
-#define CPU_EXP_LO -87.3365478515625f
-#define CPU_EXP_HI 88.3762626647949f
-static inline __attribute__((always_inline)) float
-cpu_exp_core(float x)
-{
-    x = x < CPU_EXP_HI ? x : CPU_EXP_HI;
-    x = x > CPU_EXP_LO ? x : CPU_EXP_LO;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = (ni + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, 4);
-    return p * scale;
-}
-
+/* exp, the recurrent activations, the saturating casts, the quantize
+ * formula: the scalar numerics the CUDA kernels share (wnn_numerics.h,
+ * wnn_exp_core: exp for x in [-87.34, 88.38], vectorisable) */
 /* Work below this many elements runs on one thread. */
 #define CPU_PARALLEL_MIN 32768
 

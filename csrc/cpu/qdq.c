@@ -282,7 +282,7 @@ requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
         float v = (float)(acc * mult[j]) + bias[j];
         v = v < lo ? lo : v;
         v = v > hi ? hi : v;
-        double t = rint((double)v / sy) + zy;
+        double t = wnn_quantize_value((double)v, sy, zy);
         t = t < qlo ? qlo : t;
         t = t > qhi ? qhi : t;
         r[j] = t == t ? (int32_t)t : 0;

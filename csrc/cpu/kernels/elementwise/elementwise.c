@@ -1208,42 +1208,7 @@ cpu_where(const cpu_call *k, wnn_error *err)
 }
 
 /* ---- cast ------------------------------------------------------------- */
-static int64_t
-f2i(float v, wnn_dtype to)
-{
-    double lo, hi;
-    switch (to) {
-    case WNN_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case WNN_UINT32: lo = 0; hi = 4294967295.0; break;
-    case WNN_INT8: lo = -128; hi = 127; break;
-    case WNN_UINT8: lo = 0; hi = 255; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-    }
-    if (v != v) {
-        return 0;
-    }
-    double d = trunc((double)v);
-    if (d <= lo) {
-        return to == WNN_INT64 ? INT64_MIN : (int64_t)lo;
-    }
-    if (d >= hi) {
-        return to == WNN_INT64 ? INT64_MAX : (int64_t)hi;
-    }
-    return (int64_t)d;
-}
-
-static uint64_t
-f2u64(float v)
-{
-    if (v != v || v <= 0) {
-        return 0;
-    }
-    if (v >= 18446744073709551616.0f) {
-        return UINT64_MAX;
-    }
-    return (uint64_t)v;
-}
-
+/* float -> integer: wnn_f32_to_int_sat / wnn_f32_to_u64_sat (wnn_numerics.h) */
 typedef struct cast_job {
     wnn_dtype ti;
     wnn_dtype to;
@@ -1283,11 +1248,11 @@ cast_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 store_f32(to, yp, n, fb);
             } else if (to == WNN_UINT64) {
                 for (size_t i = 0; i < n; i++) {
-                    ((uint64_t *)yp)[i] = f2u64(fb[i]);
+                    ((uint64_t *)yp)[i] = wnn_f32_to_u64_sat(fb[i]);
                 }
             } else {
                 for (size_t i = 0; i < n; i++) {
-                    ib[i] = f2i(fb[i], to);
+                    ib[i] = wnn_f32_to_int_sat(fb[i], (int)to);
                 }
                 store_i64(to, yp, n, ib);
             }

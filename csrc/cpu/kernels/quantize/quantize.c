@@ -163,9 +163,8 @@ for_each_block(const cpu_call *k, run_fn body)
     do {                                                                  \
         T *y = (T *)k->out[0] + off + c;                                  \
         for (size_t j = 0; j < n1; j++) {                                 \
-            double v = rint((double)xf[j] / s) + z;                       \
-            y[j] = v >= (LO) ? (v <= (HI) ? (T)v : (T)(HI))               \
-                             : (v < (LO) ? (T)(LO) : (T)0);               \
+            double v = wnn_quantize_value((double)xf[j], s, z);           \
+            y[j] = (T)wnn_saturate(v, (LO), (HI));                        \
         }                                                                 \
     } while (0)
 
@@ -179,7 +178,7 @@ for_each_block(const cpu_call *k, run_fn body)
     NAME(const float *x, T *y, size_t n, double s, double z)                   \
     {                                                                          \
         for (size_t j = 0; j < n; j++) {                                       \
-            double v = __builtin_rint((double)x[j] / s) + z;                   \
+            double v = wnn_quantize_value((double)x[j], s, z);                 \
             double c = v < (LO) ? (LO) : v;                                    \
             c = c > (HI) ? (HI) : c;                                           \
             c = c == c ? c : 0.0;                                              \
@@ -241,22 +240,14 @@ cpu_quantize_linear(const cpu_call *k, wnn_error *err)
 static inline uint16_t
 f64_to_f16(double d)
 {
-    float f = (float)d;
-    if ((double)f != d && f == f && !isinf(f)) {
-        uint32_t b;
-        memcpy(&b, &f, 4);
-        if (!(b & 1)) {
-            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
-        }
-    }
-    return wnn_f32_to_f16(f);
+    return wnn_f32_to_f16(wnn_f64_to_f32_odd(d));
 }
 
 #define DLOAD(T)                                           \
     do {                                                   \
         const T *x = (const T *)k->in[0] + off + c;        \
         for (size_t j = 0; j < n1; j++) {                  \
-            v[j] = ((double)x[j] - z) * s;                 \
+            v[j] = wnn_dequantize_value((double)x[j], z, s); \
         }                                                  \
     } while (0)
 

@@ -93,29 +93,20 @@ activate(int kind, float *x, int64_t n)
     } else if (kind == WNN_RNN_SIGMOID) {
         int bad = 0;
         for (int64_t i = 0; i < n; i++) {
-            bad |= (x[i] < -87.0f) | (x[i] != x[i]);
+            bad |= wnn_sigmoid_needs_libm(x[i]);
         }
         if (bad) { /* results below FLT_MIN, or NaN: the libm way */
             for (int64_t i = 0; i < n; i++) {
-                x[i] = 1.0f / (1.0f + expf(-x[i]));
+                x[i] = wnn_sigmoid_libm(x[i]);
             }
             return;
         }
         for (int64_t i = 0; i < n; i++) {
-            x[i] = 1.0f / (1.0f + cpu_exp_core(-x[i]));
+            x[i] = wnn_sigmoid_core(x[i]);
         }
     } else {
-        /* Cephes tanhf: odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1)
-         * above; NaN propagates through the polynomial branch. */
         for (int64_t i = 0; i < n; i++) {
-            float v = x[i], a = fabsf(v);
-            float e = cpu_exp_core(2.0f * a);
-            float big = 1.0f - 2.0f / (e + 1.0f);
-            float z = v * v;
-            float s = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z -
-                         5.37397155531E-2f) * z + 1.33314422036E-1f) * z -
-                       3.33332819422E-1f) * z * v + v;
-            x[i] = a > 0.625f ? copysignf(big, v) : s;
+            x[i] = wnn_tanh_cephes(x[i]);
         }
     }
 }

@@ -118,15 +118,13 @@ rs_table(int64_t in, int64_t out, bool linear, int64_t *i0, int64_t *i1,
 static inline int8_t
 store_i8(double v)
 {
-    v = nearbyint(v);
-    return (int8_t)(v < -128.0 ? -128.0 : v > 127.0 ? 127.0 : v);
+    return (int8_t)wnn_round_clamp(v, -128.0, 127.0);
 }
 
 static inline uint8_t
 store_u8(double v)
 {
-    v = nearbyint(v);
-    return (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v);
+    return (uint8_t)wnn_round_clamp(v, 0.0, 255.0);
 }
 
 #define RS_NAME lin_i8

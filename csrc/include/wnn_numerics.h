@@ -1,0 +1,220 @@
+/* wnn_numerics.h -- the scalar numerics the CPU kernels (csrc/cpu/) and the
+ * CUDA kernels (the .cu files of kernels_cuda/) share, defined once: static inline
+ * functions, __host__ __device__ under nvcc, so that both sides compute the
+ * same operations in the same order and get the same bits.
+ *
+ * The CPU's vectorised loops call these where GCC vectorises them as they
+ * are (inlined, no calls left: the activation loops of the recurrent
+ * kernels, the quantize loops); where a SIMD twin of a formula exists (the
+ * AVX-512 / AVX2 intrinsics, vmath.h's vectorisable functions, quantize.c's
+ * QFAST min / max form) it computes the same double / float operations and
+ * the scalar paths call the function here.  CUDA builds with -fmad=false
+ * (no contraction into FMA) and without fast-math, GCC in ISO C mode does
+ * not contract either, so the float32 roundings agree.
+ *
+ * Data types are the kernel ABI's numbering (wnn_kernel_abi.h, = wnn_dtype).
+ * Plain C and C++ (the CUDA emulation compiles the .cu files as C++). */
+#ifndef WNN_NUMERICS_H
+#define WNN_NUMERICS_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "wnn_kernel_abi.h"
+
+#ifdef __CUDACC__
+#define WNN_HD static inline __host__ __device__
+#elif defined(__GNUC__)
+#define WNN_HD static inline __attribute__((always_inline))
+#else
+#define WNN_HD static inline
+#endif
+
+/* ---- bits ---------------------------------------------------------------- */
+WNN_HD float
+wnn_f32_from_bits(int32_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __int_as_float(b);
+#else
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+#endif
+}
+
+WNN_HD uint32_t
+wnn_f32_bits(float f)
+{
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+#endif
+}
+
+/* ---- exp --------------------------------------------------------------- */
+/* exp for x in [WNN_EXP_LO, WNN_EXP_HI] (clamped outside), Cephes-style:
+ * 2^n * p(r), ~1 ulp, written so that GCC vectorises it (ternary clamps in
+ * this order, the integer part by conversion, the scale by building the
+ * exponent bits).  Callers redo out-of-range or NaN arguments with expf
+ * (wnn_exp). */
+#define WNN_EXP_LO -87.3365478515625f
+#define WNN_EXP_HI 88.3762626647949f
+WNN_HD float
+wnn_exp_core(float x)
+{
+    x = x < WNN_EXP_HI ? x : WNN_EXP_HI;
+    x = x > WNN_EXP_LO ? x : WNN_EXP_LO;
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
+    int32_t ni = (int32_t)n;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500E-4f;
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    return p * wnn_f32_from_bits((ni + 127) << 23);
+}
+
+/* exp of every float: wnn_exp_core in its range, expf outside (and NaN) */
+WNN_HD float
+wnn_exp(float x)
+{
+    bool in_range = x <= WNN_EXP_HI && x >= WNN_EXP_LO;
+    return in_range ? wnn_exp_core(x) : expf(x);
+}
+
+/* ---- the recurrent networks' activations (gru, lstm) --------------------- */
+/* sigmoid by wnn_exp_core: for x >= -87 and not NaN (wnn_sigmoid_libm
+ * below that: results under FLT_MIN) */
+WNN_HD float
+wnn_sigmoid_core(float x)
+{
+    return 1.0f / (1.0f + wnn_exp_core(-x));
+}
+
+WNN_HD float
+wnn_sigmoid_libm(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
+/* the argument needs wnn_sigmoid_libm */
+WNN_HD bool
+wnn_sigmoid_needs_libm(float x)
+{
+    return x < -87.0f || x != x;
+}
+
+/* Cephes tanhf: odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above;
+ * NaN propagates through the polynomial branch. */
+WNN_HD float
+wnn_tanh_cephes(float x)
+{
+    float a = fabsf(x);
+    float e = wnn_exp_core(2.0f * a);
+    float big = 1.0f - 2.0f / (e + 1.0f);
+    float z = x * x;
+    float s = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z -
+                 5.37397155531E-2f) * z + 1.33314422036E-1f) * z -
+               3.33332819422E-1f) * z * x + x;
+    return a > 0.625f ? copysignf(big, x) : s;
+}
+
+/* ---- cast ------------------------------------------------------------- */
+/* float -> integer type `to` (WNN_KDT_I32 U32 I8 U8 I64): truncation toward
+ * zero, saturated to the type's range, NaN -> 0; the value in the int64
+ * domain (stored with wrap-around, i.e. exactly). */
+WNN_HD int64_t
+wnn_f32_to_int_sat(float v, int to)
+{
+    double lo, hi;
+    switch (to) {
+    case WNN_KDT_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case WNN_KDT_U32: lo = 0; hi = 4294967295.0; break;
+    case WNN_KDT_I8: lo = -128; hi = 127; break;
+    case WNN_KDT_U8: lo = 0; hi = 255; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    }
+    if (v != v) {
+        return 0;
+    }
+    double d = trunc((double)v);
+    if (d <= lo) {
+        return to == WNN_KDT_I64 ? INT64_MIN : (int64_t)lo;
+    }
+    if (d >= hi) {
+        return to == WNN_KDT_I64 ? INT64_MAX : (int64_t)hi;
+    }
+    return (int64_t)d;
+}
+
+/* float -> uint64, the same rules */
+WNN_HD uint64_t
+wnn_f32_to_u64_sat(float v)
+{
+    if (v != v || v <= 0) {
+        return 0;
+    }
+    if (v >= 18446744073709551616.0f) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)v;
+}
+
+/* ---- quantizeLinear / dequantizeLinear ----------------------------------- */
+/* quantizeLinear's value before saturation: roundEven(x / scale) +
+ * zeroPoint, in double (x / scale rounded to double, rint) */
+WNN_HD double
+wnn_quantize_value(double x, double scale, double zero)
+{
+    return rint(x / scale) + zero;
+}
+
+/* v saturated to [lo, hi] (+-Inf too), NaN -> 0: then exactly the integer
+ * type's value (v is integral) */
+WNN_HD double
+wnn_saturate(double v, double lo, double hi)
+{
+    return v >= lo ? (v <= hi ? v : hi) : (v < lo ? lo : 0.0);
+}
+
+/* dequantizeLinear: (x - zeroPoint) * scale in double */
+WNN_HD double
+wnn_dequantize_value(double x, double zero, double scale)
+{
+    return (x - zero) * scale;
+}
+
+/* double -> float32 rounded to odd: a float32 has 13 more significand bits
+ * than a float16, so rounding the result to float16 (nearest even) rounds
+ * d once (dequantizeLinear to float16) */
+WNN_HD float
+wnn_f64_to_f32_odd(double d)
+{
+    float f = (float)d;
+    if ((double)f != d && f == f && !isinf(f)) {
+        if (!(wnn_f32_bits(f) & 1u)) {
+            f = nextafterf(f, d > (double)f ? INFINITY : -INFINITY);
+        }
+    }
+    return f;
+}
+
+/* ---- resample2d ---------------------------------------------------------- */
+/* an interpolated int8 / uint8 value: rounded half to even, clamped */
+WNN_HD double
+wnn_round_clamp(double v, double lo, double hi)
+{
+    v = nearbyint(v);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+#endif
