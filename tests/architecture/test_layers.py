@@ -176,13 +176,13 @@ def test_the_cycle_finder_finds_circles():
 
 def test_the_cuda_backend_calls_down_only():
     # backend_cuda.c -> cu_launch.c -> the leaves (cu_blas.c, cu_dnn.c,
-    # cu_prep.c) -> cu_device.c, which calls none of them
+    # cu_ops.c) -> cu_device.c, which calls none of them
     _, edges = _graph(_cuda_files())
     names = {f: {g.name for g in e} for f, e in edges.items()}
     by = {f.name: n for f, n in names.items()}
     assert {"cu_launch.c", "cu_device.c"} <= by["backend_cuda.c"]
     assert {"cu_blas.c", "cu_dnn.c", "cu_device.c"} <= by["cu_launch.c"]
-    assert not by["cu_device.c"] & {"backend_cuda.c", "cu_launch.c", "cu_blas.c", "cu_dnn.c", "cu_prep.c"}
+    assert not by["cu_device.c"] & {"backend_cuda.c", "cu_launch.c", "cu_blas.c", "cu_dnn.c", "cu_ops.c"}
     callers = {f for f, n in by.items() if "backend_cuda.c" in n}
     assert not callers, f"backend_cuda.c is the top: {sorted(callers)} call it"
 
