@@ -5,7 +5,10 @@
  * The core's pipeline (core/compile.c) calls wnn_lower_graph() after the
  * memory plan and before backend->compile; the result is g->lowered, one
  * wnn_lowered per node id.  Backends include this header for the types
- * only: the functions are the compiler's (compiler/lower/<family>.c).
+ * only: the functions are the compiler's (compiler/lower/<family>.c).  The
+ * types -- the parameter blocks and the wnn_lowered union -- are the kernel
+ * ABI's, include/wnn_kernel_abi.h (plain C with no core include, so that
+ * nvcc reads them too: the CUDA launchers take the blocks as they are).
  *
  * What lowers a node is its ops.def row: its family (WNN_FAMILY_*) and its
  * lowering (the lower column: wnn_lower_op_<family>, or for the views one
