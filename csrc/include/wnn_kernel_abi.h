@@ -248,12 +248,12 @@ typedef struct wnn_kernel_args {
     int32_t dt;     /* input 0's data type */
     int32_t to;     /* output 0's data type */
     int32_t it;     /* indices' data type (gather, scatter); quantize: the
-                     * scale's; where: element size of the values */
+                     * scale's */
     int32_t zt;     /* quantize: the zeroPoint's data type */
-    int32_t es;     /* element size of the values moved */
+    int32_t es;     /* element size of input 0 (where: of the values) */
     int32_t flags;  /* WNN_KF_* */
-    int64_t n;      /* elements: the output's (quantize, batchNormalization,
-                     * gatherElements: the input's / indices') */
+    int64_t n;      /* elements: output 0's (quantize, batchNormalization:
+                     * input 0's) */
     double eps;     /* normalization's epsilon */
     wnn_scalar_params sp; /* unary: alpha, beta, clamp bounds */
 } wnn_kernel_args;
