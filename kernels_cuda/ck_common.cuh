@@ -49,19 +49,19 @@ ck_blocks(int64_t n)
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;     \
          i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
-#ifndef CK_HOST_EMU
+/* float16 bits <-> float (wnn_numerics.h: the device's instructions on a
+ * GPU, the core's conversion in the emulation) */
 __device__ __forceinline__ float
 ck_h2f(uint16_t h)
 {
-    return __half2float(__ushort_as_half(h));
+    return wnn_half_to_float(h);
 }
 
 __device__ __forceinline__ uint16_t
 ck_f2h(float f)
 {
-    return __half_as_ushort(__float2half_rn(f));
+    return wnn_float_to_half(f);
 }
-#endif
 
 /* float32 / float16 element i as float */
 __device__ __forceinline__ float
@@ -104,22 +104,6 @@ ck_sti(void *p, int t, int64_t i, int64_t v)
     case WNN_KDT_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
     case WNN_KDT_U8: ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
     default: ((int64_t *)p)[i] = v; break;
-    }
-}
-
-/* any numeric element as double (quantization, normalization) */
-__device__ __forceinline__ double
-ck_ldd(const void *p, int t, int64_t i)
-{
-    switch (t) {
-    case WNN_KDT_F32: return ((const float *)p)[i];
-    case WNN_KDT_F16: return ck_h2f(((const uint16_t *)p)[i]);
-    case WNN_KDT_I32: return ((const int32_t *)p)[i];
-    case WNN_KDT_U32: return ((const uint32_t *)p)[i];
-    case WNN_KDT_I8: return ((const int8_t *)p)[i];
-    case WNN_KDT_U8: return ((const uint8_t *)p)[i];
-    case WNN_KDT_I64: return (double)((const int64_t *)p)[i];
-    default: return (double)((const uint64_t *)p)[i];
     }
 }
 

@@ -308,7 +308,7 @@ k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
             r = q;
             so += (int64_t)(idx / (uint32_t)p.block[d]) * (int64_t)p.sstride[d];
         }
-        double s = ck_ldd(scale, k.it, so), z = ck_ldd(zero, k.zt, so);
+        double s = wnn_load_num(scale, k.it, so), z = wnn_load_num(zero, k.zt, so);
         if (!(k.flags & WNN_KF_DEQUANT)) {
             double v = wnn_quantize_value((double)ck_ldf(x, k.dt, i), s, z);
             switch (k.to) {
@@ -327,7 +327,7 @@ k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
                 break;
             }
         } else {
-            double v = wnn_dequantize_value(ck_ldd(x, k.dt, i), z, s);
+            double v = wnn_dequantize_value(wnn_load_num(x, k.dt, i), z, s);
             if (k.to == WNN_KDT_F32) {
                 ((float *)y)[i] = (float)v;
             } else {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../include/wnn_numerics.h"
 
 static const char *const dtype_names[WNN_DTYPE_COUNT] = {
     "float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8",
@@ -65,71 +66,18 @@ wnn_desc_equal(const wnn_desc *a, const wnn_desc *b)
     return a->dtype == b->dtype && wnn_desc_same_shape(a, b);
 }
 
-/* IEEE binary16 <-> binary32, round to nearest even. */
+/* IEEE binary16 <-> binary32, round to nearest even (wnn_numerics.h: the
+ * kernels' too). */
 float
 wnn_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t man = h & 0x3ff;
-    uint32_t bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            int e = -1;
-            do {
-                e++;
-                man <<= 1;
-            } while ((man & 0x400) == 0);
-            bits = sign | ((uint32_t)(127 - 15 - e) << 23) |
-                   ((man & 0x3ff) << 13);
-        }
-    } else if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13);
-    } else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    return wnn_half_to_float(h);
 }
 
 uint16_t
 wnn_f32_to_f16(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) { /* Inf or NaN */
-        return (uint16_t)(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0));
-    }
-    if (absx >= 0x477ff000u) { /* rounds to >= 65520: overflow to Inf */
-        return (uint16_t)(sign | 0x7c00);
-    }
-    if (absx < 0x38800000u) { /* below 2^-14: subnormal or zero */
-        if (absx < 0x33000000u) { /* < 2^-25: rounds to 0 */
-            return (uint16_t)sign;
-        }
-        uint32_t e = absx >> 23;
-        uint32_t m = (absx & 0x7fffff) | 0x800000;
-        uint32_t shift = 126 - e; /* 14..24 */
-        uint32_t half = m >> shift;
-        uint32_t rem = m & ((1u << shift) - 1);
-        uint32_t mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1))) {
-            half++;
-        }
-        return (uint16_t)(sign | half);
-    }
-    uint32_t r = absx - 0x38000000u; /* rebias exponent 127 -> 15 */
-    uint32_t h = r >> 13;
-    uint32_t rem = r & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) {
-        h++;
-    }
-    return (uint16_t)(sign | h);
+    return wnn_float_to_half(f);
 }
 
 /* double -> binary16 with one rounding (nearest, ties to even). */

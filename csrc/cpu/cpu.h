@@ -185,23 +185,6 @@ void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 /* cpu/convert.c: float32 or float16 data -> a malloc'd float32 copy (NULL
  * if out of memory) */
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
-/* element i of p (data type t) as a double (quantize.c, qdq.c: scales, zero
- * points, biases) */
-static inline double
-cpu_load_num(const void *p, wnn_dtype t, uint64_t i)
-{
-    switch (t) {
-    case WNN_FLOAT32: return ((const float *)p)[i];
-    case WNN_FLOAT16: return wnn_f16_to_f32(((const uint16_t *)p)[i]);
-    case WNN_INT32: return ((const int32_t *)p)[i];
-    case WNN_UINT32: return ((const uint32_t *)p)[i];
-    case WNN_INT8: return ((const int8_t *)p)[i];
-    case WNN_UINT8: return ((const uint8_t *)p)[i];
-    case WNN_INT64: return (double)((const int64_t *)p)[i];
-    case WNN_UINT64: return (double)((const uint64_t *)p)[i];
-    default: return 0;
-    }
-}
 /* float32 -> float32 or float16 (round to nearest even) */
 void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
 

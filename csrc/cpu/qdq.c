@@ -73,7 +73,7 @@ static double
 chan(void *const *constants, const wnn_ir *ir, uint32_t id, int64_t n)
 {
     const wnn_desc *d = &ir->operands[id].desc;
-    return cpu_load_num(constants[id], d->dtype,
+    return wnn_load_num(constants[id], d->dtype,
                   wnn_desc_elements(d) == 1 ? 0 : (uint64_t)n);
 }
 

@@ -13,6 +13,8 @@
  * not contract either, so the float32 roundings agree.
  *
  * Data types are the kernel ABI's numbering (wnn_kernel_abi.h, = wnn_dtype).
+ * The float16 conversions here are the core's (wnn_f16_to_f32 /
+ * wnn_f32_to_f16 call them).
  * Plain C and C++ (the CUDA emulation compiles the .cu files as C++). */
 #ifndef WNN_NUMERICS_H
 #define WNN_NUMERICS_H
@@ -21,6 +23,10 @@
 #include <string.h>
 
 #include "wnn_kernel_abi.h"
+
+#ifdef __CUDACC__
+#include <cuda_fp16.h>
+#endif
 
 #ifdef __CUDACC__
 #define WNN_HD static inline __host__ __device__
@@ -53,6 +59,99 @@ wnn_f32_bits(float f)
     memcpy(&b, &f, 4);
     return b;
 #endif
+}
+
+/* ---- float16 ------------------------------------------------------------- */
+/* IEEE binary16 <-> binary32, round to nearest even (the device's own
+ * instructions on a GPU: the same values, the conversion being exact one
+ * way and correctly rounded the other; a NaN stays a NaN) */
+WNN_HD float
+wnn_half_to_float(uint16_t h)
+{
+#ifdef __CUDA_ARCH__
+    return __half2float(__ushort_as_half(h));
+#else
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t man = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                e++;
+                man <<= 1;
+            } while ((man & 0x400) == 0);
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) |
+                   ((man & 0x3ff) << 13);
+        }
+    } else if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    return wnn_f32_from_bits((int32_t)bits);
+#endif
+}
+
+WNN_HD uint16_t
+wnn_float_to_half(float f)
+{
+#ifdef __CUDA_ARCH__
+    return __half_as_ushort(__float2half_rn(f));
+#else
+    uint32_t x = wnn_f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000;
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) { /* Inf or NaN */
+        return (uint16_t)(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0));
+    }
+    if (absx >= 0x477ff000u) { /* rounds to >= 65520: overflow to Inf */
+        return (uint16_t)(sign | 0x7c00);
+    }
+    if (absx < 0x38800000u) { /* below 2^-14: subnormal or zero */
+        if (absx < 0x33000000u) { /* < 2^-25: rounds to 0 */
+            return (uint16_t)sign;
+        }
+        uint32_t e = absx >> 23;
+        uint32_t m = (absx & 0x7fffff) | 0x800000;
+        uint32_t shift = 126 - e; /* 14..24 */
+        uint32_t half = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) {
+            half++;
+        }
+        return (uint16_t)(sign | half);
+    }
+    uint32_t r = absx - 0x38000000u; /* rebias exponent 127 -> 15 */
+    uint32_t h = r >> 13;
+    uint32_t rem = r & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) {
+        h++;
+    }
+    return (uint16_t)(sign | h);
+#endif
+}
+
+/* element i of p (data type t) as a double: quantize's scales and zero
+ * points, normalization's inputs, biases */
+WNN_HD double
+wnn_load_num(const void *p, int t, uint64_t i)
+{
+    switch (t) {
+    case WNN_KDT_F32: return ((const float *)p)[i];
+    case WNN_KDT_F16: return wnn_half_to_float(((const uint16_t *)p)[i]);
+    case WNN_KDT_I32: return ((const int32_t *)p)[i];
+    case WNN_KDT_U32: return ((const uint32_t *)p)[i];
+    case WNN_KDT_I8: return ((const int8_t *)p)[i];
+    case WNN_KDT_U8: return ((const uint8_t *)p)[i];
+    case WNN_KDT_I64: return (double)((const int64_t *)p)[i];
+    case WNN_KDT_U64: return (double)((const uint64_t *)p)[i];
+    default: return 0;
+    }
 }
 
 /* ---- exp --------------------------------------------------------------- */

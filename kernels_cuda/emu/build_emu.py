@@ -105,9 +105,10 @@ def build():
                + glob.glob(os.path.join(ROOT, "csrc", "**", "*.def"), recursive=True)
                + glob.glob(os.path.join(KDIR, "*.h")) + glob.glob(os.path.join(KDIR, "*.cuh"))
                + glob.glob(os.path.join(HERE, "*.h")))
-    # csrc/core/dtype.c: the float16 conversions of the emulated __half
-    # (ck_host_emu.h, cuda_emu.c), what cuda_fp16.h is on a GPU; the backend
-    # itself gets the core's services through the load-time table
+    # csrc/core/dtype.c: the float16 conversions of the fake cuBLAS
+    # (cuda_emu.c; the kernels' are wnn_numerics.h's, what cuda_fp16.h is on
+    # a GPU); the backend itself gets the core's services through the
+    # load-time table
     srcs = (sorted(glob.glob(os.path.join(KDIR, "*.c")))
             + [os.path.join(HERE, "cuda_emu.c"), os.path.join(ROOT, "csrc", "core", "dtype.c")]
             + sorted(glob.glob(os.path.join(KDIR, "*.cu"))))

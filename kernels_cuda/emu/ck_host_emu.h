@@ -25,21 +25,6 @@ static const ck_emu_dim blockIdx = { 0, 0, 0 };
 static const ck_emu_dim blockDim = { 1, 1, 1 };
 static const ck_emu_dim gridDim = { 1, 1, 1 };
 
-extern "C" float wnn_f16_to_f32(uint16_t h);
-extern "C" uint16_t wnn_f32_to_f16(float f);
-
-static inline float
-ck_h2f(uint16_t h)
-{
-    return wnn_f16_to_f32(h);
-}
-
-static inline uint16_t
-ck_f2h(float f)
-{
-    return wnn_f32_to_f16(f);
-}
-
 static inline float
 __int_as_float(int i)
 {

@@ -102,7 +102,7 @@ def test_the_launchers_take_the_abi_types():
 _SHARED = ("wnn_exp_core", "wnn_exp", "wnn_sigmoid_core", "wnn_tanh_cephes",
            "wnn_f32_to_int_sat", "wnn_f32_to_u64_sat", "wnn_quantize_value",
            "wnn_saturate", "wnn_dequantize_value", "wnn_f64_to_f32_odd",
-           "wnn_round_clamp")
+           "wnn_round_clamp", "wnn_load_num")
 
 
 def test_each_shared_numeric_is_defined_once_and_used_by_both_sides():

@@ -116,14 +116,14 @@ qblock_body(void *p_, int64_t b_, int64_t e_, int tid_)
             uint64_t b = c / cpb, e = (c % cpb) * QCH;
             uint64_t n = bl - e < QCH ? bl - e : QCH;
             uint64_t so = s0 + b * sstep;
-            body(k, x0 + b * bl + e, n, cpu_load_num(sp, st, so),
-                 cpu_load_num(zp, zt, so));
+            body(k, x0 + b * bl + e, n, wnn_load_num(sp, st, so),
+                 wnn_load_num(zp, zt, so));
         } else {
             uint64_t b1 = (c + 1) * bpc < nb ? (c + 1) * bpc : nb;
             for (uint64_t b = c * bpc; b < b1; b++) {
                 uint64_t so = s0 + b * sstep;
-                body(k, x0 + b * bl, bl, cpu_load_num(sp, st, so),
-                     cpu_load_num(zp, zt, so));
+                body(k, x0 + b * bl, bl, wnn_load_num(sp, st, so),
+                     wnn_load_num(zp, zt, so));
             }
         }
     }
