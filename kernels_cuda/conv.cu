@@ -103,36 +103,9 @@ k_conv(int dt, int64_t n_out, wnn_conv_params p, const void *__restrict__ x,
 }
 
 /* ---- resample2d (cpu/kernels/resample2d/resample2d.c) -------------------------------------------- */
-/* Source index / indices and weight of output o along an axis, in exact
- * integer arithmetic: c = ((2o + 1) in - out) / (2 out), clamped. */
-__device__ __forceinline__ void
-rs_axis(int64_t in, int64_t out, int64_t o, bool linear, int64_t *i0,
-        int64_t *i1, double *t)
-{
-    uint64_t den = 2 * (uint64_t)out;
-    uint64_t num = (2 * (uint64_t)o + 1) * (uint64_t)in;
-    *t = 0.0;
-    if (!linear) {
-        uint64_t idx = (num - 1) / den;
-        *i0 = *i1 = idx > (uint64_t)(in - 1) ? in - 1 : (int64_t)idx;
-        return;
-    }
-    if (num <= (uint64_t)out) {
-        *i0 = *i1 = 0;
-        return;
-    }
-    uint64_t m = num - (uint64_t)out, x0 = m / den, rem = m % den;
-    if (x0 >= (uint64_t)(in - 1)) {
-        *i0 = *i1 = in - 1;
-        return;
-    }
-    *i0 = (int64_t)x0;
-    *i1 = (int64_t)x0 + (rem != 0);
-    *t = (double)rem / (double)den;
-}
-
 __global__ void
-k_resample(int dt, int64_t n_out, wnn_resample_params p, const void *__restrict__ x, void *__restrict__ y)
+k_resample(int dt, int64_t n_out, wnn_resample_params p,
+           const void *__restrict__ x, void *__restrict__ y)
 {
     CK_LOOP(i, n_out)
     {
@@ -143,8 +116,8 @@ k_resample(int dt, int64_t n_out, wnn_resample_params p, const void *__restrict_
         }
         int64_t y0, y1, x0, x1;
         double ty, tx;
-        rs_axis(p.in[p.ya], p.out[p.ya], idx[p.ya], p.linear, &y0, &y1, &ty);
-        rs_axis(p.in[p.xa], p.out[p.xa], idx[p.xa], p.linear, &x0, &x1, &tx);
+        wnn_resample_src(p.in[p.ya], p.out[p.ya], idx[p.ya], p.linear, &y0, &y1, &ty);
+        wnn_resample_src(p.in[p.xa], p.out[p.xa], idx[p.xa], p.linear, &x0, &x1, &tx);
         int64_t st[4], s = 1;
         for (int d = 3; d >= 0; d--) {
             st[d] = s;

@@ -182,37 +182,6 @@ compare_f(int op, float x, float z)
 }
 
 __device__ __forceinline__ int64_t
-ipow(int64_t base, int64_t e)
-{
-    if (e < 0) {
-        return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-    }
-    uint64_t r = 1, b = (uint64_t)base;
-    while (e) {
-        if (e & 1) {
-            r *= b;
-        }
-        b *= b;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-
-__device__ __forceinline__ uint64_t
-upow(uint64_t b, uint64_t e)
-{
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1) {
-            r *= b;
-        }
-        b *= b;
-        e >>= 1;
-    }
-    return r;
-}
-
-__device__ __forceinline__ int64_t
 binary_i(int op, int64_t x, int64_t z)
 {
     switch (op) {
@@ -223,7 +192,7 @@ binary_i(int op, int64_t x, int64_t z)
         return z == 0 ? 0 : (z == -1) ? (int64_t)(0 - (uint64_t)x) : x / z;
     case CK_B_MAX: return x > z ? x : z;
     case CK_B_MIN: return x < z ? x : z;
-    case CK_B_POW: return ipow(x, z);
+    case CK_B_POW: return wnn_ipow(x, z);
     case CK_B_PRELU: return x >= 0 ? x : (int64_t)((uint64_t)x * (uint64_t)z);
     case CK_B_EQ: return x == z;
     case CK_B_NE: return x != z;
@@ -247,7 +216,7 @@ binary_u(int op, uint64_t x, uint64_t z)
     case CK_B_DIV: return z == 0 ? 0 : x / z;
     case CK_B_MAX: return x > z ? x : z;
     case CK_B_MIN: return x < z ? x : z;
-    case CK_B_POW: return upow(x, z);
+    case CK_B_POW: return wnn_upow(x, z);
     case CK_B_PRELU: return x;
     case CK_B_EQ: return x == z;
     case CK_B_NE: return x != z;

@@ -208,21 +208,10 @@ k_bn_apply(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x,
 }
 
 /* ---- softmax ---------------------------------------------------------------- */
-/* x - m and its rounding error (TwoSum); lo = 0 for non-finite results */
-__device__ __forceinline__ float
-sm_diff(float x, float m, float *lo)
-{
-    float v = x - m;
-    float bx = v - x;
-    float e = (x - (v - bx)) + (-m - bx);
-    *lo = (v == v && v > -INFINITY) ? e : 0.0f;
-    return v;
-}
-
 __device__ __forceinline__ float
 sm_exp(float x, float m)
 {
-    float lo, v = sm_diff(x, m, &lo);
+    float lo, v = wnn_two_diff(x, m, &lo);
     float e = wnn_exp(v);
     return e + e * lo;
 }
@@ -291,8 +280,6 @@ k_softmax_cols(wnn_kernel_args k, wnn_axis_params p, const void *__restrict__ x,
 }
 
 /* ---- quantizeLinear / dequantizeLinear --------------------------------------- */
-/* double -> float16 in one rounding: wnn_f64_to_f32_odd then to nearest
- * even (as cpu/kernels/quantize/quantize.c f64_to_f16) */
 __global__ void
 k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
            const void *__restrict__ scale, const void *__restrict__ zero,
@@ -331,7 +318,7 @@ k_quantize(wnn_kernel_args k, wnn_quant_params p, const void *__restrict__ x,
             if (k.to == WNN_KDT_F32) {
                 ((float *)y)[i] = (float)v;
             } else {
-                ((uint16_t *)y)[i] = ck_f2h(wnn_f64_to_f32_odd(v));
+                ((uint16_t *)y)[i] = wnn_f64_to_f16(v);
             }
         }
     }

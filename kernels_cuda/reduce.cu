@@ -56,64 +56,13 @@ is_unsigned(int t)
     return t == WNN_KDT_U8 || t == WNN_KDT_U32 || t == WNN_KDT_U64;
 }
 
-/* exp(r) for r <= 0: cpu/kernels/reduce/reduce.c exp_nonpos, the same operations */
-__device__ __forceinline__ double
-exp_nonpos(double r)
-{
-    const double magic = 6755399441055744.0;
-    r = r > -708.0 ? r : -708.0;
-    double t = r * 1.4426950408889634 + magic;
-    double n = t - magic;
-    double f = (r - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-    double p = 1.0 / 39916800.0;
-    p = p * f + 1.0 / 3628800.0;
-    p = p * f + 1.0 / 362880.0;
-    p = p * f + 1.0 / 40320.0;
-    p = p * f + 1.0 / 5040.0;
-    p = p * f + 1.0 / 720.0;
-    p = p * f + 1.0 / 120.0;
-    p = p * f + 1.0 / 24.0;
-    p = p * f + 1.0 / 6.0;
-    p = p * f + 0.5;
-    p = p * f + 1.0;
-    p = p * f + 1.0;
-    uint64_t tb, mb;
-    memcpy(&tb, &t, 8);
-    memcpy(&mb, &magic, 8);
-    uint64_t sb = (tb - mb + 1023u) << 52;
-    double scale;
-    memcpy(&scale, &sb, 8);
-    return p * scale;
-}
-
-/* double -> float16 with one correct rounding (cpu/kernels/reduce/reduce.c d2h) */
-__device__ __forceinline__ uint16_t
-d2h(double d)
-{
-    float f = (float)d;
-    if ((double)f != d && d == d) {
-        if (fabs((double)f) > fabs(d)) {
-            /* one step toward zero: the magnitude's bits minus one */
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            u -= 1;
-            memcpy(&f, &u, 4);
-        }
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        u |= 1;
-        memcpy(&f, &u, 4);
-    }
-    return ck_f2h(f);
-}
-
 __device__ __forceinline__ void
 store_d(void *y, int t, int64_t i, double v)
 {
     if (t == WNN_KDT_F32) {
         ((float *)y)[i] = (float)v;
     } else {
-        ((uint16_t *)y)[i] = d2h(v);
+        ((uint16_t *)y)[i] = wnn_f64_to_f16(v);
     }
 }
 
@@ -146,7 +95,7 @@ term_d(int p, double v, double shift)
     switch (p) {
     case P_ABS: return fabs(v);
     case P_SQ: return v * v;
-    case P_EXP: return exp_nonpos(v - shift);
+    case P_EXP: return wnn_exp_nonpos(v - shift);
     default: return v;
     }
 }

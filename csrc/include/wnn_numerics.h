@@ -307,7 +307,130 @@ wnn_f64_to_f32_odd(double d)
     return f;
 }
 
+/* double -> float16 in one rounding (to nearest even; the same bits as
+ * rounding to float32 by truncation then setting the last bit when
+ * inexact, the other form of round-to-odd) */
+WNN_HD uint16_t
+wnn_f64_to_f16(double d)
+{
+    return wnn_float_to_half(wnn_f64_to_f32_odd(d));
+}
+
+/* ---- integer pow ------------------------------------------------------- */
+/* int64 base ** e with wrap-around; a negative exponent gives 1 / base
+ * truncated (0 unless |base| == 1; 0 ** negative = 0) */
+WNN_HD int64_t
+wnn_ipow(int64_t base, int64_t e)
+{
+    if (e < 0) {
+        return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+    }
+    uint64_t r = 1, b = (uint64_t)base;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* uint64 b ** e with wrap-around */
+WNN_HD uint64_t
+wnn_upow(uint64_t b, uint64_t e)
+{
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* ---- reductions and softmax ---------------------------------------------- */
+/* exp(r) for r <= 0 (a value minus the maximum: reduceLogSumExp),
+ * vectorisable: r is clamped to -708 (exp(-708) < 1e-307 stands in for
+ * smaller terms and -Inf: negligible next to the maximum's own term, 1),
+ * then 2^n * e^f with |f| <= ln(2)/2 and a degree-11 Taylor polynomial
+ * (relative error below 1e-14). */
+WNN_HD double
+wnn_exp_nonpos(double r)
+{
+    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
+    r = r > -708.0 ? r : -708.0;
+    double t = r * 1.4426950408889634 + magic;
+    double n = t - magic; /* round(r / ln 2), an integer in [-1022, 0] */
+    double f = (r - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+    double p = 1.0 / 39916800.0;
+    p = p * f + 1.0 / 3628800.0;
+    p = p * f + 1.0 / 362880.0;
+    p = p * f + 1.0 / 40320.0;
+    p = p * f + 1.0 / 5040.0;
+    p = p * f + 1.0 / 720.0;
+    p = p * f + 1.0 / 120.0;
+    p = p * f + 1.0 / 24.0;
+    p = p * f + 1.0 / 6.0;
+    p = p * f + 0.5;
+    p = p * f + 1.0;
+    p = p * f + 1.0;
+    uint64_t tb, mb;
+    memcpy(&tb, &t, 8);
+    memcpy(&mb, &magic, 8);
+    uint64_t sb = (tb - mb + 1023u) << 52; /* 2^n: t's low bits are n */
+    double scale;
+    memcpy(&scale, &sb, 8);
+    return p * scale;
+}
+
+/* x - m rounded, and the rounding error in *lo (TwoSum, exact): softmax's
+ * exp(x - m) is then exp(v) * (1 + lo) to within float32 rounding, so the
+ * error of the subtraction does not reach the result; lo = 0 where v is
+ * NaN or -Inf. */
+WNN_HD float
+wnn_two_diff(float x, float m, float *lo)
+{
+    float v = x - m;
+    float bx = v - x;
+    float e = (x - (v - bx)) + (-m - bx);
+    *lo = v == v && v > -INFINITY ? e : 0.0f;
+    return v;
+}
+
 /* ---- resample2d ---------------------------------------------------------- */
+/* Source index / indices and weight of output o along an axis of in -> out
+ * elements, in exact integer arithmetic: c = ((2o + 1) in - out) / (2 out),
+ * clamped to [0, in - 1]; nearest (linear false): *i0 = *i1, *t = 0. */
+WNN_HD void
+wnn_resample_src(int64_t in, int64_t out, int64_t o, bool linear, int64_t *i0,
+                 int64_t *i1, double *t)
+{
+    const uint64_t den = 2 * (uint64_t)out;
+    /* (2o + 1) * in < 2^32 * 2^31: fits in uint64 */
+    const uint64_t num = (2 * (uint64_t)o + 1) * (uint64_t)in;
+    *t = 0.0;
+    if (!linear) {
+        uint64_t idx = (num - 1) / den; /* num >= 1 */
+        *i0 = *i1 = idx > (uint64_t)(in - 1) ? in - 1 : (int64_t)idx;
+        return;
+    }
+    if (num <= (uint64_t)out) { /* c <= 0: clamped to 0 */
+        *i0 = *i1 = 0;
+        return;
+    }
+    uint64_t m = num - (uint64_t)out, x0 = m / den, rem = m % den;
+    if (x0 >= (uint64_t)(in - 1)) { /* c >= in - 1: clamped */
+        *i0 = *i1 = in - 1;
+        return;
+    }
+    *i0 = (int64_t)x0;
+    *i1 = (int64_t)x0 + (rem != 0);
+    *t = (double)rem / (double)den;
+}
+
 /* an interpolated int8 / uint8 value: rounded half to even, clamped */
 WNN_HD double
 wnn_round_clamp(double v, double lo, double hi)

@@ -102,7 +102,8 @@ def test_the_launchers_take_the_abi_types():
 _SHARED = ("wnn_exp_core", "wnn_exp", "wnn_sigmoid_core", "wnn_tanh_cephes",
            "wnn_f32_to_int_sat", "wnn_f32_to_u64_sat", "wnn_quantize_value",
            "wnn_saturate", "wnn_dequantize_value", "wnn_f64_to_f32_odd",
-           "wnn_round_clamp", "wnn_load_num")
+           "wnn_round_clamp", "wnn_load_num", "wnn_ipow", "wnn_upow",
+           "wnn_exp_nonpos", "wnn_two_diff", "wnn_resample_src", "wnn_f64_to_f16")
 
 
 def test_each_shared_numeric_is_defined_once_and_used_by_both_sides():
@@ -120,10 +121,10 @@ def test_each_shared_numeric_is_defined_once_and_used_by_both_sides():
                 if re.search(r"\b%s\(" % f, code):
                     used[f][side] = True
     # on both sides: wnn_exp_core through wnn_exp / wnn_sigmoid_core /
-    # wnn_tanh_cephes; wnn_exp only on CUDA (the CPU's exp is vmath.h's
-    # vectorised vm_exp)
+    # wnn_tanh_cephes, wnn_f64_to_f32_odd through wnn_f64_to_f16; wnn_exp
+    # only on CUDA (the CPU's exp is vmath.h's vectorised vm_exp)
     for f, (c, g) in used.items():
-        if f == "wnn_exp_core":
+        if f in ("wnn_exp_core", "wnn_f64_to_f32_odd"):
             continue
         assert g, f"{f} unused by the CUDA kernels"
         assert c or f == "wnn_exp", f"{f} unused by the CPU kernels"

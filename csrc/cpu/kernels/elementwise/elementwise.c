@@ -825,37 +825,6 @@ compare_f32(bop op, size_t n, const float *a, const float *b, uint8_t *y)
     }
 }
 
-static int64_t
-ipow(int64_t base, int64_t e)
-{
-    if (e < 0) {
-        return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
-    }
-    uint64_t r = 1, b = (uint64_t)base;
-    while (e) {
-        if (e & 1) {
-            r *= b;
-        }
-        b *= b;
-        e >>= 1;
-    }
-    return (int64_t)r;
-}
-
-static uint64_t
-upow(uint64_t b, uint64_t e)
-{
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1) {
-            r *= b;
-        }
-        b *= b;
-        e >>= 1;
-    }
-    return r;
-}
-
 static void
 binary_i64(bop op, size_t n, const int64_t *a, const int64_t *b, int64_t *y)
 {
@@ -870,7 +839,7 @@ binary_i64(bop op, size_t n, const int64_t *a, const int64_t *b, int64_t *y)
             break;
         case B_MAX: y[i] = x > z ? x : z; break;
         case B_MIN: y[i] = x < z ? x : z; break;
-        case B_POW: y[i] = ipow(x, z); break;
+        case B_POW: y[i] = wnn_ipow(x, z); break;
         case B_PRELU: y[i] = x >= 0 ? x : (int64_t)((uint64_t)x * (uint64_t)z); break;
         case B_EQ: y[i] = x == z; break;
         case B_NE: y[i] = x != z; break;
@@ -897,7 +866,7 @@ binary_u64(bop op, size_t n, const uint64_t *a, const uint64_t *b, uint64_t *y)
         case B_DIV: y[i] = z == 0 ? 0 : x / z; break;
         case B_MAX: y[i] = x > z ? x : z; break;
         case B_MIN: y[i] = x < z ? x : z; break;
-        case B_POW: y[i] = upow(x, z); break;
+        case B_POW: y[i] = wnn_upow(x, z); break;
         case B_PRELU: y[i] = x; break;
         case B_EQ: y[i] = x == z; break;
         case B_NE: y[i] = x != z; break;

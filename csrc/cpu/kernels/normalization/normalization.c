@@ -755,23 +755,11 @@ done:
 
 
 
-/* x - m rounded, and the rounding error in *lo (TwoSum, exact): exp(x - m)
- * is then exp(v) * (1 + lo) to within float32 rounding, so the error of the
- * subtraction (up to 2^-25 |x - m| relative) does not reach the result.
- * For non-finite operands lo is NaN or Inf only where v already is. */
-static inline __attribute__((always_inline)) float
-diff(float x, float m, float *lo)
-{
-    float v = x - m;
-    float bx = v - x;
-    float e = (x - (v - bx)) + (-m - bx);
-    *lo = v == v && v > -INFINITY ? e : 0.0f;
-    return v;
-}
+/* x - m rounded and its rounding error: wnn_two_diff (wnn_numerics.h) */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The exp passes of softmax on AVX-512: the same values as the portable
- * loops (diff, exp512 -- vm_exp's bits -- and r = e + e lo), the sum in
+ * loops (wnn_two_diff, exp512 -- vm_exp's bits -- and r = e + e lo), the sum in
  * four double accumulators of 8 lanes, the tail through lane masks.
  * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
  * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
@@ -884,7 +872,7 @@ softmax_row(const float *x, float *y, int64_t n)
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; i++) {
-        float lo, v = diff(x[i], m, &lo);
+        float lo, v = wnn_two_diff(x[i], m, &lo);
         float e = vm_exp(v);
         float r = e + e * lo;
         y[i] = r;
@@ -926,7 +914,7 @@ softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
     {
 #pragma omp simd reduction(+ : s)
         for (int64_t i = 0; i < n; i++) {
-            float lo, v = diff(x[i], m, &lo);
+            float lo, v = wnn_two_diff(x[i], m, &lo);
             float e = vm_exp(v);
             s += e + e * lo;
         }
@@ -947,7 +935,7 @@ softmax_part_write(const float *x, float *y, int64_t n, float m, float inv)
 #endif
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
-        float lo, v = diff(x[i], m, &lo);
+        float lo, v = wnn_two_diff(x[i], m, &lo);
         float e = vm_exp(v);
         y[i] = (e + e * lo) * inv;
     }
@@ -1053,7 +1041,7 @@ softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
         float *yr = y + c * W + w0;
 #pragma omp simd
         for (int64_t j = 0; j < wc; j++) {
-            float lo, v = diff(xr[j], m[j], &lo);
+            float lo, v = wnn_two_diff(xr[j], m[j], &lo);
             float e = vm_exp(v);
             yr[j] = e + e * lo;
         }

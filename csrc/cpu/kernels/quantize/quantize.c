@@ -234,14 +234,9 @@ cpu_quantize_linear(const cpu_call *k, wnn_error *err)
 }
 
 /* ---- dequantizeLinear --------------------------------------------------- */
-/* double -> float16 in one rounding: round to float32 with round-to-odd (a
- * float32 has 13 more significand bits than a float16, so a second rounding
- * to nearest even is then exact), then to float16. */
-static inline uint16_t
-f64_to_f16(double d)
-{
-    return wnn_f32_to_f16(wnn_f64_to_f32_odd(d));
-}
+/* double -> float16 in one rounding: wnn_f64_to_f16 (round to float32 with
+ * round-to-odd -- a float32 has 13 more significand bits than a float16, so
+ * a second rounding to nearest even is then exact --, then to float16) */
 
 #define DLOAD(T)                                           \
     do {                                                   \
@@ -296,7 +291,7 @@ dequantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s,
         } else {
             uint16_t *y = (uint16_t *)k->out[0] + off + c;
             for (size_t j = 0; j < n1; j++) {
-                y[j] = f64_to_f16(v[j]);
+                y[j] = wnn_f64_to_f16(v[j]);
             }
         }
     }

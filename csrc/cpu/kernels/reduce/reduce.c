@@ -42,39 +42,7 @@
 #include "reduce_internal.h"
 
 /* ---- exp for LogSumExp ---------------------------------------------------- */
-/* exp(r) for r <= 0 (a value minus the maximum), vectorisable: r is
- * clamped to -708 (exp(-708) < 1e-307 stands in for smaller terms and -Inf:
- * negligible next to the maximum's own term, 1), then 2^n * e^f with
- * |f| <= ln(2)/2 and a degree-11 Taylor polynomial (relative error below
- * 1e-14). */
-static inline double
-exp_nonpos(double r)
-{
-    const double magic = 6755399441055744.0; /* 1.5 * 2^52 */
-    r = r > -708.0 ? r : -708.0;
-    double t = r * 1.4426950408889634 + magic;
-    double n = t - magic; /* round(r / ln 2), an integer in [-1022, 0] */
-    double f = (r - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-    double p = 1.0 / 39916800.0;
-    p = p * f + 1.0 / 3628800.0;
-    p = p * f + 1.0 / 362880.0;
-    p = p * f + 1.0 / 40320.0;
-    p = p * f + 1.0 / 5040.0;
-    p = p * f + 1.0 / 720.0;
-    p = p * f + 1.0 / 120.0;
-    p = p * f + 1.0 / 24.0;
-    p = p * f + 1.0 / 6.0;
-    p = p * f + 0.5;
-    p = p * f + 1.0;
-    p = p * f + 1.0;
-    uint64_t tb, mb;
-    memcpy(&tb, &t, 8);
-    memcpy(&mb, &magic, 8);
-    uint64_t sb = (tb - mb + 1023u) << 52; /* 2^n: t's low bits are n */
-    double scale;
-    memcpy(&scale, &sb, 8);
-    return p * scale;
-}
+/* exp(r) for r <= 0: wnn_exp_nonpos (wnn_numerics.h) */
 
 /* ---- reduction passes ------------------------------------------------------ */
 static inline double abs_d(double v) { return fabs(v); }
@@ -98,7 +66,7 @@ static inline uint64_t min_s(uint64_t a, uint64_t v) { return (int64_t)v < (int6
 static inline uint64_t max_u(uint64_t a, uint64_t v) { return v > a ? v : a; }
 static inline uint64_t min_u(uint64_t a, uint64_t v) { return v < a ? v : a; }
 
-static inline double exp_d(double v, double sh) { return exp_nonpos(v - sh); }
+static inline double exp_d(double v, double sh) { return wnn_exp_nonpos(v - sh); }
 static inline uint64_t exp_s(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
 static inline uint64_t exp_u(uint64_t v, double sh) { (void)v; (void)sh; return 0; }
 

@@ -61,24 +61,6 @@ h2f(uint16_t h)
     return r;
 }
 
-/* double -> float16 with one correct rounding (to nearest even): round to
- * float32 by round-to-odd (24 bits >= 11 + 2), then float32 -> float16. */
-static inline uint16_t
-d2h(double d)
-{
-    float f = (float)d;
-    if ((double)f != d && d == d) {
-        if (fabs((double)f) > fabs(d)) {
-            f = nextafterf(f, 0.0f);
-        }
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        u |= 1;
-        memcpy(&f, &u, 4);
-    }
-    return wnn_f32_to_f16(f);
-}
-
 typedef struct widen_job {
     float *f;
     const uint16_t *h;
@@ -145,7 +127,7 @@ store_d(wnn_dtype t, void *base, uint64_t off, size_t n, const double *s)
     } else {
         uint16_t *p = (uint16_t *)base + off;
         for (size_t i = 0; i < n; i++) {
-            p[i] = d2h(s[i]);
+            p[i] = wnn_f64_to_f16(s[i]);
         }
     }
 }

@@ -64,35 +64,20 @@ typedef struct rs_geom {
     int threads;
 } rs_geom;
 
-/* Fill an axis table; `linear` also gives i1 and t. */
+/* Fill an axis table (wnn_resample_src); `linear` also gives i1 and t. */
 static void
 rs_table(int64_t in, int64_t out, bool linear, int64_t *i0, int64_t *i1,
          double *t)
 {
-    const uint64_t den = 2 * (uint64_t)out;
     for (int64_t o = 0; o < out; o++) {
-        /* (2o + 1) * in < 2^32 * 2^31: fits in uint64 */
-        uint64_t num = (2 * (uint64_t)o + 1) * (uint64_t)in;
-        if (!linear) {
-            uint64_t idx = (num - 1) / den; /* num >= 1 */
-            i0[o] = idx > (uint64_t)(in - 1) ? in - 1 : (int64_t)idx;
-            continue;
+        int64_t a, b;
+        double w;
+        wnn_resample_src(in, out, o, linear, &a, &b, &w);
+        i0[o] = a;
+        if (linear) {
+            i1[o] = b;
+            t[o] = w;
         }
-        if (num <= (uint64_t)out) { /* c <= 0: clamped to 0 */
-            i0[o] = i1[o] = 0;
-            t[o] = 0;
-            continue;
-        }
-        uint64_t m = num - (uint64_t)out;
-        uint64_t x0 = m / den, rem = m % den;
-        if (x0 >= (uint64_t)(in - 1)) { /* c >= in - 1: clamped */
-            i0[o] = i1[o] = in - 1;
-            t[o] = 0;
-            continue;
-        }
-        i0[o] = (int64_t)x0;
-        i1[o] = (int64_t)x0 + (rem != 0);
-        t[o] = (double)rem / (double)den;
     }
 }
 
