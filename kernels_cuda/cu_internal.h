@@ -206,10 +206,10 @@ typedef struct cu_dnn {
 typedef struct cu_node {
     const wnn_node *node;
     const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/) */
-    /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
-     * chain's last node, writing `result`; the chain's other nodes skip. */
-    bool skip;             /* runs elsewhere or not at all */
-    uint32_t run_head;     /* on a chain's last node: producer's index + 1 */
+    /* its step of the schedule (g->schedule.steps[i] for c->nodes[i]):
+     * a node, or an epilogue chain that runs its producer (`node`) at the
+     * chain's last node, writing `result` */
+    const wnn_step *step;
     uint32_t result;       /* operand the producer (+ epilogue) writes */
     uint32_t addend;       /* operand of the fused add, or UINT32_MAX */
     bool epi_on;
@@ -252,6 +252,7 @@ typedef struct cu_compiled {
     void *consts;          /* every constant, at const_off[operand] */
     uint64_t *const_off;
     void *scratch;
+    uint64_t scratch_bytes; /* the largest step's scratch */
     cu_node *nodes;
     uint32_t n_nodes;
     void **ptr_in, **ptr_out; /* resolved operands of one node */
