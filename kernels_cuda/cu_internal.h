@@ -5,8 +5,10 @@
  *                   the wnn_backend_i
  *   cu_prep.c       compile-time parameter blocks (dispatch table from
  *                   cuda_ops.h, op_limits, prep_*)
- *   cu_launch.c     compile() and execute(): per-node state once, then only
- *                   launches; fused chains (producer + epilogue)
+ *   cu_launch.c     compile() and execute() over the core's steps
+ *                   (g->schedule, csrc/backend/steps.h): each step's state
+ *                   once, then only launches; fused chains (producer +
+ *                   epilogue)
  *   cu_blas.c       cuBLAS products
  *   cu_dnn.c        cuDNN planning and calls
  *   cu_device.c     the services all of them use: the device made current,
@@ -28,8 +30,9 @@
  *              pipelined in chunks; synchronize() is cudaStreamSynchronize;
  *   compile()  uploads the constants once (one device block), allocates the
  *              memory plan's arena once (compiler/plan.c gives the offsets)
- *              and a scratch block for the nodes that need one, and turns
- *              each node into a kernel parameter struct;
+ *              and a scratch block for the steps that need one, and turns
+ *              each step of the schedule (a node, or an epilogue chain's
+ *              producer) into a kernel parameter struct;
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
  *              synchronisation, no allocation;
  *   products   matmul and gemm on cuBLAS (one handle per backend, made by

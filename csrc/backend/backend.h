@@ -57,8 +57,9 @@ enum {
      * -> [add] -> [activation] (compiler/fuse.h, wnn_epilogue.bn) */
     WNN_FUSE_BN = 1u << 4,
     /* a reshape or identity into an intermediate shares its input's storage
-     * (compiler/plan.c): the backend skips the nodes g->plan.aliased marks
-     * and resolves their outputs through the plan's slots as usual */
+     * (compiler/plan.c): g->plan.aliased marks those nodes, which the
+     * schedule makes no step (compiler/schedule.c); their outputs resolve
+     * through the plan's slots as usual */
     WNN_PLAN_ALIAS = 1u << 5,
     /* quantized regions run in integer arithmetic: dequantizeLinear of a
      * uint8 / int8 activation and of constant int8 / uint8 weights ->
