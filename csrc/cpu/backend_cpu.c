@@ -216,14 +216,14 @@ compiled_new(wnn_backend *be, const wnn_graph *g)
     c->config.fold_bn = ((const cpu_backend *)be)->fold_bn;
     c->constants = calloc(g->ir->n_operands + 1, sizeof(void *));
     c->owned = calloc(g->ir->n_operands + 1, sizeof(void *));
-    c->n_nodes = g->schedule.n_steps;
-    c->nodes = calloc(c->n_nodes + 1, sizeof(cpu_node));
+    c->nodes = calloc(g->schedule.n_steps + 1, sizeof(cpu_node));
     c->arena = p->arena_bytes ? wnn_host_alloc(p->arena_bytes) : NULL;
     if (!c->constants || !c->owned || !c->nodes ||
         (p->arena_bytes && !c->arena)) {
         cpu_compiled_free(be, c);
         return NULL;
     }
+    c->n_nodes = g->schedule.n_steps; /* freed per step from here on */
     return c;
 }
 
