@@ -171,23 +171,55 @@ for_each_block(const cpu_call *k, run_fn body)
 
 /* float32 -> uint8 / int8, the loop above in a form GCC vectorises (rint
  * as a rounding instruction on the v3 / v4 clones, the saturation as
- * min / max, NaN -> 0 by a comparison with itself): the same double
- * arithmetic, so the same results.  A quantized region's producers write
- * float32 here (ResNet's activations between regions). */
+ * min / max, NaN -> 0 by a comparison with itself), chunk by chunk, by a
+ * multiplication with 1 / scale and by the division only where a quotient
+ * is within reach of a tie (QUANT_TIE, cpu.h): the same results.  A
+ * quantized region's producers write float32 here (ResNet's activations
+ * between regions). */
 #define QFAST(NAME, T, LO, HI)                                                 \
-    CPU_HOT static void                                                        \
-    NAME(const float *x, T *y, size_t n, double s, double z)                   \
+    CPU_HOT static int                                                         \
+    NAME##_chunk(const float *x, T *y, size_t n, double s, double is,          \
+                 double z)                                                     \
     {                                                                          \
+        int near = 0;                                                          \
+        (void)s;                                                               \
+        (void)is;                                                              \
         for (size_t j = 0; j < n; j++) {                                       \
-            double v = __builtin_rint((double)x[j] / s) + z;                   \
+            double q = QDIV, v = __builtin_rint(q);                            \
+            near += __builtin_fabs(q - v) > QUANT_TIE;                         \
+            v += z;                                                            \
             double c = v < (LO) ? (LO) : v;                                    \
             c = c > (HI) ? (HI) : c;                                           \
             c = c == c ? c : 0.0;                                              \
             y[j] = (T)(int32_t)c;                                              \
         }                                                                      \
+        return near;                                                           \
     }
-QFAST(quantize_f32_u8, uint8_t, 0.0, 255.0)
-QFAST(quantize_f32_s8, int8_t, -128.0, 127.0)
+#define QDIV (double)x[j] * is
+QFAST(quantize_f32_u8_mul, uint8_t, 0.0, 255.0)
+QFAST(quantize_f32_s8_mul, int8_t, -128.0, 127.0)
+#undef QDIV
+#define QDIV (double)x[j] / s
+QFAST(quantize_f32_u8_div, uint8_t, 0.0, 255.0)
+QFAST(quantize_f32_s8_div, int8_t, -128.0, 127.0)
+#undef QDIV
+
+/* chunk by chunk: by multiplication, the chunk again by division where a
+ * quotient came within reach of a tie */
+#define QRUN(NAME, T)                                                          \
+    static void                                                                \
+    NAME(const float *x, T *y, size_t n, double s, double z)                   \
+    {                                                                          \
+        const double is = 1.0 / s;                                             \
+        for (size_t c = 0; c < n; c += QCH) {                                  \
+            size_t m = n - c < QCH ? n - c : QCH;                              \
+            if (NAME##_mul_chunk(x + c, y + c, m, s, is, z)) {                 \
+                NAME##_div_chunk(x + c, y + c, m, s, is, z);                   \
+            }                                                                  \
+        }                                                                      \
+    }
+QRUN(quantize_f32_u8, uint8_t)
+QRUN(quantize_f32_s8, int8_t)
 
 static void
 quantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s, double z)
