@@ -218,6 +218,11 @@ float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
  * saturates any 8-bit output either way).  kernels/quantize/quantize.c and
  * qdq.c. */
 #define QUANT_TIE (0.5 - 1e-9)
+/* quantizeLinear float32 -> uint8 (sgn false) / int8 of n elements with
+ * one scale and zero point: saturate(rint(x / s) + z), NaN -> 0 (the
+ * multiplication above, AVX-512 where cpu_isa() allows) */
+void cpu_quantize_f32_8(const float *x, void *y, size_t n, double s, double z,
+                        bool sgn);
 
 /* element i of p (data type t) as a double (quantize.c, qdq.c: scales, zero
  * points, biases) */

@@ -349,67 +349,35 @@ pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
 }
 
 /* one row of a tile's epilogue, in vectors: acc = c + corr - zw rowsum
- * exactly in double (|values| < 2^53), then the float32 steps, then
- * quantizeLinear's rint(v / sy) + zy saturated to [qlo, qhi] (NaN -> 0, as
- * kernels/quantize/quantize.c) into int32 r.  The division (the slowest
- * instruction of the loop by far) as QUANT_DIV (cpu.h): a multiplication by
- * 1 / sy, then the division where a quotient lands within reach of a
- * rounding tie.  Returns false where the row must be redone by division. */
-#define REQUANT_ROW(NAME, DIV)                                                 \
-    CPU_HOT static bool                                                        \
-    NAME(const int32_t *restrict c, int64_t nn, const double *restrict corr,  \
-         const double *restrict zw, double rs, const double *restrict mult,   \
-         const float *restrict bias, float lo, float hi, double sy,           \
-         double isy, double zy, double qlo, double qhi, int32_t *restrict r)  \
-    {                                                                          \
-        int near = 0;                                                     \
-        (void)sy;                                                              \
-        (void)isy;                                                             \
-        for (int64_t j = 0; j < nn; j++) {                                     \
-            double acc = (double)c[j] + corr[j] - zw[j] * rs;                  \
-            float v = (float)(acc * mult[j]) + bias[j];                        \
-            v = v < lo ? lo : v;                                               \
-            v = v > hi ? hi : v;                                               \
-            double q = DIV, t0 = __builtin_rint(q);                            \
-            near += __builtin_fabs(q - t0) > QUANT_TIE;                        \
-            double t = t0 + zy;                                                \
-            t = t < qlo ? qlo : t;                                             \
-            t = t > qhi ? qhi : t;                                             \
-            r[j] = t == t ? (int32_t)t : 0;                                    \
-        }                                                                      \
-        return near == 0;                                                          \
+ * exactly in double (|values| < 2^53), then the float32 steps into v; then
+ * quantizeLinear's rint(v / sy) + zy saturated (NaN -> 0) by the
+ * standalone kernel's loop (cpu_quantize_f32_8: kernels/quantize/) */
+CPU_HOT static void
+requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
+            const double *restrict zw, double rs, const double *restrict mult,
+            const float *restrict bias, float lo, float hi, float *restrict v)
+{
+    for (int64_t j = 0; j < nn; j++) {
+        double acc = (double)c[j] + corr[j] - zw[j] * rs;
+        float t = (float)(acc * mult[j]) + bias[j];
+        t = t < lo ? lo : t;
+        v[j] = t > hi ? hi : t;
     }
-REQUANT_ROW(requant_row_mul, (double)v * isy)
-REQUANT_ROW(requant_row_div, (double)v / sy)
+}
 
-/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); r:
- * nn int32 of scratch */
+/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); v:
+ * nn floats of scratch */
 static void
 requant(const cpu_qdq *q, const double *corr, const int32_t *c, int64_t ldc,
-        int64_t m0, int64_t mm, int64_t n0, int64_t nn, int32_t *r)
+        int64_t m0, int64_t mm, int64_t n0, int64_t nn, float *v)
 {
-    const double qlo = q->y_signed ? -128 : 0, qhi = q->y_signed ? 127 : 255;
     for (int64_t i = 0; i < mm; i++) {
         const int64_t m = m0 + i;
         const double rs = q->any_zw ? q->rowsum[m] : 0;
-        if (!requant_row_mul(c + i * ldc, nn, corr + n0, q->zw + n0, rs,
-                             q->mult + n0, q->bias + n0, q->lo, q->hi, q->sy,
-                             1.0 / q->sy, q->zy, qlo, qhi, r)) {
-            requant_row_div(c + i * ldc, nn, corr + n0, q->zw + n0, rs,
-                            q->mult + n0, q->bias + n0, q->lo, q->hi, q->sy,
-                            1.0 / q->sy, q->zy, qlo, qhi, r);
-        }
-        if (q->y_signed) {
-            int8_t *y = (int8_t *)q->y + m * q->N + n0;
-            for (int64_t j = 0; j < nn; j++) {
-                y[j] = (int8_t)r[j];
-            }
-        } else {
-            uint8_t *y = (uint8_t *)q->y + m * q->N + n0;
-            for (int64_t j = 0; j < nn; j++) {
-                y[j] = (uint8_t)r[j];
-            }
-        }
+        requant_row(c + i * ldc, nn, corr + n0, q->zw + n0, rs, q->mult + n0,
+                    q->bias + n0, q->lo, q->hi, v);
+        cpu_quantize_f32_8(v, (char *)q->y + m * q->N + n0, (size_t)nn, q->sy,
+                           q->zy, q->y_signed);
     }
 }
 
@@ -419,7 +387,8 @@ run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
     const int64_t nbn = (q->N + NB - 1) / NB, ldc = NB + 32;
-    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc;
+    float *r = (float *)(c + MB * ldc);
     const uint8_t *a = q->x;
     for (int64_t t = t0; t < t1; t++) {
         int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
@@ -438,7 +407,8 @@ run_rows(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
     const int64_t ldc = NB + 32, per = (q->Mb + q->mb - 1) / q->mb;
-    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc;
+    float *r = (float *)(c + MB * ldc);
     uint8_t *a = q->a + (size_t)tid * MB * q->Kp;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t i = t / per, end = (i + 1) * q->Mb;

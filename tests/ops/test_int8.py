@@ -718,3 +718,31 @@ def test_quantize_linear_ties_and_near_ties(ctx):
         lo, hi = QRANGE[dt]
         ref = np.clip(np.rint(x.astype(np.float64) / np.float64(s)) + z, lo, hi).astype(dt)
         np.testing.assert_array_equal(got, ref)
+
+
+def test_quantize_linear_random_scales_and_specials(ctx):
+    """random float32 scales and inputs (the quotient's full range, NaN,
+    infinities, subnormal and huge scales) against rint(x / s) in float64:
+    every vector path (float32 first, double near a tie, the division at
+    one) gives the quotient's result"""
+    rng = rng_for("qrandom")
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 3e38, -3e38], np.float32)
+    for i in range(40):
+        s = np.float32(2.0 ** rng.uniform(-20, 6) if i < 36 else [1e-45, 1e-40, 3e38, 1.0][i - 36])
+        with np.errstate(over="ignore"):
+            x = (rng.standard_normal(1000) * s * 10 ** rng.uniform(0, 3)).astype(np.float32)
+            ties = ((rng.integers(-300, 300, 200) + 0.5) * np.float64(s)).astype(np.float32)
+        x = np.concatenate([x, ties, specials, x[:37]])
+        for dt in ("uint8", "int8"):
+            z = int(rng.integers(*QRANGE[dt]))
+            b = webnn.MLGraphBuilder(ctx)
+            xi = b.input("x", {"dataType": "float32", "shape": [x.size]})
+            q = b.quantize_linear(xi, b.constant({"dataType": "float32", "shape": [1]}, np.array([s])),
+                                  b.constant({"dataType": dt, "shape": [1]}, np.array([z], dt)))
+            got = ctx.compute(b.build({"y": q}), {"x": x})["y"]
+            with np.errstate(all="ignore"):
+                r = np.rint(x.astype(np.float64) / np.float64(s)) + z
+            lo, hi = QRANGE[dt]
+            ref = np.where(np.isnan(r), 0, np.clip(r, lo, hi)).astype(dt)
+            bad = np.nonzero(got != ref)[0]
+            assert bad.size == 0, (s, dt, x[bad[:5]], got[bad[:5]], ref[bad[:5]])
