@@ -443,8 +443,10 @@ run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
          void *const *out, wnn_error *err)
 {
     if (cn->qdq) {
+        uint32_t w = cpu_qdq_weights(cn->qdq);
         return cpu_qdq_run(cn->qdq,
                            resolve(g, c, cpu_qdq_input(cn->qdq), in, out),
+                           w == UINT32_MAX ? NULL : resolve(g, c, w, in, out),
                            resolve(g, c, cn->step->result, in, out), err);
     }
     if (cn->chain) {
