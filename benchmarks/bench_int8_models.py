@@ -7,7 +7,7 @@ process, interleaved round by round.
 
     pip install .[bench]          # torch, torchvision, onnxruntime
     python benchmarks/bench_int8_models.py [--rounds 20] [--threads 2]
-        [--cache build/int8-models]
+        [--cache build/int8-models] [--only resnet18,bert]
 
 And BERT-base (bench_families' export) quantized the same way, every MatMul
 (per-tensor weights). The table: min / median / max ms of each runtime on
@@ -142,7 +142,10 @@ def main():
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--cache", default=os.path.join(ROOT, "build", "int8-models"))
+    p.add_argument("--only", default="resnet18,bert",
+                   help="comma-separated rows: resnet18, bert")
     args = p.parse_args()
+    only = set(args.only.split(","))
     os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
     from bench_families import machine   # (the same CPU and ISA line)
     cpu, isa, load = machine()
@@ -155,10 +158,12 @@ def main():
     print("|---|---|---|---|---|---:|---:|---:|---:|---:|")
     ctx = webnn.ml.create_context(device_type="cpu")
     x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    fp, qp = export_resnet18(args.cache)
-    row(ctx, "ResNet-18 QDQ, 224", fp, qp, {"x": x}, args)
-    fp, qp, feeds = export_bert(args.cache)
-    row(ctx, "BERT-base QDQ (MatMul), seq 128", fp, qp, feeds, args)
+    if "resnet18" in only:
+        fp, qp = export_resnet18(args.cache)
+        row(ctx, "ResNet-18 QDQ, 224", fp, qp, {"x": x}, args)
+    if "bert" in only:
+        fp, qp, feeds = export_bert(args.cache)
+        row(ctx, "BERT-base QDQ (MatMul), seq 128", fp, qp, feeds, args)
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

@@ -7,8 +7,10 @@
  *                   per-node extras (prep_node: data types, counts, op
  *                   codes, options; the parameter blocks themselves are
  *                   g->lowered's, passed to the launchers as they are)
- *   cu_launch.c     compile() and execute(): per-node state once, then only
- *                   launches; fused chains (producer + epilogue)
+ *   cu_launch.c     compile() and execute() over the core's steps
+ *                   (g->schedule, csrc/backend/steps.h): each step's state
+ *                   once, then only launches; fused chains (producer +
+ *                   epilogue)
  *   cu_blas.c       cuBLAS products
  *   cu_dnn.c        cuDNN planning and calls
  *   cu_device.c     the services all of them use: the device made current,
@@ -30,9 +32,10 @@
  *              pipelined in chunks; synchronize() is cudaStreamSynchronize;
  *   compile()  uploads the constants once (one device block), allocates the
  *              memory plan's arena once (compiler/plan.c gives the offsets)
- *              and a scratch block for the nodes that need one; each
- *              node's launcher takes its lowered block (g->lowered) and
- *              its extras (wnn_kernel_args, wnn_kernel_abi.h);
+ *              and a scratch block for the steps that need one; each
+ *              step's launcher (a node, or an epilogue chain's producer)
+ *              takes its node's lowered block (g->lowered) and its extras
+ *              (wnn_kernel_args, wnn_kernel_abi.h);
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
  *              synchronisation, no allocation;
  *   products   matmul and gemm on cuBLAS (one handle per backend, made by
@@ -183,10 +186,10 @@ typedef struct cu_node {
     const wnn_node *node;
     const wnn_lowered *lowered; /* g->lowered[node id] (compiler/lower/): the
                                  * parameter block the launchers take */
-    /* epilogue fusion (compiler/fuse.c): a chain's producer runs at the
-     * chain's last node, writing `result`; the chain's other nodes skip. */
-    bool skip;             /* runs elsewhere or not at all */
-    uint32_t run_head;     /* on a chain's last node: producer's index + 1 */
+    /* its step of the schedule (g->schedule.steps[i] for c->nodes[i]):
+     * a node, or an epilogue chain that runs its producer (`node`) at the
+     * chain's last node, writing `result` */
+    const wnn_step *step;
     uint32_t result;       /* operand the producer (+ epilogue) writes */
     uint32_t addend;       /* operand of the fused add, or UINT32_MAX */
     bool epi_on;
@@ -211,6 +214,7 @@ typedef struct cu_compiled {
     void *consts;          /* every constant, at const_off[operand] */
     uint64_t *const_off;
     void *scratch;
+    uint64_t scratch_bytes; /* the largest step's scratch */
     cu_node *nodes;
     uint32_t n_nodes;
     void **ptr_in, **ptr_out; /* resolved operands of one node */

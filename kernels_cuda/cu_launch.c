@@ -1,5 +1,6 @@
-/* cu_launch.c -- compile() and execute(): the per-node state made once, then
- * only launches (run_node, views) (cu_internal.h has the overview). */
+/* cu_launch.c -- compile() and execute(): the state of each step of the
+ * core's schedule (g->schedule, backend/steps.h) made once, then only
+ * launches (run_node, views) (cu_internal.h has the overview). */
 #include "cu_internal.h"
 
 void
@@ -29,113 +30,136 @@ cu_compiled_free(wnn_backend *be, void *ptr)
 
 #define CU_OOM_MESSAGE "out of memory while compiling for the GPU"
 
-/* The nodes in plan order: kernel parameters, scratch, the largest number
- * of inputs or outputs (c->max_io); idx[node id]: its position. */
+/* One kernel of a step (its node, a chain's producer, or the activation
+ * whose parameters a chain's epilogue takes): its kernel parameters and
+ * scratch. */
 static wnn_status
-prep_nodes(cu_backend *b, cu_compiled *c, const wnn_graph *g, uint32_t *idx,
-           wnn_error *err)
+prep_kernel(cu_backend *b, cu_node *cn, const wnn_graph *g, uint32_t id,
+            wnn_error *err)
 {
     const wnn_ir *ir = g->ir;
-    const wnn_plan *p = &g->plan;
-    for (uint32_t n = 0; n < p->n_order; n++) {
-        idx[p->order[n]] = n;
-        const wnn_node *node = &ir->nodes[p->order[n]];
+    const wnn_node *node = &ir->nodes[id];
+    wnn_desc in[node->n_in + 1], outd[node->n_out + 1];
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        in[j] = ir->operands[node->in[j]].desc;
+    }
+    for (uint32_t j = 0; j < node->n_out; j++) {
+        outd[j] = ir->operands[node->out[j]].desc;
+    }
+    cn->node = node;
+    cn->lowered = &g->lowered[id];
+    cn->kind = cu_kind_of(node->op);
+    if (cn->kind == K_NONE) {
+        return cu_core->failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
+                              "%s has no CUDA kernel",
+                              cu_core->op_get(node->op)->camel);
+    }
+    if (!prep_node(cn, in, outd)) {
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                              CU_OOM_MESSAGE);
+    }
+    if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
+        need_blas(b, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    return WNN_OK;
+}
+
+/* The steps of the schedule (g->schedule, in its order; this backend
+ * declares WNN_FUSE_EPILOGUE only, so a step is a node or an epilogue
+ * chain run at its last node as its producer): each one's kernel, the
+ * largest number of inputs or outputs (c->max_io). */
+static wnn_status
+prep_nodes(cu_backend *b, cu_compiled *c, const wnn_graph *g, wnn_error *err)
+{
+    for (uint32_t i = 0; i < g->schedule.n_steps; i++) {
+        const wnn_step *st = &g->schedule.steps[i];
         cu_node *cn = &c->nodes[c->n_nodes++];
-        wnn_desc in[node->n_in + 1], outd[node->n_out + 1];
-        for (uint32_t j = 0; j < node->n_in; j++) {
-            in[j] = ir->operands[node->in[j]].desc;
-        }
-        for (uint32_t j = 0; j < node->n_out; j++) {
-            outd[j] = ir->operands[node->out[j]].desc;
-        }
-        cn->node = node;
-        cn->lowered = &g->lowered[p->order[n]];
-        cn->kind = cu_kind_of(node->op);
-        cn->result = node->n_out ? node->out[0] : 0;
-        cn->addend = UINT32_MAX;
-        if (cn->kind == K_NONE) {
+        cn->step = st;
+        if (st->kind != WNN_STEP_NODE && st->kind != WNN_STEP_EPILOGUE) {
             return cu_core->failk(err, WNN_NOT_SUPPORTED, "build", NULL, NULL,
-                             "%s has no CUDA kernel",
-                             cu_core->op_get(node->op)->camel);
+                                  "internal error: a fused step the CUDA "
+                                  "backend does not run");
         }
-        if (!prep_node(cn, in, outd)) {
-            return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                                  CU_OOM_MESSAGE);
-        }
-        if ((cn->kind == K_MATMUL || cn->kind == K_GEMM || cn->kind == K_RNN) &&
-            need_blas(b, err) != WNN_OK) {
+        if (prep_kernel(b, cn, g, st->node, err) != WNN_OK) {
             return WNN_ERR;
         }
-        if (node->n_in > c->max_io) {
-            c->max_io = node->n_in;
+        cn->result = st->result;
+        cn->addend = st->addend;
+        if (st->n_in > c->max_io) {
+            c->max_io = st->n_in;
         }
-        if (node->n_out > c->max_io) {
-            c->max_io = node->n_out;
+        if (st->n_out > c->max_io) {
+            c->max_io = st->n_out;
         }
     }
     return WNN_OK;
 }
 
-/* The producers: fused chains (the core's pipeline, core/compile.c, has
- * found the epilogue chains, g->fusion: this backend declares
- * WNN_FUSE_EPILOGUE unless WEBNN_CUDA_FUSION=0, and made the memory plan
- * that keeps each chain's inputs alive until the chain's last node, where
- * it runs, g->plan), convolutions on cuDNN. */
-static void
-plan_producers(cu_backend *b, cu_compiled *c, const wnn_graph *g,
-               const uint32_t *idx)
+/* A producer (conv2d, convTranspose2d, matmul, gemm): the epilogue of its
+ * step's chain (its add and activation, from the core's fusion, g->fusion:
+ * this backend declares WNN_FUSE_EPILOGUE unless WEBNN_CUDA_FUSION=0) or
+ * its own bias, a convolution on cuDNN. */
+static wnn_status
+plan_producer(cu_backend *b, cu_node *cn, const wnn_graph *g, wnn_error *err)
 {
     const wnn_ir *ir = g->ir;
-    const wnn_plan *p = &g->plan;
-    const wnn_fusion *fusion = &g->fusion;
+    const wnn_step *st = cn->step;
+    const wnn_epilogue *chain = st->epi;
+    cu_node act = { 0 };
+    const cu_node *act_cn = NULL;
+    const wnn_desc *od = &ir->operands[cn->node->out[0]].desc;
+    wnn_epi_params *ep = &cn->epi;
+    memset(ep, 0, sizeof(*ep));
+    ep->dt = od->dtype;
+    ep->n = (int64_t)cu_core->desc_elements(od);
+    ep->act = -1;
+    ep->C = ep->inner = 1;
+    uint32_t axis = cn->kind == K_CONV ? (cn->lowered->u.conv.nhwc ? 3 : 1)
+                                       : (od->rank ? od->rank - 1 : 0);
+    if (chain) {
+        axis = chain->channel_axis;
+        if (st->addend != WNN_NO_NODE) {
+            ep->add = chain->add_kind == WNN_EPI_ADD_RESIDUAL ? 1 : 2;
+        }
+        if (st->act != WNN_NO_NODE) {
+            if (prep_kernel(b, &act, g, st->act, err) != WNN_OK) {
+                return WNN_ERR;
+            }
+            act_cn = &act;
+            ep->act = act.ka.op;
+            ep->sp = act.ka.sp;
+        }
+    }
+    if (axis < od->rank) {
+        ep->C = od->shape[axis];
+        ep->inner = (int64_t)cu_prod(od->shape, axis + 1, od->rank);
+    }
+    if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
+        /* cuDNN's convolution has no bias (the fused call has) */
+        ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
+    }
+    cn->epi_on = ep->bias || ep->add || ep->act >= 0;
+    return WNN_OK;
+}
+
+/* The producers planned, then the largest scratch of a step
+ * (c->scratch_bytes: cuDNN's workspace is known once planned). */
+static wnn_status
+plan_producers(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+               wnn_error *err)
+{
     for (uint32_t n = 0; n < c->n_nodes; n++) {
         cu_node *cn = &c->nodes[n];
-        if (cn->kind != K_CONV && cn->kind != K_MATMUL && cn->kind != K_GEMM) {
-            continue;
+        if ((cn->kind == K_CONV || cn->kind == K_MATMUL || cn->kind == K_GEMM) &&
+            plan_producer(b, cn, g, err) != WNN_OK) {
+            return WNN_ERR;
         }
-        uint32_t id = p->order[n];
-        uint32_t k = fusion->n_chains ? fusion->chain_of[id] : 0;
-        const wnn_epilogue *chain = k ? &fusion->chains[k - 1] : NULL;
-        if (chain && chain->producer != id) {
-            chain = NULL;
+        if (cn->scratch > c->scratch_bytes) {
+            c->scratch_bytes = cn->scratch;
         }
-        const cu_node *act_cn = NULL;
-        const wnn_desc *od = &ir->operands[cn->node->out[0]].desc;
-        wnn_epi_params *ep = &cn->epi;
-        memset(ep, 0, sizeof(*ep));
-        ep->dt = od->dtype;
-        ep->n = (int64_t)cu_core->desc_elements(od);
-        ep->act = -1;
-        ep->C = ep->inner = 1;
-        uint32_t axis = cn->kind == K_CONV ? (cn->lowered->u.conv.nhwc ? 3 : 1)
-                                           : (od->rank ? od->rank - 1 : 0);
-        if (chain) {
-            axis = chain->channel_axis;
-            cn->skip = true; /* runs at the chain's last node */
-            c->nodes[idx[chain->last]].run_head = n + 1;
-            cn->result = chain->result;
-            if (chain->add != WNN_NO_NODE) {
-                c->nodes[idx[chain->add]].skip = true;
-                cn->addend = chain->addend;
-                ep->add = chain->add_kind == WNN_EPI_ADD_RESIDUAL ? 1 : 2;
-            }
-            if (chain->act != WNN_NO_NODE) {
-                act_cn = &c->nodes[idx[chain->act]];
-                c->nodes[idx[chain->act]].skip = true;
-                ep->act = act_cn->ka.op;
-                ep->sp = act_cn->ka.sp;
-            }
-        }
-        if (axis < od->rank) {
-            ep->C = od->shape[axis];
-            ep->inner = (int64_t)cu_prod(od->shape, axis + 1, od->rank);
-        }
-        if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
-            /* cuDNN's convolution has no bias (the fused call has) */
-            ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
-        }
-        cn->epi_on = ep->bias || ep->add || ep->act >= 0;
     }
+    return WNN_OK;
 }
 
 /* The constants in one device block, uploaded once (with the filters that
@@ -207,7 +231,6 @@ wnn_status
 cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
 {
     cu_backend *b = cu_of(be);
-    const wnn_ir *ir = g->ir;
     const wnn_plan *p = &g->plan;
     cudaError_t e = cudaSuccess;
     const char *what = "";
@@ -217,25 +240,15 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         goto oom;
     }
     pthread_mutex_init(&c->mu, NULL);
-    c->const_off = calloc(ir->n_operands + 1, sizeof(uint64_t));
-    c->nodes = calloc(p->n_order + 1, sizeof(cu_node));
-    uint32_t *idx = calloc(ir->n_nodes + 1, sizeof(uint32_t));
-    if (!c->const_off || !c->nodes || !idx) {
-        free(idx);
+    c->const_off = calloc(g->ir->n_operands + 1, sizeof(uint64_t));
+    c->nodes = calloc(g->schedule.n_steps + 1, sizeof(cu_node));
+    if (!c->const_off || !c->nodes) {
         goto oom;
     }
-    if (prep_nodes(b, c, g, idx, err) != WNN_OK) {
-        free(idx);
+    if (prep_nodes(b, c, g, err) != WNN_OK ||
+        plan_producers(b, c, g, err) != WNN_OK) {
         cu_compiled_free(be, c);
         return WNN_ERR;
-    }
-    plan_producers(b, c, g, idx);
-    free(idx);
-    uint64_t scratch = 0;
-    for (uint32_t n = 0; n < c->n_nodes; n++) {
-        if (c->nodes[n].scratch > scratch) {
-            scratch = c->nodes[n].scratch;
-        }
     }
     c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
     c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
@@ -252,7 +265,8 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
         goto cuda_fail;
     }
     what = "cudaMalloc (scratch)";
-    if (scratch && (e = cudaMalloc(&c->scratch, scratch)) != cudaSuccess) {
+    if (c->scratch_bytes &&
+        (e = cudaMalloc(&c->scratch, c->scratch_bytes)) != cudaSuccess) {
         c->scratch = NULL;
         goto cuda_fail;
     }
@@ -273,6 +287,9 @@ oom:
                      CU_OOM_MESSAGE);
 }
 
+/* execute(): one loop over the schedule's run steps (g->schedule): a
+ * producer with its epilogue or on cuDNN, or a node's kernel on its
+ * operands resolved through the plan's slots. */
 wnn_status
 cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
            void *const *in, void *const *out, wnn_error *err)
@@ -282,26 +299,18 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
     wnn_status st = WNN_OK;
     cu_enter(b);
     pthread_mutex_lock(&c->mu);
-    for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
-        cu_node *cn = &c->nodes[n];
-        if (cn->run_head) {
-            /* a fused chain's last node: its producer runs now */
-            st = run_fused(b, g, c, &c->nodes[cn->run_head - 1], in, out, err);
-            continue;
-        }
-        if (cn->skip) {
-            continue;
-        }
-        if (cn->dnn || cn->epi_on) {
+    for (uint32_t i = 0; i < g->schedule.n_run && st == WNN_OK; i++) {
+        cu_node *cn = &c->nodes[i];
+        const wnn_step *s = cn->step;
+        if (cn->dnn || cn->epi_on || s->epi) {
             st = run_fused(b, g, c, cn, in, out, err);
             continue;
         }
-        const wnn_node *node = cn->node;
-        for (uint32_t j = 0; j < node->n_in; j++) {
-            c->ptr_in[j] = cu_resolve(g, c, node->in[j], in, out);
+        for (uint32_t j = 0; j < s->n_in; j++) {
+            c->ptr_in[j] = cu_resolve(g, c, s->in[j], in, out);
         }
-        for (uint32_t j = 0; j < node->n_out; j++) {
-            c->ptr_out[j] = cu_resolve(g, c, node->out[j], in, out);
+        for (uint32_t j = 0; j < s->n_out; j++) {
+            c->ptr_out[j] = cu_resolve(g, c, s->out[j], in, out);
         }
         st = run_node(b, cn, c->ptr_in, c->ptr_out, c->scratch, err);
     }

@@ -7,19 +7,28 @@
  * the context's timeline thread, compiled_free() when the graph's last
  * reference goes.  Before compile() the core has run the whole compiler
  * (core/compile.c): the fused chains (g->fusion, only the kinds the
- * backend declares in `fuses`) and the memory plan (g->plan).  A backend
- * never calls into compiler/; it reads what the pipeline left in the graph. */
+ * backend declares in `fuses`), the memory plan (g->plan), the lowered
+ * parameters (g->lowered) and the steps (g->schedule, steps.h): compile()
+ * prepares each step's state, execute() runs steps[0 .. n_run) in order.
+ * A backend never calls into compiler/; it reads what the pipeline left in
+ * the graph. */
 #ifndef WNN_BACKEND_H
 #define WNN_BACKEND_H
 #include "webnn_core.h"
+#include "steps.h"
 
-/* 9: wnn_operand grew release / owner (constants viewed, not copied: a
+/* 10: the schedule stage (compiler/schedule.c): wnn_graph grew `schedule`,
+ * the steps compile() prepares and execute() runs (steps.h); a backend
+ * reads them instead of working out chains, skips, aliases and conv pairs
+ * from g->fusion and g->plan itself (a backend built against 9 would index
+ * the graph with the old size);
+ * 9: wnn_operand grew release / owner (constants viewed, not copied: a
  * backend built against 8 would index ir->operands with the old size) and
  * wnn_epilogue grew gate (WNN_FUSE_GATE);
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 9
+#define WNN_BACKEND_API_VERSION 10
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -48,8 +57,9 @@ enum {
      * -> [add] -> [activation] (compiler/fuse.h, wnn_epilogue.bn) */
     WNN_FUSE_BN = 1u << 4,
     /* a reshape or identity into an intermediate shares its input's storage
-     * (compiler/plan.c): the backend skips the nodes g->plan.aliased marks
-     * and resolves their outputs through the plan's slots as usual */
+     * (compiler/plan.c): g->plan.aliased marks those nodes, which the
+     * schedule makes no step (compiler/schedule.c); their outputs resolve
+     * through the plan's slots as usual */
     WNN_PLAN_ALIAS = 1u << 5,
     /* quantized regions run in integer arithmetic: dequantizeLinear of a
      * uint8 / int8 activation and of constant int8 / uint8 weights ->

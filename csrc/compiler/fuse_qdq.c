@@ -4,6 +4,10 @@
  *   dequantizeLinear(w: constant int8/uint8) -> conv2d | matmul | gemm
  *       -> [add(bias)] -> [relu | clamp] -> quantizeLinear(-> uint8 / int8)
  *
+ * or, a matmul's w the dequantizeLinear of an activation (uint8 / int8,
+ * scale and zero point per tensor; attention's q k^T and p v), of rank 2 or
+ * a batch of matrices as x's (no broadcast)
+ *
  * that a backend may run as one integer step.  Each intermediate (the
  * dequantized weights, the producer's, the add's and the activation's
  * result) is read once, by the next node, and is not a graph output; the
@@ -126,12 +130,16 @@ producer_ok(const qctx *q, const wnn_node *p, uint32_t *oax, int64_t *O)
         return false;
     }
     if (p->op == WNN_OP_MATMUL) {
-        if (p->n_in != 2 || x->rank < 2 || w->rank != 2) {
+        /* w [K, N], or a batch of them as x's (no broadcast) */
+        if (p->n_in != 2 || x->rank < 2 || w->rank < 2 ||
+            (w->rank > 2 && (w->rank != x->rank ||
+                             memcmp(w->shape, x->shape,
+                                    (w->rank - 2) * sizeof(w->shape[0]))))) {
             return false;
         }
-        *oax = 1;
-        *O = w->shape[1];
-        return w->shape[0] <= QDQ_MAX_K;
+        *oax = w->rank - 1;
+        *O = w->shape[w->rank - 1];
+        return w->shape[w->rank - 2] <= QDQ_MAX_K;
     }
     if (p->op == WNN_OP_GEMM) {
         const wnn_gemm_options *o = p->options;
@@ -264,10 +272,19 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
     if (!nx || !nw || dx == dw ||
         !quant_node(q, nx, WNN_OP_DEQUANTIZE_LINEAR, true) ||
         !int8_type(desc(q, nx->in[0])->dtype) ||
-        !quant_node(q, nw, WNN_OP_DEQUANTIZE_LINEAR, false) ||
-        !int8_type(desc(q, nw->in[0])->dtype) || !is_const(q, nw->in[0]) ||
-        !weight_scale(desc(q, nw->in[1]), oax, O) ||
-        !weight_scale(desc(q, nw->in[2]), oax, O)) {
+        !int8_type(desc(q, nw->in[0])->dtype)) {
+        return false;
+    }
+    /* constant weights (scale per tensor or per output channel), or a
+     * matmul's second activation (attention's products; the backend packs
+     * it per dispatch): per tensor */
+    bool wconst = is_const(q, nw->in[0]);
+    bool dyn = n->op == WNN_OP_MATMUL &&
+               (!wconst || desc(q, n->in[1])->rank > 2);
+    if (dyn ? !quant_node(q, nw, WNN_OP_DEQUANTIZE_LINEAR, true)
+            : !wconst || !quant_node(q, nw, WNN_OP_DEQUANTIZE_LINEAR, false) ||
+                  !weight_scale(desc(q, nw->in[1]), oax, O) ||
+                  !weight_scale(desc(q, nw->in[2]), oax, O)) {
         return false;
     }
     e->dq_x = dx + 1;

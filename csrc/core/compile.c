@@ -17,11 +17,17 @@
  *   3. lower    compiler/lower/: each node to a typed, resolved parameter
  *               block the backends' kernels read, chosen by the node's
  *               family (ops.def) -> g->lowered, one per node id
- *   4. compile  backend->compile: the backend turns nodes into its own
- *               kernel parameters once; execute() then only runs them.
+ *   4. schedule compiler/schedule.c: the steps a backend runs, in order
+ *               (backend/steps.h): a node, an epilogue chain at its last
+ *               node, an element-wise run, a quantized region, a conv
+ *               pair with the chains it runs inside; aliased reshapes and
+ *               a chain's other nodes are no step -> g->schedule
+ *   5. compile  backend->compile: the backend prepares each step's state
+ *               once (packed weights, cuDNN plans); execute() is one loop
+ *               over the steps.
  *
- * Backends never call into compiler/: they read g->fusion, g->plan and
- * g->lowered. */
+ * Backends never call into compiler/: they read g->schedule (and g->plan's
+ * slots, g->lowered, g->fusion's chains that the steps point to). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +35,7 @@
 #include "../compiler/fuse.h"
 #include "../compiler/layout.h"
 #include "../compiler/lower/lower.h"
+#include "../compiler/schedule.h"
 
 /* Every operator of the graph costs a pass over its operands (the trait
  * WNN_TR_CHEAP of its ops.def row: the element-wise ones, and the
@@ -68,7 +75,8 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     wnn_status st = g->fusion.n_chains
                         ? wnn_plan_make_fused(g, &g->plan, &g->fusion, err)
                         : wnn_plan_make(g, &g->plan, err);
-    if (st != WNN_OK || wnn_lower_graph(g, &g->lowered, err) != WNN_OK) {
+    if (st != WNN_OK || wnn_lower_graph(g, &g->lowered, err) != WNN_OK ||
+        wnn_schedule_make(g, &g->schedule, err) != WNN_OK) {
         return WNN_ERR;
     }
     g->rerun_cheap = rerun_cheap(g);
@@ -89,6 +97,7 @@ wnn_compiled_graph_free(wnn_graph *g)
         g->ctx->backend->iface->compiled_free(g->ctx->backend, g->compiled);
     }
     g->compiled = NULL;
+    wnn_schedule_free(&g->schedule);
     wnn_plan_free(&g->plan);
     wnn_fusion_free(&g->fusion);
     free(g->lowered);

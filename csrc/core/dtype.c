@@ -80,34 +80,6 @@ wnn_f32_to_f16(float f)
     return wnn_float_to_half(f);
 }
 
-/* double -> binary16 with one rounding (nearest, ties to even). */
-static uint16_t
-f64_to_f16(double x)
-{
-    uint16_t sign = signbit(x) ? 0x8000 : 0;
-    double a = fabs(x);
-    if (isnan(x)) {
-        return (uint16_t)(sign | 0x7e00);
-    }
-    if (a >= 65520.0) { /* rounds past the largest finite value */
-        return (uint16_t)(sign | 0x7c00);
-    }
-    if (a < 6.103515625e-05) { /* below 2^-14: subnormal */
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 16777216.0));
-    }
-    int k;
-    frexp(a, &k);           /* a = f * 2^k, f in [0.5, 1) */
-    int e = k - 1;          /* a in [2^e, 2^(e+1)) */
-    double q = nearbyint(ldexp(a, 10 - e)); /* exact scaling, one rounding */
-    if (q >= 2048.0) {
-        q = 1024.0;
-        e++;
-    }
-    if (e + 15 >= 31) {
-        return (uint16_t)(sign | 0x7c00);
-    }
-    return (uint16_t)(sign | ((e + 15) << 10) | ((uint16_t)q - 1024));
-}
 
 /* ConvertToInt(x, bits, signedness) for a double: clamp, then round half to
  * even; NaN -> 0. */
@@ -158,7 +130,7 @@ wnn_number_store(const wnn_number *v, wnn_dtype t, void *dst)
         break;
     }
     case WNN_FLOAT16: {
-        uint16_t h = f64_to_f16(x);
+        uint16_t h = wnn_f64_to_f16(x); /* one rounding (wnn_numerics.h) */
         memcpy(dst, &h, 2);
         break;
     }

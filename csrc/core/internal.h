@@ -202,6 +202,7 @@ struct wnn_graph {
     wnn_plan plan;          /* compiler/plan.c, made by the pipeline      */
     wnn_fusion fusion;      /* compiler/fuse.c: chains the backend fuses  */
     struct wnn_lowered *lowered; /* compiler/lower/: per node id        */
+    wnn_schedule schedule;  /* compiler/schedule.c: the steps to run      */
     void *compiled;         /* the backend's state                        */
     atomic_bool destroyed;
     /* one output, element-wise operators and normalizations only

@@ -147,6 +147,39 @@ wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of)
     return n;
 }
 
+uint32_t
+wnn_graph_num_steps(const wnn_graph *g)
+{
+    return g && g->ir ? g->schedule.n_steps : 0;
+}
+
+uint32_t
+wnn_graph_num_run_steps(const wnn_graph *g)
+{
+    return g && g->ir ? g->schedule.n_run : 0;
+}
+
+bool
+wnn_graph_step_view(const wnn_graph *g, uint32_t i, wnn_step_view *out)
+{
+    static const char *const kinds[] = {
+        [WNN_STEP_NODE] = "node", [WNN_STEP_EPILOGUE] = "epilogue",
+        [WNN_STEP_ELTWISE] = "eltwise", [WNN_STEP_QDQ] = "qdq",
+        [WNN_STEP_CONV_PAIR] = "conv_pair",
+    };
+    if (i >= wnn_graph_num_steps(g)) {
+        return false;
+    }
+    const wnn_step *s = &g->schedule.steps[i];
+    *out = (wnn_step_view){ .kind = kinds[s->kind], .op = s->op,
+                            .node = s->node, .at = s->at,
+                            .n_nodes = s->n_nodes, .nodes = s->nodes,
+                            .n_in = s->n_in, .in = s->in,
+                            .result = s->result, .addend = s->addend,
+                            .pre_e = s->pre_e, .pre_d = s->pre_d };
+    return true;
+}
+
 const char *
 wnn_context_backend_name(const wnn_context *c)
 {

@@ -1,7 +1,9 @@
 /* backend_cpu.c -- the CPU backend: host memory, kernels in cpu/kernels/<family>/ and
- * BLIS in cpu/blis.  compile() resolves every operand of the plan to a place
- * (graph tensor, constant copy, scratch arena) once; execute() only fills in
- * the graph's tensors and calls each node's kernel in order. */
+ * BLIS in cpu/blis.  compile() prepares each step of the schedule
+ * (g->schedule, backend/steps.h) once: constants kept, packed weights,
+ * epilogues, element-wise runs, quantized regions; execute() is one loop
+ * over the steps that resolves their operands through the plan's slots
+ * (graph tensor, constant, scratch arena) and calls the step's kernel. */
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -27,17 +29,16 @@ typedef struct cpu_backend {
 } cpu_backend;
 
 typedef struct cpu_node cpu_node;
+/* the state of one step of the schedule (g->schedule.steps[i] for
+ * c->nodes[i], backend/steps.h) */
 struct cpu_node {
+    const wnn_step *step;
     cpu_call call;
     const void **in;
     void **out;
     wnn_desc *in_desc, *out_desc;
-    /* a fused chain (g->fusion) runs at its last node: the producer's
-     * kernel with the chain's epilogue, writing the chain's result; the
-     * chain's other nodes are skipped */
-    bool skip;
-    uint32_t result;         /* operand the kernel writes (out[0])         */
-    uint32_t addend;         /* operand id of the epilogue's addend        */
+    /* an epilogue chain (WNN_STEP_EPILOGUE): the producer's kernel with
+     * the chain's epilogue, writing the step's result */
     cpu_epi epi;
     /* a batchNormalization in the chain (WNN_FUSE_BN): its node, and its
      * coefficients (3 C doubles, remade per dispatch from its operands) */
@@ -50,11 +51,12 @@ struct cpu_node {
     uint32_t fold_bias_in;
     wnn_conv2d_options fold_opts;
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
-    cpu_chain *chain;        /* an element-wise chain, run at its last node */
-    cpu_qdq *qdq;            /* a quantized region, run at its last node  */
-    /* conv pairs (kernels/conv/pair.c): the expansion run inside this
-     * depthwise chain, the depthwise chain run inside this projection (its
-     * own expansion in its pre_e), or NULL; their own entries are skipped */
+    cpu_chain *chain;        /* an element-wise run (WNN_STEP_ELTWISE)     */
+    cpu_qdq *qdq;            /* a quantized region (WNN_STEP_QDQ)          */
+    /* conv pairs (kernels/conv/pair.c, WNN_STEP_CONV_PAIR): the expansion
+     * run inside this depthwise chain, the depthwise chain run inside this
+     * projection (its own expansion in its pre_e), or NULL: the step's
+     * pre_e, pre_d (inner steps, never run alone) */
     cpu_node *pre_e, *pre_d;
     const void **chain_ptrs; /* its operands' addresses, per dispatch      */
 };
@@ -201,36 +203,44 @@ fold_bn(const wnn_graph *g, cpu_compiled *c, cpu_node *cn)
     return 1;
 }
 
-static wnn_status
-cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+static cpu_compiled *
+compiled_new(wnn_backend *be, const wnn_graph *g)
 {
-    const wnn_ir *ir = g->ir;
     const wnn_plan *p = &g->plan;
     cpu_compiled *c = calloc(1, sizeof(*c));
     if (!c) {
-        goto oom;
+        return NULL;
     }
     pthread_mutex_init(&c->mu, NULL);
     cpu_config_read(&c->config);
     c->config.fold_bn = ((const cpu_backend *)be)->fold_bn;
-    c->constants = calloc(ir->n_operands + 1, sizeof(void *));
-    c->owned = calloc(ir->n_operands + 1, sizeof(void *));
-    c->nodes = calloc(p->n_order + 1, sizeof(cpu_node));
+    c->constants = calloc(g->ir->n_operands + 1, sizeof(void *));
+    c->owned = calloc(g->ir->n_operands + 1, sizeof(void *));
+    c->nodes = calloc(g->schedule.n_steps + 1, sizeof(cpu_node));
     c->arena = p->arena_bytes ? wnn_host_alloc(p->arena_bytes) : NULL;
     if (!c->constants || !c->owned || !c->nodes ||
         (p->arena_bytes && !c->arena)) {
-        goto oom;
+        cpu_compiled_free(be, c);
+        return NULL;
     }
-    for (uint32_t i = 0; i < ir->n_operands; i++) {
-        const wnn_operand *o = &ir->operands[i];
-        if (p->slots[i].kind != WNN_SLOT_CONSTANT) {
+    c->n_nodes = g->schedule.n_steps; /* freed per step from here on */
+    return c;
+}
+
+/* the constants' host addresses; constant tensors copied (a tensor may be
+ * destroyed after build) */
+static bool
+keep_constants(const wnn_graph *g, cpu_compiled *c)
+{
+    for (uint32_t i = 0; i < g->ir->n_operands; i++) {
+        const wnn_operand *o = &g->ir->operands[i];
+        if (g->plan.slots[i].kind != WNN_SLOT_CONSTANT) {
             continue;
         }
         if (o->tensor) {
-            /* The tensor may be destroyed after build: keep a copy. */
             void *copy = malloc(o->tensor->bytes);
             if (!copy) {
-                goto oom;
+                return false;
             }
             memcpy(copy, o->tensor->storage, o->tensor->bytes);
             c->owned[c->n_owned++] = copy;
@@ -239,157 +249,120 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             c->constants[i] = o->data;
         }
     }
-    for (uint32_t n = 0; n < p->n_order; n++) {
-        const wnn_node *node = &ir->nodes[p->order[n]];
-        uint32_t node_id = p->order[n];
-        cpu_node *cn = &c->nodes[c->n_nodes++];
-        const wnn_epilogue *chain = NULL;
-        if (p->aliased && p->aliased[node_id]) { /* a reshape: no copy */
-            cn->skip = true;
-            continue;
-        }
-        if (g->fusion.chain_of && g->fusion.chain_of[node_id]) {
-            uint32_t k = g->fusion.chain_of[node_id];
-            chain = &g->fusion.chains[k - 1];
-            if (chain->last != node_id) {
-                cn->skip = true;
-                continue;
-            }
-            if (chain->kind == WNN_FUSE_QDQ) {
-                cn->qdq = cpu_qdq_make(g, chain, c->constants);
-                if (!cn->qdq) {
-                    goto oom;
-                }
-                cn->result = chain->result;
-                cn->call.node = node;
-                continue;
-            }
-            if (chain->kind == WNN_FUSE_ELTWISE) {
-                /* its nodes, in the plan's order */
-                uint32_t *ids = malloc((n + 1) * sizeof(uint32_t)), m = 0;
-                for (uint32_t q = 0; ids && q <= n; q++) {
-                    if (g->fusion.chain_of[p->order[q]] == k) {
-                        ids[m++] = p->order[q];
-                    }
-                }
-                const uint32_t *ops;
-                cn->chain = ids ? cpu_chain_make(g, ids, m) : NULL;
-                free(ids);
-                if (!cn->chain) {
-                    goto oom;
-                }
-                uint32_t no = cpu_chain_operands(cn->chain, &ops);
-                cn->chain_ptrs = calloc(no + 1, sizeof(void *));
-                if (!cn->chain_ptrs) {
-                    goto oom;
-                }
-                cn->result = chain->result;
-                cn->call.node = node;
-                continue;
-            }
-            node_id = chain->producer;
-            node = &ir->nodes[node_id];
-        }
-        cn->result = chain ? chain->result : WNN_NO_NODE;
-        cn->in = calloc(node->n_in + 1, sizeof(void *));
-        cn->out = calloc(node->n_out + 1, sizeof(void *));
-        cn->in_desc = calloc(node->n_in + 1, sizeof(wnn_desc));
-        cn->out_desc = calloc(node->n_out + 1, sizeof(wnn_desc));
-        if (!cn->in || !cn->out || !cn->in_desc || !cn->out_desc) {
-            goto oom;
-        }
-        for (uint32_t j = 0; j < node->n_in; j++) {
-            cn->in_desc[j] = ir->operands[node->in[j]].desc;
-        }
-        for (uint32_t j = 0; j < node->n_out; j++) {
-            cn->out_desc[j] = ir->operands[node->out[j]].desc;
-        }
-        if (chain) {
-            const wnn_node *act = chain->act != WNN_NO_NODE
-                                      ? &ir->nodes[chain->act] : NULL;
-            cn->addend = chain->addend;
-            cn->epi = (cpu_epi){ .act = act ? act->op : WNN_OP_COUNT,
-                                 .gate = chain->gate != 0,
-                                 .add_kind = chain->add_kind,
-                                 .channel_axis = chain->channel_axis,
-                                 .dtype = cn->out_desc[0].dtype };
-            if (act) {
-                wnn_scalar_params_of(act->op, act->options,
-                                     cn->out_desc[0].dtype, &cn->epi.pr);
-            }
-            if (chain->bn) {
-                cn->bn_node = &ir->nodes[chain->bn - 1];
-                cn->bn_coef = malloc(3 * sizeof(double) *
-                                     (cn->out_desc[0].shape[chain->channel_axis] + 1));
-                if (!cn->bn_coef) {
-                    goto oom;
-                }
-            }
-        }
-        uint32_t const_in = 0;
-        for (uint32_t j = 0; j < node->n_in && j < 32; j++) {
-            if (p->slots[node->in[j]].kind == WNN_SLOT_CONSTANT) {
-                const_in |= 1u << j;
-            }
-        }
-        cn->call = (cpu_call){ .node = node,
-                               .prep = &cn->prep,
-                               .const_in = const_in,
-                               .epi = chain ? &cn->epi : NULL,
-                               .config = &c->config,
-                               .lowered = &g->lowered[node_id],
-                               .options = node->options,
-                               .n_in = node->n_in,
-                               .n_out = node->n_out,
-                               .in_desc = cn->in_desc,
-                               .in = (const void *const *)cn->in,
-                               .out_desc = cn->out_desc,
-                               .out = cn->out };
-        if (cn->bn_node && node->n_in < 32 && fold_bn(g, c, cn) < 0) {
-            goto oom;
+    return true;
+}
+
+/* an element-wise run (WNN_STEP_ELTWISE): one pass (chain.c) */
+static bool
+prepare_run(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
+{
+    const uint32_t *ops;
+    cn->chain = cpu_chain_make(g, s->nodes, s->n_nodes);
+    if (!cn->chain) {
+        return false;
+    }
+    uint32_t no = cpu_chain_operands(cn->chain, &ops);
+    cn->chain_ptrs = calloc(no + 1, sizeof(void *));
+    return cn->chain_ptrs != NULL;
+}
+
+/* an epilogue chain's epilogue: [bn] -> [add] -> [activation | gate] */
+static bool
+prepare_epilogue(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_node *act = s->act != WNN_NO_NODE ? &ir->nodes[s->act] : NULL;
+    cn->epi = (cpu_epi){ .act = act ? act->op : WNN_OP_COUNT,
+                         .gate = s->epi->gate != 0,
+                         .add_kind = s->epi->add_kind,
+                         .channel_axis = s->epi->channel_axis,
+                         .dtype = cn->out_desc[0].dtype };
+    if (act) {
+        wnn_scalar_params_of(act->op, act->options, cn->out_desc[0].dtype,
+                             &cn->epi.pr);
+    }
+    if (s->bn != WNN_NO_NODE) {
+        cn->bn_node = &ir->nodes[s->bn];
+        cn->bn_coef = malloc(s->scratch);
+        return cn->bn_coef != NULL;
+    }
+    return true;
+}
+
+/* a kernel's call (a node, an epilogue chain's producer, a conv pair's
+ * convolution): descriptors, epilogue, constant inputs, folded bn */
+static bool
+prepare_kernel(const wnn_graph *g, cpu_compiled *c, const wnn_step *s,
+               cpu_node *cn)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_node *node = &ir->nodes[s->node];
+    cn->in = calloc(node->n_in + 1, sizeof(void *));
+    cn->out = calloc(node->n_out + 1, sizeof(void *));
+    cn->in_desc = calloc(node->n_in + 1, sizeof(wnn_desc));
+    cn->out_desc = calloc(node->n_out + 1, sizeof(wnn_desc));
+    if (!cn->in || !cn->out || !cn->in_desc || !cn->out_desc) {
+        return false;
+    }
+    uint32_t const_in = 0;
+    for (uint32_t j = 0; j < node->n_in; j++) {
+        cn->in_desc[j] = ir->operands[node->in[j]].desc;
+        if (j < 32 && is_constant(g, node->in[j])) {
+            const_in |= 1u << j;
         }
     }
-    /* conv pairs: a dense expansion's chain run inside the depthwise chain
-     * that reads it, and that inside its 1x1 projection's chain, as
-     * cpu_conv_pair_linked said while the graph was fused (wnn_epilogue
-     * .into, .pair); the kernel runs at the last chain's node, the others'
-     * nodes are skipped.  The first chain's result has no storage
-     * (WNN_SLOT_FUSED): it must run linked. */
-    for (uint32_t n = 0; n < c->n_nodes && g->fusion.chain_of; n++) {
-        cpu_node *a = &c->nodes[n];
-        const wnn_epilogue *ch =
-            a->skip || !a->call.epi ? NULL
-                : &g->fusion.chains[g->fusion.chain_of[a->call.node - ir->nodes] - 1];
-        if (!ch || !ch->into) {
-            continue;
-        }
-        const wnn_node *bn = &ir->nodes[g->fusion.chains[ch->into - 1].producer];
-        cpu_node *b = NULL;
-        for (uint32_t m = n + 1; m < c->n_nodes && !b; m++) {
-            if (!c->nodes[m].skip && c->nodes[m].call.node == bn) {
-                b = &c->nodes[m];
-            }
-        }
-        if (!b || (ch->pair != 1 && ch->pair != 2)) {
-            cpu_compiled_free(be, c);
-            return wnn_failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
-                             "internal error: a conv pair without its "
-                             "second convolution");
-        }
-        a->skip = true;
-        if (ch->pair == 1) {
-            b->pre_e = a; /* a: the expansion of depthwise b */
-        } else {
-            b->pre_d = a; /* a: depthwise, b its projection */
-        }
+    for (uint32_t j = 0; j < node->n_out; j++) {
+        cn->out_desc[j] = ir->operands[node->out[j]].desc;
     }
-    (void)be;
+    if (s->epi && !prepare_epilogue(g, s, cn)) {
+        return false;
+    }
+    cn->call = (cpu_call){ .node = node,
+                           .prep = &cn->prep,
+                           .const_in = const_in,
+                           .epi = s->epi ? &cn->epi : NULL,
+                           .config = &c->config,
+                           .lowered = s->lowered,
+                           .options = node->options,
+                           .n_in = node->n_in,
+                           .n_out = node->n_out,
+                           .in_desc = cn->in_desc,
+                           .in = (const void *const *)cn->in,
+                           .out_desc = cn->out_desc,
+                           .out = cn->out };
+    return !(cn->bn_node && node->n_in < 32 && fold_bn(g, c, cn) < 0);
+}
+
+/* compile(): each step of the schedule (g->schedule) prepared once; the
+ * conv pairs' steps linked to the steps they run inside */
+static wnn_status
+cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
+{
+    const wnn_schedule *s = &g->schedule;
+    cpu_compiled *c = compiled_new(be, g);
+    bool ok = c && keep_constants(g, c);
+    for (uint32_t i = 0; ok && i < s->n_steps; i++) {
+        const wnn_step *st = &s->steps[i];
+        cpu_node *cn = &c->nodes[i];
+        cn->step = st;
+        cn->call.node = &g->ir->nodes[st->node];
+        switch (st->kind) {
+        case WNN_STEP_QDQ:
+            ok = (cn->qdq = cpu_qdq_make(g, st->epi, c->constants)) != NULL;
+            break;
+        case WNN_STEP_ELTWISE: ok = prepare_run(g, st, cn); break;
+        default: ok = prepare_kernel(g, c, st, cn); break;
+        }
+        cn->pre_e = st->pre_e ? &c->nodes[st->pre_e - 1] : NULL;
+        cn->pre_d = st->pre_d ? &c->nodes[st->pre_d - 1] : NULL;
+    }
+    if (!ok) {
+        cpu_compiled_free(be, c);
+        return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                         "out of memory while compiling for the CPU");
+    }
     *out = c;
     return WNN_OK;
-oom:
-    cpu_compiled_free(be, c);
-    return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                     "out of memory while compiling for the CPU");
 }
 
 static void *
@@ -428,22 +401,21 @@ bn_coefficients(const wnn_graph *g, cpu_compiled *c, cpu_node *cn,
     cn->epi.bn_c = C;
 }
 
-/* a node's operand addresses for this dispatch */
+/* a kernel step's operand addresses for this dispatch */
 static void
 bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
      void *const *out)
 {
-    const wnn_node *node = cn->call.node;
-    for (uint32_t j = 0; j < node->n_in; j++) {
-        cn->in[j] = resolve(g, c, node->in[j], in, out);
+    const wnn_step *s = cn->step;
+    for (uint32_t j = 0; j < s->n_in; j++) {
+        cn->in[j] = resolve(g, c, s->in[j], in, out);
     }
-    for (uint32_t j = 0; j < node->n_out; j++) {
-        cn->out[j] = resolve(g, c, node->out[j], in, out);
+    for (uint32_t j = 0; j < s->n_out; j++) {
+        cn->out[j] = resolve(g, c, s->out[j], in, out);
     }
     if (cn->call.epi) {
-        cn->out[0] = resolve(g, c, cn->result, in, out);
-        cn->epi.addend = cn->epi.add_kind != WNN_EPI_ADD_NONE
-                             ? resolve(g, c, cn->addend, in, out)
+        cn->epi.addend = s->addend != WNN_NO_NODE
+                             ? resolve(g, c, s->addend, in, out)
                              : NULL;
         cn->epi.applied = false;
         if (cn->bn_node) {
@@ -464,16 +436,18 @@ mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* One step of the plan: the node at plan position n, with the fused chain
- * or the linked conv pair it runs. */
+/* One step of the schedule: a node's kernel, an epilogue chain, an
+ * element-wise run, a quantized region, a conv pair. */
 static wnn_status
 run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
          void *const *out, wnn_error *err)
 {
     if (cn->qdq) {
+        uint32_t w = cpu_qdq_weights(cn->qdq);
         return cpu_qdq_run(cn->qdq,
                            resolve(g, c, cpu_qdq_input(cn->qdq), in, out),
-                           resolve(g, c, cn->result, in, out), err);
+                           w == UINT32_MAX ? NULL : resolve(g, c, w, in, out),
+                           resolve(g, c, cn->step->result, in, out), err);
     }
     if (cn->chain) {
         const uint32_t *ops;
@@ -482,7 +456,7 @@ run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
             cn->chain_ptrs[j] = resolve(g, c, ops[j], in, out);
         }
         cpu_chain_run(cn->chain, cn->chain_ptrs,
-                      resolve(g, c, cn->result, in, out));
+                      resolve(g, c, cn->step->result, in, out));
         return WNN_OK;
     }
     const wnn_node *node = cn->call.node;
@@ -506,24 +480,22 @@ run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
     return st;
 }
 
-/* execute(), and execute_profiled() when ns / ran are given: each step's
- * wall time added to ns[n] and ran[n] counted, n its plan position. */
+/* execute(), and execute_profiled() when ns / ran are given: one loop over
+ * the schedule's run steps, each step's wall time added to ns[at] and
+ * ran[at] counted, at its plan position. */
 static wnn_status
 cpu_run(const wnn_graph *g, cpu_compiled *c, void *const *in,
         void *const *out, uint64_t *ns, uint32_t *ran, wnn_error *err)
 {
     wnn_status st = WNN_OK;
     pthread_mutex_lock(&c->mu);
-    for (uint32_t n = 0; n < c->n_nodes && st == WNN_OK; n++) {
-        cpu_node *cn = &c->nodes[n];
-        if (cn->skip) {
-            continue;
-        }
+    for (uint32_t i = 0; i < g->schedule.n_run && st == WNN_OK; i++) {
+        cpu_node *cn = &c->nodes[i];
         if (ns) {
             uint64_t t0 = mono_ns();
             st = run_step(g, c, cn, in, out, err);
-            ns[n] += mono_ns() - t0;
-            ran[n]++;
+            ns[cn->step->at] += mono_ns() - t0;
+            ran[cn->step->at]++;
         } else {
             st = run_step(g, c, cn, in, out, err);
         }

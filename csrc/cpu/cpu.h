@@ -185,6 +185,19 @@ void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 /* cpu/convert.c: float32 or float16 data -> a malloc'd float32 copy (NULL
  * if out of memory) */
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
+/* quantizeLinear's rint(x / scale) computed as rint(x * (1 / scale)) in
+ * double (x and scale float32 values, so the product is within 2^-51 of
+ * the quotient, relatively): the two round alike unless the product lies
+ * within QUANT_TIE's complement of a tie (|q - rint(q)| > QUANT_TIE: then
+ * the loops redo their chunk by division; a quotient of 2^21 or more
+ * saturates any 8-bit output either way).  kernels/quantize/quantize.c and
+ * qdq.c. */
+#define QUANT_TIE (0.5 - 1e-9)
+/* quantizeLinear float32 -> uint8 (sgn false) / int8 of n elements with
+ * one scale and zero point: saturate(rint(x / s) + z), NaN -> 0 (the
+ * multiplication above, AVX-512 where cpu_isa() allows) */
+void cpu_quantize_f32_8(const float *x, void *y, size_t n, double s, double z,
+                        bool sgn);
 /* float32 -> float32 or float16 (round to nearest even) */
 void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
 
@@ -222,7 +235,12 @@ cpu_qdq *cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e,
                       void *const *constants);
 void cpu_qdq_free(cpu_qdq *q);
 uint32_t cpu_qdq_input(const cpu_qdq *q);
-wnn_status cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err);
+/* w: the weights' integer operand where they are packed per dispatch (a
+ * product of two activations: cpu_qdq_weights gives its operand id, else
+ * UINT32_MAX and w is not read) */
+uint32_t cpu_qdq_weights(const cpu_qdq *q);
+wnn_status cpu_qdq_run(cpu_qdq *q, const void *x, const void *w, void *y,
+                       wnn_error *err);
 
 /* chain.c: a fused element-wise chain (compiler/fuse.h, WNN_FUSE_ELTWISE),
  * made once at compile from the chain's nodes (in order) and run per

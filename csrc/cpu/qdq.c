@@ -29,7 +29,14 @@
  * Where x is A as it is (direct_a) the threads take tiles of C; otherwise
  * blocks of rows, each packed into the thread's buffer while it stays in
  * cache, then every column tile of them.  Each tile is requantized as soon
- * as it is computed. */
+ * as it is computed.
+ *
+ * A matmul of two activations (attention's q k^T and p v: w is not a
+ * constant, or is one of a batch of matrices) packs w per dispatch (dyn):
+ * one B per matrix of w's batch, filled before the rows run (uint8 w
+ * flipped to int8 as it is packed, its zero point shifted with it), and the
+ * corrections per matrix from its colsum; w's scale and zero point are per
+ * tensor.  A's rows of matrix i use B i. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,7 @@
 struct cpu_qdq {
     bool conv, x_signed, y_signed, any_zw;
     bool b_t;                     /* gemm's bTranspose: weights [N][K]    */
+    bool dyn;                     /* w packed per dispatch (see above)    */
     wnn_conv_params cp;
     int64_t M, K, N, Kp;
     int32_t zx, zy;               /* zx in the uint8 domain              */
@@ -55,6 +63,13 @@ struct cpu_qdq {
     float *bias;                  /* [N] (zeros without a bias)          */
     float lo, hi;                 /* relu / clamp bounds (+-inf: none)   */
     uint32_t x_operand;
+    /* dyn: w's operand, its matrices, rows of A per matrix (M / batch),
+     * one packed B per matrix and their corrections [batch][N] */
+    uint32_t w_operand;
+    uint8_t w_flip;
+    int64_t batch, Mb;
+    cpu_qgemm_b *bb;
+    double *corrb;
     /* per dispatch */
     /* x is A as it is (uint8, rows of K = Kp bytes, no im2col, no row
      * sums needed): a matmul or a 1x1 conv of stride 1 without padding */
@@ -64,7 +79,7 @@ struct cpu_qdq {
     int32_t *rowsum;              /* [M]                                 */
     int32_t *tiles;               /* per thread [MB + 1][NB + 32]        */
     int nt;
-    const void *x;
+    const void *x, *w;
     void *y;
 };
 
@@ -84,6 +99,11 @@ cpu_qdq_free(cpu_qdq *q)
         return;
     }
     cpu_qgemm_free(&q->b);
+    for (int64_t i = 0; q->bb && i < q->batch; i++) {
+        cpu_qgemm_free(&q->bb[i]);
+    }
+    free(q->bb);
+    free(q->corrb);
     free(q->zw);
     free(q->corr);
     free(q->mult);
@@ -124,6 +144,75 @@ weights_kn(const cpu_qdq *q, const void *w, bool u8, int layout)
     return t;
 }
 
+/* the epilogue's activation bounds (+-inf: none) */
+static void
+act_bounds(cpu_qdq *q, const wnn_ir *ir, const wnn_epilogue *e)
+{
+    q->lo = -INFINITY;
+    q->hi = INFINITY;
+    if (e->act != WNN_NO_NODE) {
+        const wnn_node *a = &ir->nodes[e->act];
+        wnn_scalar_params pr;
+        wnn_scalar_params_of(a->op, a->options, WNN_FLOAT32, &pr);
+        q->lo = a->op == WNN_OP_RELU ? 0.0f : pr.lo;
+        q->hi = a->op == WNN_OP_RELU ? INFINITY : pr.hi;
+    }
+}
+
+/* constant weights, packed once, and their corrections */
+static bool
+pack_weights(cpu_qdq *q, const wnn_ir *ir, const wnn_node *dw,
+             void *const *constants, int layout, double sx, bool wu8)
+{
+    int8_t *kn = weights_kn(q, constants[dw->in[0]], wu8, layout);
+    if (!kn || cpu_qgemm_pack(&q->b, kn, q->K, q->N, q->N, 1) < 0) {
+        free(kn);
+        return false;
+    }
+    free(kn);
+    for (int64_t n = 0; n < q->N; n++) {
+        int64_t zw = (int64_t)chan(constants, ir, dw->in[2], n) - (wu8 ? 128 : 0);
+        q->zw[n] = (double)zw;
+        q->any_zw |= zw != 0;
+        q->corr[n] = (double)(q->K * (int64_t)q->zx * zw -
+                              (int64_t)q->zx * q->b.colsum[n]);
+        q->mult[n] = sx * chan(constants, ir, dw->in[1], n);
+    }
+    return true;
+}
+
+/* a product of two activations (dyn): w's matrices, packed per dispatch;
+ * its scale and zero point per tensor (fuse_qdq.c) */
+static bool
+make_dyn(cpu_qdq *q, const wnn_ir *ir, const wnn_node *dx,
+         const wnn_node *dw, const wnn_desc *wd, void *const *constants)
+{
+    const bool wu8 = wd->dtype == WNN_UINT8;
+    q->w_operand = dw->in[0];
+    q->w_flip = wu8 ? 0x80 : 0;
+    q->batch = (int64_t)(wnn_desc_elements(wd) / (uint64_t)(q->K * q->N));
+    q->Mb = q->M / q->batch;
+    const int64_t zw = (int64_t)chan(constants, ir, dw->in[2], 0) - (wu8 ? 128 : 0);
+    const double m = chan(constants, ir, dx->in[1], 0) *
+                     chan(constants, ir, dw->in[1], 0);
+    q->any_zw = zw != 0;
+    q->bb = calloc((size_t)q->batch, sizeof(cpu_qgemm_b));
+    q->corrb = malloc(sizeof(double) * (size_t)(q->batch * q->N + 1));
+    if (!q->bb || !q->corrb) {
+        return false;
+    }
+    for (int64_t i = 0; i < q->batch; i++) {
+        if (cpu_qgemm_alloc(&q->bb[i], q->K, q->N) < 0) {
+            return false;
+        }
+    }
+    for (int64_t n = 0; n < q->N; n++) {
+        q->zw[n] = (double)zw;
+        q->mult[n] = m;
+    }
+    return true;
+}
+
 cpu_qdq *
 cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
 {
@@ -152,11 +241,15 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     } else {
         q->b_t = p->op == WNN_OP_GEMM &&
                  ((const wnn_gemm_options *)p->options)->b_transpose;
-        q->K = wd->shape[q->b_t ? 1 : 0];
-        q->N = wd->shape[q->b_t ? 0 : 1];
+        q->K = wd->shape[wd->rank - (q->b_t ? 1 : 2)];
+        q->N = wd->shape[wd->rank - (q->b_t ? 2 : 1)];
         q->M = (int64_t)(wnn_desc_elements(xd) / (uint64_t)q->K);
+        q->dyn = ir->operands[dw->in[0]].kind != WNN_OPERAND_CONSTANT ||
+                 wd->rank > 2;
     }
     q->Kp = (q->K + 3) / 4 * 4;
+    q->batch = 1;
+    q->Mb = q->M;
     const int64_t N = q->N;
     q->zx = (int32_t)chan(constants, ir, dx->in[2], 0) + (q->x_signed ? 128 : 0);
     const double sx = chan(constants, ir, dx->in[1], 0);
@@ -167,21 +260,11 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     q->mult = malloc(sizeof(double) * (size_t)(N + 1));
     q->bias = calloc((size_t)N + 1, sizeof(float));
     const bool wu8 = wd->dtype == WNN_UINT8;
-    int8_t *kn = weights_kn(q, constants[dw->in[0]], wu8, layout);
-    if (!q->zw || !q->corr || !q->mult || !q->bias || !kn ||
-        cpu_qgemm_pack(&q->b, kn, q->K, N, N, 1) < 0) {
-        free(kn);
+    if (!q->zw || !q->corr || !q->mult || !q->bias ||
+        (q->dyn ? !make_dyn(q, ir, dx, dw, wd, constants)
+                : !pack_weights(q, ir, dw, constants, layout, sx, wu8))) {
         cpu_qdq_free(q);
         return NULL;
-    }
-    free(kn);
-    for (int64_t n = 0; n < N; n++) {
-        int64_t zw = (int64_t)chan(constants, ir, dw->in[2], n) - (wu8 ? 128 : 0);
-        q->zw[n] = (double)zw;
-        q->any_zw |= zw != 0;
-        q->corr[n] = (double)(q->K * (int64_t)q->zx * zw -
-                              (int64_t)q->zx * q->b.colsum[n]);
-        q->mult[n] = sx * chan(constants, ir, dw->in[1], n);
     }
     if (e->bias != WNN_NO_NODE) {
         const wnn_node *db = e->dq_b ? &ir->nodes[e->dq_b - 1] : NULL;
@@ -194,19 +277,11 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
         }
     }
     const wnn_conv_params *cp = &q->cp;
-    q->direct_a = !q->x_signed && !q->any_zw && q->K == q->Kp &&
+    q->direct_a = !q->dyn && !q->x_signed && !q->any_zw && q->K == q->Kp &&
                   (!q->conv || (cp->KH == 1 && cp->KW == 1 && cp->sh == 1 &&
                                 cp->sw == 1 && !cp->pad[0] && !cp->pad[1] &&
                                 !cp->pad[2] && !cp->pad[3]));
-    q->lo = -INFINITY;
-    q->hi = INFINITY;
-    if (e->act != WNN_NO_NODE) {
-        const wnn_node *a = &ir->nodes[e->act];
-        wnn_scalar_params pr;
-        wnn_scalar_params_of(a->op, a->options, WNN_FLOAT32, &pr);
-        q->lo = a->op == WNN_OP_RELU ? 0.0f : pr.lo;
-        q->hi = a->op == WNN_OP_RELU ? INFINITY : pr.hi;
-    }
+    act_bounds(q, ir, e);
     return q;
 }
 
@@ -214,6 +289,12 @@ uint32_t
 cpu_qdq_input(const cpu_qdq *q)
 {
     return q->x_operand;
+}
+
+uint32_t
+cpu_qdq_weights(const cpu_qdq *q)
+{
+    return q->dyn ? q->w_operand : UINT32_MAX;
 }
 
 /* ---- per dispatch ------------------------------------------------------ */
@@ -268,51 +349,35 @@ pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
 }
 
 /* one row of a tile's epilogue, in vectors: acc = c + corr - zw rowsum
- * exactly in double (|values| < 2^53), then the float32 steps, then
- * quantizeLinear's rint(v / sy) + zy saturated to [qlo, qhi] (NaN -> 0, as
- * kernels/quantize/quantize.c) into int32 r */
+ * exactly in double (|values| < 2^53), then the float32 steps into v; then
+ * quantizeLinear's rint(v / sy) + zy saturated (NaN -> 0) by the
+ * standalone kernel's loop (cpu_quantize_f32_8: kernels/quantize/) */
 CPU_HOT static void
 requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
             const double *restrict zw, double rs, const double *restrict mult,
-            const float *restrict bias, float lo, float hi, double sy,
-            double zy, double qlo, double qhi, int32_t *restrict r)
+            const float *restrict bias, float lo, float hi, float *restrict v)
 {
     for (int64_t j = 0; j < nn; j++) {
         double acc = (double)c[j] + corr[j] - zw[j] * rs;
-        float v = (float)(acc * mult[j]) + bias[j];
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
-        double t = wnn_quantize_value((double)v, sy, zy);
-        t = t < qlo ? qlo : t;
-        t = t > qhi ? qhi : t;
-        r[j] = t == t ? (int32_t)t : 0;
+        float t = (float)(acc * mult[j]) + bias[j];
+        t = t < lo ? lo : t;
+        v[j] = t > hi ? hi : t;
     }
 }
 
-/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); r:
- * nn int32 of scratch */
+/* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); v:
+ * nn floats of scratch */
 static void
-requant(const cpu_qdq *q, const int32_t *c, int64_t ldc, int64_t m0,
-        int64_t mm, int64_t n0, int64_t nn, int32_t *r)
+requant(const cpu_qdq *q, const double *corr, const int32_t *c, int64_t ldc,
+        int64_t m0, int64_t mm, int64_t n0, int64_t nn, float *v)
 {
-    const double qlo = q->y_signed ? -128 : 0, qhi = q->y_signed ? 127 : 255;
     for (int64_t i = 0; i < mm; i++) {
         const int64_t m = m0 + i;
         const double rs = q->any_zw ? q->rowsum[m] : 0;
-        requant_row(c + i * ldc, nn, q->corr + n0, q->zw + n0, rs,
-                    q->mult + n0, q->bias + n0, q->lo, q->hi, q->sy, q->zy,
-                    qlo, qhi, r);
-        if (q->y_signed) {
-            int8_t *y = (int8_t *)q->y + m * q->N + n0;
-            for (int64_t j = 0; j < nn; j++) {
-                y[j] = (int8_t)r[j];
-            }
-        } else {
-            uint8_t *y = (uint8_t *)q->y + m * q->N + n0;
-            for (int64_t j = 0; j < nn; j++) {
-                y[j] = (uint8_t)r[j];
-            }
-        }
+        requant_row(c + i * ldc, nn, corr + n0, q->zw + n0, rs, q->mult + n0,
+                    q->bias + n0, q->lo, q->hi, v);
+        cpu_quantize_f32_8(v, (char *)q->y + m * q->N + n0, (size_t)nn, q->sy,
+                           q->zy, q->y_signed);
     }
 }
 
@@ -322,40 +387,66 @@ run_tiles(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
     const int64_t nbn = (q->N + NB - 1) / NB, ldc = NB + 32;
-    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc;
+    float *r = (float *)(c + MB * ldc);
     const uint8_t *a = q->x;
     for (int64_t t = t0; t < t1; t++) {
         int64_t m0 = (t / nbn) * MB, n0 = (t % nbn) * NB;
         int64_t mm = q->M - m0 < MB ? q->M - m0 : MB;
         int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
         cpu_qgemm_run(&q->b, a + m0 * q->Kp, q->Kp, mm, n0, nn, c, ldc);
-        requant(q, c, ldc, m0, mm, n0, nn, r);
+        requant(q, q->corr, c, ldc, m0, mm, n0, nn, r);
     }
 }
 
-/* tasks of q->mb rows, packed into the thread's A block (im2col, int8
- * shifted) while it stays in cache, then every column tile of them */
+/* tasks of q->mb rows of one matrix (q->Mb rows each; dyn: each with its
+ * B), packed into the thread's A block (im2col, int8 shifted) while it
+ * stays in cache, then every column tile of them */
 static void
 run_rows(void *arg, int64_t t0, int64_t t1, int tid)
 {
     cpu_qdq *q = arg;
-    const int64_t ldc = NB + 32;
-    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc, *r = c + MB * ldc;
+    const int64_t ldc = NB + 32, per = (q->Mb + q->mb - 1) / q->mb;
+    int32_t *c = q->tiles + (size_t)tid * (MB + 1) * ldc;
+    float *r = (float *)(c + MB * ldc);
     uint8_t *a = q->a + (size_t)tid * MB * q->Kp;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t m0 = t * q->mb;
-        int64_t mm = q->M - m0 < q->mb ? q->M - m0 : q->mb;
+        const int64_t i = t / per, end = (i + 1) * q->Mb;
+        const int64_t m0 = i * q->Mb + (t % per) * q->mb;
+        const int64_t mm = end - m0 < q->mb ? end - m0 : q->mb;
+        const cpu_qgemm_b *b = q->dyn ? &q->bb[i] : &q->b;
+        const double *corr = q->dyn ? q->corrb + i * q->N : q->corr;
         pack_rows(q, m0, m0 + mm, a);
         for (int64_t n0 = 0; n0 < q->N; n0 += NB) {
             int64_t nn = q->N - n0 < NB ? q->N - n0 : NB;
-            cpu_qgemm_run(&q->b, a, q->Kp, mm, n0, nn, c, ldc);
-            requant(q, c, ldc, m0, mm, n0, nn, r);
+            cpu_qgemm_run(b, a, q->Kp, mm, n0, nn, c, ldc);
+            requant(q, corr, c, ldc, m0, mm, n0, nn, r);
+        }
+    }
+}
+
+/* dyn: tasks of w's matrices, packed (uint8 flipped to int8) with their
+ * corrections K zx zw - zx colsum[n] */
+static void
+fill_b(void *arg, int64_t t0, int64_t t1, int tid)
+{
+    (void)tid;
+    cpu_qdq *q = arg;
+    const double kzz = (double)q->K * q->zx * q->zw[0];
+    for (int64_t i = t0; i < t1; i++) {
+        cpu_qgemm_b *b = &q->bb[i];
+        cpu_qgemm_fill(b, (const int8_t *)q->w + i * q->K * q->N, q->N, 1,
+                       q->w_flip);
+        double *corr = q->corrb + i * q->N;
+        for (int64_t n = 0; n < q->N; n++) {
+            corr[n] = kzz - (double)q->zx * b->colsum[n];
         }
     }
 }
 
 wnn_status
-cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
+cpu_qdq_run(cpu_qdq *q, const void *x, const void *w, void *y,
+            wnn_error *err)
 {
     int nt = cpu_num_threads();
     if (!q->tiles) {
@@ -370,10 +461,14 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
     }
     nt = nt < q->nt ? nt : q->nt;
     q->x = x;
+    q->w = w;
     q->y = y;
     const bool big = q->M * q->K * q->N >= CPU_PARALLEL_MIN * 16;
     if (!big) {
         nt = 1;
+    }
+    if (q->dyn) {
+        cpu_parallel_for_dynamic(q->batch, 1, q->batch > 1 ? nt : 1, fill_b, q);
     }
     if (q->direct_a) {
         const int64_t tasks = ((q->M + MB - 1) / MB) * ((q->N + NB - 1) / NB);
@@ -385,6 +480,7 @@ cpu_qdq_run(cpu_qdq *q, const void *x, void *y, wnn_error *err)
     int64_t mb = (q->M + 4 * nt - 1) / (4 * nt);
     mb = (mb + 11) / 12 * 12;
     q->mb = mb > MB ? MB : mb;
-    cpu_parallel_for_dynamic((q->M + q->mb - 1) / q->mb, 1, nt, run_rows, q);
+    cpu_parallel_for_dynamic(q->batch * ((q->Mb + q->mb - 1) / q->mb), 1, nt,
+                             run_rows, q);
     return WNN_OK;
 }

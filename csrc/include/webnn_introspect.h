@@ -58,6 +58,26 @@ int wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of);
 /* Whether the graph's backend runs those chains fused (then they are the
  * chains its pipeline fused; otherwise the chains a fusing backend would). */
 bool wnn_graph_fuses(const wnn_graph *g);
+/* The steps the backend runs (the schedule stage, compiler/schedule.c;
+ * backend/steps.h): steps 0 .. wnn_graph_num_run_steps(g) - 1 run in that
+ * order, the others only inside another step (a conv pair's). */
+typedef struct wnn_step_view {
+    const char *kind;        /* "node", "epilogue", "eltwise", "qdq",
+                              * "conv_pair" */
+    wnn_op op;               /* the operator whose kernel runs            */
+    uint32_t node;           /* its node id                               */
+    uint32_t at;             /* plan position where the step runs         */
+    uint32_t n_nodes;        /* the nodes it computes, in plan order      */
+    const uint32_t *nodes;
+    uint32_t n_in;           /* operand ids it reads                      */
+    const uint32_t *in;
+    uint32_t result;         /* operand id it writes                      */
+    uint32_t addend;         /* operand of a fused add, or UINT32_MAX     */
+    uint32_t pre_e, pre_d;   /* step index + 1 of the steps run inside it */
+} wnn_step_view;
+uint32_t wnn_graph_num_steps(const wnn_graph *g);
+uint32_t wnn_graph_num_run_steps(const wnn_graph *g);
+bool wnn_graph_step_view(const wnn_graph *g, uint32_t i, wnn_step_view *out);
 /* Runs g on the caller's host buffers as wnn_context_compute does, timing
  * its steps: for each step run, its wall time in ns is added to ns[i] and
  * ran[i] is counted, i its position in the plan (wnn_graph_plan_node); a

@@ -557,3 +557,192 @@ def test_summary_marks_the_integer_step(ctx):
             "dequantizeLinear -> matmul -> relu -> quantizeLinear (int8)") in text
     g, _ = compute(ctx, make_case(rng, "matmul", M=3, K=4, N=5, act="relu"), "float_out")
     assert "(int8)" not in str(g.summary())
+
+
+# ---- a product of two activations (attention's q k^T and p v) ---------------
+def _two_act_case(rng, xshape, wshape, xdt="uint8", wdt="uint8", ydt="uint8", zx=None,
+                  zw=None, bias=False, act=None, pow2=False):
+    lo = {d: QRANGE[d] for d in (xdt, wdt, ydt)}
+    pick = (lambda: float(2.0 ** rng.integers(-7, -3))) if pow2 else \
+        (lambda: float(np.float32(rng.uniform(0.002, 0.05))))
+    c = {"x": qrand(rng, xshape, xdt), "w": qrand(rng, wshape, wdt), "ydt": ydt, "act": act,
+         "sx": np.float32(pick()), "sw": np.float32(pick()), "sy": np.float32(pick() * 4),
+         "zx": np.array(zx if zx is not None else rng.integers(*lo[xdt]), xdt),
+         "zw": np.array(zw if zw is not None else rng.integers(*lo[wdt]), wdt),
+         "zy": np.array(rng.integers(*lo[ydt]), ydt)}
+    if bias:
+        c["bf"] = rng.uniform(-2, 2, wshape[-1]).astype(np.float32)
+    return c
+
+
+def _two_act_graph(ctx, c, w_twice=False, per_channel_w=False):
+    b = webnn.MLGraphBuilder(ctx)
+
+    def const(a):
+        a = np.ascontiguousarray(a)
+        return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+    x = b.input("x", {"dataType": str(c["x"].dtype), "shape": list(c["x"].shape)})
+    w = b.input("w", {"dataType": str(c["w"].dtype), "shape": list(c["w"].shape)})
+    one = lambda a: [1] * a.ndim   # noqa: E731
+    dx = b.dequantize_linear(x, const(np.full(one(c["x"]), c["sx"])),
+                             const(np.full(one(c["x"]), c["zx"])))
+    if per_channel_w:
+        n = c["w"].shape[-1]
+        ws = one(c["w"])[:-1] + [n]
+        dw = b.dequantize_linear(w, const(np.full(ws, c["sw"])), const(np.full(ws, c["zw"])))
+    else:
+        dw = b.dequantize_linear(w, const(np.full(one(c["w"]), c["sw"])),
+                                 const(np.full(one(c["w"]), c["zw"])))
+    y = b.matmul(dx, dw)
+    outs = {}
+    if "bf" in c:
+        y = b.add(y, const(c["bf"]))
+    if c["act"] == "relu":
+        y = b.relu(y)
+    if w_twice:
+        outs["t"] = b.relu(dw)
+    r = [1] * len(y.shape)
+    outs["y"] = b.quantize_linear(y, const(np.full(r, c["sy"])), const(np.full(r, c["zy"])))
+    return b.build(outs)
+
+
+def _two_act_reference(c):
+    acc = np.matmul(c["x"].astype(np.int64) - int(c["zx"]), c["w"].astype(np.int64) - int(c["zw"]))
+    v = (acc.astype(np.float64) * (np.float64(c["sx"]) * np.float64(c["sw"]))).astype(np.float32)
+    if "bf" in c:
+        v = (v + c["bf"]).astype(np.float32)
+    if c["act"] == "relu":
+        v = np.maximum(v, np.float32(0))
+    lo, hi = QRANGE[c["ydt"]]
+    q = np.clip(np.rint(v.astype(np.float64) / np.float64(c["sy"])) + int(c["zy"]), lo, hi)
+    return q.astype(c["ydt"])
+
+
+def _two_act_check(ctx, c, fused=True, **kw):
+    g = _two_act_graph(ctx, c, **kw)
+    res = ctx.compute(g, {"x": c["x"], "w": c["w"]})
+    assert len(int8_groups(g)) == (1 if fused else 0)
+    ref = _two_act_reference(c)
+    got = res["y"]
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    if fused or kw.get("pow2_exact"):
+        bad = np.argwhere(got != ref)
+        assert bad.size == 0, f"{len(bad)} mismatches, first at {bad[:3].tolist()}"
+    else:   # the float path: within one quantization step of the exact result
+        assert np.abs(got.astype(np.int64) - ref.astype(np.int64)).max() <= 1
+    return g, res
+
+
+TWO_ACT_SHAPES = [((1, 1), (1, 1)), ((5, 7), (7, 9)), ((3, 64), (64, 3)),
+                  ((2, 3, 5, 6), (2, 3, 6, 33)), ((1, 12, 16, 64), (1, 12, 64, 16)),
+                  ((4, 1, 70), (4, 70, 40)), ((2, 97, 13), (2, 13, 130)),
+                  ((3, 8, 129), (129, 5))]
+
+
+@pytest.mark.parametrize("xs,ws", TWO_ACT_SHAPES)
+@pytest.mark.parametrize("xdt,wdt,ydt", [("uint8", "uint8", "uint8"), ("int8", "int8", "int8"),
+                                         ("uint8", "int8", "uint8"), ("int8", "uint8", "int8")])
+def test_kernel_two_activations(ctx, xs, ws, xdt, wdt, ydt):
+    """x and w both dequantized activations, batched as x (no broadcast) or
+    w one matrix: one integer step, exactly the integer reference"""
+    rng = rng_for("two", xs, ws, xdt, wdt, ydt)
+    _two_act_check(ctx, _two_act_case(rng, xs, ws, xdt, wdt, ydt))
+
+
+@pytest.mark.parametrize("zx,zw", [(0, 0), (255, 255), (0, 255), (255, 0)])
+def test_kernel_two_activations_zero_points_at_the_edges(ctx, zx, zw):
+    rng = rng_for("two-z", zx, zw)
+    _two_act_check(ctx, _two_act_case(rng, (2, 9, 21), (2, 21, 35), zx=zx, zw=zw))
+    sx, sw = (zx - 128, zw - 128)   # the same edges in int8
+    _two_act_check(ctx, _two_act_case(rng, (2, 9, 21), (2, 21, 35), "int8", "int8", "int8",
+                                      zx=min(max(sx, -128), 127), zw=min(max(sw, -128), 127)))
+
+
+def test_kernel_two_activations_bias_relu_and_ties(ctx):
+    """an add of a constant bias and a relu in the region; power-of-two
+    scales put many quotients exactly on a tie (rounded half to even: the
+    division path behind the multiplication by 1 / scale)"""
+    rng = rng_for("two-ties")
+    for bias, act in ((True, "relu"), (False, None), (True, None)):
+        c = _two_act_case(rng, (3, 24, 40), (3, 40, 48), bias=bias, act=act, pow2=True)
+        c["sy"] = np.float32(c["sx"] * c["sw"] * 2)   # every odd sum is a tie
+        _two_act_check(ctx, c)
+    # a scale whose reciprocal rounds: v * (1 / sy) lands beside the tie that
+    # v / sy is exactly (sy = 665 * 2^-20; x = 35, w = 19 * u: the sums are
+    # 665 * sum(u), v = sum * 2^-21, v / sy = sum(u) / 2, sum(u) odd; at
+    # these sums the product and the quotient round apart)
+    sums = [61, 121, 125, 241, 245, 249, 253, 477, 481, 485, 489, 493, 497, 501, 505, 509]
+    c = _two_act_case(rng, (1, 3, 40), (1, 40, len(sums)), zx=0, zw=0)
+    c["x"][:] = 35
+    u = np.zeros((40, len(sums)), np.int64)
+    for j, t in enumerate(sums):
+        u[:, j] = t // 40
+        u[: t % 40, j] += 1
+    c["w"][0] = (19 * u).astype(np.uint8)
+    c.update(sx=np.float32(2.0 ** -10), sw=np.float32(2.0 ** -11), sy=np.float32(665 * 2.0 ** -20))
+    _two_act_check(ctx, c)
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "w_read_twice", "per_channel_w"])
+def test_two_activations_stay_float(ctx, kind):
+    """w broadcast over x's batch, w's dequantized value read by another node,
+    or w's scale per channel (an activation's is per tensor): float, and
+    within one step of the exact result"""
+    rng = rng_for("two-float", kind)
+    ws = (1, 11, 9) if kind == "broadcast" else (2, 11, 9)
+    c = _two_act_case(rng, (2, 5, 11), ws)
+    _two_act_check(ctx, c, fused=False, w_twice=kind == "w_read_twice",
+                   per_channel_w=kind == "per_channel_w")
+
+
+def test_quantize_linear_ties_and_near_ties(ctx):
+    """the standalone float32 -> uint8 / int8 kernel (multiplication by
+    1 / scale, the division near ties): exact ties round half to even and
+    the float32 neighbours of ties round away from them, as x / scale in
+    double does"""
+    for dt in ("uint8", "int8"):
+        # (x * (1 / s) and x / s round differently at some of its ties)
+        s = np.float32(0.6494140625)
+        k = np.arange(-300, 300, dtype=np.float64) + 0.5
+        ties = (k * np.float64(s)).astype(np.float32)
+        x = np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
+                            np.nextafter(ties, np.float32(-np.inf)),
+                            (np.arange(-3000, 3000) * np.float32(0.0625)).astype(np.float32)] * 3)
+        b = webnn.MLGraphBuilder(ctx)
+        xi = b.input("x", {"dataType": "float32", "shape": [x.size]})
+        z = 3 if dt == "uint8" else -2
+        q = b.quantize_linear(xi, b.constant({"dataType": "float32", "shape": [1]}, np.array([s])),
+                              b.constant({"dataType": dt, "shape": [1]}, np.array([z], dt)))
+        got = ctx.compute(b.build({"y": q}), {"x": x})["y"]
+        lo, hi = QRANGE[dt]
+        ref = np.clip(np.rint(x.astype(np.float64) / np.float64(s)) + z, lo, hi).astype(dt)
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_quantize_linear_random_scales_and_specials(ctx):
+    """random float32 scales and inputs (the quotient's full range, NaN,
+    infinities, subnormal and huge scales) against rint(x / s) in float64:
+    every vector path (float32 first, double near a tie, the division at
+    one) gives the quotient's result"""
+    rng = rng_for("qrandom")
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 3e38, -3e38], np.float32)
+    for i in range(40):
+        s = np.float32(2.0 ** rng.uniform(-20, 6) if i < 36 else [1e-45, 1e-40, 3e38, 1.0][i - 36])
+        with np.errstate(over="ignore"):
+            x = (rng.standard_normal(1000) * s * 10 ** rng.uniform(0, 3)).astype(np.float32)
+            ties = ((rng.integers(-300, 300, 200) + 0.5) * np.float64(s)).astype(np.float32)
+        x = np.concatenate([x, ties, specials, x[:37]])
+        for dt in ("uint8", "int8"):
+            z = int(rng.integers(*QRANGE[dt]))
+            b = webnn.MLGraphBuilder(ctx)
+            xi = b.input("x", {"dataType": "float32", "shape": [x.size]})
+            q = b.quantize_linear(xi, b.constant({"dataType": "float32", "shape": [1]}, np.array([s])),
+                                  b.constant({"dataType": dt, "shape": [1]}, np.array([z], dt)))
+            got = ctx.compute(b.build({"y": q}), {"x": x})["y"]
+            with np.errstate(all="ignore"):
+                r = np.rint(x.astype(np.float64) / np.float64(s)) + z
+            lo, hi = QRANGE[dt]
+            ref = np.where(np.isnan(r), 0, np.clip(r, lo, hi)).astype(dt)
+            bad = np.nonzero(got != ref)[0]
+            assert bad.size == 0, (s, dt, x[bad[:5]], got[bad[:5]], ref[bad[:5]])

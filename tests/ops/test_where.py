@@ -95,3 +95,17 @@ def test_large(run):
     t = rng.standard_normal((1, 33, 1000)).astype(np.float32)
     f = np.float32(-1) * np.ones((7, 33, 1), np.float32)
     check(c, t, f, run(_where, {"c": c, "t": t, "f": f}), "float32")
+
+
+@pytest.mark.parametrize("dt", ["float32", "int32", "float16", "int8"])
+@pytest.mark.parametrize("shapes", [((3, 20000), (), (3, 20000)), ((3, 20000), (3, 20000), ()),
+                                    ((2, 9000), (2, 9000), (2, 9000)), ((17000,), (1,), (17000,)),
+                                    ((2, 8193), (2, 8193), (2, 8193))])
+def test_long_rows(run, dt, shapes):
+    """rows longer than one task's piece (8192 elements), the condition
+    contiguous and each value contiguous or one element (attention's
+    where(isNaN(p), 0, p)): every piece, every element size"""
+    rng = rng_for("where-long", dt, shapes)
+    sc, st, sf = shapes
+    c, t, f = cond(rng, sc), random_values(rng, st, dt), random_values(rng, sf, dt)
+    check(c, t, f, run(_where, {"c": c, "t": t, "f": f}), dt)

@@ -30,9 +30,42 @@ ids_list(const uint32_t *ids, uint32_t n)
     return l;
 }
 
+/* the schedule's steps (wnn_graph_step_view) as a list of dicts; "inner":
+ * run only inside another step (pre_e, pre_d: step index + 1) */
+static PyObject *
+steps_list(const wnn_graph *g)
+{
+    uint32_t n = wnn_graph_num_steps(g), n_run = wnn_graph_num_run_steps(g);
+    PyObject *l = PyList_New(n);
+    for (uint32_t i = 0; l && i < n; i++) {
+        wnn_step_view v;
+        PyObject *e = NULL;
+        if (wnn_graph_step_view(g, i, &v)) {
+            PyObject *addend = v.addend == UINT32_MAX
+                                   ? wnn_py_newref(Py_None)
+                                   : PyLong_FromUnsignedLong(v.addend);
+            e = Py_BuildValue("{s:s,s:s,s:I,s:I,s:N,s:N,s:I,s:N,s:I,s:I,s:O}",
+                              "kind", v.kind, "operator",
+                              wnn_op_get(v.op)->camel, "node", v.node, "at",
+                              v.at, "nodes", ids_list(v.nodes, v.n_nodes),
+                              "inputs", ids_list(v.in, v.n_in), "result",
+                              v.result, "addend", addend, "pre_e", v.pre_e,
+                              "pre_d", v.pre_d, "inner",
+                              i >= n_run ? Py_True : Py_False);
+        }
+        if (!e) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, e);
+    }
+    return l;
+}
+
 /* graph_view(graph) -> {"operands": [...], "nodes": [...], "inputs": [ids],
  * "outputs": [ids], "order": [node ids], "arena_bytes": n, "fusion":
- * [group per node, 0 = none], "n_fused": n}; None once the IR is gone. */
+ * [group per node, 0 = none], "n_fused": n, "fuses": bool, "steps": [the
+ * schedule's steps, steps_list]}; None once the IR is gone. */
 PyObject *
 m_graph_view(PyObject *m, PyObject *cap)
 {
@@ -46,10 +79,10 @@ m_graph_view(PyObject *m, PyObject *cap)
     }
     PyObject *ops = PyList_New(no), *nodes = PyList_New(nn);
     PyObject *ins = PyList_New(0), *outs = PyList_New(0), *order = PyList_New(0);
-    PyObject *fusion = PyList_New(nn);
+    PyObject *fusion = PyList_New(nn), *steps = steps_list(g);
     uint32_t *groups = PyMem_Calloc((size_t)nn + 1, sizeof(uint32_t));
     PyObject *result = NULL;
-    if (!ops || !nodes || !ins || !outs || !order || !fusion || !groups) {
+    if (!ops || !nodes || !ins || !outs || !order || !fusion || !groups || !steps) {
         PyErr_NoMemory();
         goto done;
     }
@@ -104,13 +137,14 @@ m_graph_view(PyObject *m, PyObject *cap)
     for (uint32_t i = 0; i < nn; i++) {
         PyList_SET_ITEM(fusion, i, PyLong_FromUnsignedLong(n_fused > 0 ? groups[i] : 0));
     }
-    result = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:K,s:O,s:i,s:O}", "operands", ops,
+    result = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:K,s:O,s:i,s:O,s:O}", "operands", ops,
                            "nodes", nodes, "inputs", ins, "outputs", outs,
                            "order", order,
                            "arena_bytes",
                            (unsigned long long)wnn_graph_plan_arena_bytes(g),
                            "fusion", fusion, "n_fused", n_fused < 0 ? 0 : n_fused,
-                           "fuses", wnn_graph_fuses(g) ? Py_True : Py_False);
+                           "fuses", wnn_graph_fuses(g) ? Py_True : Py_False,
+                           "steps", steps);
 done:
     Py_XDECREF(ops);
     Py_XDECREF(nodes);
@@ -118,6 +152,7 @@ done:
     Py_XDECREF(outs);
     Py_XDECREF(order);
     Py_XDECREF(fusion);
+    Py_XDECREF(steps);
     PyMem_Free(groups);
     return result;
 }

@@ -1104,6 +1104,7 @@ typedef struct where_job {
     size_t es;
     nd it;
     uint64_t inner;
+    uint64_t chunks;  /* tasks per row: pieces of WCH elements */
     int64_t s0;
     int64_t s1;
     int64_t s2;
@@ -1113,6 +1114,23 @@ typedef struct where_job {
     unsigned char *Y;
 } where_job;
 
+#define WCH 8192 /* elements per task of a long row */
+
+/* 4-byte values with the condition contiguous and each value contiguous
+ * (1) or one element (0): a select the compiler vectorises per ISA */
+#define WHERE32(NAME, ST, SF)                                                  \
+    CPU_HOT static void                                                        \
+    NAME(const uint8_t *restrict c, const uint32_t *restrict t,               \
+         const uint32_t *restrict f, uint32_t *restrict y, uint64_t n)        \
+    {                                                                          \
+        for (uint64_t i = 0; i < n; i++) {                                     \
+            y[i] = c[i] ? t[(ST) ? i : 0] : f[(SF) ? i : 0];                   \
+        }                                                                      \
+    }
+WHERE32(where32_11, 1, 1)
+WHERE32(where32_01, 0, 1)
+WHERE32(where32_10, 1, 0)
+
 static void
 where_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
@@ -1120,7 +1138,6 @@ where_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const where_job *j_ = p_;
     size_t es = j_->es;
     nd it = j_->it;
-    uint64_t inner = j_->inner;
     int64_t s0 = j_->s0;
     int64_t s1 = j_->s1;
     int64_t s2 = j_->s2;
@@ -1128,16 +1145,35 @@ where_body(void *p_, int64_t b_, int64_t e_, int tid_)
     const unsigned char *T = j_->T;
     const unsigned char *F = j_->F;
     unsigned char *Y = j_->Y;
-    for (uint64_t row = (uint64_t)b_; row < (uint64_t)e_; row++) {
+    for (uint64_t task = (uint64_t)b_; task < (uint64_t)e_; task++) {
+        const uint64_t row = task / j_->chunks, i0 = (task % j_->chunks) * WCH;
+        const uint64_t inner = j_->inner - i0 < WCH ? j_->inner - i0 : WCH;
         int64_t off[MAXI];
         nd_row(&it, row, off);
+        for (int k = 0; k < 3; k++) {
+            off[k] += (int64_t)i0 * (k == 0 ? s0 : k == 1 ? s1 : s2);
+        }
+        if (es == 4 && s0 == 1 && (s1 | s2) >= 0 && s1 <= 1 && s2 <= 1 &&
+            (s1 | s2)) {
+            const uint32_t *t_ = (const uint32_t *)T + off[1];
+            const uint32_t *f_ = (const uint32_t *)F + off[2];
+            uint32_t *y_ = (uint32_t *)Y + row * j_->inner + i0;
+            if (s1 && s2) {
+                where32_11(C + off[0], t_, f_, y_, inner);
+            } else if (s2) {
+                where32_01(C + off[0], t_, f_, y_, inner);
+            } else {
+                where32_10(C + off[0], t_, f_, y_, inner);
+            }
+            continue;
+        }
         /* a typed loop per element size: a select the compiler can
          * vectorise, not a memcpy call per element */
 #define WHERE_ROW(T_)                                                      \
     {                                                                      \
         const T_ *t_ = (const T_ *)T + off[1], *f_ = (const T_ *)F + off[2]; \
         const uint8_t *c_ = C + off[0];                                    \
-        T_ *y_ = (T_ *)Y + row * inner;                                    \
+        T_ *y_ = (T_ *)Y + row * j_->inner + i0;                           \
         for (uint64_t i = 0; i < inner; i++) {                             \
             y_[i] = c_[(int64_t)i * s0] ? t_[(int64_t)i * s1]              \
                                         : f_[(int64_t)i * s2];             \
@@ -1168,10 +1204,13 @@ cpu_where(const cpu_call *k, wnn_error *err)
     const uint8_t *C = k->in[0];
     const unsigned char *T = k->in[1], *F = k->in[2];
     unsigned char *Y = k->out[0];
+    const uint64_t chunks = (inner + WCH - 1) / WCH;
     {
-        where_job j_ = {.es = es, .it = it, .inner = inner, .s0 = s0, .s1 = s1,
-                        .s2 = s2, .C = C, .T = T, .F = F, .Y = Y};
-        cpu_parallel_for((int64_t)(rows), threads_for(rows * inner), where_body, &j_);
+        where_job j_ = {.es = es, .it = it, .inner = inner, .chunks = chunks,
+                        .s0 = s0, .s1 = s1, .s2 = s2, .C = C, .T = T, .F = F,
+                        .Y = Y};
+        cpu_parallel_for((int64_t)(rows * chunks), threads_for(rows * inner),
+                         where_body, &j_);
     }
     return WNN_OK;
 }

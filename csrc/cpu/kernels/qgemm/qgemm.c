@@ -27,59 +27,94 @@ cpu_qgemm_free(cpu_qgemm_b *b)
 }
 
 int
-cpu_qgemm_pack(cpu_qgemm_b *b, const int8_t *w, int64_t K, int64_t N,
-               int64_t sk, int64_t sn)
+cpu_qgemm_alloc(cpu_qgemm_b *b, int64_t K, int64_t N)
 {
     memset(b, 0, sizeof(*b));
     b->isa = cpu_qgemm_isa();
     b->K = K;
     b->N = N;
     b->Kp = (K + 3) / 4 * 4;
-    const int64_t Kp = b->Kp;
-    b->colsum = calloc((size_t)N + 1, sizeof(int32_t));
-    for (int64_t n = 0; b->colsum && n < N; n++) {
-        int32_t s = 0;
-        for (int64_t k = 0; k < K; k++) {
-            s += w[k * sk + n * sn];
-        }
-        b->colsum[n] = s;
-    }
+    size_t bytes;
     if (b->isa == CPU_QGEMM_VNNI) {
         b->Np = (N + 31) / 32 * 32;
-        int8_t *p = calloc((size_t)(Kp * b->Np) + 64, 1);
-        b->data = p;
-        /* panel q: [Kp/4][32][4] */
-        for (int64_t n = 0; p && n < N; n++) {
-            int8_t *pan = p + (n / 32) * Kp * 32;
-            for (int64_t k = 0; k < K; k++) {
-                pan[(k / 4) * 128 + (n % 32) * 4 + k % 4] = w[k * sk + n * sn];
-            }
-        }
+        bytes = (size_t)(b->Kp * b->Np) + 64;
     } else if (b->isa == CPU_ISA_AVX2) {
         b->Np = (N + 15) / 16 * 16;
-        int16_t *p = calloc((size_t)(Kp * b->Np) + 32, sizeof(int16_t));
-        b->data = p;
-        /* panel q: [Kp/2][16][2] */
-        for (int64_t n = 0; p && n < N; n++) {
-            int16_t *pan = p + (n / 16) * Kp * 16;
-            for (int64_t k = 0; k < K; k++) {
-                pan[(k / 2) * 32 + (n % 16) * 2 + k % 2] = w[k * sk + n * sn];
-            }
-        }
+        bytes = ((size_t)(b->Kp * b->Np) + 32) * sizeof(int16_t);
     } else {
         b->Np = N;
-        int8_t *p = calloc((size_t)(Kp * N) + 64, 1);
-        b->data = p;
-        for (int64_t k = 0; p && k < K; k++) {
-            for (int64_t n = 0; n < N; n++) {
-                p[k * N + n] = w[k * sk + n * sn];
-            }
-        }
+        bytes = (size_t)(b->Kp * N) + 64;
     }
+    /* zero: the packed rows past K and the columns past N stay 0 */
+    b->data = calloc(bytes, 1);
+    b->colsum = calloc((size_t)N + 1, sizeof(int32_t));
     if (!b->data || !b->colsum) {
         cpu_qgemm_free(b);
         return -1;
     }
+    return 0;
+}
+
+CPU_HOT void
+cpu_qgemm_fill(cpu_qgemm_b *b, const int8_t *w, int64_t sk, int64_t sn,
+               uint8_t flip)
+{
+    const int64_t K = b->K, N = b->N, Kp = b->Kp;
+#define WV(k, n) ((int8_t)((uint8_t)w[(k) * sk + (n) * sn] ^ flip))
+    /* row by row: contiguous reads where sn is 1 (an activation) */
+    memset(b->colsum, 0, sizeof(int32_t) * (size_t)N);
+    for (int64_t k = 0; k < K; k++) {
+        for (int64_t n = 0; n < N; n++) {
+            b->colsum[n] += WV(k, n);
+        }
+    }
+    if (b->isa == CPU_QGEMM_VNNI) {
+        /* panel q: [Kp/4][32][4]: for each group of four rows, each panel's
+         * 32 columns of them */
+        int8_t *p = b->data;
+        for (int64_t k4 = 0; k4 < K; k4 += 4) {
+            const int64_t nk = K - k4 < 4 ? K - k4 : 4;
+            for (int64_t n0 = 0; n0 < N; n0 += 32) {
+                int8_t *dst = p + (n0 / 32) * Kp * 32 + (k4 / 4) * 128;
+                const int64_t nn = N - n0 < 32 ? N - n0 : 32;
+                for (int64_t r = 0; r < nk; r++) {
+                    for (int64_t j = 0; j < nn; j++) {
+                        dst[j * 4 + r] = WV(k4 + r, n0 + j);
+                    }
+                }
+            }
+        }
+    } else if (b->isa == CPU_ISA_AVX2) {
+        /* panel q: [Kp/2][16][2] */
+        int16_t *p = b->data;
+        for (int64_t k = 0; k < K; k++) {
+            for (int64_t n0 = 0; n0 < N; n0 += 16) {
+                int16_t *dst = p + (n0 / 16) * Kp * 16 + (k / 2) * 32 + k % 2;
+                const int64_t nn = N - n0 < 16 ? N - n0 : 16;
+                for (int64_t j = 0; j < nn; j++) {
+                    dst[j * 2] = WV(k, n0 + j);
+                }
+            }
+        }
+    } else {
+        int8_t *p = b->data;
+        for (int64_t k = 0; k < K; k++) {
+            for (int64_t n = 0; n < N; n++) {
+                p[k * N + n] = WV(k, n);
+            }
+        }
+    }
+#undef WV
+}
+
+int
+cpu_qgemm_pack(cpu_qgemm_b *b, const int8_t *w, int64_t K, int64_t N,
+               int64_t sk, int64_t sn)
+{
+    if (cpu_qgemm_alloc(b, K, N) < 0) {
+        return -1;
+    }
+    cpu_qgemm_fill(b, w, sk, sn, 0);
     return 0;
 }
 

@@ -40,6 +40,13 @@ int cpu_qgemm_isa(void);
 int cpu_qgemm_pack(cpu_qgemm_b *b, const int8_t *w, int64_t K, int64_t N,
                    int64_t sk, int64_t sn);
 void cpu_qgemm_free(cpu_qgemm_b *b);
+/* the two halves of cpu_qgemm_pack, for a B that changes per dispatch (a
+ * product of two activations, qdq.c): alloc sizes and zeroes the buffers
+ * once; fill packs B[k][n] = w[k * sk + n * sn] ^ flip (flip 0x80: a uint8
+ * source as int8, value - 128) and its colsum */
+int cpu_qgemm_alloc(cpu_qgemm_b *b, int64_t K, int64_t N);
+void cpu_qgemm_fill(cpu_qgemm_b *b, const int8_t *w, int64_t sk, int64_t sn,
+                    uint8_t flip);
 /* C rows [0, M), columns [n0, n0 + nn) (n0 a multiple of 64) into c
  * (ldc int32 per row; c[m * ldc + j] is column n0 + j; columns up to the
  * next multiple of 32 past nn may be written too, so ldc >= nn + 32) */

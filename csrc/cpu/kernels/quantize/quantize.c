@@ -170,23 +170,172 @@ for_each_block(const cpu_call *k, run_fn body)
 
 /* float32 -> uint8 / int8, the loop above in a form GCC vectorises (rint
  * as a rounding instruction on the v3 / v4 clones, the saturation as
- * min / max, NaN -> 0 by a comparison with itself): the same double
- * arithmetic, so the same results.  A quantized region's producers write
- * float32 here (ResNet's activations between regions). */
+ * min / max, NaN -> 0 by a comparison with itself), chunk by chunk, by a
+ * multiplication with 1 / scale and by the division only where a quotient
+ * is within reach of a tie (QUANT_TIE, cpu.h): the same results.  A
+ * quantized region's producers write float32 here (ResNet's activations
+ * between regions). */
 #define QFAST(NAME, T, LO, HI)                                                 \
-    CPU_HOT static void                                                        \
-    NAME(const float *x, T *y, size_t n, double s, double z)                   \
+    CPU_HOT static int                                                         \
+    NAME##_chunk(const float *x, T *y, size_t n, double s, double is,          \
+                 double z)                                                     \
     {                                                                          \
+        int near = 0;                                                          \
+        (void)s;                                                               \
+        (void)is;                                                              \
         for (size_t j = 0; j < n; j++) {                                       \
-            double v = wnn_quantize_value((double)x[j], s, z);                 \
+            double q = QDIV, v = __builtin_rint(q);                            \
+            near += __builtin_fabs(q - v) > QUANT_TIE;                         \
+            v += z;                                                            \
             double c = v < (LO) ? (LO) : v;                                    \
             c = c > (HI) ? (HI) : c;                                           \
             c = c == c ? c : 0.0;                                              \
             y[j] = (T)(int32_t)c;                                              \
         }                                                                      \
+        return near;                                                           \
     }
-QFAST(quantize_f32_u8, uint8_t, 0.0, 255.0)
-QFAST(quantize_f32_s8, int8_t, -128.0, 127.0)
+#define QDIV (double)x[j] * is
+QFAST(quantize_f32_u8_mul, uint8_t, 0.0, 255.0)
+QFAST(quantize_f32_s8_mul, int8_t, -128.0, 127.0)
+#undef QDIV
+#define QDIV (double)x[j] / s
+QFAST(quantize_f32_u8_div, uint8_t, 0.0, 255.0)
+QFAST(quantize_f32_s8_div, int8_t, -128.0, 127.0)
+#undef QDIV
+
+/* The same loop in AVX-512: 16 floats (two vectors of doubles) to 16 int32
+ * lanes; four of those packed to 64 bytes (vpackssdw, vpackuswb /
+ * vpacksswb, exact on values already saturated, then the 128-bit lanes'
+ * interleave undone by one permutation) and stored at once (a masked
+ * vpmovdb store is slow on AMD's cores); the tail masked.  True where a
+ * quotient came within reach of a tie. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+typedef struct q8v {
+    __m512d is, z, lo, hi, tie;
+    __m512 isf, zf, lof, hif, tief;
+} q8v;
+
+__attribute__((target("arch=x86-64-v4"), always_inline)) static inline __m512i
+q8_16(const q8v *c, __m512 xv, __mmask8 *near)
+{
+    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    __m512d h[2] = { _mm512_cvtps_pd(_mm512_castps512_ps256(xv)),
+                     _mm512_cvtps_pd(_mm256_castpd_ps(
+                         _mm512_extractf64x4_pd(_mm512_castps_pd(xv), 1))) };
+    __m256i r[2];
+    for (int k = 0; k < 2; k++) {
+        const __m512d q = _mm512_mul_pd(h[k], c->is);
+        __m512d v = _mm512_roundscale_pd(q, rn);
+        *near |= _mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(q, v)), c->tie,
+                                    _CMP_GT_OQ);
+        v = _mm512_add_pd(v, c->z);
+        const __mmask8 nan = _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+        v = _mm512_min_pd(_mm512_max_pd(v, c->lo), c->hi);
+        v = _mm512_mask_mov_pd(v, nan, _mm512_setzero_pd());
+        r[k] = _mm512_cvttpd_epi32(v);
+    }
+    return _mm512_inserti64x4(_mm512_castsi256_si512(r[0]), r[1], 1);
+}
+
+/* The same 16 lanes in float32 first: x * (float)(1 / s) is within
+ * 2^-22 |q| of the quotient, so it rounds as the quotient does wherever it
+ * is more than Q8F_TIE from a half-integer and |q| < 1024 (beyond, every
+ * 8-bit result saturates either way); a vector with a lane nearer a tie
+ * takes the double path above.  (Only where 1 / s is a finite float32.) */
+#define Q8F_TIE 0.499f
+__attribute__((target("arch=x86-64-v4"), always_inline)) static inline __m512i
+q8_16f(const q8v *c, __m512 xv, __mmask8 *near)
+{
+    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512 q = _mm512_mul_ps(xv, c->isf);
+    __m512 v = _mm512_roundscale_ps(q, rn);
+    if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(q, v)), c->tief, _CMP_GT_OQ)) {
+        return q8_16(c, xv, near);
+    }
+    v = _mm512_add_ps(v, c->zf);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    v = _mm512_min_ps(_mm512_max_ps(v, c->lof), c->hif);
+    v = _mm512_mask_mov_ps(v, nan, _mm512_setzero_ps());
+    return _mm512_cvttps_epi32(v);
+}
+
+__attribute__((target("arch=x86-64-v4"))) static bool
+quantize_f32_8_avx512(const float *x, void *y, size_t n, double is, double z,
+                      bool sgn)
+{
+    const q8v c = { _mm512_set1_pd(is), _mm512_set1_pd(z),
+                    _mm512_set1_pd(sgn ? -128.0 : 0.0),
+                    _mm512_set1_pd(sgn ? 127.0 : 255.0),
+                    _mm512_set1_pd(QUANT_TIE),
+                    _mm512_set1_ps((float)is), _mm512_set1_ps((float)z),
+                    _mm512_set1_ps(sgn ? -128.0f : 0.0f),
+                    _mm512_set1_ps(sgn ? 127.0f : 255.0f),
+                    _mm512_set1_ps(Q8F_TIE) };
+    /* the float32 path where 1 / s is a normal float32 */
+    const bool f32 = __builtin_isnormal((float)is);
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9,
+                                           5, 1, 12, 8, 4, 0);
+    __mmask8 near = 0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i w[4];
+        for (int k = 0; k < 4; k++) {
+            const __m512 xv = _mm512_loadu_ps(x + i + 16 * k);
+            w[k] = f32 ? q8_16f(&c, xv, &near) : q8_16(&c, xv, &near);
+        }
+        const __m512i p0 = _mm512_packs_epi32(w[0], w[1]);
+        const __m512i p1 = _mm512_packs_epi32(w[2], w[3]);
+        const __m512i b = sgn ? _mm512_packs_epi16(p0, p1) : _mm512_packus_epi16(p0, p1);
+        _mm512_storeu_si512((char *)y + i, _mm512_permutexvar_epi32(order, b));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff
+                                        : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i w = q8_16(&c, _mm512_maskz_loadu_ps(m, x + i), &near);
+        _mm_mask_storeu_epi8((char *)y + i, m, _mm512_cvtepi32_epi8(w));
+    }
+    return near != 0;
+}
+#define QUANT_AVX512 1
+#endif
+
+/* chunk by chunk: by multiplication, the chunk again by division where a
+ * quotient came within reach of a tie */
+#define QRUN(NAME, T, SGN)                                                     \
+    static void                                                                \
+    NAME(const float *x, T *y, size_t n, double s, double z)                   \
+    {                                                                          \
+        const double is = 1.0 / s;                                             \
+        const bool v4 = QUANT_V4;                                              \
+        for (size_t c = 0; c < n; c += QCH) {                                  \
+            size_t m = n - c < QCH ? n - c : QCH;                              \
+            if (v4 ? QUANT_V4_CHUNK(x + c, y + c, m, is, z, SGN)               \
+                   : NAME##_mul_chunk(x + c, y + c, m, s, is, z) != 0) {       \
+                NAME##_div_chunk(x + c, y + c, m, s, is, z);                   \
+            }                                                                  \
+        }                                                                      \
+    }
+#ifdef QUANT_AVX512
+#define QUANT_V4 (cpu_isa() >= CPU_ISA_AVX512)
+#define QUANT_V4_CHUNK quantize_f32_8_avx512
+#else
+#define QUANT_V4 false
+#define QUANT_V4_CHUNK(x, y, m, is, z, sgn) false
+#endif
+QRUN(quantize_f32_u8, uint8_t, false)
+QRUN(quantize_f32_s8, int8_t, true)
+
+void
+cpu_quantize_f32_8(const float *x, void *y, size_t n, double s, double z,
+                   bool sgn)
+{
+    if (sgn) {
+        quantize_f32_s8(x, y, n, s, z);
+    } else {
+        quantize_f32_u8(x, y, n, s, z);
+    }
+}
 
 static void
 quantize_run(const cpu_call *k, uint64_t off, uint64_t n, double s, double z)
