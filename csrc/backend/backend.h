@@ -17,7 +17,10 @@
 #include "webnn_core.h"
 #include "steps.h"
 
-/* 10: the schedule stage (compiler/schedule.c): wnn_graph grew `schedule`,
+/* 11: the kernel ABI (include/wnn_kernel_abi.h): the lowered blocks the
+ * CUDA kernels now read directly; wnn_pad_params grew ishape (a backend
+ * built against 10 would index g->lowered with the old size);
+ * 10: the schedule stage (compiler/schedule.c): wnn_graph grew `schedule`,
  * the steps compile() prepares and execute() runs (steps.h); a backend
  * reads them instead of working out chains, skips, aliases and conv pairs
  * from g->fusion and g->plan itself (a backend built against 9 would index
@@ -28,7 +31,7 @@
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 10
+#define WNN_BACKEND_API_VERSION 11
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before

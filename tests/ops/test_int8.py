@@ -253,7 +253,9 @@ def check(ctx, c):
 
 @pytest.fixture(scope="module")
 def ctx():
-    return webnn.ml.create_context()
+    # the CPU backend's integer steps (also when the suite runs against
+    # another device: WEBNN_TEST_DEVICE=gpu, make test-cuda-emu)
+    return webnn.ml.create_context(device_type="cpu")
 
 
 # ---- the kernels: sizes, types, zero points, scales ------------------------
@@ -429,7 +431,7 @@ def _unfused_cases():
 
 def compute_unfused_cases(out):
     """run in a subprocess with WEBNN_CPU_INT8=0: the float evaluation"""
-    ctx = webnn.ml.create_context()
+    ctx = webnn.ml.create_context(device_type="cpu")
     res = {}
     for i, c in enumerate(_unfused_cases()):
         g, r = compute(ctx, c)
