@@ -4,6 +4,8 @@
  *   dequantizeLinear(w: constant int8/uint8) -> conv2d | matmul | gemm
  *       -> [add(bias)] -> [relu | clamp] -> quantizeLinear(-> uint8 / int8)
  *
+ * -> [dequantizeLinear (the chain's result then float32)]
+ *
  * or, a matmul's w the dequantizeLinear of an activation (uint8 / int8,
  * scale and zero point per tensor; attention's q k^T and p v), of rank 2 or
  * a batch of matrices as x's (no broadcast)
@@ -292,6 +294,28 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
     return true;
 }
 
+/* the quantizeLinear's result read only by a dequantizeLinear (per tensor,
+ * float32 out) and not a graph output: the chain ends there instead, its
+ * result that dequantizeLinear's float32 (the next operators' input; the
+ * backend writes it straight from the integers) */
+static void
+take_dequantize(const qctx *q, wnn_epilogue *e)
+{
+    const wnn_node *qn = &q->ir->nodes[e->last];
+    uint32_t r = qn->out[0];
+    if (q->uses[r] != 1 || q->is_out[r]) {
+        return;
+    }
+    uint32_t did = q->consumer[r];
+    const wnn_node *dn = &q->ir->nodes[did];
+    if (q->chain_of[did] || !quant_node(q, dn, WNN_OP_DEQUANTIZE_LINEAR, true) ||
+        dn->in[0] != r || desc(q, dn->out[0])->dtype != WNN_FLOAT32) {
+        return;
+    }
+    e->last = did;
+    e->result = dn->out[0];
+}
+
 /* called by wnn_fusion_find before the other kinds (fuse.c) */
 void
 wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
@@ -307,11 +331,13 @@ wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
             !match(&q, id, &e)) {
             continue;
         }
+        take_dequantize(&q, &e);
         uint32_t k = ++f->n_chains;
         f->chains[k - 1] = e;
         const uint32_t nodes[] = { e.dq_x - 1, e.dq_w - 1, e.producer, e.last,
                                    e.add, e.act, e.dq_b ? e.dq_b - 1
-                                                        : WNN_NO_NODE };
+                                                        : WNN_NO_NODE,
+                                   e.last != id ? id : WNN_NO_NODE };
         /* a dequantizeLinear of x read elsewhere too runs on its own */
         const wnn_node *dx = &g->ir->nodes[e.dq_x - 1];
         bool shared_x = uses[dx->out[0]] != 1 || is_out[dx->out[0]];

@@ -18,6 +18,7 @@
  *   v = v + bias[n]                      float32, as the unfused add
  *   v = relu(v) / clamp(v, lo, hi)
  *   y = saturate(rint((double)v / sy) + zy)   quantizeLinear's formula
+ *   [y = (float)((y - zd) * sd)]           a dequantizeLinear of it
  * so it equals the unfused evaluation wherever the float32 convolution or
  * matmul is exact (every partial sum representable, e.g. power-of-two
  * scales), and otherwise differs from it only by the float32 rounding of
@@ -52,6 +53,8 @@ struct cpu_qdq {
     bool conv, x_signed, y_signed, any_zw;
     bool b_t;                     /* gemm's bTranspose: weights [N][K]    */
     bool dyn;                     /* w packed per dispatch (see above)    */
+    bool out_f32;                 /* the result dequantized: (q - zd) sd  */
+    double sd, zd;
     wnn_conv_params cp;
     int64_t M, K, N, Kp;
     int32_t zx, zy;               /* zx in the uint8 domain              */
@@ -219,7 +222,11 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     const wnn_ir *ir = g->ir;
     const wnn_node *p = &ir->nodes[e->producer];
     const wnn_node *dx = &ir->nodes[e->dq_x - 1], *dw = &ir->nodes[e->dq_w - 1];
-    const wnn_node *qn = &ir->nodes[e->last];
+    const wnn_node *qn = &ir->nodes[e->last], *dn = NULL;
+    if (qn->op == WNN_OP_DEQUANTIZE_LINEAR) { /* the chain ends in a float32 */
+        dn = qn;
+        qn = &ir->nodes[ir->operands[dn->in[0]].node];
+    }
     const wnn_desc *xd = &ir->operands[dx->in[0]].desc;
     const wnn_desc *wd = &ir->operands[dw->in[0]].desc;
     const wnn_desc *yd = &ir->operands[qn->out[0]].desc;
@@ -255,6 +262,11 @@ cpu_qdq_make(const wnn_graph *g, const wnn_epilogue *e, void *const *constants)
     const double sx = chan(constants, ir, dx->in[1], 0);
     q->sy = chan(constants, ir, qn->in[1], 0);
     q->zy = (int32_t)chan(constants, ir, qn->in[2], 0);
+    if (dn) {
+        q->out_f32 = true;
+        q->sd = chan(constants, ir, dn->in[1], 0);
+        q->zd = chan(constants, ir, dn->in[2], 0);
+    }
     q->zw = malloc(sizeof(double) * (size_t)(N + 1));
     q->corr = malloc(sizeof(double) * (size_t)(N + 1));
     q->mult = malloc(sizeof(double) * (size_t)(N + 1));
@@ -365,6 +377,23 @@ requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
     }
 }
 
+/* dequantizeLinear's (x - z) s in double, rounded once to float32, of nn
+ * uint8 / int8 values */
+CPU_HOT static void
+dequant_row(const uint8_t *restrict b, int64_t nn, bool sgn, double s,
+            double z, float *restrict y)
+{
+    if (sgn) {
+        for (int64_t j = 0; j < nn; j++) {
+            y[j] = (float)(((double)(int8_t)b[j] - z) * s);
+        }
+    } else {
+        for (int64_t j = 0; j < nn; j++) {
+            y[j] = (float)(((double)b[j] - z) * s);
+        }
+    }
+}
+
 /* the epilogue of a tile: rows [m0, m0 + mm), columns [n0, n0 + nn); v:
  * nn floats of scratch */
 static void
@@ -376,8 +405,15 @@ requant(const cpu_qdq *q, const double *corr, const int32_t *c, int64_t ldc,
         const double rs = q->any_zw ? q->rowsum[m] : 0;
         requant_row(c + i * ldc, nn, corr + n0, q->zw + n0, rs, q->mult + n0,
                     q->bias + n0, q->lo, q->hi, v);
-        cpu_quantize_f32_8(v, (char *)q->y + m * q->N + n0, (size_t)nn, q->sy,
-                           q->zy, q->y_signed);
+        if (!q->out_f32) {
+            cpu_quantize_f32_8(v, (char *)q->y + m * q->N + n0, (size_t)nn,
+                               q->sy, q->zy, q->y_signed);
+            continue;
+        }
+        uint8_t b[NB];
+        cpu_quantize_f32_8(v, b, (size_t)nn, q->sy, q->zy, q->y_signed);
+        dequant_row(b, nn, q->y_signed, q->sd, q->zd,
+                    (float *)q->y + m * q->N + n0);
     }
 }
 

@@ -748,3 +748,41 @@ def test_quantize_linear_random_scales_and_specials(ctx):
             ref = np.where(np.isnan(r), 0, np.clip(r, lo, hi)).astype(dt)
             bad = np.nonzero(got != ref)[0]
             assert bad.size == 0, (s, dt, x[bad[:5]], got[bad[:5]], ref[bad[:5]])
+
+
+@pytest.mark.parametrize("also_q_out", [False, True])
+@pytest.mark.parametrize("ydt", ["uint8", "int8"])
+def test_region_ending_in_dequantize(ctx, also_q_out, ydt):
+    """quantizeLinear -> dequantizeLinear (the next region's input, as QDQ
+    models chain them): the integer step writes the float32
+    (q - zd) * sd itself -- unless the integers are a graph output too,
+    then the dequantizeLinear runs on its own; both exact"""
+    rng = rng_for("dq-end", also_q_out, ydt)
+    c = make_case(rng, "matmul", ydt=ydt, M=7, K=20, N=33, bias="add", act="relu")
+    b = webnn.MLGraphBuilder(ctx)
+
+    def const(a):
+        a = np.ascontiguousarray(a)
+        return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+    x = b.input("x", {"dataType": c["xdt"], "shape": list(c["x"].shape)})
+    dx = b.dequantize_linear(x, const(np.full([1, 1], c["sx"], np.float32)),
+                             const(np.full([1, 1], c["zx"], c["xdt"])))
+    dw = b.dequantize_linear(const(c["w"]), const(c["sw"].reshape(_w_scale_shape(c))),
+                             const(c["zw"].reshape(_w_scale_shape(c))))
+    y = b.relu(b.add(b.matmul(dx, dw), const(c["bf"])))
+    q = b.quantize_linear(y, const(np.full([1, 1], c["sy"], np.float32)),
+                          const(np.full([1, 1], c["zy"], ydt)))
+    sd, zd = np.float32(0.37), np.array(int(rng.integers(*QRANGE[ydt])), ydt)
+    d = b.dequantize_linear(q, const(np.full([1, 1], sd)), const(np.full([1, 1], zd)))
+    outs = {"d": d, "q": q} if also_q_out else {"d": d}
+    g = b.build(outs)
+    res = ctx.compute(g, {"x": c["x"]})
+    groups = int8_groups(g)
+    assert len(groups) == 1
+    assert groups[0][-1] == ("quantizeLinear" if also_q_out else "dequantizeLinear"), groups
+    ref_q = reference(c)
+    ref_d = ((ref_q.astype(np.float64) - int(zd)) * np.float64(sd)).astype(np.float32)
+    np.testing.assert_array_equal(res["d"], ref_d)
+    if also_q_out:
+        np.testing.assert_array_equal(res["q"], ref_q)
