@@ -367,6 +367,45 @@ scalar_quantize(const lp *s, const wnn_node *n)
     return true;
 }
 
+/* a per-tensor quantizeLinear / dequantizeLinear of a 4-D nchw operand
+ * whose result, through at most three more such nodes each read once,
+ * only a convolution reads as its input (a QDQ model's first convolution:
+ * x -> quantizeLinear -> dequantizeLinear -> conv2d): it runs in nhwc, its
+ * input transposed (the float input, before it is quantized), so that the
+ * dequantizeLinear meets the convolution and the region runs in integer
+ * arithmetic (compiler/fuse_qdq.c) instead of a transpose between them */
+static bool
+leading_quantize(const lp *s, const uint32_t *uses, const uint32_t *reader,
+                 const wnn_node *n)
+{
+    const wnn_ir *ir = s->ir;
+    if (s->nhwc[n->in[0]] || ir->operands[n->in[0]].desc.rank != 4) {
+        return false;
+    }
+    for (int depth = 0; depth < 4; depth++) {
+        if ((n->op != WNN_OP_QUANTIZE_LINEAR &&
+             n->op != WNN_OP_DEQUANTIZE_LINEAR) ||
+            n->n_in != 3 || n->n_out != 1) {
+            return false;
+        }
+        for (uint32_t j = 1; j < 3; j++) {
+            const wnn_desc *d = &ir->operands[n->in[j]].desc;
+            if (s->nhwc[n->in[j]] || d->rank > 4 || wnn_desc_elements(d) != 1) {
+                return false;
+            }
+        }
+        uint32_t o = n->out[0];
+        if (uses[o] != 1 || reader[o] == WNN_NO_NODE) {
+            return false;
+        }
+        n = &ir->nodes[reader[o]];
+        if (is_conv_candidate(ir, n)) {
+            return n->in[0] == o;
+        }
+    }
+    return false;
+}
+
 static uint32_t *
 u32s(wnn_ir *ir, uint32_t n, const uint32_t *v)
 {
@@ -479,11 +518,16 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     s.to_nchw = malloc(s.n_cap * sizeof(uint32_t));
     /* readers of each operand (the graph's outputs count): shuffle_nhwc */
     uint32_t *uses = calloc(ir->n_operands + 1, sizeof(uint32_t));
-    bool ok = s.nhwc && s.to_nhwc && s.to_nchw && uses;
+    uint32_t *reader = malloc((ir->n_operands + 1) * sizeof(uint32_t));
+    bool ok = s.nhwc && s.to_nhwc && s.to_nchw && uses && reader;
+    for (uint32_t i = 0; ok && i <= ir->n_operands; i++) {
+        reader[i] = WNN_NO_NODE;
+    }
     for (uint32_t pos = 0; ok && pos < p->n_order; pos++) {
         const wnn_node *n = &ir->nodes[p->order[pos]];
         for (uint32_t j = 0; j < n->n_in; j++) {
             uses[n->in[j]]++;
+            reader[n->in[j]] = p->order[pos];
         }
     }
     for (uint32_t i = 0; ok && i < g->n_outputs; i++) {
@@ -557,6 +601,14 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
                 }
             }
             out_nhwc = true;
+        } else if (leading_quantize(&s, uses, reader, n)) {
+            uint32_t x = version(&s, n->in[0], true);
+            ok = x != WNN_NO_NODE;
+            n = &ir->nodes[id]; /* the nodes may have moved */
+            if (ok) {
+                n->in[0] = x;
+            }
+            out_nhwc = true;
         } else if (scalar_quantize(&s, n)) {
             /* quantizeLinear / dequantizeLinear with one scale and zero
              * point: element by element, in nhwc as the convolutions of a
@@ -592,6 +644,7 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     free(s.to_nhwc);
     free(s.to_nchw);
     free(uses);
+    free(reader);
     if (!ok) {
         free(s.order);
         return wnn_failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,

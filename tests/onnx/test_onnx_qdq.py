@@ -136,9 +136,11 @@ def test_qdq_convolutions_run_in_integer_arithmetic(ctx, opset):
     per-tensor QuantizeLinear / DequantizeLinear follow the convolutions into
     nhwc, and the second convolution runs as an integer step; the output
     within one quantization step of ONNX Runtime's (they round the same way
-    where the sums agree).  The first stays float: the graph's nchw input is
-    transposed into nhwc between its DequantizeLinear and the convolution
-    (README, known limits)."""
+    where the sums agree).  The first stays float: the graph's dequantized
+    input is read by the residual add too, so layout planning transposes it
+    between its DequantizeLinear and the convolution (README, known limits;
+    read by the convolution alone it runs in integers: test_int8's
+    test_nchw_first_convolution_runs_in_integers)."""
     m = _qdq_resnet_block(np.random.default_rng(opset), opset)
     x = np.random.default_rng(1).standard_normal((1, 8, 10, 10)).astype(np.float32)
     model = webnn.onnx.load(m.SerializeToString(), ctx)

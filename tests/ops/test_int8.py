@@ -786,3 +786,50 @@ def test_region_ending_in_dequantize(ctx, also_q_out, ydt):
     np.testing.assert_array_equal(res["d"], ref_d)
     if also_q_out:
         np.testing.assert_array_equal(res["q"], ref_q)
+
+
+@pytest.mark.parametrize("quantize_input", [False, True])
+def test_nchw_first_convolution_runs_in_integers(ctx, quantize_input):
+    """an nchw graph of two convolutions (layout planning puts them in
+    nhwc) whose first reads x -> [quantizeLinear] -> dequantizeLinear: the
+    per-tensor (de)quantization runs in nhwc, its input transposed, so the
+    first convolution's region runs in integer arithmetic -- its integers
+    exactly the reference's -- instead of a transpose between the
+    dequantizeLinear and the convolution"""
+    rng = rng_for("nchw-first", quantize_input)
+    c = make_case(rng, "conv2d", conv=dict(CONVS[2], layout="oihw"), act="relu")
+    b = webnn.MLGraphBuilder(ctx)
+
+    def const(a):
+        a = np.ascontiguousarray(a)
+        return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+    one = [1, 1, 1, 1]
+    xn = np.ascontiguousarray(c["x"].transpose(0, 3, 1, 2))
+    sx, zx = const(np.full(one, c["sx"], np.float32)), const(np.full(one, c["zx"], c["xdt"]))
+    if quantize_input:   # a float input, quantized by the graph (x's own values)
+        xf = ((xn.astype(np.float64) - int(c["zx"])) * np.float64(c["sx"])).astype(np.float32)
+        x = b.input("x", {"dataType": "float32", "shape": list(xn.shape)})
+        dx = b.dequantize_linear(b.quantize_linear(x, sx, zx), sx, zx)
+        feeds = {"x": xf}
+    else:
+        x = b.input("x", {"dataType": c["xdt"], "shape": list(xn.shape)})
+        dx = b.dequantize_linear(x, sx, zx)
+        feeds = {"x": xn}
+    dw = b.dequantize_linear(const(c["w"]), const(c["sw"].reshape(-1, 1, 1, 1)),
+                             const(c["zw"].reshape(-1, 1, 1, 1)))
+    y = b.relu(b.conv2d(dx, dw, {k: c["conv"][k] for k in ("padding", "strides", "dilations")
+                                 if k in c["conv"]}))
+    q = b.quantize_linear(y, const(np.full(one, c["sy"], np.float32)),
+                          const(np.full(one, c["zy"], c["ydt"])))
+    w2 = rng.standard_normal((4, c["conv"]["O"], 1, 1)).astype(np.float32)
+    d = b.dequantize_linear(q, const(np.full(one, np.float32(0.5))), const(np.full(one, c["zy"])))
+    g = b.build({"q": q, "y2": b.conv2d(d, const(w2))})
+    groups = int8_groups(g)
+    assert len(groups) == 1 and "conv2d" in groups[0], groups
+    res = ctx.compute(g, feeds)
+    ref = reference(c)                              # nhwc
+    np.testing.assert_array_equal(res["q"], ref.transpose(0, 3, 1, 2))
+    dref = (ref.astype(np.float64) - int(c["zy"])) * 0.5
+    y2 = np.einsum("nhwc,oc->nohw", dref, w2[:, :, 0, 0].astype(np.float64))
+    np.testing.assert_allclose(res["y2"], y2, rtol=1e-5, atol=1e-5)
