@@ -295,11 +295,13 @@ match(const qctx *q, uint32_t qid, wnn_epilogue *e)
 }
 
 /* the quantizeLinear's result read only by a dequantizeLinear (per tensor,
- * float32 out) and not a graph output: the chain ends there instead, its
- * result that dequantizeLinear's float32 (the next operators' input; the
- * backend writes it straight from the integers) */
+ * float32 out) and not a graph output, that dequantizeLinear not the x of
+ * another region (then that region reads the integers): the chain ends
+ * there instead, its result that dequantizeLinear's float32 (the next
+ * operators' input; the backend writes it straight from the integers).
+ * After every region is found (fusion's chain_of filled). */
 static void
-take_dequantize(const qctx *q, wnn_epilogue *e)
+take_dequantize(const qctx *q, const wnn_fusion *f, wnn_epilogue *e)
 {
     const wnn_node *qn = &q->ir->nodes[e->last];
     uint32_t r = qn->out[0];
@@ -311,6 +313,11 @@ take_dequantize(const qctx *q, wnn_epilogue *e)
     if (q->chain_of[did] || !quant_node(q, dn, WNN_OP_DEQUANTIZE_LINEAR, true) ||
         dn->in[0] != r || desc(q, dn->out[0])->dtype != WNN_FLOAT32) {
         return;
+    }
+    for (uint32_t k = 0; k < f->n_chains; k++) {
+        if (f->chains[k].kind == WNN_FUSE_QDQ && f->chains[k].dq_x == did + 1) {
+            return;
+        }
     }
     e->last = did;
     e->result = dn->out[0];
@@ -331,13 +338,11 @@ wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
             !match(&q, id, &e)) {
             continue;
         }
-        take_dequantize(&q, &e);
         uint32_t k = ++f->n_chains;
         f->chains[k - 1] = e;
         const uint32_t nodes[] = { e.dq_x - 1, e.dq_w - 1, e.producer, e.last,
                                    e.add, e.act, e.dq_b ? e.dq_b - 1
-                                                        : WNN_NO_NODE,
-                                   e.last != id ? id : WNN_NO_NODE };
+                                                        : WNN_NO_NODE };
         /* a dequantizeLinear of x read elsewhere too runs on its own */
         const wnn_node *dx = &g->ir->nodes[e.dq_x - 1];
         bool shared_x = uses[dx->out[0]] != 1 || is_out[dx->out[0]];
@@ -345,6 +350,17 @@ wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
             if (nodes[i] != WNN_NO_NODE && !(i == 0 && shared_x)) {
                 f->chain_of[nodes[i]] = k;
             }
+        }
+    }
+    for (uint32_t k = 0; k < f->n_chains; k++) {
+        wnn_epilogue *e = &f->chains[k];
+        uint32_t qid = e->last;
+        if (e->kind != WNN_FUSE_QDQ) {
+            continue;
+        }
+        take_dequantize(&q, f, e);
+        if (e->last != qid) {
+            f->chain_of[e->last] = k + 1;
         }
     }
 }

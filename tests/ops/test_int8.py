@@ -833,3 +833,46 @@ def test_nchw_first_convolution_runs_in_integers(ctx, quantize_input):
     dref = (ref.astype(np.float64) - int(c["zy"])) * 0.5
     y2 = np.einsum("nhwc,oc->nohw", dref, w2[:, :, 0, 0].astype(np.float64))
     np.testing.assert_allclose(res["y2"], y2, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_chained_regions(ctx, shared):
+    """matmul -> quantizeLinear -> dequantizeLinear -> matmul ->
+    quantizeLinear (a QDQ model's consecutive layers): two integer regions,
+    the first's dequantizeLinear left to the second as its x (not taken into
+    the first as its float32 result) -- also when that dequantized value is
+    read elsewhere too (shared: a residual add's reader); exact"""
+    rng = rng_for("chain", shared)
+    c1 = make_case(rng, "matmul", M=6, K=19, N=23, act="relu")
+    c2 = make_case(rng, "matmul", M=6, K=23, N=11)
+    b = webnn.MLGraphBuilder(ctx)
+
+    def const(a):
+        a = np.ascontiguousarray(a)
+        return b.constant({"dataType": str(a.dtype), "shape": list(a.shape)}, a)
+
+    def dq(v, s, z, shape=(1, 1)):
+        return b.dequantize_linear(v, const(np.full(shape, s, np.float32)),
+                                   const(np.full(shape, z, np.asarray(z).dtype)))
+
+    x = b.input("x", {"dataType": c1["xdt"], "shape": list(c1["x"].shape)})
+    y1 = b.relu(b.matmul(dq(x, c1["sx"], c1["zx"]),
+                         dq(const(c1["w"]), c1["sw"].reshape(1, -1), c1["zw"].reshape(1, -1),
+                            (1, c1["w"].shape[1]))))
+    q1 = b.quantize_linear(y1, const(np.full((1, 1), c1["sy"], np.float32)),
+                           const(np.full((1, 1), c1["zy"], c1["ydt"])))
+    d1 = dq(q1, c1["sy"], c1["zy"])
+    y2 = b.matmul(d1, dq(const(c2["w"]), c2["sw"].reshape(1, -1), c2["zw"].reshape(1, -1),
+                         (1, c2["w"].shape[1])))
+    q2 = b.quantize_linear(y2, const(np.full((1, 1), c2["sy"], np.float32)),
+                           const(np.full((1, 1), c2["zy"], c2["ydt"])))
+    outs = {"q2": q2, "t": b.tanh(d1)} if shared else {"q2": q2}
+    g = b.build(outs)
+    assert len(int8_groups(g)) == 2, int8_groups(g)
+    res = ctx.compute(g, {"x": c1["x"]})
+    r1 = reference(c1)
+    c2.update(x=r1, xdt=c1["ydt"], sx=c1["sy"], zx=c1["zy"])
+    np.testing.assert_array_equal(res["q2"], reference(c2))
+    if shared:
+        d = ((r1.astype(np.float64) - int(c1["zy"])) * np.float64(c1["sy"])).astype(np.float32)
+        np.testing.assert_allclose(res["t"], np.tanh(d.astype(np.float64)), rtol=1e-6, atol=1e-7)
