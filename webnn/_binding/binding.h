@@ -86,12 +86,16 @@ PyObject *limits_obj(const wnn_op_limits *l);
  * capsule-taking one the body it calls, <name>_impl */
 #define WNN_PY_CAP(name, ctype, capsule, what, doc) \
     PyObject *name##_impl(PyObject *m, ctype *p);
+#define WNN_PY_CT(name, doc)                                               \
+    PyObject *name##_impl(PyObject *m, wnn_context *c, wnn_tensor *t,       \
+                          PyObject *rest);
 #define WNN_PY_O(name, doc) PyObject *m_##name(PyObject *m, PyObject *arg);
 #define WNN_PY_ARGS(name, doc) PyObject *m_##name(PyObject *m, PyObject *args);
 #define WNN_PY_NOARGS(name, doc) \
     PyObject *m_##name(PyObject *m, PyObject *noargs);
 #include "methods.def"
 #undef WNN_PY_CAP
+#undef WNN_PY_CT
 #undef WNN_PY_O
 #undef WNN_PY_ARGS
 #undef WNN_PY_NOARGS

@@ -184,11 +184,32 @@ m_set_types(PyObject *m, PyObject *args)
         ctype *p = cap_get(cap, capsule, what);                              \
         return p ? name##_impl(m, p) : NULL;                                 \
     }
+#define WNN_PY_CT(name, doc)                                                 \
+    static PyObject *m_##name(PyObject *m, PyObject *args)                   \
+    {                                                                        \
+        Py_ssize_t n = PyTuple_GET_SIZE(args);                               \
+        if (n < 2) {                                                         \
+            return type_error(#name "() takes a context and a tensor");     \
+        }                                                                    \
+        wnn_context *c =                                                     \
+            cap_get(PyTuple_GET_ITEM(args, 0), "webnn.context", "MLContext"); \
+        wnn_tensor *t = c ? cap_get(PyTuple_GET_ITEM(args, 1),               \
+                                    "webnn.tensor", "MLTensor")              \
+                          : NULL;                                            \
+        PyObject *rest = t ? PyTuple_GetSlice(args, 2, n) : NULL;            \
+        if (!rest) {                                                         \
+            return NULL;                                                     \
+        }                                                                    \
+        PyObject *r = name##_impl(m, c, t, rest);                            \
+        Py_DECREF(rest);                                                     \
+        return r;                                                            \
+    }
 #define WNN_PY_O(name, doc)
 #define WNN_PY_ARGS(name, doc)
 #define WNN_PY_NOARGS(name, doc)
 #include "methods.def"
 #undef WNN_PY_CAP
+#undef WNN_PY_CT
 #undef WNN_PY_O
 #undef WNN_PY_ARGS
 #undef WNN_PY_NOARGS
@@ -196,11 +217,13 @@ m_set_types(PyObject *m, PyObject *args)
 /* the method table, generated (methods.def) */
 static PyMethodDef core_methods[] = {
 #define WNN_PY_CAP(name, ctype, capsule, what, doc) {#name, m_##name, METH_O, doc},
+#define WNN_PY_CT(name, doc) {#name, m_##name, METH_VARARGS, doc},
 #define WNN_PY_O(name, doc) {#name, m_##name, METH_O, doc},
 #define WNN_PY_ARGS(name, doc) {#name, m_##name, METH_VARARGS, doc},
 #define WNN_PY_NOARGS(name, doc) {#name, m_##name, METH_NOARGS, doc},
 #include "methods.def"
 #undef WNN_PY_CAP
+#undef WNN_PY_CT
 #undef WNN_PY_O
 #undef WNN_PY_ARGS
 #undef WNN_PY_NOARGS

@@ -176,15 +176,11 @@ tensor_destroy_impl(PyObject *m, wnn_tensor *t)
 }
 
 PyObject *
-m_tensor_write(PyObject *m, PyObject *args)
+tensor_write_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap, *data;
-    if (!PyArg_ParseTuple(args, "OOO:write_tensor", &ccap, &tcap, &data)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
+    PyObject *data;
+    if (!PyArg_ParseTuple(rest, "O:write_tensor", &data)) {
         return NULL;
     }
     wnn_error err;
@@ -213,15 +209,11 @@ m_tensor_write(PyObject *m, PyObject *args)
 }
 
 PyObject *
-m_tensor_read(PyObject *m, PyObject *args)
+tensor_read_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap, *out;
-    if (!PyArg_ParseTuple(args, "OOO:read_tensor", &ccap, &tcap, &out)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
+    PyObject *out;
+    if (!PyArg_ParseTuple(rest, "O:read_tensor", &out)) {
         return NULL;
     }
     wnn_error err;
