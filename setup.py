@@ -163,7 +163,7 @@ BINDING_SOURCES = sorted(glob.glob(os.path.join("webnn", "_binding", "*.c")))
 core = Extension(
     "webnn._core",
     sources=core_sources + BINDING_SOURCES,
-    depends=core_depends + ["webnn/_binding/binding.h"],
+    depends=core_depends + ["webnn/_binding/binding.h", "webnn/_binding/methods.def"],
     include_dirs=["csrc/include"],
     libraries=["blis", "m", "pthread", "dl"],
     extra_compile_args=extra_compile,

@@ -169,19 +169,6 @@ void cpu_parallel_copy(void *dst, const void *src, uint64_t bytes);
 void cpu_parallel_stream(int64_t n, uint64_t item_bytes, int nthreads,
                          cpu_for_fn fn, void *arg);
 
-/* cpu/blis/gemm.c: row-major C = alpha * op(A) * op(B) + beta * C on BLIS
- * (beta == 0 never reads C), threaded for large products. */
-void cpu_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-               float alpha, const float *a, int64_t lda, const float *b,
-               int64_t ldb, float beta, float *c, int64_t ldc);
-/* The same on the calling thread alone (alpha 1, beta 0), and cut into
- * pieces that nt threads of the pool take dynamically (the convolutions'). */
-void cpu_sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                  const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float *c, int64_t ldc);
-void cpu_sgemm_tasks(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                     const float *a, int64_t lda, const float *b, int64_t ldb,
-                     float *c, int64_t ldc, int nt);
 /* cpu/convert.c: float32 or float16 data -> a malloc'd float32 copy (NULL
  * if out of memory) */
 float *cpu_to_f32(const void *p, wnn_dtype t, uint64_t n);
@@ -269,19 +256,6 @@ int cpu_conv_pair_fuses(const cpu_config *cfg, const wnn_conv_params *a,
                         const wnn_conv_params *b, bool a_linked);
 wnn_status cpu_conv_pair(const cpu_call *ke, const cpu_call *kd,
                          const cpu_call *kp, wnn_error *err);
-
-/* kernels/conv/direct.c: C [m][n] = A [m][kk] (rows kk apart, row-major)
- * times B + bias, B's element (i, j) at b[i sb_k + j sb_n] (input 1 of k, a
- * constant: packed once), bias NULL or n floats, the epilogue epi (float32;
- * NULL: none) applied on each block stored (and marked applied): matmul and
- * gemm on the AVX-512 micro-kernel of the 1x1 convolution.  Returns false,
- * doing nothing, where that kernel does not run (no AVX-512,
- * WEBNN_CONV_DIRECT=0, fewer than 8 columns, b not a constant); otherwise
- * true with the status in *st. */
-bool cpu_direct_product(const cpu_call *k, const float *a, int64_t m,
-                        int64_t kk, int64_t n, const float *b, int64_t sb_k,
-                        int64_t sb_n, const float *bias, float *c,
-                        cpu_epi *epi, wnn_status *st, wnn_error *err);
 
 /* The prepared data of `slot`, made from input `input`, or NULL (not made
  * yet, or the input is not a constant).  cpu_prep_keep stores p (a malloc'd

@@ -248,3 +248,38 @@ def test_the_cuda_library_names_no_function_of_the_core():
         if direct:
             used[f.name] = sorted(direct)
     assert not used, f"the CUDA library calls the core directly: {used}"
+
+
+def test_products_go_through_the_gemm_service():
+    """The CPU backend's float32 products have one entry, cpu_product
+    (cpu/gemm.h, cpu/gemm.c): no file but the service names the kernels it
+    chooses from (the BLIS wrapper's functions, the register-blocked
+    kernel's product entry) or BLIS itself (bli_*), the files that define
+    them aside; and the service calls no operator kernel (no circle)."""
+    cpu = CSRC / "cpu"
+    service = cpu / "gemm.c"
+    files = _c_files("cpu")
+    defs, edges = _graph(files)
+    kernels = {"cpu_blis_sgemm", "cpu_blis_sgemm_1t", "cpu_blis_sgemm_tasks",
+               "cpu_direct_product"}
+    owners = {n: f for f, names in defs.items() for n in names if n in kernels}
+    assert set(owners) == kernels, "the service's kernels are not found: the parser is broken"
+    assert "cpu_product" in defs[service]
+    blis = cpu / "blis" / "sgemm.c"
+    bad = []
+    for f in files + sorted(cpu.rglob("*.h")):
+        if f == service:
+            continue
+        names = set(_IDENT.findall(_strip(f.read_text())))
+        for n in sorted(names & kernels):
+            if f != owners[n] and f != cpu / "gemm.h":  # gemm.h declares them
+                bad.append(f"{f.relative_to(ROOT)} names {n}")
+        if f != blis and any(n.startswith("bli_") for n in names):
+            bad.append(f"{f.relative_to(ROOT)} calls BLIS")
+    assert not bad, "products outside the GEMM service: " + "; ".join(bad)
+    callers = sorted(str(f.relative_to(ROOT)) for f, e in edges.items() if service in e)
+    assert {"csrc/cpu/kernels/matmul/matmul.c",
+            "csrc/cpu/kernels/recurrent/recurrent.c"} <= set(callers), callers
+    assert edges[service] <= {blis, cpu / "kernels" / "conv" / "direct.c",
+                              cpu / "pool.c", cpu / "support.c", cpu / "config.c",
+                              cpu / "backend_cpu.c"}, sorted(edges[service])

@@ -161,7 +161,7 @@ def test_activations(run, dt, activations):
 # (a slice ending mid-panel); a batch that is not a multiple of the
 # micro-kernel's rows; a long sequence whose projection is shared by the
 # threads while the steps are too small to share; a batch too large for the
-# micro-kernel (cpu_sgemm); a step product large enough for BLIS's threads
+# micro-kernel (cpu_product); a step product large enough for BLIS's threads
 # (gate math threaded over the batch).
 SIZES = [(1, 1, 1, 1), (2, 8, 16, 210), (3, 11, 7, 64), (64, 8, 64, 16), (2, 65, 3, 8),
          (2, 72, 8, 160)]
@@ -268,7 +268,7 @@ def test_fewer_threads_than_planned(tmp_path):
 @pytest.mark.parametrize("isa", ["avx2", "baseline"])
 def test_other_isa(tmp_path, isa):
     """The AVX2 micro-kernel (6 x 16, for CPUs without AVX-512) and the
-    cpu_sgemm path (CPUs without AVX2 + FMA), chosen with WEBNN_CPU_ISA."""
+    cpu_product (BLIS) path (CPUs without AVX2 + FMA), chosen with WEBNN_CPU_ISA."""
     run_in_subprocess(tmp_path, {"WEBNN_CPU_ISA": isa}, SUBPROCESS_CASES, isa)
 
 

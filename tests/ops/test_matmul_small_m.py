@@ -5,7 +5,7 @@
   among the threads (csrc/cpu/kernels/conv/direct.c, direct_small_m);
   elsewhere BLIS;
 - b an input (attention's products against the cache) and one row: a loop
-  without packing (csrc/cpu/blis/gemm.c, sgemm_rows) on every CPU; more
+  without packing (csrc/cpu/gemm.c, sgemm_rows) on every CPU; more
   rows take BLIS.
 
 Row counts 1..9 (9: past both limits), columns and depths that are not

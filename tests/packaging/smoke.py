@@ -9,7 +9,7 @@ the process's loaded libraries (/proc/self/maps), which BLIS ran them:
   --bundled-blis    the one the wheel carries (site-packages/webnn.libs/),
                     and no other libblis is mapped; on a CPU with AVX-512 that
                     BLIS runs its skx kernels (webnn sets BLIS_ARCH_TYPE=skx
-                    before BLIS initialises, csrc/cpu/blis/gemm.c)
+                    before BLIS initialises, csrc/cpu/blis/sgemm.c)
   --no-system-blis  the system's libblis cannot even be opened in this process
                     (test_wheel.sh hides it in a private mount namespace)
 The GPU library must not be loaded by any of it (CPU context)."""

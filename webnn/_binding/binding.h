@@ -81,47 +81,23 @@ int conv_desc(PyObject *o, const char *op, wnn_desc *d);
 int format_dtype(const char *fmt, Py_ssize_t itemsize, wnn_dtype *t);
 int conv_buffer(PyObject *obj, const wnn_desc *d, const char *op, const char *arg, bool writable, Py_buffer *view, void **data, void **copy);
 PyObject *limits_obj(const wnn_op_limits *l);
-PyObject *m_op_table(PyObject *m, PyObject *noargs);
 
-/* builder.c */
-PyObject *m_builder_create(PyObject *m, PyObject *cap);
-PyObject *m_builder_input(PyObject *m, PyObject *args);
-PyObject *m_host_buffer(PyObject *m, PyObject *arg);
-PyObject *m_builder_constant(PyObject *m, PyObject *args);
-PyObject *m_builder_constant_scalar(PyObject *m, PyObject *args);
-PyObject *m_builder_constant_tensor(PyObject *m, PyObject *args);
-PyObject *m_builder_op(PyObject *m, PyObject *args);
-PyObject *m_builder_build(PyObject *m, PyObject *args);
-PyObject *m_graph_info(PyObject *m, PyObject *cap);
-PyObject *m_graph_destroy(PyObject *m, PyObject *cap);
-
-/* tensors.c */
-PyObject *m_device_available(PyObject *m, PyObject *arg);
-PyObject *m_context_create(PyObject *m, PyObject *arg);
-PyObject *m_context_destroy(PyObject *m, PyObject *args);
-PyObject *m_context_info(PyObject *m, PyObject *cap);
-PyObject *m_context_op_limits(PyObject *m, PyObject *cap);
-PyObject *m_tensor_create(PyObject *m, PyObject *args);
-PyObject *m_tensor_info(PyObject *m, PyObject *cap);
-PyObject *m_tensor_destroy(PyObject *m, PyObject *cap);
-PyObject *m_tensor_write(PyObject *m, PyObject *args);
-PyObject *m_tensor_read(PyObject *m, PyObject *args);
-PyObject *m_dispatch(PyObject *m, PyObject *args);
-PyObject *m_dispatch_tensors(PyObject *m, PyObject *args);
-PyObject *m_compute(PyObject *m, PyObject *args);
-PyObject *m_profile(PyObject *m, PyObject *args);
-PyObject *m_compute_dict(PyObject *m, PyObject *args);
-PyObject *m_out_buffer(PyObject *m, PyObject *arg);
-
-/* dlpack.c */
-PyObject *m_tensor_dlpack(PyObject *m, PyObject *args);
-PyObject *m_dlpack_info(PyObject *m, PyObject *cap);
-PyObject *m_tensor_write_device(PyObject *m, PyObject *args);
-PyObject *m_tensor_create_constant_device(PyObject *m, PyObject *args);
-
-/* introspect.c */
-PyObject *m_graph_view(PyObject *m, PyObject *cap);
-PyObject *m_context_backend(PyObject *m, PyObject *cap);
-PyObject *m_op_prefix(PyObject *m, PyObject *args);
+/* the functions of webnn._core (methods.def): m_<name>, and for a
+ * capsule-taking one the body it calls, <name>_impl */
+#define WNN_PY_CAP(name, ctype, capsule, what, doc) \
+    PyObject *name##_impl(PyObject *m, ctype *p);
+#define WNN_PY_CT(name, doc)                                               \
+    PyObject *name##_impl(PyObject *m, wnn_context *c, wnn_tensor *t,       \
+                          PyObject *rest);
+#define WNN_PY_O(name, doc) PyObject *m_##name(PyObject *m, PyObject *arg);
+#define WNN_PY_ARGS(name, doc) PyObject *m_##name(PyObject *m, PyObject *args);
+#define WNN_PY_NOARGS(name, doc) \
+    PyObject *m_##name(PyObject *m, PyObject *noargs);
+#include "methods.def"
+#undef WNN_PY_CAP
+#undef WNN_PY_CT
+#undef WNN_PY_O
+#undef WNN_PY_ARGS
+#undef WNN_PY_NOARGS
 
 #endif

@@ -4,14 +4,10 @@
 
 /* ---- builder ------------------------------------------------------------ */
 PyObject *
-m_builder_create(PyObject *m, PyObject *cap)
+builder_create_impl(PyObject *m, wnn_context *c)
 {
-    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
     wnn_builder *b;
     wnn_error err;
-    if (!c) {
-        return NULL;
-    }
     if (wnn_builder_create(c, &b, &err) != WNN_OK) {
         return raise_error(m, &err);
     }
@@ -783,23 +779,15 @@ named_list(const wnn_graph *g, bool inputs)
 }
 
 PyObject *
-m_graph_info(PyObject *m, PyObject *cap)
+graph_info_impl(PyObject *m, wnn_graph *g)
 {
-    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
-    if (!g) {
-        return NULL;
-    }
     return Py_BuildValue("(NNO)", named_list(g, true), named_list(g, false),
                          wnn_graph_is_destroyed(g) ? Py_True : Py_False);
 }
 
 PyObject *
-m_graph_destroy(PyObject *m, PyObject *cap)
+graph_destroy_impl(PyObject *m, wnn_graph *g)
 {
-    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
-    if (!g) {
-        return NULL;
-    }
     wnn_graph_destroy(g);
     Py_RETURN_NONE;
 }

@@ -125,17 +125,12 @@ dl_dtype(wnn_dtype t)
  * "dltensor_versioned" capsule over the tensor's device memory (no copy),
  * after the work queued before it and the device's have finished. */
 PyObject *
-m_tensor_dlpack(PyObject *m, PyObject *args)
+tensor_dlpack_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap;
     int versioned, copied;
-    if (!PyArg_ParseTuple(args, "OOpp:tensor_dlpack", &ccap, &tcap, &versioned,
+    if (!PyArg_ParseTuple(rest, "pp:tensor_dlpack", &versioned,
                           &copied)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
         return NULL;
     }
     dl_export *x = calloc(1, sizeof(*x));
@@ -249,17 +244,11 @@ m_dlpack_info(PyObject *m, PyObject *cap)
 /* tensor_write_device(context, tensor, address, bytes): device-to-device
  * copy from memory of the context's device (a DLPack producer's) */
 PyObject *
-m_tensor_write_device(PyObject *m, PyObject *args)
+tensor_write_device_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap;
     unsigned long long addr, bytes;
-    if (!PyArg_ParseTuple(args, "OOKK:tensor_write_device", &ccap, &tcap,
-                          &addr, &bytes)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
+    if (!PyArg_ParseTuple(rest, "KK:tensor_write_device", &addr, &bytes)) {
         return NULL;
     }
     wnn_error err;

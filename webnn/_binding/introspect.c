@@ -67,12 +67,8 @@ steps_list(const wnn_graph *g)
  * [group per node, 0 = none], "n_fused": n, "fuses": bool, "steps": [the
  * schedule's steps, steps_list]}; None once the IR is gone. */
 PyObject *
-m_graph_view(PyObject *m, PyObject *cap)
+graph_view_impl(PyObject *m, wnn_graph *g)
 {
-    wnn_graph *g = cap_get(cap, "webnn.graph", "MLGraph");
-    if (!g) {
-        return NULL;
-    }
     uint32_t no = wnn_graph_num_operands(g), nn = wnn_graph_num_nodes(g);
     if (no == 0) {
         Py_RETURN_NONE;
@@ -159,12 +155,8 @@ done:
 
 /* context_backend(context) -> (backend name, threads) */
 PyObject *
-m_context_backend(PyObject *m, PyObject *cap)
+context_backend_impl(PyObject *m, wnn_context *c)
 {
-    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
-    if (!c) {
-        return NULL;
-    }
     return Py_BuildValue("(si)", wnn_context_backend_name(c), wnn_context_threads(c));
 }
 

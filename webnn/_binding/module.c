@@ -149,7 +149,7 @@ wnn_py_newref(PyObject *o)
 }
 
 
-static PyObject *
+PyObject *
 m_set_errors(PyObject *m, PyObject *d)
 {
     if (!PyDict_Check(d)) {
@@ -161,7 +161,7 @@ m_set_errors(PyObject *m, PyObject *d)
     Py_RETURN_NONE;
 }
 
-static PyObject *
+PyObject *
 m_set_types(PyObject *m, PyObject *args)
 {
     PyObject *tensor, *ndarray;
@@ -177,44 +177,56 @@ m_set_types(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* the capsule-taking functions' wrappers, generated (methods.def) */
+#define WNN_PY_CAP(name, ctype, capsule, what, doc)                          \
+    static PyObject *m_##name(PyObject *m, PyObject *cap)                    \
+    {                                                                        \
+        ctype *p = cap_get(cap, capsule, what);                              \
+        return p ? name##_impl(m, p) : NULL;                                 \
+    }
+#define WNN_PY_CT(name, doc)                                                 \
+    static PyObject *m_##name(PyObject *m, PyObject *args)                   \
+    {                                                                        \
+        Py_ssize_t n = PyTuple_GET_SIZE(args);                               \
+        if (n < 2) {                                                         \
+            return type_error(#name "() takes a context and a tensor");     \
+        }                                                                    \
+        wnn_context *c =                                                     \
+            cap_get(PyTuple_GET_ITEM(args, 0), "webnn.context", "MLContext"); \
+        wnn_tensor *t = c ? cap_get(PyTuple_GET_ITEM(args, 1),               \
+                                    "webnn.tensor", "MLTensor")              \
+                          : NULL;                                            \
+        PyObject *rest = t ? PyTuple_GetSlice(args, 2, n) : NULL;            \
+        if (!rest) {                                                         \
+            return NULL;                                                     \
+        }                                                                    \
+        PyObject *r = name##_impl(m, c, t, rest);                            \
+        Py_DECREF(rest);                                                     \
+        return r;                                                            \
+    }
+#define WNN_PY_O(name, doc)
+#define WNN_PY_ARGS(name, doc)
+#define WNN_PY_NOARGS(name, doc)
+#include "methods.def"
+#undef WNN_PY_CAP
+#undef WNN_PY_CT
+#undef WNN_PY_O
+#undef WNN_PY_ARGS
+#undef WNN_PY_NOARGS
+
+/* the method table, generated (methods.def) */
 static PyMethodDef core_methods[] = {
-    { "graph_view", m_graph_view, METH_O, "A built graph's nodes, operands and plan." },
-    { "context_backend", m_context_backend, METH_O, NULL },
-    { "op_prefix", m_op_prefix, METH_VARARGS, NULL },
-    { "op_table", m_op_table, METH_NOARGS, "The operator registry (ops.def)." },
-    { "set_errors", m_set_errors, METH_O, "Map error kinds to classes." },
-    { "device_available", m_device_available, METH_O, NULL },
-    { "context_create", m_context_create, METH_O, NULL },
-    { "context_destroy", m_context_destroy, METH_VARARGS, NULL },
-    { "context_info", m_context_info, METH_O, NULL },
-    { "context_op_limits", m_context_op_limits, METH_O, NULL },
-    { "builder_create", m_builder_create, METH_O, NULL },
-    { "builder_input", m_builder_input, METH_VARARGS, NULL },
-    { "builder_constant", m_builder_constant, METH_VARARGS, NULL },
-    { "builder_constant_scalar", m_builder_constant_scalar, METH_VARARGS, NULL },
-    { "builder_constant_tensor", m_builder_constant_tensor, METH_VARARGS, NULL },
-    { "builder_op", m_builder_op, METH_VARARGS, NULL },
-    { "builder_build", m_builder_build, METH_VARARGS, NULL },
-    { "graph_info", m_graph_info, METH_O, NULL },
-    { "graph_destroy", m_graph_destroy, METH_O, NULL },
-    { "tensor_create", m_tensor_create, METH_VARARGS, NULL },
-    { "tensor_info", m_tensor_info, METH_O, NULL },
-    { "tensor_destroy", m_tensor_destroy, METH_O, NULL },
-    { "tensor_write", m_tensor_write, METH_VARARGS, NULL },
-    { "tensor_read", m_tensor_read, METH_VARARGS, NULL },
-    { "tensor_dlpack", m_tensor_dlpack, METH_VARARGS, NULL },
-    { "tensor_write_device", m_tensor_write_device, METH_VARARGS, NULL },
-    { "tensor_create_constant_device", m_tensor_create_constant_device,
-      METH_VARARGS, NULL },
-    { "dlpack_info", m_dlpack_info, METH_O, NULL },
-    { "dispatch", m_dispatch, METH_VARARGS, NULL },
-    { "dispatch_tensors", m_dispatch_tensors, METH_VARARGS, NULL },
-    { "set_types", m_set_types, METH_VARARGS, NULL },
-    { "compute", m_compute, METH_VARARGS, NULL },
-    { "profile", m_profile, METH_VARARGS, NULL },
-    { "compute_dict", m_compute_dict, METH_VARARGS, NULL },
-    { "out_buffer", m_out_buffer, METH_O, NULL },
-    { "host_buffer", m_host_buffer, METH_O, NULL },
+#define WNN_PY_CAP(name, ctype, capsule, what, doc) {#name, m_##name, METH_O, doc},
+#define WNN_PY_CT(name, doc) {#name, m_##name, METH_VARARGS, doc},
+#define WNN_PY_O(name, doc) {#name, m_##name, METH_O, doc},
+#define WNN_PY_ARGS(name, doc) {#name, m_##name, METH_VARARGS, doc},
+#define WNN_PY_NOARGS(name, doc) {#name, m_##name, METH_NOARGS, doc},
+#include "methods.def"
+#undef WNN_PY_CAP
+#undef WNN_PY_CT
+#undef WNN_PY_O
+#undef WNN_PY_ARGS
+#undef WNN_PY_NOARGS
     { NULL, NULL, 0, NULL },
 };
 

@@ -75,12 +75,8 @@ m_context_destroy(PyObject *m, PyObject *args)
 }
 
 PyObject *
-m_context_info(PyObject *m, PyObject *cap)
+context_info_impl(PyObject *m, wnn_context *c)
 {
-    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
-    if (!c) {
-        return NULL;
-    }
     uint64_t merged, reruns, inlined;
     wnn_context_timeline_counts(c, &merged, &reruns, &inlined);
     return Py_BuildValue(
@@ -97,12 +93,8 @@ m_context_info(PyObject *m, PyObject *cap)
 
 /* {op id: limits list} for the operators the context supports */
 PyObject *
-m_context_op_limits(PyObject *m, PyObject *cap)
+context_op_limits_impl(PyObject *m, wnn_context *c)
 {
-    wnn_context *c = cap_get(cap, "webnn.context", "MLContext");
-    if (!c) {
-        return NULL;
-    }
     PyObject *d = PyDict_New();
     for (int op = 0; d && op < WNN_OP_COUNT; op++) {
         wnn_op_limits l;
@@ -166,12 +158,8 @@ m_tensor_create(PyObject *m, PyObject *args)
 }
 
 PyObject *
-m_tensor_info(PyObject *m, PyObject *cap)
+tensor_info_impl(PyObject *m, wnn_tensor *t)
 {
-    wnn_tensor *t = cap_get(cap, "webnn.tensor", "MLTensor");
-    if (!t) {
-        return NULL;
-    }
     const wnn_desc *d = wnn_tensor_desc(t);
     return Py_BuildValue("(sNOOOO)", wnn_dtype_name(d->dtype), shape_tuple(d),
                          wnn_tensor_readable(t) ? Py_True : Py_False,
@@ -181,26 +169,18 @@ m_tensor_info(PyObject *m, PyObject *cap)
 }
 
 PyObject *
-m_tensor_destroy(PyObject *m, PyObject *cap)
+tensor_destroy_impl(PyObject *m, wnn_tensor *t)
 {
-    wnn_tensor *t = cap_get(cap, "webnn.tensor", "MLTensor");
-    if (!t) {
-        return NULL;
-    }
     wnn_tensor_destroy(t);
     Py_RETURN_NONE;
 }
 
 PyObject *
-m_tensor_write(PyObject *m, PyObject *args)
+tensor_write_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap, *data;
-    if (!PyArg_ParseTuple(args, "OOO:write_tensor", &ccap, &tcap, &data)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
+    PyObject *data;
+    if (!PyArg_ParseTuple(rest, "O:write_tensor", &data)) {
         return NULL;
     }
     wnn_error err;
@@ -229,15 +209,11 @@ m_tensor_write(PyObject *m, PyObject *args)
 }
 
 PyObject *
-m_tensor_read(PyObject *m, PyObject *args)
+tensor_read_impl(PyObject *m, wnn_context *c, wnn_tensor *t,
+    PyObject *rest)
 {
-    PyObject *ccap, *tcap, *out;
-    if (!PyArg_ParseTuple(args, "OOO:read_tensor", &ccap, &tcap, &out)) {
-        return NULL;
-    }
-    wnn_context *c = cap_get(ccap, "webnn.context", "MLContext");
-    wnn_tensor *t = c ? cap_get(tcap, "webnn.tensor", "MLTensor") : NULL;
-    if (!t) {
+    PyObject *out;
+    if (!PyArg_ParseTuple(rest, "O:read_tensor", &out)) {
         return NULL;
     }
     wnn_error err;

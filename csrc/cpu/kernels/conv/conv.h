@@ -63,7 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cpu.h"
+#include "../../gemm.h"
 
 /* a * b + c may be one fused multiply-add (-std=c11 turns contraction off
  * in GCC) */
@@ -128,9 +128,29 @@ typedef int v16i __attribute__((vector_size(64)));
 #endif
 
 
-/* cpu/blis/gemm.c: the one BLIS wrapper (alpha 1, beta 0) */
-#define sgemm_1t cpu_sgemm_1t
-#define sgemm_par cpu_sgemm_tasks
+/* The convolutions' products (alpha 1, beta 0) on the GEMM service
+ * (cpu/gemm.h): on the calling thread alone (inside pool regions), and in
+ * pieces that nt threads of the pool take dynamically */
+static inline void
+sgemm_1t(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+         int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
+{
+    cpu_product(&(cpu_gemm_req){.ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                                .a = a, .lda = lda, .b = b, .ldb = ldb,
+                                .c = c, .ldc = ldc, .threads = 1},
+                NULL);
+}
+static inline void
+sgemm_par(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a,
+          int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+          int nt)
+{
+    cpu_product(&(cpu_gemm_req){.ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                                .a = a, .lda = lda, .b = b, .ldb = ldb,
+                                .c = c, .ldc = ldc,
+                                .threads = nt > 1 ? nt : 1},
+                NULL);
+}
 
 static inline int64_t
 ceil_div(int64_t a, int64_t b) /* b > 0 */

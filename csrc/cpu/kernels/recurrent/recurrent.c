@@ -34,7 +34,7 @@
  *   batch of 8: 8 x 1024 x 256 takes ~85 us against ~22 us), and its
  *   threads wait for each other by spinning without yielding, which on a
  *   busy machine can stretch the projection from 1 to 100+ ms.
- * - Otherwise: cpu_sgemm (BLIS), the projection before the recurrence, the
+ * - Otherwise: cpu_product (the GEMM service), the projection before the recurrence, the
  *   step products on R^T copied once per dispatch (or on R itself for a
  *   single step: gruCell, lstmCell).
  *
@@ -45,7 +45,7 @@
  * and its gate math, and the team meets at a barrier after each step (two
  * for gru without resetAfter, whose second product needs every r * h).
  * With two directions and two threads, each thread runs one direction
- * without barriers.  Small networks run on one thread; large cpu_sgemm
+ * without barriers.  Small networks run on one thread; large cpu_product
  * step products thread themselves, the gate math then threaded over the
  * batch.  WEBNN_CPU_ISA=avx2|baseline in the environment caps the code
  * path chosen (to test the others). */
@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cpu.h"
+#include "../../gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES)
@@ -235,11 +235,11 @@ typedef struct rnn {
     const float *x, *W;          /* [T * B, I], [D * G * H, I] (operands)   */
     int64_t I;
     float *wp;                   /* W in micro-kernel panels, or NULL: the  */
-                                 /* projection is cpu_sgemm before run()    */
+                                 /* projection is cpu_product before run()    */
     const float *R;              /* [D, G * H, H], the operand              */
     /* R prepared once per dispatch, by slice (d, s), or both NULL:        */
     float *pk;                   /* micro-kernel panels [G][P][H][NR]       */
-    float *rt;                   /* R^T [H, G * hs] for cpu_sgemm           */
+    float *rt;                   /* R^T [H, G * hs] for cpu_product          */
     float *prep;                 /* the memory of pk or rt                  */
     int64_t slice_floats;        /* floats per slice in pk or rt            */
     micro_fn micro;
@@ -471,17 +471,23 @@ recurrent_product(const rnn *n, const step *st, const float *h, int g0,
             }
         }
     } else if (st->rt) {
-        cpu_sgemm(false, false, B, ng * hs, H, 1.0f, h, H, st->rt + g0 * hs,
-                  ld, 0.0f, st->hr + g0 * hs, ld);
+        cpu_product(&(cpu_gemm_req){.m = B, .n = ng * hs, .k = H, .a = h,
+                                    .lda = H, .b = st->rt + g0 * hs,
+                                    .ldb = ld, .c = st->hr + g0 * hs,
+                                    .ldc = ld}, NULL);
     } else if (hs == H) {
-        cpu_sgemm(false, true, B, ng * hs, H, 1.0f, h, H,
-                  n->R + (st->d * n->G + g0) * H * H, H, 0.0f,
-                  st->hr + g0 * hs, ld);
+        cpu_product(&(cpu_gemm_req){.tb = true, .m = B, .n = ng * hs, .k = H,
+                                    .a = h, .lda = H,
+                                    .b = n->R + (st->d * n->G + g0) * H * H,
+                                    .ldb = H, .c = st->hr + g0 * hs,
+                                    .ldc = ld}, NULL);
     } else {
         for (int g = g0; g < g0 + ng; g++) {
-            cpu_sgemm(false, true, B, hs, H, 1.0f, h, H,
-                      n->R + ((st->d * n->G + g) * H + st->j0) * H, H, 0.0f,
-                      st->hr + g * hs, ld);
+            cpu_product(&(cpu_gemm_req){
+                            .tb = true, .m = B, .n = hs, .k = H, .a = h,
+                            .lda = H,
+                            .b = n->R + ((st->d * n->G + g) * H + st->j0) * H,
+                            .ldb = H, .c = st->hr + g * hs, .ldc = ld}, NULL);
         }
     }
 }
@@ -666,7 +672,7 @@ plan(rnn *n)
         return;
     }
     if (!n->micro && 2.0 * macs >= 8e6) {
-        /* cpu_sgemm threads such products itself (blis/gemm.c) */
+        /* the GEMM service threads such products itself (cpu/gemm.c) */
         if ((double)n->B * n->G * n->H >= CPU_PARALLEL_MIN && n->B > 1) {
             n->gate_threads = pmax < n->B ? pmax : (int)n->B;
         }
@@ -841,8 +847,9 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
     if (!wp) {
         /* x W for all steps and directions: [T * B, I] x [D * G * H, I]^T
          * (with the micro-kernel, the threads of run() compute it) */
-        cpu_sgemm(false, true, T * B, D * GH, I, 1.0f, a->x, I, a->w, I, 0.0f,
-                  xw, D * GH);
+        cpu_product(&(cpu_gemm_req){.tb = true, .m = T * B, .n = D * GH,
+                                    .k = I, .a = a->x, .lda = I, .b = a->w,
+                                    .ldb = I, .c = xw, .ldc = D * GH}, NULL);
     }
     /* the biases that are simply added to a gate, summed */
     for (int64_t i = 0; i < D * GH; i++) {

@@ -1,0 +1,146 @@
+/* matmul.c -- matmul and gemm (float16 is widened to float32 and rounded
+ * back), each product one request to the GEMM service (../../gemm.h). */
+#include <stdlib.h>
+
+#include "../../gemm.h"
+
+/* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast;
+ * the batch lowered at compile (compiler/lower/matmul.c). */
+wnn_status
+cpu_matmul(const cpu_call *k, wnn_error *err)
+{
+    const wnn_matmul_params *q = &k->lowered->u.matmul;
+    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
+                   *od = &k->out_desc[0];
+    wnn_dtype t = od->dtype;
+    const int64_t M = q->M, N = q->N, K = q->K;
+    const float *A = k->in[0], *B = k->in[1];
+    float *C = k->out[0];
+    float *wa = NULL, *wb = NULL, *wc = NULL;
+    if (t == WNN_FLOAT16) {
+        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
+        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
+        wc = malloc(wnn_desc_elements(od) * sizeof(float) + 64);
+        if (!wa || !wb || !wc) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        A = wa;
+        B = wb;
+        C = wc;
+    }
+    wnn_status st = WNN_OK;
+    if (q->mode == WNN_MM_ONE) {
+        /* b is shared: all of a's matrices are one tall matrix (b packed
+         * once where it is a constant) */
+        st = cpu_product(&(cpu_gemm_req){
+                             .m = M * q->batch, .n = N, .k = K, .a = A,
+                             .lda = K, .b = B, .ldb = N, .c = C, .ldc = N,
+                             .packed_b = k,
+                             .epi = t == WNN_FLOAT32 ? k->epi : NULL},
+                         err);
+    } else {
+        /* a's and b's matrices of each output matrix */
+        for (int64_t i = 0; i < q->batch; i++) {
+            int64_t rem = i, ia = 0, ib = 0;
+            for (int d = (int)q->rb - 1; d >= 0; d--) {
+                int64_t idx = rem % q->bshape[d];
+                rem /= q->bshape[d];
+                ia += idx * q->sa[d];
+                ib += idx * q->sb[d];
+            }
+            cpu_product(&(cpu_gemm_req){.m = M, .n = N, .k = K,
+                                        .a = A + ia * M * K, .lda = K,
+                                        .b = B + ib * K * N, .ldb = N,
+                                        .c = C + i * M * N, .ldc = N},
+                        err);
+        }
+    }
+    if (t == WNN_FLOAT16) {
+        if (st == WNN_OK) {
+            cpu_from_f32(wc, k->out[0], t, wnn_desc_elements(od));
+        }
+        free(wa);
+        free(wb);
+        free(wc);
+    }
+    return st;
+}
+
+/* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C; sizes, scalars
+ * and c's broadcast lowered at compile (compiler/lower/matmul.c). */
+wnn_status
+cpu_gemm(const cpu_call *k, wnn_error *err)
+{
+    const wnn_gemm_params *q = &k->lowered->u.gemm;
+    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1];
+    wnn_dtype t = k->out_desc[0].dtype;
+    const int64_t M = q->M, N = q->N;
+    uint64_t no = (uint64_t)M * N;
+    const float *A = k->in[0], *B = k->in[1];
+    float *C = k->out[0];
+    float *wa = NULL, *wb = NULL, *wc = NULL;
+    if (t == WNN_FLOAT16) {
+        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
+        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
+        wc = malloc(no * sizeof(float) + 64);
+        if (!wa || !wb || !wc) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        A = wa;
+        B = wb;
+        C = wc;
+    }
+    /* c broadcast along M is a row (the register-blocked kernel takes
+     * beta c as its bias); any other c is copied into the output first */
+    float *row = NULL;
+    if (q->c && q->cs0 == 0) {
+        const void *cp = k->in[q->c - 1];
+        row = malloc((size_t)N * sizeof(float) + 64);
+        if (!row) {
+            free(wa);
+            free(wb);
+            free(wc);
+            return cpu_fail(k, err, "out of memory");
+        }
+        for (int64_t j = 0; j < N; j++) {
+            row[j] = t == WNN_FLOAT16
+                         ? wnn_f16_to_f32(((const uint16_t *)cp)[j * q->cs1])
+                         : ((const float *)cp)[j * q->cs1];
+        }
+    } else if (q->c) {
+        const void *cp = k->in[q->c - 1];
+        for (int64_t i = 0; i < M; i++) {
+            for (int64_t j = 0; j < N; j++) {
+                int64_t idx = i * q->cs0 + j * q->cs1;
+                C[i * N + j] = t == WNN_FLOAT16
+                                   ? wnn_f16_to_f32(((const uint16_t *)cp)[idx])
+                                   : ((const float *)cp)[idx];
+            }
+        }
+    }
+    /* without c, beta multiplies nothing (the spec's default c is 0) */
+    wnn_status st = cpu_product(
+        &(cpu_gemm_req){.ta = q->ta, .tb = q->tb, .m = M, .n = N, .k = q->K,
+                        .a = A, .lda = q->lda, .b = B, .ldb = q->ldb,
+                        .c = C, .ldc = N, .scaled = true, .alpha = q->alpha,
+                        .beta = q->c ? q->beta : 0.0f, .c_row = row,
+                        .packed_b = k,
+                        .epi = t == WNN_FLOAT32 ? k->epi : NULL},
+        err);
+    free(row);
+    if (t == WNN_FLOAT16) {
+        if (st == WNN_OK) {
+            cpu_from_f32(wc, k->out[0], t, no);
+        }
+        free(wa);
+        free(wb);
+        free(wc);
+    }
+    return st;
+}
