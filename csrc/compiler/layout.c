@@ -367,6 +367,28 @@ scalar_quantize(const lp *s, const wnn_node *n)
     return true;
 }
 
+/* readers of each operand (the graph's outputs count) and, for each, its
+ * last reader in plan order (WNN_NO_NODE: none) */
+static void
+count_readers(const wnn_graph *g, uint32_t *uses, uint32_t *reader)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_plan *p = &g->plan;
+    for (uint32_t i = 0; i <= ir->n_operands; i++) {
+        reader[i] = WNN_NO_NODE;
+    }
+    for (uint32_t pos = 0; pos < p->n_order; pos++) {
+        const wnn_node *n = &ir->nodes[p->order[pos]];
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            uses[n->in[j]]++;
+            reader[n->in[j]] = p->order[pos];
+        }
+    }
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        uses[g->outputs[i].operand]++;
+    }
+}
+
 /* a per-tensor quantizeLinear / dequantizeLinear of a 4-D nchw operand
  * whose result, through at most three more such nodes each read once,
  * only a convolution reads as its input (a QDQ model's first convolution:
@@ -520,18 +542,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
     uint32_t *uses = calloc(ir->n_operands + 1, sizeof(uint32_t));
     uint32_t *reader = malloc((ir->n_operands + 1) * sizeof(uint32_t));
     bool ok = s.nhwc && s.to_nhwc && s.to_nchw && uses && reader;
-    for (uint32_t i = 0; ok && i <= ir->n_operands; i++) {
-        reader[i] = WNN_NO_NODE;
-    }
-    for (uint32_t pos = 0; ok && pos < p->n_order; pos++) {
-        const wnn_node *n = &ir->nodes[p->order[pos]];
-        for (uint32_t j = 0; j < n->n_in; j++) {
-            uses[n->in[j]]++;
-            reader[n->in[j]] = p->order[pos];
-        }
-    }
-    for (uint32_t i = 0; ok && i < g->n_outputs; i++) {
-        uses[g->outputs[i].operand]++;
+    if (ok) {
+        count_readers(g, uses, reader);
     }
     for (uint32_t i = 0; ok && i < s.n_cap; i++) {
         s.to_nhwc[i] = s.to_nchw[i] = WNN_NO_NODE;
