@@ -72,7 +72,7 @@ cudaError_t ck_copy_view(const wnn_view *v, int es, const void *in, void *out,
 cudaError_t ck_pad(const wnn_kernel_args *k, const wnn_pad_params *p,
                    const void *x, void *y, cudaStream_t s);
 
-/* k: es, n, flags (WNN_KF_UPPER) */
+/* k: es, n; p: lowered (compiler/lower/triangular.c) */
 cudaError_t ck_triangular(const wnn_kernel_args *k, const wnn_tri_params *p,
                           const void *x, void *y, cudaStream_t s);
 
