@@ -6,9 +6,8 @@
  * same blocks), in the kernel ABI's types (csrc/include/wnn_kernel_abi.h):
  * the launchers take them as they are, with the node's wnn_kernel_args
  * (data types, element count, op code, options) made here; only the
- * kernels no lowering serves (triangular, resample2d, the recurrent
- * networks) and the backend's own plans (gemm's broadcast of c, scratch)
- * get their blocks here (cu_internal.h has the overview). */
+ * backend's own plans (gemm's broadcast of c, the recurrent networks'
+ * scratch layout) are made here (cu_internal.h has the overview). */
 #include "cu_internal.h"
 
 /* The dispatch table, generated from cuda_ops.h (the CUDA column of the

@@ -3,8 +3,9 @@
  * and its kernels (*.cu, C++, which never see the IR).  Every launcher takes
  * the node's parameter block as the core's lowering made it (g->lowered,
  * csrc/compiler/lower/; the CPU kernels read the same blocks) or, for the
- * kernels no lowering makes, as the backend filled it -- the types are the
- * kernel ABI's, csrc/include/wnn_kernel_abi.h, read by both compilers --,
+ * fused epilogue, as the backend filled it from the schedule's step -- the
+ * types are the kernel ABI's, csrc/include/wnn_kernel_abi.h, read by both
+ * compilers --,
  * with the per-node extras (wnn_kernel_args: data types, element count, op
  * code, epsilon), the device pointers of the node's operands and the
  * backend's stream; it only enqueues work (no synchronisation) and returns

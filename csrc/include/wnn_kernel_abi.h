@@ -13,9 +13,9 @@
  *   - wnn_kernel_args: the per-node extras a kernel needs beside its block
  *     (data types, element count, op code, epsilon, ...), explicit launcher
  *     arguments filled by the backend from the node's descriptors;
- *   - the blocks of the kernels no lowering makes (triangular, resample2d,
- *     the recurrent networks, the fused epilogue): filled by the backend
- *     from the node's options.
+ *   - the fused epilogue's block (wnn_epi_params): filled by the CUDA
+ *     backend from the schedule's step (its extents: wnn_step epi_n,
+ *     epi_c, epi_inner) and the chain.
  *
  * Data types are numbered as wnn_dtype (webnn_core.h: WNN_KDT_* here, both
  * checked equal where both are seen, lower.h).  Sizes are int64 / uint64

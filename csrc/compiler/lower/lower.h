@@ -103,11 +103,12 @@ wnn_status wnn_lower_graph(const wnn_graph *g, wnn_lowered **out,
     wnn_status name(wnn_lowered *l, const wnn_ir *ir, const wnn_node *node, \
                     wnn_view *views, wnn_error *err)
 typedef WNN_LOWER_FN((*wnn_lower_fn));
-/* Every lowering declared from ops.def's lower column (none by hand): a
- * row's name is declared (again, for the rows of one family: a repeated
- * declaration is plain C), a 0 declares nothing: WNN_LOWER_IS0(x) is 1 for the token 0, else 0 (x
- * pasted onto a probe that only WNN_LOWER_PROBE_0 turns into two
- * arguments). */
+/* Every lowering declared from ops.def's lower column (none by hand;
+ * tests/architecture/test_op_table.py checks it): a row's name is
+ * declared (again, for the rows of one family: a repeated declaration is
+ * plain C), a 0 declares nothing.  WNN_LOWER_IS0(x) is 1 for the token 0,
+ * else 0: x pasted onto a probe that only WNN_LOWER_PROBE_0 turns into two
+ * arguments. */
 #define WNN_LOWER_PROBE_0 ~, 1
 #define WNN_LOWER_SECOND(a, b, ...) b
 #define WNN_LOWER_IS0_(...) WNN_LOWER_SECOND(__VA_ARGS__, 0, 0)
