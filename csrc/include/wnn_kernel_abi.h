@@ -203,8 +203,8 @@ typedef struct wnn_gemm_params {
     int64_t cs0, cs1;
 } wnn_gemm_params;
 
-/* triangular (compiler/lower/views.c): the input as [n / (h w), h, w]; the
- * part kept above (upper) or below the diagonal `diag` */
+/* triangular (compiler/lower/triangular.c): the input as [n / (h w), h,
+ * w]; the part kept above (upper) or below the diagonal `diag` */
 typedef struct wnn_tri_params {
     int64_t h, w, diag;
     int32_t upper;
