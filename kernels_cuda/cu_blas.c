@@ -160,12 +160,12 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         void *scratch, wnn_error *err)
 {
     const rnn_plan *r = &cn->u.rnn;
-    const wnn_rnn_params *p = &r->p;
+    const wnn_rnn_params *p = &cn->lowered->u.rnn;
     const char *op = cu_core->op_get(cn->node->op)->camel;
     cudaStream_t s = b->stream;
     char *sc = scratch;
 #define F(off) ((float *)(sc + (off)))
-    const int64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const int64_t T = p->T, B = p->B, H = p->H, D = p->D, I = p->I;
     const int64_t G = p->lstm ? 4 : 3, GH = G * H, state = D * B * H;
     const float *x = in[0], *w = in[1], *rw = in[2];
     cudaError_t e = cudaSuccess;
@@ -180,10 +180,10 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         x = F(r->x32), w = F(r->w32), rw = F(r->r32);
     }
     if (e == cudaSuccess) {
-        e = ck_rnn_init(p, r->bias ? in[r->bias - 1] : NULL,
-                        r->rbias ? in[r->rbias - 1] : NULL,
-                        r->h0 ? in[r->h0 - 1] : NULL,
-                        r->c0 ? in[r->c0 - 1] : NULL, F(r->bsum), F(r->rbn),
+        e = ck_rnn_init(p, p->bias ? in[p->bias - 1] : NULL,
+                        p->rbias ? in[p->rbias - 1] : NULL,
+                        p->h0 ? in[p->h0 - 1] : NULL,
+                        p->c0 ? in[p->c0 - 1] : NULL, F(r->bsum), F(r->rbn),
                         F(r->h[0]), p->lstm ? F(r->c[0]) : NULL, s);
     }
     if (e != cudaSuccess) {
@@ -194,8 +194,8 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
                                   (int)(D * GH), (int)I, 1.0f, x, (int)I, 0,
                                   w, (int)I, 0, 0.0f, F(r->xw), (int)(D * GH),
                                   0, 1);
-    const void *peep = r->peep ? in[r->peep - 1] : NULL;
-    void *seq = r->out_seq ? out[r->out_seq - 1] : NULL;
+    const void *peep = p->peep ? in[p->peep - 1] : NULL;
+    void *seq = p->out_seq ? out[p->out_seq - 1] : NULL;
     float *hr = F(r->hr);
     for (int64_t k = 0; k < T && bs == CUBLAS_STATUS_SUCCESS &&
                         e == cudaSuccess; k++) {
@@ -237,11 +237,11 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
                 ? cudaMemcpyAsync(out[0], hf, bytes, cudaMemcpyDeviceToDevice, s)
                 : ck_cast(WNN_KDT_F32, WNN_KDT_F16, state, hf, out[0], s);
     }
-    if (e == cudaSuccess && r->out_c) {
+    if (e == cudaSuccess && p->out_c) {
         e = p->dt == WNN_FLOAT32
-                ? cudaMemcpyAsync(out[r->out_c - 1], cf, bytes,
+                ? cudaMemcpyAsync(out[p->out_c - 1], cf, bytes,
                                   cudaMemcpyDeviceToDevice, s)
-                : ck_cast(WNN_KDT_F32, WNN_KDT_F16, state, cf, out[r->out_c - 1], s);
+                : ck_cast(WNN_KDT_F32, WNN_KDT_F16, state, cf, out[p->out_c - 1], s);
     }
 #undef F
     if (e != cudaSuccess) {

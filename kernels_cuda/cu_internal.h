@@ -145,14 +145,10 @@ typedef struct gemm_plan {
     wnn_view cview; /* node input c -> output 0, simplified */
 } gemm_plan;
 
-/* gru / gruCell / lstm / lstmCell: the kernels' parameters, the operands
- * (node input + 1, 0 absent), the outputs (node output + 1) and the scratch
- * layout (byte offsets; float32 copies of x, W, R only for float16). */
+/* gru / gruCell / lstm / lstmCell: the scratch layout (byte offsets;
+ * float32 copies of x, W, R only for float16); the kernels' parameters,
+ * operands and outputs are the lowered block's (lowered->u.rnn). */
 typedef struct rnn_plan {
-    wnn_rnn_params p;
-    int64_t I;
-    uint32_t bias, rbias, peep, h0, c0;      /* node inputs + 1    */
-    uint32_t out_c, out_seq;                 /* node outputs + 1   */
     uint64_t x32, w32, r32, xw, bsum, rbn, h[2], c[2], rh, hr;
 } rnn_plan;
 
@@ -199,10 +195,8 @@ typedef struct cu_node {
     uint64_t scratch;      /* bytes of scratch the node needs */
     uint32_t scale, bias;  /* normalization, conv: node input + 1, 0 absent */
     wnn_kernel_args ka;    /* the per-node extras (cu_ops.c prep_node) */
-    union {                /* the blocks no lowering makes */
+    union {                /* the backend's own plans */
         uint64_t copy_bytes;
-        wnn_tri_params tri;
-        wnn_resample_params rs;
         gemm_plan gm;
         rnn_plan rnn;
     } u;
@@ -260,7 +254,7 @@ int cu_kind_of(wnn_op op);
 uint16_t kind_dtypes(int kind);
 uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
 uint64_t rnn_take(uint64_t *at, uint64_t floats);
-void prep_rnn(cu_node *cn, const wnn_desc *in);
+void prep_rnn(cu_node *cn);
 bool prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out);
 bool cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out);
 const char *blas_error(cublasStatus_t s);

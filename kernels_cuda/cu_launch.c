@@ -112,13 +112,12 @@ plan_producer(cu_backend *b, cu_node *cn, const wnn_graph *g, wnn_error *err)
     wnn_epi_params *ep = &cn->epi;
     memset(ep, 0, sizeof(*ep));
     ep->dt = od->dtype;
-    ep->n = (int64_t)cu_core->desc_elements(od);
     ep->act = -1;
-    ep->C = ep->inner = 1;
-    uint32_t axis = cn->kind == K_CONV ? (cn->lowered->u.conv.nhwc ? 3 : 1)
-                                       : (od->rank ? od->rank - 1 : 0);
+    /* the extents: the schedule's (compiler/schedule.c epi_extents) */
+    ep->n = st->epi_n;
+    ep->C = st->epi_c;
+    ep->inner = st->epi_inner;
     if (chain) {
-        axis = chain->channel_axis;
         if (st->addend != WNN_NO_NODE) {
             ep->add = chain->add_kind == WNN_EPI_ADD_RESIDUAL ? 1 : 2;
         }
@@ -130,10 +129,6 @@ plan_producer(cu_backend *b, cu_node *cn, const wnn_graph *g, wnn_error *err)
             ep->act = act.ka.op;
             ep->sp = act.ka.sp;
         }
-    }
-    if (axis < od->rank) {
-        ep->C = od->shape[axis];
-        ep->inner = (int64_t)cu_prod(od->shape, axis + 1, od->rank);
     }
     if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
         /* cuDNN's convolution has no bias (the fused call has) */
@@ -366,7 +361,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
         }
         break;
     case K_PAD: e = ck_pad(k, &l->u.pad, in[0], out[0], s); break;
-    case K_TRI: e = ck_triangular(k, &cn->u.tri, in[0], out[0], s); break;
+    case K_TRI: e = ck_triangular(k, &cn->lowered->u.tri, in[0], out[0], s); break;
     case K_GATHER: e = ck_gather(k, &l->u.gather, in[0], in[1], out[0], s); break;
     case K_GATHER_EL:
         e = ck_gather_elements(k, &l->u.gather, in[0], in[1], out[0], s);
@@ -409,7 +404,7 @@ run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
     case K_ARG: e = ck_arg_min_max(k, &l->u.axis, in[0], out[0], s); break;
     case K_CUMSUM: e = ck_cumulative_sum(k, &l->u.axis, in[0], out[0], s); break;
     case K_POOL: e = ck_pool2d(k, &l->u.pool, in[0], out[0], s); break;
-    case K_RESAMPLE: e = ck_resample2d(k, &cn->u.rs, in[0], out[0], s); break;
+    case K_RESAMPLE: e = ck_resample2d(k, &cn->lowered->u.resample, in[0], out[0], s); break;
     case K_CONV:
         e = ck_conv2d(k, &l->u.conv, in[0], in[1],
                       cn->bias ? in[cn->bias - 1] : NULL, out[0], s);

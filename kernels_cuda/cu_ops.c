@@ -6,9 +6,8 @@
  * same blocks), in the kernel ABI's types (csrc/include/wnn_kernel_abi.h):
  * the launchers take them as they are, with the node's wnn_kernel_args
  * (data types, element count, op code, options) made here; only the
- * kernels no lowering serves (triangular, resample2d, the recurrent
- * networks) and the backend's own plans (gemm's broadcast of c, scratch)
- * get their blocks here (cu_internal.h has the overview). */
+ * backend's own plans (gemm's broadcast of c, the recurrent networks'
+ * scratch layout) are made here (cu_internal.h has the overview). */
 #include "cu_internal.h"
 
 /* The dispatch table, generated from cuda_ops.h (the CUDA column of the
@@ -61,76 +60,15 @@ rnn_take(uint64_t *at, uint64_t floats)
     return off;
 }
 
+/* the scratch layout of a recurrent node (its parameters: the lowered
+ * block, compiler/lower/recurrent.c) */
 void
-prep_rnn(cu_node *cn, const wnn_desc *in)
+prep_rnn(cu_node *cn)
 {
     rnn_plan *r = &cn->u.rnn;
-    wnn_rnn_params *p = &r->p;
+    const wnn_rnn_params *p = &cn->lowered->u.rnn;
     memset(r, 0, sizeof(*r));
-    const wnn_node *node = cn->node;
-    const wnn_u32_list *acts;
-    int layout;
-    p->dt = in[0].dtype;
-    p->direction = WNN_KRNN_FORWARD;
-    switch (node->op) {
-    case WNN_OP_GRU: {
-        const wnn_gru_options *o = node->options;
-        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
-        p->H = o->hidden_size, p->reset_after = o->reset_after;
-        p->direction = o->direction;
-        r->bias = o->bias, r->rbias = o->recurrent_bias;
-        r->h0 = o->initial_hidden_state;
-        r->out_seq = o->return_sequence && node->n_out > 1 ? 2 : 0;
-        acts = &o->activations, layout = o->layout;
-        break;
-    }
-    case WNN_OP_GRU_CELL: {
-        const wnn_gru_cell_options *o = node->options;
-        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
-        p->H = o->hidden_size, p->reset_after = o->reset_after;
-        r->bias = o->bias, r->rbias = o->recurrent_bias, r->h0 = 4;
-        acts = &o->activations, layout = o->layout;
-        break;
-    }
-    case WNN_OP_LSTM: {
-        const wnn_lstm_options *o = node->options;
-        p->lstm = 1;
-        p->T = in[0].shape[0], p->B = in[0].shape[1], r->I = in[0].shape[2];
-        p->H = o->hidden_size, p->direction = o->direction;
-        r->bias = o->bias, r->rbias = o->recurrent_bias;
-        r->peep = o->peephole_weight, r->h0 = o->initial_hidden_state;
-        r->c0 = o->initial_cell_state, r->out_c = 2;
-        r->out_seq = o->return_sequence && node->n_out > 2 ? 3 : 0;
-        acts = &o->activations, layout = o->layout;
-        break;
-    }
-    default: { /* lstmCell */
-        const wnn_lstm_cell_options *o = node->options;
-        p->lstm = 1;
-        p->T = 1, p->B = in[0].shape[0], r->I = in[0].shape[1];
-        p->H = o->hidden_size;
-        r->bias = o->bias, r->rbias = o->recurrent_bias;
-        r->peep = o->peephole_weight, r->h0 = 4, r->c0 = 5, r->out_c = 2;
-        acts = &o->activations, layout = o->layout;
-        break;
-    }
-    }
-    p->D = p->direction == WNN_KRNN_BOTH ? 2 : 1;
-    const uint32_t *av = acts->present ? acts->v : NULL;
-    p->act_f = av ? (int)av[0] : WNN_KRNN_SIGMOID;
-    p->act_g = av ? (int)av[1] : WNN_KRNN_TANH;
-    p->act_h = p->lstm && av ? (int)av[2] : WNN_KRNN_TANH;
-    if (p->lstm) {
-        bool iofg = layout == WNN_LSTM_IOFG;
-        p->gi = 0;
-        p->go = iofg ? 1 : 3;
-        p->gf = iofg ? 2 : 1;
-        p->gg = iofg ? 3 : 2;
-    } else {
-        p->gz = layout == WNN_GRU_ZRN ? 0 : 1;
-        p->gr = 1 - p->gz;
-    }
-    const uint64_t T = p->T, B = p->B, H = p->H, D = p->D, I = r->I;
+    const uint64_t T = p->T, B = p->B, H = p->H, D = p->D, I = p->I;
     const uint64_t GH = (p->lstm ? 4 : 3) * H, state = D * B * H;
     uint64_t at = 0;
     if (p->dt == WNN_FLOAT16) {
@@ -170,15 +108,6 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         break;
     case K_WHERE: k->es = (int)cu_core->dtype_size(out[0].dtype); break;
     case K_COPY: cn->u.copy_bytes = cu_core->desc_bytes(&out[0]); break;
-    case K_TRI: {
-        const wnn_triangular_options *o = node->options;
-        const wnn_desc *d = &in[0];
-        k->flags = o->upper ? WNN_KF_UPPER : 0;
-        cn->u.tri.h = d->shape[d->rank - 2];
-        cn->u.tri.w = d->shape[d->rank - 1];
-        cn->u.tri.diag = o->diagonal;
-        break;
-    }
     case K_GATHER:
     case K_GATHER_EL:
     case K_GATHER_ND: k->it = in[1].dtype; break;
@@ -261,21 +190,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
                                                   : WNN_KPOOL_MAX;
         break;
     case K_CONV: cn->bias = l->u.conv.bias; break;
-    case K_RNN: prep_rnn(cn, in); break;
-    case K_RESAMPLE: {
-        const wnn_resample2d_options *o = node->options;
-        wnn_resample_params *p = &cn->u.rs;
-        memset(p, 0, sizeof(*p));
-        p->linear = o->mode == 1;
-        uint32_t a = o->axis[0], c = o->axis[1];
-        p->ya = (int)(a < c ? a : c);
-        p->xa = (int)(a < c ? c : a);
-        for (int d = 0; d < 4; d++) {
-            p->in[d] = in[0].shape[d];
-            p->out[d] = out[0].shape[d];
-        }
-        break;
-    }
+    case K_RNN: prep_rnn(cn); break;
     default: break;
     }
     return true;

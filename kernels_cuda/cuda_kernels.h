@@ -3,8 +3,9 @@
  * and its kernels (*.cu, C++, which never see the IR).  Every launcher takes
  * the node's parameter block as the core's lowering made it (g->lowered,
  * csrc/compiler/lower/; the CPU kernels read the same blocks) or, for the
- * kernels no lowering makes, as the backend filled it -- the types are the
- * kernel ABI's, csrc/include/wnn_kernel_abi.h, read by both compilers --,
+ * fused epilogue, as the backend filled it from the schedule's step -- the
+ * types are the kernel ABI's, csrc/include/wnn_kernel_abi.h, read by both
+ * compilers --,
  * with the per-node extras (wnn_kernel_args: data types, element count, op
  * code, epsilon), the device pointers of the node's operands and the
  * backend's stream; it only enqueues work (no synchronisation) and returns
@@ -72,7 +73,7 @@ cudaError_t ck_copy_view(const wnn_view *v, int es, const void *in, void *out,
 cudaError_t ck_pad(const wnn_kernel_args *k, const wnn_pad_params *p,
                    const void *x, void *y, cudaStream_t s);
 
-/* k: es, n, flags (WNN_KF_UPPER) */
+/* k: es, n; p: lowered (compiler/lower/triangular.c) */
 cudaError_t ck_triangular(const wnn_kernel_args *k, const wnn_tri_params *p,
                           const void *x, void *y, cudaStream_t s);
 

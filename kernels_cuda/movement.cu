@@ -354,7 +354,7 @@ ck_triangular(const wnn_kernel_args *k, const wnn_tri_params *p, const void *x,
               void *y, cudaStream_t s)
 {
     unsigned nb = ck_blocks(k->n);
-    bool upper = (k->flags & WNN_KF_UPPER) != 0;
+    bool upper = p->upper != 0;
     BY_SIZE(k->es, CK_LAUNCH(k_triangular<T>, nb, CK_THREADS, s, k->n, upper, *p, (const T *)x, (T *)y));
     return cudaGetLastError();
 }

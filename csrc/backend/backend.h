@@ -17,7 +17,11 @@
 #include "webnn_core.h"
 #include "steps.h"
 
-/* 11: the kernel ABI (include/wnn_kernel_abi.h): the lowered blocks the
+/* 12: triangular, resample2d and the recurrent networks lowered
+ * (wnn_tri_params, wnn_resample_params, wnn_rnn_params in the wnn_lowered
+ * union; wnn_rnn_params grew I and the operands' slots): a backend built
+ * against 11 would derive them itself and read a shorter union;
+ * 11: the kernel ABI (include/wnn_kernel_abi.h): the lowered blocks the
  * CUDA kernels now read directly; wnn_pad_params grew ishape (a backend
  * built against 10 would index g->lowered with the old size);
  * 10: the schedule stage (compiler/schedule.c): wnn_graph grew `schedule`,
@@ -31,7 +35,7 @@
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 11
+#define WNN_BACKEND_API_VERSION 12
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before

@@ -73,6 +73,14 @@ typedef struct wnn_step {
     /* host bytes the step needs per dispatch that the core knows of: a
      * fused batchNormalization's coefficients (3 (C + 1) doubles); 0 */
     uint64_t scratch;
+    /* the epilogue's extents (wnn_epi_params n, C, inner), settled once
+     * for both backends: the producer's output elements, its channels at
+     * the chain's channel axis and the elements of one channel step after
+     * it (channel of element i: (i / epi_inner) % epi_c).  Set for a
+     * chain (WNN_STEP_EPILOGUE, WNN_STEP_CONV_PAIR) and for a convolution
+     * alone (its own bias, where a backend runs it as an epilogue: at its
+     * layout's channel axis); 0 for the other steps. */
+    int64_t epi_n, epi_c, epi_inner;
 } wnn_step;
 
 typedef struct wnn_schedule {

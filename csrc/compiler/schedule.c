@@ -105,6 +105,33 @@ chain_step(const wnn_graph *g, wnn_step *st, const wnn_epilogue *ch,
     }
 }
 
+/* A step's epilogue extents (steps.h epi_n, epi_c, epi_inner): a chain's
+ * at its channel axis, a convolution's alone at its layout's. */
+static void
+epi_extents(const wnn_graph *g, wnn_step *st)
+{
+    const wnn_ir *ir = g->ir;
+    const wnn_node *pr = &ir->nodes[st->node];
+    const wnn_lowered *l = st->lowered;
+    uint32_t axis;
+    if (st->kind == WNN_STEP_EPILOGUE) {
+        axis = st->epi->channel_axis;
+    } else if (st->kind == WNN_STEP_NODE && l->kind == WNN_LOWER_CONV) {
+        axis = l->u.conv.nhwc ? 3 : 1;
+    } else {
+        return;
+    }
+    const wnn_desc *od = &ir->operands[pr->out[0]].desc;
+    st->epi_n = (int64_t)wnn_desc_elements(od);
+    st->epi_c = st->epi_inner = 1;
+    if (axis < od->rank) {
+        st->epi_c = od->shape[axis];
+        for (uint32_t i = axis + 1; i < od->rank; i++) {
+            st->epi_inner *= od->shape[i];
+        }
+    }
+}
+
 /* The step of the node at plan position pos.  chain_nodes: the nodes of
  * each chain in plan order (per chain index, its first at base[k]). */
 static void
@@ -136,6 +163,7 @@ make_step(const wnn_graph *g, wnn_step *st, uint32_t pos,
     st->op = ir->nodes[st->node].op;
     st->family = wnn_op_family(st->op);
     st->lowered = &g->lowered[st->node];
+    epi_extents(g, st);
 }
 
 /* conv pairs: each inner step named by the step it runs in (-1: a pair

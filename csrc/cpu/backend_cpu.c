@@ -276,6 +276,8 @@ prepare_epilogue(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
                          .gate = s->epi->gate != 0,
                          .add_kind = s->epi->add_kind,
                          .channel_axis = s->epi->channel_axis,
+                         .n = s->epi_n, .C = s->epi_c,
+                         .inner = s->epi_inner,
                          .dtype = cn->out_desc[0].dtype };
     if (act) {
         wnn_scalar_params_of(act->op, act->options, cn->out_desc[0].dtype,
@@ -475,7 +477,7 @@ run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
     }
     wnn_status st = cpu_kernels[node->op](&cn->call, err);
     if (st == WNN_OK && cn->call.epi && !cn->epi.applied) {
-        cpu_epi_output(&cn->epi, cn->out[0], &cn->out_desc[0]);
+        cpu_epi_output(&cn->epi, cn->out[0]);
     }
     return st;
 }

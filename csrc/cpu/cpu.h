@@ -22,6 +22,8 @@ typedef struct cpu_epi {
     wnn_scalar_params pr;       /* its alpha / beta / clamp bounds        */
     wnn_epilogue_add add_kind;  /* none, residual or per-channel addend   */
     uint32_t channel_axis;      /* of the output, for a per-channel add   */
+    int64_t n, C, inner;        /* the extents: the step's epi_n, epi_c,
+                                 * epi_inner (compiler/schedule.c)        */
     wnn_dtype dtype;            /* the chain's data type                  */
     const void *addend;         /* per dispatch                           */
     /* a batchNormalization right after the producer (WNN_FUSE_BN), before
@@ -192,11 +194,11 @@ void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
  * y[0..n) that sit at element offset `off` of the output; their channels
  * are ch, ch + chstep, ... (chstep 0: all in channel ch, an nchw row;
  * 1: consecutive channels, an nhwc pixel or a matmul row).  cpu_epi_output:
- * the epilogue over a whole output of descriptor d (float32 or float16,
+ * the epilogue over the chain's whole output (e->n elements; float32 or float16,
  * rounded as the unfused add and activation would), threaded. */
 void cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n,
                   int64_t ch, int chstep);
-void cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d);
+void cpu_epi_output(const cpu_epi *e, void *y);
 /* elementwise.c: the float32 loop of a unary operator (x and y may be the
  * same buffer), of a binary arithmetic operator (add ... pow, prelu; y may
  * be a or b) */

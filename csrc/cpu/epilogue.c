@@ -168,15 +168,13 @@ epi_f16_body(void *p, int64_t b_, int64_t e_, int tid)
 }
 
 void
-cpu_epi_output(const cpu_epi *e, void *y, const wnn_desc *d)
+cpu_epi_output(const cpu_epi *e, void *y)
 {
-    epi_job j = { .e = e, .y = y, .total = (int64_t)wnn_desc_elements(d),
-                  .inner = 1, .C = 1 };
+    /* the extents: the schedule's (compiler/schedule.c epi_extents) */
+    epi_job j = { .e = e, .y = y, .total = e->n, .inner = 1, .C = 1 };
     if (cpu_epi_per_channel(e)) {
-        j.C = d->shape[e->channel_axis];
-        for (uint32_t i = e->channel_axis + 1; i < d->rank; i++) {
-            j.inner *= d->shape[i];
-        }
+        j.C = e->C;
+        j.inner = e->inner;
     }
     int64_t chunks = (j.total + EPI_CHUNK - 1) / EPI_CHUNK;
     int nt = j.total >= CPU_PARALLEL_MIN ? cpu_num_threads() : 1;

@@ -13,9 +13,9 @@
  *   - wnn_kernel_args: the per-node extras a kernel needs beside its block
  *     (data types, element count, op code, epsilon, ...), explicit launcher
  *     arguments filled by the backend from the node's descriptors;
- *   - the blocks of the kernels no lowering makes (triangular, resample2d,
- *     the recurrent networks, the fused epilogue): filled by the backend
- *     from the node's options.
+ *   - the fused epilogue's block (wnn_epi_params): filled by the CUDA
+ *     backend from the schedule's step (its extents: wnn_step epi_n,
+ *     epi_c, epi_inner) and the chain.
  *
  * Data types are numbered as wnn_dtype (webnn_core.h: WNN_KDT_* here, both
  * checked equal where both are seen, lower.h).  Sizes are int64 / uint64
@@ -203,6 +203,36 @@ typedef struct wnn_gemm_params {
     int64_t cs0, cs1;
 } wnn_gemm_params;
 
+/* triangular (compiler/lower/triangular.c): the input as [n / (h w), h,
+ * w]; the part kept above (upper) or below the diagonal `diag` */
+typedef struct wnn_tri_params {
+    int64_t h, w, diag;
+    int32_t upper;
+} wnn_tri_params;
+
+/* resample2d (compiler/lower/resample.c): rank-4 input and output shapes,
+ * resampled axes ya < xa, linear (else nearest neighbour) */
+typedef struct wnn_resample_params {
+    int32_t linear, ya, xa;
+    int64_t in[4], out[4];
+} wnn_resample_params;
+
+/* gru / gruCell (lstm 0) and lstm / lstmCell (lstm 1): G gate blocks of H
+ * units (G = 3 or 4), D directions, T steps, batch B, I input features
+ * (compiler/lower/recurrent.c); the optional operands as node input + 1
+ * (0: absent) and the extra outputs as node output + 1 (0: none). */
+enum { WNN_KRNN_RELU = 0, WNN_KRNN_SIGMOID, WNN_KRNN_TANH };      /* = WNN_RNN_* */
+enum { WNN_KRNN_FORWARD = 0, WNN_KRNN_BACKWARD, WNN_KRNN_BOTH }; /* = WNN_RNN_* */
+typedef struct wnn_rnn_params {
+    int32_t dt, lstm, reset_after, direction, D;
+    int32_t act_f, act_g, act_h;  /* WNN_KRNN_RELU / SIGMOID / TANH    */
+    int32_t gz, gr;               /* gru: blocks of z and r (n is block 2) */
+    int32_t gi, go, gf, gg;       /* lstm: blocks of i, o, f, g        */
+    int64_t T, B, H, I;
+    uint32_t bias, rbias, peep, h0, c0;  /* node inputs + 1            */
+    uint32_t out_c, out_seq;             /* node outputs + 1           */
+} wnn_rnn_params;
+
 typedef enum wnn_lowered_kind {
     WNN_LOWER_NONE = 0,     /* the backend reads the node as it is */
     WNN_LOWER_BROADCAST,
@@ -217,6 +247,9 @@ typedef enum wnn_lowered_kind {
     WNN_LOWER_PAD,
     WNN_LOWER_MATMUL,
     WNN_LOWER_GEMM,
+    WNN_LOWER_TRI,
+    WNN_LOWER_RESAMPLE,
+    WNN_LOWER_RNN,
 } wnn_lowered_kind;
 
 struct wnn_lowered {
@@ -234,6 +267,9 @@ struct wnn_lowered {
         wnn_pad_params pad;
         wnn_matmul_params matmul;
         wnn_gemm_params gemm;
+        wnn_tri_params tri;
+        wnn_resample_params resample;
+        wnn_rnn_params rnn;
     } u;
 };
 typedef struct wnn_lowered wnn_lowered;
@@ -261,34 +297,10 @@ typedef struct wnn_kernel_args {
 enum {
     WNN_KF_EXCLUSIVE = 1, /* cumulativeSum */
     WNN_KF_REVERSED = 2,  /* cumulativeSum */
-    WNN_KF_UPPER = 4,     /* triangular */
+    /* 4: unused (triangular's part kept is wnn_tri_params.upper) */
     WNN_KF_DEQUANT = 8    /* dequantizeLinear (else quantizeLinear) */
 };
 enum { WNN_KPOOL_AVG = 0, WNN_KPOOL_L2, WNN_KPOOL_MAX };
-
-/* ---- blocks of the kernels no lowering makes ---------------------------- */
-/* triangular: the input as [n / (h w), h, w] */
-typedef struct wnn_tri_params {
-    int64_t h, w, diag;
-} wnn_tri_params;
-
-/* resample2d: rank-4 input, resampled axes ya < xa */
-typedef struct wnn_resample_params {
-    int32_t linear, ya, xa;
-    int64_t in[4], out[4];
-} wnn_resample_params;
-
-/* gru / gruCell (lstm 0) and lstm / lstmCell (lstm 1): G gate blocks of H
- * units (G = 3 or 4), D directions, T steps, batch B. */
-enum { WNN_KRNN_RELU = 0, WNN_KRNN_SIGMOID, WNN_KRNN_TANH };      /* = WNN_RNN_* */
-enum { WNN_KRNN_FORWARD = 0, WNN_KRNN_BACKWARD, WNN_KRNN_BOTH }; /* = WNN_RNN_* */
-typedef struct wnn_rnn_params {
-    int32_t dt, lstm, reset_after, direction, D;
-    int32_t act_f, act_g, act_h;  /* WNN_KRNN_RELU / SIGMOID / TANH    */
-    int32_t gz, gr;               /* gru: blocks of z and r (n is block 2) */
-    int32_t gi, go, gf, gg;       /* lstm: blocks of i, o, f, g        */
-    int64_t T, B, H;
-} wnn_rnn_params;
 
 /* The fused epilogue of a product or convolution, in place on its float32 /
  * float16 output y of n elements, with the rounding of the unfused nodes

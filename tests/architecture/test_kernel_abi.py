@@ -154,3 +154,51 @@ def test_the_abi_and_numerics_headers_compile_alone(lang, tmp_path):
                         "-o", str(exe), "-lm"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert subprocess.run([str(exe)]).returncode == 0
+
+
+# the blocks every lowering fills, the options structs the lowering reads
+# to fill them: outside compiler/lower/ (and ops/, which defines and checks
+# them) no backend file may read those options again
+_LOWERED_FROM = {
+    "tri": ("wnn_tri_params", ["wnn_triangular_options"]),
+    "resample": ("wnn_resample_params", ["wnn_resample2d_options"]),
+    "rnn": ("wnn_rnn_params", ["wnn_gru_options", "wnn_gru_cell_options",
+                               "wnn_lstm_options", "wnn_lstm_cell_options"]),
+}
+
+
+def test_triangular_resample_and_recurrent_are_read_from_their_lowered_blocks():
+    backends = [p for p in _sources()
+                if "ops" not in p.relative_to(ROOT).parts[:2]
+                and "lower" not in p.parts]
+    for member, (block, options) in _LOWERED_FROM.items():
+        abi = _code(ABI)
+        assert re.search(rf"\b{block}\s+{member};", abi), f"wnn_lowered has no {member}"
+        for p in backends:
+            code = _code(p)
+            used = [o for o in options if re.search(rf"\b{o}\b", code)]
+            assert not used, f"{p.relative_to(ROOT)} derives {block} from {used}"
+        # both backends read the lowered block as the lowering made it
+        cpu = "".join(_code(p) for p in (CSRC / "cpu" / "kernels").rglob("*.c"))
+        cuda = "".join(_code(p) for p in KCUDA.glob("*.c"))
+        assert re.search(rf"lowered->u\.{member}\b", cpu), member
+        assert re.search(rf"lowered->u\.{member}\b", cuda), member
+        # and no backend keeps a block of that type of its own
+        hits = [str(p.relative_to(ROOT)) for p in backends
+                if re.search(rf"\b{block}\s+\w+\s*;", _code(p)) and p != ABI]
+        assert not hits, f"{block} held outside g->lowered: {hits}"
+
+
+def test_the_epilogue_extents_are_the_schedules():
+    # n, C, inner of a chain's epilogue: computed once (schedule.c), read by
+    # the CPU's cpu_epi and the CUDA backend's wnn_epi_params
+    sched = _code(CSRC / "compiler" / "schedule.c")
+    assert re.search(r"st->epi_inner\s*\*=", sched) and "st->epi_c =" in sched
+    launch = _code(KCUDA / "cu_launch.c")
+    assert re.search(r"ep->C\s*=\s*st->epi_c;", launch)
+    assert re.search(r"ep->inner\s*=\s*st->epi_inner;", launch)
+    assert "cu_prod(od->shape" not in launch
+    cpu = _code(CSRC / "cpu" / "backend_cpu.c")
+    assert re.search(r"\.C\s*=\s*s->epi_c", cpu) and re.search(r"\.inner\s*=\s*s->epi_inner", cpu)
+    epi = _code(CSRC / "cpu" / "epilogue.c")
+    assert "channel_axis" not in epi, "cpu/epilogue.c derives the extents again"

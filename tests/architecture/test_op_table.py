@@ -42,6 +42,9 @@ FAMILIES = {
     "MATMUL": {"matmul"},
     "GEMM": {"gemm"},
     "PAD": {"pad"},
+    "TRIANGULAR": {"triangular"},
+    "RESAMPLE": {"resample2d"},
+    "RECURRENT": {"gru", "gruCell", "lstm", "lstmCell"},
 }
 
 
@@ -90,13 +93,14 @@ def _lower_column():
 
 
 def test_the_lower_column_follows_the_family():
-    # one lowering per family (the views: one per operator); the families
-    # the backends read as they are have none
+    # one lowering per family (the views and the recurrent networks, whose
+    # options differ: one per operator); the families the backends read as
+    # they are have none
     rows = _lower_column()
     assert set(rows) == set(ROWS)
     for name, (family, lower) in rows.items():
         assert ROWS[name]["family"] == family, name
-        if family == "VIEWS":
+        if family in ("VIEWS", "RECURRENT"):
             snake = ROWS[name]["snake"]
             assert lower == f"wnn_lower_op_{snake}", name
         elif family in FAMILIES:
@@ -107,3 +111,36 @@ def test_the_lower_column_follows_the_family():
     defined = set(re.findall(r"^WNN_LOWER_FN\((wnn_lower_op_\w+)\)\n\{", "".join(
         p.read_text() for p in (ROOT / "csrc/compiler/lower").glob("*.c")), re.M))
     assert {lower for _, lower in rows.values()} - {"0"} == defined
+
+
+def _lower_h():
+    return (ROOT / "csrc/compiler/lower/lower.h").read_text()
+
+
+def test_lower_h_declares_no_lowering_by_hand():
+    # a family's lowering is its row's lower column and its
+    # compiler/lower/<family>.c, nothing else: lower.h declares the
+    # lowerings from ops.def's lower column (an X-macro), none by name
+    text = re.sub(r"/\*.*?\*/", "", _lower_h(), flags=re.S)
+    assert not re.findall(r"\bWNN_LOWER_FN\(\s*wnn_lower_op_\w+\s*\)", text)
+    assert re.search(r"#define WNN_OP\([^)]*\blower\b[^)]*\)[^\n]*\\\n\s*WNN_LOWER_DECL\("
+                     r"WNN_LOWER_IS0\(lower\), lower\)\n#include \"../../ops/ops.def\"", text)
+
+
+def test_every_lowering_is_declared_through_the_generated_list():
+    # preprocess lower.c (lower.h included): the lowerings declared are
+    # exactly the lower column's names, and a 0 declares nothing
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler builds this project"
+    out = subprocess.run([cc, "-E", "-P", "-I", str(ROOT / "csrc/include"),
+                          str(ROOT / "csrc/compiler/lower/lower.c")],
+                         check=True, capture_output=True, text=True).stdout
+    declared = set(re.findall(r"wnn_status\s+(wnn_lower_op_\w+)\s*\(\s*wnn_lowered\s*\*\s*l\b",
+                              out))
+    column = {lower for _, lower in _lower_column().values()} - {"0"}
+    assert declared == column
+    assert "wnn_lower_op_triangular" in declared and "wnn_lower_op_lstm_cell" in declared
+    # and the lowerings' table in lower.c is the same column, by operator id
+    assert "WNN_LOWER_FN(0)" not in out

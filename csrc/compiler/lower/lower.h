@@ -51,6 +51,16 @@
  *   views.c also  pad: the input's strides, the paddings, the mode and the
  *                 padding value's bits in the input's type -- read by
  *                 cpu/kernels/movement/ and the CUDA pad launcher.
+ *   triangular.c  triangular: the input as [n / (h w), h, w], the diagonal
+ *                 and the part kept -- read by cpu/kernels/movement/ and the
+ *                 CUDA triangular launcher.
+ *   resample.c    resample2d: the shapes, the resampled axes in order, the
+ *                 mode -- read by cpu/kernels/resample2d/ and the CUDA
+ *                 resample launcher.
+ *   recurrent.c   gru, gruCell, lstm, lstmCell: steps, batch, units, input
+ *                 features, directions, activations, gate blocks, the
+ *                 optional operands' inputs and the outputs -- read by
+ *                 cpu/kernels/recurrent/ and the CUDA recurrent launchers.
  *   matmul.c      matmul: M, N, K and the batch (one tall product, strided
  *                 or broadcast both ways); gemm: sizes, transposes, the
  *                 scalars in the output's type and c's broadcast -- read by
@@ -93,24 +103,25 @@ wnn_status wnn_lower_graph(const wnn_graph *g, wnn_lowered **out,
     wnn_status name(wnn_lowered *l, const wnn_ir *ir, const wnn_node *node, \
                     wnn_view *views, wnn_error *err)
 typedef WNN_LOWER_FN((*wnn_lower_fn));
-WNN_LOWER_FN(wnn_lower_op_broadcast);
-WNN_LOWER_FN(wnn_lower_op_conv);
-WNN_LOWER_FN(wnn_lower_op_pool);
-WNN_LOWER_FN(wnn_lower_op_reduce);
-WNN_LOWER_FN(wnn_lower_op_axis);
-WNN_LOWER_FN(wnn_lower_op_norm);
-WNN_LOWER_FN(wnn_lower_op_gather);
-WNN_LOWER_FN(wnn_lower_op_quant);
-WNN_LOWER_FN(wnn_lower_op_pad);
-WNN_LOWER_FN(wnn_lower_op_matmul);
-WNN_LOWER_FN(wnn_lower_op_gemm);
-WNN_LOWER_FN(wnn_lower_op_transpose);
-WNN_LOWER_FN(wnn_lower_op_expand);
-WNN_LOWER_FN(wnn_lower_op_slice);
-WNN_LOWER_FN(wnn_lower_op_tile);
-WNN_LOWER_FN(wnn_lower_op_reverse);
-WNN_LOWER_FN(wnn_lower_op_split);
-WNN_LOWER_FN(wnn_lower_op_concat);
+/* Every lowering declared from ops.def's lower column (none by hand;
+ * tests/architecture/test_op_table.py checks it): a row's name is
+ * declared (again, for the rows of one family: a repeated declaration is
+ * plain C), a 0 declares nothing.  WNN_LOWER_IS0(x) is 1 for the token 0,
+ * else 0: x pasted onto a probe that only WNN_LOWER_PROBE_0 turns into two
+ * arguments. */
+#define WNN_LOWER_PROBE_0 ~, 1
+#define WNN_LOWER_SECOND(a, b, ...) b
+#define WNN_LOWER_IS0_(...) WNN_LOWER_SECOND(__VA_ARGS__, 0, 0)
+#define WNN_LOWER_IS0(x) WNN_LOWER_IS0_(WNN_LOWER_PROBE_##x)
+#define WNN_LOWER_DECL_0(x) WNN_LOWER_FN(x); /* a name */
+#define WNN_LOWER_DECL_1(x)                   /* 0       */
+#define WNN_LOWER_DECL_(z, x) WNN_LOWER_DECL_##z(x)
+#define WNN_LOWER_DECL(z, x) WNN_LOWER_DECL_(z, x)
+#define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, \
+               lower, cpu)                                                \
+    WNN_LOWER_DECL(WNN_LOWER_IS0(lower), lower)
+#include "../../ops/ops.def"
+#undef WNN_OP
 
 /* broadcast.c */
 void wnn_lower_broadcast(wnn_broadcast_params *it, const wnn_desc *out,

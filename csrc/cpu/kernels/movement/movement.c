@@ -641,15 +641,16 @@ wnn_status
 cpu_triangular(const cpu_call *k, wnn_error *err)
 {
     (void)err;
-    const wnn_triangular_options *o = k->options;
+    /* lowered at compile (compiler/lower/triangular.c) */
+    const wnn_tri_params *o = &k->lowered->u.tri;
     const wnn_desc *d = &k->in_desc[0];
     size_t es = wnn_dtype_size(d->dtype);
-    int64_t h = d->shape[d->rank - 2], w = d->shape[d->rank - 1];
+    int64_t h = o->h, w = o->w;
     int64_t rows = (int64_t)wnn_desc_elements(d) / w;
     const unsigned char *x = k->in[0];
     unsigned char *y = k->out[0];
-    int64_t diag = o->diagonal;
-    bool upper = o->upper;
+    int64_t diag = o->diag;
+    bool upper = o->upper != 0;
     {
         tri_job j_ = {.h = h, .w = w, .upper = upper, .diag = diag, .es = es,
                       .x = x, .y = y};

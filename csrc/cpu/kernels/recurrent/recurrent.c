@@ -772,10 +772,10 @@ free_operands(operands *ops)
 /* Everything a network needs; outputs: hidden state [D, B, H], cell state
  * (lstm), sequence [T, D, B, H] (or NULL). */
 typedef struct net_args {
+    const wnn_rnn_params *p; /* lowered (compiler/lower/recurrent.c) */
     bool lstm, reset_after;
     int64_t T, B, I, H, D;
-    int direction, layout;
-    const wnn_u32_list *activations;
+    int direction;
     const float *x, *w, *r, *bias, *rbias, *peep, *h0, *c0;
     void *out_h, *out_c, *out_seq;
     wnn_dtype dtype;
@@ -802,20 +802,11 @@ network(const cpu_call *k, wnn_error *err, const net_args *a)
               .x = a->x, .W = a->w, .I = a->I };
     const int64_t T = a->T, B = a->B, I = a->I, H = a->H, D = a->D, G = n.G;
     const int64_t GH = G * H;
-    const uint32_t *av = a->activations->present ? a->activations->v : NULL;
-    n.act_f = av ? (int)av[0] : WNN_RNN_SIGMOID;
-    n.act_g = av ? (int)av[1] : WNN_RNN_TANH;
-    n.act_h = a->lstm && av ? (int)av[2] : WNN_RNN_TANH;
-    if (a->lstm) {
-        bool iofg = a->layout == WNN_LSTM_IOFG;
-        n.gi = 0;
-        n.go = iofg ? 1 : 3;
-        n.gf = iofg ? 2 : 1;
-        n.gg = iofg ? 3 : 2;
-    } else {
-        n.gz = a->layout == WNN_GRU_ZRN ? 0 : 1;
-        n.gr = 1 - n.gz;
-    }
+    n.act_f = a->p->act_f;
+    n.act_g = a->p->act_g;
+    n.act_h = a->p->act_h;
+    n.gi = a->p->gi, n.go = a->p->go, n.gf = a->p->gf, n.gg = a->p->gg;
+    n.gz = a->p->gz, n.gr = a->p->gr;
     plan(&n);
     n.slice_floats = slice_floats(&n);
     /* scratch per thread; run()'s one-thread fallback uses it whole */
@@ -916,27 +907,34 @@ done:
 }
 
 /* ---- kernels ------------------------------------------------------------ */
-typedef struct operand_slots {
-    uint32_t h0, c0, bias, rbias, peep; /* input index + 1, 0 = none */
-} operand_slots;
-
-/* Converts the operands, runs the network, frees the conversions. */
+/* gru, gruCell, lstm, lstmCell: one network, as lowered at compile
+ * (compiler/lower/recurrent.c: sizes, directions, activations, gate
+ * blocks, which inputs are the optional operands and which outputs the
+ * cell state and the sequence).  Converts the operands, runs the network,
+ * frees the conversions. */
 static wnn_status
-convert_and_run(const cpu_call *k, wnn_error *err, net_args *a,
-                const operand_slots *s)
+recurrent(const cpu_call *k, wnn_error *err)
 {
+    const wnn_rnn_params *p = &k->lowered->u.rnn;
+    net_args a = { .p = p, .lstm = p->lstm != 0,
+                   .reset_after = p->reset_after != 0, .T = p->T, .B = p->B,
+                   .I = p->I, .H = p->H, .D = p->D,
+                   .direction = p->direction, .dtype = k->in_desc[0].dtype,
+                   .out_h = k->out[0],
+                   .out_c = p->out_c ? k->out[p->out_c - 1] : NULL,
+                   .out_seq = p->out_seq ? k->out[p->out_seq - 1] : NULL };
     operands ops = { .n_owned = 0 };
     bool oom = false;
-    a->x = f32_in(k, 1, &ops, &oom);
-    a->w = f32_in(k, 2, &ops, &oom);
-    a->r = f32_in(k, 3, &ops, &oom);
-    a->h0 = f32_in(k, s->h0, &ops, &oom);
-    a->c0 = f32_in(k, s->c0, &ops, &oom);
-    a->bias = f32_in(k, s->bias, &ops, &oom);
-    a->rbias = f32_in(k, s->rbias, &ops, &oom);
-    a->peep = f32_in(k, s->peep, &ops, &oom);
+    a.x = f32_in(k, 1, &ops, &oom);
+    a.w = f32_in(k, 2, &ops, &oom);
+    a.r = f32_in(k, 3, &ops, &oom);
+    a.h0 = f32_in(k, p->h0, &ops, &oom);
+    a.c0 = f32_in(k, p->c0, &ops, &oom);
+    a.bias = f32_in(k, p->bias, &ops, &oom);
+    a.rbias = f32_in(k, p->rbias, &ops, &oom);
+    a.peep = f32_in(k, p->peep, &ops, &oom);
     wnn_status st = oom ? cpu_fail(k, err, "out of memory")
-                        : network(k, err, a);
+                        : network(k, err, &a);
     free_operands(&ops);
     return st;
 }
@@ -945,71 +943,26 @@ convert_and_run(const cpu_call *k, wnn_error *err, net_args *a,
 wnn_status
 cpu_gru(const cpu_call *k, wnn_error *err)
 {
-    const wnn_gru_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    net_args a = { .lstm = false, .reset_after = o->reset_after,
-                   .T = in->shape[0], .B = in->shape[1], .I = in->shape[2],
-                   .H = o->hidden_size,
-                   .D = o->direction == WNN_RNN_BOTH ? 2 : 1,
-                   .direction = o->direction, .layout = o->layout,
-                   .activations = &o->activations, .dtype = in->dtype,
-                   .out_h = k->out[0],
-                   .out_seq = o->return_sequence && k->n_out > 1 ? k->out[1]
-                                                                  : NULL };
-    operand_slots s = { .h0 = o->initial_hidden_state, .bias = o->bias,
-                        .rbias = o->recurrent_bias };
-    return convert_and_run(k, err, &a, &s);
+    return recurrent(k, err);
 }
 
 /* lstm -- #api-mlgraphbuilder-lstm */
 wnn_status
 cpu_lstm(const cpu_call *k, wnn_error *err)
 {
-    const wnn_lstm_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    net_args a = { .lstm = true, .T = in->shape[0], .B = in->shape[1],
-                   .I = in->shape[2], .H = o->hidden_size,
-                   .D = o->direction == WNN_RNN_BOTH ? 2 : 1,
-                   .direction = o->direction, .layout = o->layout,
-                   .activations = &o->activations, .dtype = in->dtype,
-                   .out_h = k->out[0], .out_c = k->out[1],
-                   .out_seq = o->return_sequence && k->n_out > 2 ? k->out[2]
-                                                                  : NULL };
-    operand_slots s = { .h0 = o->initial_hidden_state,
-                        .c0 = o->initial_cell_state, .bias = o->bias,
-                        .rbias = o->recurrent_bias,
-                        .peep = o->peephole_weight };
-    return convert_and_run(k, err, &a, &s);
+    return recurrent(k, err);
 }
 
 /* gruCell -- #api-mlgraphbuilder-grucell: one step of a forward network */
 wnn_status
 cpu_gru_cell(const cpu_call *k, wnn_error *err)
 {
-    const wnn_gru_cell_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    net_args a = { .lstm = false, .reset_after = o->reset_after, .T = 1,
-                   .B = in->shape[0], .I = in->shape[1], .H = o->hidden_size,
-                   .D = 1, .direction = WNN_RNN_FORWARD, .layout = o->layout,
-                   .activations = &o->activations, .dtype = in->dtype,
-                   .out_h = k->out[0] };
-    operand_slots s = { .h0 = 4, .bias = o->bias, .rbias = o->recurrent_bias };
-    return convert_and_run(k, err, &a, &s);
+    return recurrent(k, err);
 }
 
 /* lstmCell -- #api-mlgraphbuilder-lstmcell: one step of a forward network */
 wnn_status
 cpu_lstm_cell(const cpu_call *k, wnn_error *err)
 {
-    const wnn_lstm_cell_options *o = k->options;
-    const wnn_desc *in = &k->in_desc[0];
-    net_args a = { .lstm = true, .T = 1, .B = in->shape[0],
-                   .I = in->shape[1], .H = o->hidden_size, .D = 1,
-                   .direction = WNN_RNN_FORWARD, .layout = o->layout,
-                   .activations = &o->activations, .dtype = in->dtype,
-                   .out_h = k->out[0], .out_c = k->out[1] };
-    operand_slots s = { .h0 = 4, .c0 = 5, .bias = o->bias,
-                        .rbias = o->recurrent_bias,
-                        .peep = o->peephole_weight };
-    return convert_and_run(k, err, &a, &s);
+    return recurrent(k, err);
 }

@@ -127,20 +127,21 @@ store_u8(double v)
 wnn_status
 cpu_resample2d(const cpu_call *k, wnn_error *err)
 {
-    const wnn_resample2d_options *o = k->options;
+    /* lowered at compile (compiler/lower/resample.c) */
+    const wnn_resample_params *o = &k->lowered->u.resample;
     const wnn_desc *xd = &k->in_desc[0], *yd = &k->out_desc[0];
-    bool linear = o->mode == 1;
+    bool linear = o->linear != 0;
     rs_geom g;
     memset(&g, 0, sizeof(g));
     int64_t s = 1;
     for (int d = 3; d >= 0; d--) {
-        g.in[d] = xd->shape[d];
-        g.out[d] = yd->shape[d];
+        g.in[d] = o->in[d];
+        g.out[d] = o->out[d];
         g.st[d] = s;
         s *= g.in[d];
     }
-    g.ya = o->axis[0] < o->axis[1] ? o->axis[0] : o->axis[1];
-    g.xa = o->axis[0] < o->axis[1] ? o->axis[1] : o->axis[0];
+    g.ya = (uint32_t)o->ya;
+    g.xa = (uint32_t)o->xa;
     size_t cells = 0;
     for (int d = 0; d < 4; d++) {
         if (d == (int)g.ya || d == (int)g.xa) {
