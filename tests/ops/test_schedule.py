@@ -5,6 +5,7 @@ and runs.  Read through webnn._core.graph_view(g._h)["steps"]: each test
 checks the steps of a small graph (which nodes run as one step, which are no
 step, what a step reads and writes) and that the graph's results are those
 of NumPy float64 (or of the operators run apart)."""
+import os
 import platform
 
 import numpy as np
@@ -180,8 +181,20 @@ def pair_contexts():
             make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="0", WEBNN_CPU_FOLD_BN="0"))
 
 
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
-                    reason="the conv pair kernel is x86-64 only")
+def _avx512():
+    """the conv pair kernel's level: AVX-512, not capped by WEBNN_CPU_ISA"""
+    if os.environ.get("WEBNN_CPU_ISA", "").lower() in ("avx2", "baseline"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512f" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or not _avx512(),
+                    reason="the conv pair kernel is x86-64 AVX-512 only (make test-isa caps the "
+                           "level with WEBNN_CPU_ISA)")
 def test_conv_pair_steps(pair_contexts):
     """expansion -> depthwise -> projection (+ residual): one conv_pair step
     at the residual add running the projection, whose pre_d is the
