@@ -121,6 +121,10 @@ def row(ctx, name, fp, qp, feeds, args):
     times = {k: [] for k in runs}
     for _ in range(args.rounds):
         for k, fn in runs.items():
+            # the previous runtime's spinning worker threads (ORT's) must
+            # not share the 2 cores with this one: a short idle pause lets
+            # them go to sleep first (as bench_peers.py does)
+            time.sleep(0.2)
             t0 = time.perf_counter()
             fn()
             times[k].append((time.perf_counter() - t0) * 1e3)
