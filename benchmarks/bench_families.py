@@ -139,13 +139,13 @@ def whisper_tiny_encoder(rng):
 
 
 def _vision(name):
-    def make(rng):
+    def make(rng, batch=1):
         import torchvision
         m = getattr(torchvision.models, name)(weights=None)
         for mod in m.modules():  # (torchvision's ViT starts its head at zero)
             if isinstance(mod, torch.nn.Linear) and not mod.weight.any():
                 torch.nn.init.normal_(mod.weight, std=0.02)
-        x = torch.from_numpy(rng.standard_normal((1, 3, 224, 224)).astype(np.float32))
+        x = torch.from_numpy(rng.standard_normal((batch, 3, 224, 224)).astype(np.float32))
         return m, {"x": x}, ["y"]
     return make
 
@@ -161,15 +161,25 @@ FAMILIES = {
     "efficientnet": ("EfficientNet-B0, 224", _vision("efficientnet_b0")),
     "whisper": ("Whisper-tiny encoder, 30 s", whisper_tiny_encoder),
 }
+# models other benchmarks export the same way (bench_gpu.py), not in the
+# default list
+EXTRA = {
+    "mobilenetv2": ("MobileNetV2, 224", _vision("mobilenet_v2")),
+}
 
 
-def export(key, folder):
+def export(key, folder, batch=1, with_model=False):
     """The family's ONNX file (exported once per torch / transformers
-    version) and its inputs as NumPy arrays."""
+    version) and its inputs as NumPy arrays; batch > 1: a vision family's
+    batch; with_model: also the torch module (eval mode) and its inputs as
+    torch tensors."""
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
-    model, inputs, outputs = FAMILIES[key][1](rng)
+    make = (FAMILIES.get(key) or EXTRA[key])[1]
+    model, inputs, outputs = make(rng, batch) if batch != 1 else make(rng)
     tag = f"{key}-torch{torch.__version__}-tf{transformers.__version__}".replace("+", "_")
+    if batch != 1:
+        tag += f"-b{batch}"
     path = os.path.join(folder, tag + ".onnx")
     if not os.path.exists(path):
         os.makedirs(folder, exist_ok=True)
@@ -179,9 +189,10 @@ def export(key, folder):
             torch.onnx.export(model, tuple(inputs.values()), path + ".tmp",
                               input_names=list(inputs), output_names=outputs,
                               opset_version=18, dynamo=False, external_data=False)
-        model.eval()  # (the exporter leaves the model in training mode)
         os.replace(path + ".tmp", path)
-    return path, {k: v.numpy() for k, v in inputs.items()}
+    model.eval()  # (the exporter leaves the model in training mode)
+    feeds = {k: v.numpy() for k, v in inputs.items()}
+    return (path, feeds, model, inputs) if with_model else (path, feeds)
 
 
 # ---- timing ------------------------------------------------------------------

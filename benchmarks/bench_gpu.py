@@ -375,13 +375,191 @@ def mobilenet_rows(ctx, torch, batches):
     return rows
 
 
+# ---- whole models through webnn.onnx --------------------------------------------
+# (family key of bench_families.py, batch): exported there with random
+# weights, the same ONNX file for webnn and ONNX Runtime
+MODELS = [("mobilenetv2", 1), ("mobilenetv2", 32), ("resnet50", 1), ("resnet50", 32),
+          ("bert", 1)]
+
+
+def kernel_table(torch, fn, top=8):
+    """[(kernel name, total us, calls)] of the CUDA kernels fn() ran, from
+    torch.profiler (CUPTI records every kernel of the process, webnn's and
+    cuDNN's / cuBLAS's included); [] when the profiler records none."""
+    from torch.profiler import ProfilerActivity, profile
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            sync(torch)
+        tot = {}
+        for e in prof.events():
+            if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
+                t, c = tot.get(e.name, (0.0, 0))
+                tot[e.name] = (t + e.device_time, c + 1)  # device_time: us
+        return sorted(((n, t, c) for n, (t, c) in tot.items()), key=lambda r: -r[1])[:top]
+    except Exception as e:  # pragma: no cover - a profiler that does not run here
+        return [(f"(profiler: {type(e).__name__}: {e})", 0.0, 0)]
+
+
+def ort_cuda(path, feeds):
+    """ONNX Runtime's CUDA provider on the same file: (run, outputs) or None
+    when onnxruntime-gpu is not installed."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return None
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(path, so, providers=["CUDAExecutionProvider"])
+    io = sess.io_binding()
+    for n, v in feeds.items():
+        io.bind_ortvalue_input(n, ort.OrtValue.ortvalue_from_numpy(v, "cuda", 0))
+    for o in sess.get_outputs():
+        io.bind_output(o.name, "cuda")
+    sess.run_with_iobinding(io)
+    return lambda: sess.run_with_iobinding(io), io.copy_outputs_to_cpu()
+
+
+def model_rows(ctx, torch, models, cache, profile_top):
+    """Each model's ONNX export through webnn.onnx on the GPU context against
+    the same torch module eager on the GPU (and ORT's CUDA provider)."""
+    sys.path.insert(0, HERE)
+    import bench_families
+    import webnn.onnx
+    rows = []
+    for key, batch in models:
+        path, feeds, module, tin_torch = bench_families.export(key, cache, batch, True)
+        m = webnn.onnx.load(path, context=ctx)
+        g = m.graph
+        gin = m._graph_inputs(feeds)
+        tin = {n: ctx.create_tensor({"dataType": dt, "shape": list(sh), "writable": True})
+               for n, (dt, sh) in g._inputs.items()}
+        tout = {n: ctx.create_tensor({"dataType": dt, "shape": list(sh), "readable": True})
+                for n, (dt, sh) in g._outputs.items()}
+        for n, t in tin.items():
+            ctx.write_tensor(t, gin[n])
+        sync_t = ctx.create_tensor({"dataType": "float32", "shape": [1], "readable": True})
+        t0 = time.perf_counter()
+        ctx.dispatch(g, tin, tout)
+        got = ctx.read_tensor(next(iter(tout.values())))
+        first = time.perf_counter() - t0
+        module = module.to(DEV)
+        targs = tuple(v.to(DEV) for v in tin_torch.values())
+        with torch.inference_mode():
+            ref = module(*targs)
+            ref = (ref[0] if isinstance(ref, (tuple, list)) else ref).float().cpu().numpy()
+        scale = max(1e-30, float(np.abs(ref).max()))
+        err = float(np.max(np.abs(got.astype(np.float64) - ref))) / scale
+        reps = 1 if smoke() else (20 if batch == 1 else 5)
+
+        def run_webnn():
+            for _ in range(reps):
+                ctx.dispatch(g, tin, tout)
+            ctx.read_tensor(sync_t)
+
+        def run_torch():
+            with torch.inference_mode():
+                for _ in range(reps):
+                    module(*targs)
+            sync(torch)
+
+        fns = {"webnn": (run_webnn, reps), "torch": (run_torch, reps)}
+        oc = None if smoke() else ort_cuda(path, feeds)
+        if oc is not None:
+            ort_run = oc[0]
+
+            def run_ort():
+                for _ in range(reps):
+                    ort_run()
+            fns["ort"] = (run_ort, reps)
+        t = alternate(fns)
+        row = {"model": (bench_families.FAMILIES.get(key) or bench_families.EXTRA[key])[0],
+               "batch": batch, "webnn_ms": t["webnn"] * 1e3, "torch_ms": t["torch"] * 1e3,
+               "ort_ms": t["ort"] * 1e3 if "ort" in t else None,
+               "ratio": t["torch"] / t["webnn"], "first_run_s": first, "max_rel_diff": err,
+               "check_ok": bool(err <= 1e-2)}
+        if profile_top and not smoke():
+            row["kernels"] = kernel_table(torch, run_webnn, profile_top)
+        rows.append(row)
+        for t_ in list(tin.values()) + list(tout.values()) + [sync_t]:
+            t_.destroy()
+        g.destroy()
+        del module, targs
+        torch.cuda.empty_cache() if DEV == "cuda" else None
+    return rows
+
+
+def probe_rows(ctx, torch):
+    """Which kernels a conv2d + bias + relu / relu6 (clamp 0..6) graph runs:
+    one cuDNN call (cudnnConvolutionBiasActivationForward took the
+    activation: RELU, CLIPPED_RELU) or the convolution and webnn's epilogue."""
+    rows = []
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (8, 64, 28, 28)).astype(np.float32)
+    w = (rng.uniform(-1, 1, (64, 64, 3, 3)) / 24).astype(np.float32)
+    bias = rng.uniform(-1, 1, 64).astype(np.float32)
+    ref = torch.nn.functional.conv2d(*(torch.from_numpy(v).double() for v in (x, w, bias)),
+                                     padding=1).numpy()
+    for act in ("relu", "relu6"):
+        bl = webnn.MLGraphBuilder(ctx)
+        ix = bl.input("x", {"dataType": "float32", "shape": list(x.shape)})
+        y = bl.conv2d(ix, bl.constant(w), bias=bl.constant(bias), padding=[1] * 4)
+        y = bl.relu(y) if act == "relu" else bl.clamp(y, minValue=0.0, maxValue=6.0)
+        g = bl.build({"y": y})
+        tx = ctx.create_tensor({"dataType": "float32", "shape": list(x.shape), "writable": True})
+        ty = ctx.create_tensor({"dataType": "float32", "shape": list(ref.shape),
+                                "readable": True})
+        ctx.write_tensor(tx, x)
+        ctx.dispatch(g, {"x": tx}, {"y": ty})
+        got = ctx.read_tensor(ty)
+        want = np.maximum(ref, 0) if act == "relu" else np.clip(ref, 0, 6)
+        err = float(np.max(np.abs(got - want)))
+
+        def run():
+            for _ in range(3):
+                ctx.dispatch(g, {"x": tx}, {"y": ty})
+            ctx.read_tensor(ty)
+        ks = [] if smoke() else kernel_table(torch, run, 10)
+        rows.append({"graph": f"conv2d + bias + {act}", "kernels": ks, "max_abs_diff": err,
+                     "check_ok": bool(err <= 1e-4)})
+        tx.destroy()
+        ty.destroy()
+        g.destroy()
+    return rows
+
+
+def copy_gbs(torch, n):
+    """The card's device-to-device copy bandwidth through torch (bytes read
+    + written), the yardstick of the element-wise add."""
+    a = torch.empty(n, dtype=torch.float32, device=DEV)
+    b = torch.empty_like(a)
+    k = 1 if smoke() else 20
+
+    def run():
+        for _ in range(k):
+            b.copy_(a)
+        sync(torch)
+    t = alternate({"copy": (run, k)})["copy"]
+    del a, b
+    return 2 * 4 * n / 1e9 / t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--quick", action="store_true", help="n <= 2048 only")
     ap.add_argument("--sizes", help="matmul sizes, e.g. 1024,4096 (default 1024..8192)")
     ap.add_argument("--only", help="comma-separated tables: matmul,overhead,eltwise,conv,"
-                    "mobilenet (default all)")
+                    "mobilenet,models,probe (default all)")
+    ap.add_argument("--models", help="models table: family:batch,... (default "
+                    + ",".join(f"{k}:{b}" for k, b in MODELS) + ")")
+    ap.add_argument("--cache", default=os.path.join(os.path.dirname(HERE), "build",
+                                                     "bench-families"),
+                    help="where the models' ONNX exports are kept")
+    ap.add_argument("--profile-top", type=int, default=6,
+                    help="models table: the N slowest kernels of webnn's run (torch.profiler)")
     ap.add_argument("--torch-device", default="cuda",
                     help="cpu: check this script on the CUDA emulation (no GPU; tiny sizes)")
     ap.add_argument("--conv-batch", type=int, default=32, help="batch of the conv table")
@@ -405,8 +583,8 @@ def main():
     sizes = (1024, 2048) if args.quick else (1024, 2048, 4096, 8192)
     if args.sizes:
         sizes = tuple(int(v) for v in args.sizes.split(","))
-    only = set(args.only.split(",")) if args.only else {"matmul", "overhead", "eltwise", "conv",
-                                                          "mobilenet"}
+    only = set(args.only.split(",")) if args.only else {
+        "matmul", "overhead", "eltwise", "conv", "mobilenet", "models", "probe"}
     torch.backends.cudnn.benchmark = True
     res = {"info": info}
     checks = []
@@ -426,9 +604,13 @@ def main():
             print(f"  {r['what']:42s} {r['webnn_us']:9.1f}  {r['torch_us']:9.1f}", flush=True)
     if "eltwise" in only:
         el = res["eltwise"] = eltwise_rows(ctx, torch, args.elements)
-        print("\nelement-wise                  webnn GB/s  torch GB/s")
+        cp = res["copy_gbs"] = copy_gbs(torch, args.elements)
+        print(f"\nelement-wise                  webnn GB/s  torch GB/s  webnn / copy"
+              f" (copy: {cp:.0f} GB/s)")
         for r in el:
-            print(f"  {r['what']:26s}  {r['webnn_gbs']:9.1f}  {r['torch_gbs']:9.1f}", flush=True)
+            r["of_copy"] = r["webnn_gbs"] / cp
+            print(f"  {r['what']:26s}  {r['webnn_gbs']:9.1f}  {r['torch_gbs']:9.1f}"
+                  f"  {r['of_copy']:9.0%}", flush=True)
     if "conv" in only:
         variants = [("float32", "nchw"), ("float16", "nchw"), ("float16", "nhwc")]
         if args.quick:
@@ -453,6 +635,43 @@ def main():
             print(f"  batch {r['batch']:3d}            {r['webnn_ms']:9.3f} {r['torch_ms']:9.3f}"
                   f"   {r['ratio']:9.2f}   {r['webnn_latency_ms']:12.3f}            "
                   f"{r['max_abs_diff']:.1e}{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
+    if "probe" in only:
+        pr = res["probe"] = probe_rows(ctx, torch)
+        checks += pr
+        print("\nwhich kernels run a fused convolution (torch.profiler, 3 runs)")
+        for r in pr:
+            print(f"  {r['graph']}: max|diff| {r['max_abs_diff']:.1e}"
+                  f"{'' if r['check_ok'] else '  MISMATCH'}")
+            for name, us, calls in r["kernels"]:
+                print(f"      {calls:3d} x  {us / max(calls, 1):8.1f} us  {name[:110]}")
+    if "models" in only:
+        todo = MODELS
+        if args.models:
+            todo = [(v.split(":")[0], int(v.split(":")[1]) if ":" in v else 1)
+                    for v in args.models.split(",")]
+        print("\nmodels through webnn.onnx (float32)   webnn ms   torch ms  ORT-CUDA ms"
+              "  torch/webnn  first run s  max rel diff")
+        mr = res["models"] = []
+        for key, batch in todo:
+            try:
+                rs = model_rows(ctx, torch, [(key, batch)], args.cache, args.profile_top)
+            except Exception as e:  # one model failing: say so, go on
+                print(f"  {key} batch {batch}: failed: {type(e).__name__}: {str(e)[:300]}",
+                      flush=True)
+                mr.append({"model": key, "batch": batch, "error": str(e)[:300],
+                           "check_ok": False})
+                continue
+            for r in rs:
+                mr.append(r)
+                ortms = f"{r['ort_ms']:9.2f}" if r["ort_ms"] is not None else "      n/a"
+                print(f"  {r['model'][:22]:22s} b{r['batch']:<3d} {r['webnn_ms']:9.2f} "
+                      f"{r['torch_ms']:9.2f}    {ortms}   {r['ratio']:9.2f}  "
+                      f"{r['first_run_s']:9.2f}   {r['max_rel_diff']:.1e}"
+                      f"{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
+                for name, us, calls in r.get("kernels", []):
+                    print(f"      {calls:4d} x {us / max(calls, 1):8.1f} us = {us / 1e3:7.2f} ms"
+                          f"  {name[:100]}", flush=True)
+        checks += mr
     ctx.destroy()
     if args.json:
         with open(args.json, "w") as f:

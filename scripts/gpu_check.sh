@@ -18,8 +18,16 @@
 #          test-rest  tests/wpt tests/api tests/models with the GPU present
 #          bench      benchmarks/bench_gpu.py (against PyTorch)
 #          sanitize   compute-sanitizer on a selection of tests/backends
+#          variants   the GPU tests of convolutions, products and fusion again
+#                     with cuDNN from the nvidia-cudnn-cu13 wheel, with
+#                     WEBNN_CUDNN=0 (direct kernels) and WEBNN_CUDA_FUSION=0
 #   default: all, in that order; every step after `build` needs its outputs.
 # environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick"),
+#   BUDGET (seconds for all the steps: each step's time limit is cut to what
+#   is left, a step is skipped when less than 20 s are left, so that one
+#   device command ends by itself, logs complete), PYTEST_N (pytest-xdist
+#   workers for the test steps; default 8 where pytest-xdist is installed,
+#   0 = none),
 #   WEBNN_CUDNN_LIBRARY (default: libcudnn.so.9 on the loader path, else the
 #   one of PyTorch's nvidia-cudnn wheel, found below), WEBNN_CUDNN=0 (run
 #   every convolution on the backend's direct kernels instead)
@@ -38,7 +46,7 @@ mkdir -p "$OUT"
 SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 STATUS=0
-STEPS=${*:-build test test-rest bench sanitize}
+STEPS=${*:-build test test-rest bench sanitize variants}
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 
@@ -77,6 +85,21 @@ find_cudnn
 if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null 2>&1; then
     export CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
 fi
+START=$(date +%s)
+left() { # seconds left of $BUDGET (a large number without one)
+    if [ -n "${BUDGET:-}" ]; then echo $(( START + BUDGET - $(date +%s) )); else echo 99999; fi
+}
+lim() { # limit: the step's own limit, cut to the budget left (less 10 s)
+    local l; l=$(( $(left) - 10 ))
+    [ "$1" -lt "$l" ] && l=$1
+    [ "$l" -lt 1 ] && l=1
+    echo "$l"
+}
+if [ -z "${PYTEST_N+x}" ]; then
+    "$PY" -c 'import xdist' 2>/dev/null && PYTEST_N=8 || PYTEST_N=0
+fi
+XDIST=()
+[ "$PYTEST_N" -gt 0 ] 2>/dev/null && XDIST=(-n "$PYTEST_N")
 result() { # name rc
     if [ "$2" -eq 0 ]; then note "PASS  $1"; else note "FAIL  $1 (exit $2)"; STATUS=1; fi
 }
@@ -135,7 +158,7 @@ step_build() {
     # nvcc refuses host compilers newer than it knows; the code is plain C++17
     export WEBNN_NVCC_FLAGS=${WEBNN_NVCC_FLAGS:--allow-unsupported-compiler}
     if "$PY" -c 'import setuptools' 2>/dev/null; then
-        timeout 900 "$PY" setup.py -q build_ext --inplace -j "$(nproc)" || return 1
+        timeout "$(lim 900)" "$PY" setup.py -q build_ext --inplace -j "$(nproc)" || return 1
     else
         # no setuptools: the same build by hand
         note "setuptools missing: building with gcc directly"
@@ -144,11 +167,11 @@ step_build() {
         inc=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
         blis_inc=$(ls -d "${WEBNN_BLIS_PREFIX:-/}"/usr/include/x86_64-linux-gnu/blis-openmp 2>/dev/null || echo /usr/include/x86_64-linux-gnu)
         blis_lib=$(ls -d "${WEBNN_BLIS_PREFIX:-/}"/usr/lib/x86_64-linux-gnu/blis-openmp 2>/dev/null || echo /usr/lib/x86_64-linux-gnu)
-        timeout 900 gcc -std=c11 -O3 -fopenmp -D_GNU_SOURCE -fvisibility=hidden -fPIC -shared \
+        timeout "$(lim 900)" gcc -std=c11 -O3 -fopenmp -D_GNU_SOURCE -fvisibility=hidden -fPIC -shared \
             -Icsrc/include -I"$blis_inc" -I"$inc" \
             $(find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*') webnn/_binding/*.c \
             -o "webnn/_core$ext" -L"$blis_lib" -Wl,-rpath,"$blis_lib" -lblis -lm -lpthread -ldl || return 1
-        timeout 900 "$PY" kernels_cuda/build_cuda.py || return 1
+        timeout "$(lim 900)" "$PY" kernels_cuda/build_cuda.py || return 1
     fi
     [ -f webnn/libwebnn_cuda.so ] || { note "webnn/libwebnn_cuda.so was not built (nvcc?)"; return 1; }
     "$PY" - <<'EOF'
@@ -176,8 +199,8 @@ EOF
 run_pytest() { # log-name timeout args...
     local name=$1 limit=$2
     shift 2
-    timeout "$limit" "$PY" -m pytest -q -p no:cacheprovider -rfEs --junitxml="$OUT/$name.xml" "$@" \
-        > "$OUT/$name.log" 2>&1
+    timeout "$(lim "$limit")" "$PY" -m pytest -q -p no:cacheprovider -rfEs "${XDIST[@]}" \
+        --junitxml="$OUT/$name.xml" "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
     tail -3 "$OUT/$name.log" | sed "s/^/      /" | tee -a "$SUMMARY"
     return $rc
@@ -186,7 +209,11 @@ run_pytest() { # log-name timeout args...
 step_test() {
     local rc=0
     # the GPU backend: WPT vectors on the GPU, cross-backend checks, tensors
-    run_pytest test_backends 270 tests/backends || rc=1
+    # (with pytest-xdist: not the emulation suite, whose workers would build
+    # the emulated library at once into one folder; CI runs it on every run)
+    local emu=()
+    [ ${#XDIST[@]} -gt 0 ] && emu=(--ignore=tests/backends/test_cuda_emu.py)
+    run_pytest test_backends 270 tests/backends "${emu[@]}" || rc=1
     result "tests/backends (GPU vs CPU, WPT on the GPU)" $rc; rc=0
     # the NumPy-reference operator tests on a GPU context
     WEBNN_TEST_DEVICE=gpu run_pytest test_ops_gpu 240 tests/ops || rc=1
@@ -202,7 +229,7 @@ step_test_rest() {
 
 step_bench() {
     # shellcheck disable=SC2086
-    timeout 400 "$PY" benchmarks/bench_gpu.py --json "$OUT/bench_gpu.json" ${BENCH_ARGS:-} \
+    timeout "$(lim 400)" "$PY" benchmarks/bench_gpu.py --json "$OUT/bench_gpu.json" ${BENCH_ARGS:-} \
         > "$OUT/bench_gpu.txt" 2>&1
     local rc=$?
     sed "s/^/      /" "$OUT/bench_gpu.txt" | tail -70 | tee -a "$SUMMARY"
@@ -227,7 +254,7 @@ step_sanitize() {
         [ "$tool" = racecheck ] || [ "$tool" = synccheck ] && k="softmax_paths or norms or transpose_tiled"
         # initcheck: not through cuBLAS (its workspace is its own business)
         [ "$tool" = initcheck ] && k="softmax_paths or norms or transpose_tiled or gather_scatter or movement_ops"
-        timeout 100 "$cs" --tool "$tool" --error-exitcode 99 --target-processes all \
+        timeout "$(lim 100)" "$cs" --tool "$tool" --error-exitcode 99 --target-processes all \
             "$PY" -m pytest -q -p no:cacheprovider -x tests/backends/test_gpu.py -k "$k" \
             > "$OUT/sanitizer_$tool.log" 2>&1
         local r=$?
@@ -238,9 +265,59 @@ step_sanitize() {
     return 0
 }
 
-note "webnn GPU check, $(date), logs in $OUT"
+# the GPU tests of convolutions, products and fusion under one setting
+variant_tests() { # log-name
+    local name=$1 rc=0
+    run_pytest "${name}_backends" 150 tests/backends/test_gpu.py || rc=1
+    WEBNN_TEST_DEVICE=gpu run_pytest "${name}_ops" 150 tests/ops/test_conv2d.py \
+        tests/ops/test_conv_transpose2d.py tests/ops/test_fusion.py tests/ops/test_matmul.py \
+        tests/ops/test_gemm.py || rc=1
+    return $rc
+}
+
+step_variants() {
+    local wheel
+    wheel=$("$PY" -c '
+import os
+import nvidia.cudnn
+for d in list(getattr(nvidia.cudnn, "__path__", [])):
+    p = os.path.join(d, "lib", "libcudnn.so.9")
+    if os.path.exists(p):
+        print(p)
+        break
+' 2>/dev/null)
+    if [ -n "$wheel" ]; then
+        note "cuDNN from the wheel: $wheel"
+        ( export WEBNN_CUDNN_LIBRARY=$wheel
+          export LD_LIBRARY_PATH=$(dirname "$wheel")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+          "$PY" -c '
+import numpy as np, webnn
+ctx = webnn.ml.create_context(device_type="gpu")
+b = webnn.MLGraphBuilder(ctx)
+x = b.input("x", {"dataType": "float32", "shape": [1, 3, 8, 8]})
+w = b.constant({"dataType": "float32", "shape": [4, 3, 3, 3]}, np.ones((4, 3, 3, 3), np.float32))
+ctx.compute(b.build({"y": b.conv2d(x, w)}), {"x": np.ones((1, 3, 8, 8), np.float32)})
+print("convolutions on:", sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}))
+' 2>&1 | tee -a "$SUMMARY"
+          variant_tests variant_cudnn_wheel )
+        result "GPU conv / matmul / fusion tests, cuDNN from nvidia-cudnn-cu13" $?
+    else
+        note "SKIP  cuDNN from the wheel (nvidia.cudnn not importable)"
+    fi
+    WEBNN_CUDNN=0 variant_tests variant_no_cudnn
+    result "GPU conv / matmul / fusion tests, WEBNN_CUDNN=0 (direct kernels)" $?
+    WEBNN_CUDA_FUSION=0 variant_tests variant_no_fusion
+    result "GPU conv / matmul / fusion tests, WEBNN_CUDA_FUSION=0" $?
+}
+
+note "webnn GPU check, $(date), logs in $OUT${BUDGET:+, budget ${BUDGET} s}, pytest-xdist workers: $PYTEST_N"
 step_env
 for s in $STEPS; do
+    if [ "$(left)" -lt 20 ]; then
+        note "SKIP  $s (the budget of $BUDGET s is spent)"
+        STATUS=1
+        continue
+    fi
     case $s in
     build) step_build > "$OUT/build.log" 2>&1; rc=$?; tail -5 "$OUT/build.log" | sed "s/^/      /" | tee -a "$SUMMARY"; result build $rc
            [ $rc -eq 0 ] || { note "build failed: see $OUT/build.log"; exit 1; } ;;
@@ -248,6 +325,7 @@ for s in $STEPS; do
     test-rest) step_test_rest ;;
     bench) step_bench; result "benchmarks/bench_gpu.py" $? ;;
     sanitize) step_sanitize ;;
+    variants) step_variants ;;
     *) note "unknown step $s"; STATUS=1 ;;
     esac
 done

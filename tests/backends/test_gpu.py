@@ -470,6 +470,8 @@ def _emu_cudnn():
     lib = os.environ.get("WEBNN_CUDA_LIBRARY", "")
     if "emu" not in os.path.basename(lib):
         return None
+    if "0" in (os.environ.get("WEBNN_CUDNN"), os.environ.get("WEBNN_CUDA_FUSION")):
+        return None  # the counters assert the default path (cuDNN on, fusion on)
     path = os.environ.get("WEBNN_CUDNN_LIBRARY") or os.path.join(os.path.dirname(lib),
                                                                 "libcudnn_emu.so")
     if not os.path.exists(path):
