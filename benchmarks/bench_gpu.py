@@ -382,10 +382,11 @@ MODELS = [("mobilenetv2", 1), ("mobilenetv2", 32), ("resnet50", 1), ("resnet50",
           ("bert", 1)]
 
 
-def kernel_table(torch, fn, top=8):
-    """[(kernel name, total us, calls)] of the CUDA kernels fn() ran, from
-    torch.profiler (CUPTI records every kernel of the process, webnn's and
-    cuDNN's / cuBLAS's included); [] when the profiler records none."""
+def kernel_table(torch, fn, top=8, runs=1):
+    """([(kernel name, us per run, calls per run)], all kernels' us per run)
+    of the CUDA kernels fn() ran (fn = `runs` runs), from torch.profiler
+    (CUPTI records every kernel of the process, webnn's and cuDNN's /
+    cuBLAS's included); ([], 0) when the profiler records none."""
     from torch.profiler import ProfilerActivity, profile
     try:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -396,9 +397,11 @@ def kernel_table(torch, fn, top=8):
             if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
                 t, c = tot.get(e.name, (0.0, 0))
                 tot[e.name] = (t + e.device_time, c + 1)  # device_time: us
-        return sorted(((n, t, c) for n, (t, c) in tot.items()), key=lambda r: -r[1])[:top]
+        rows = sorted(((n, t / runs, c / runs) for n, (t, c) in tot.items()),
+                      key=lambda r: -r[1])
+        return rows[:top], sum(r[1] for r in rows)
     except Exception as e:  # pragma: no cover - a profiler that does not run here
-        return [(f"(profiler: {type(e).__name__}: {e})", 0.0, 0)]
+        return [(f"(profiler: {type(e).__name__}: {e})", 0.0, 0)], 0.0
 
 
 def ort_cuda(path, feeds):
@@ -481,7 +484,7 @@ def model_rows(ctx, torch, models, cache, profile_top):
                "ratio": t["torch"] / t["webnn"], "first_run_s": first, "max_rel_diff": err,
                "check_ok": bool(err <= 1e-2)}
         if profile_top and not smoke():
-            row["kernels"] = kernel_table(torch, run_webnn, profile_top)
+            row["kernels"], row["kernel_us"] = kernel_table(torch, run_webnn, profile_top, reps)
         rows.append(row)
         for t_ in list(tin.values()) + list(tout.values()) + [sync_t]:
             t_.destroy()
@@ -521,7 +524,7 @@ def probe_rows(ctx, torch):
             for _ in range(3):
                 ctx.dispatch(g, {"x": tx}, {"y": ty})
             ctx.read_tensor(ty)
-        ks = [] if smoke() else kernel_table(torch, run, 10)
+        ks = [] if smoke() else kernel_table(torch, run, 10, 3)[0]
         rows.append({"graph": f"conv2d + bias + {act}", "kernels": ks, "max_abs_diff": err,
                      "check_ok": bool(err <= 1e-4)})
         tx.destroy()
@@ -638,12 +641,12 @@ def main():
     if "probe" in only:
         pr = res["probe"] = probe_rows(ctx, torch)
         checks += pr
-        print("\nwhich kernels run a fused convolution (torch.profiler, 3 runs)")
+        print("\nwhich kernels run a fused convolution (torch.profiler, per run)")
         for r in pr:
             print(f"  {r['graph']}: max|diff| {r['max_abs_diff']:.1e}"
                   f"{'' if r['check_ok'] else '  MISMATCH'}")
             for name, us, calls in r["kernels"]:
-                print(f"      {calls:3d} x  {us / max(calls, 1):8.1f} us  {name[:110]}")
+                print(f"      {calls:5.1f} x  {us / max(calls, 1):8.1f} us  {name[:110]}")
     if "models" in only:
         todo = MODELS
         if args.models:
@@ -668,8 +671,11 @@ def main():
                       f"{r['torch_ms']:9.2f}    {ortms}   {r['ratio']:9.2f}  "
                       f"{r['first_run_s']:9.2f}   {r['max_rel_diff']:.1e}"
                       f"{'' if r['check_ok'] else '  MISMATCH'}", flush=True)
+                if "kernels" in r:
+                    print(f"      GPU kernels: {r['kernel_us'] / 1e3:.2f} ms of each run's "
+                          f"{r['webnn_ms']:.2f} ms; the longest, per run:")
                 for name, us, calls in r.get("kernels", []):
-                    print(f"      {calls:4d} x {us / max(calls, 1):8.1f} us = {us / 1e3:7.2f} ms"
+                    print(f"      {calls:6.1f} x {us / max(calls, 1):8.1f} us = {us / 1e3:7.3f} ms"
                           f"  {name[:100]}", flush=True)
         checks += mr
     ctx.destroy()
