@@ -27,7 +27,8 @@
 #   is left, a step is skipped when less than 20 s are left, so that one
 #   device command ends by itself, logs complete), PYTEST_N (pytest-xdist
 #   workers for the test steps; default 8 where pytest-xdist is installed,
-#   0 = none),
+#   0 = none), JUNIT=0 (no JUnit XML next to the logs: fewer files),
+#   SANITIZE_TOOLS (default "memcheck racecheck synccheck initcheck"),
 #   WEBNN_CUDNN_LIBRARY (default: libcudnn.so.9 on the loader path, else the
 #   one of PyTorch's nvidia-cudnn wheel, found below), WEBNN_CUDNN=0 (run
 #   every convolution on the backend's direct kernels instead)
@@ -199,8 +200,10 @@ EOF
 run_pytest() { # log-name timeout args...
     local name=$1 limit=$2
     shift 2
+    local junit=(--junitxml="$OUT/$name.xml")
+    [ "${JUNIT:-1}" = 0 ] && junit=()
     timeout "$(lim "$limit")" "$PY" -m pytest -q -p no:cacheprovider -rfEs "${XDIST[@]}" \
-        --junitxml="$OUT/$name.xml" "$@" > "$OUT/$name.log" 2>&1
+        "${junit[@]}" "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
     tail -3 "$OUT/$name.log" | sed "s/^/      /" | tee -a "$SUMMARY"
     return $rc
@@ -246,9 +249,9 @@ step_sanitize() {
         note "SKIP  compute-sanitizer (not found)"
         return 0
     fi
-    local sel="softmax_paths or norms or transpose_tiled or gather_scatter or matmul_modes or movement_ops or binary_broadcast"
+    local sel=${SANITIZE_K:-"softmax_paths or norms or transpose_tiled or gather_scatter or matmul_modes or movement_ops or binary_broadcast"}
     local rc=0 tool
-    for tool in memcheck racecheck synccheck initcheck; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
         local k=$sel
         # racecheck / synccheck: the kernels with shared memory and barriers
         [ "$tool" = racecheck ] || [ "$tool" = synccheck ] && k="softmax_paths or norms or transpose_tiled"
