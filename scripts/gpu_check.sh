@@ -258,7 +258,7 @@ step_sanitize() {
         # initcheck: not through cuBLAS (its workspace is its own business)
         [ "$tool" = initcheck ] && k="softmax_paths or norms or transpose_tiled or gather_scatter or movement_ops"
         timeout "$(lim 100)" "$cs" --tool "$tool" --error-exitcode 99 --target-processes all \
-            "$PY" -m pytest -q -p no:cacheprovider -x tests/backends/test_gpu.py -k "$k" \
+            "$PY" -m pytest -q -p no:cacheprovider -x ${SANITIZE_FILES:-tests/backends/test_gpu.py} -k "$k" \
             > "$OUT/sanitizer_$tool.log" 2>&1
         local r=$?
         grep -E "ERROR SUMMARY|passed|failed" "$OUT/sanitizer_$tool.log" | tail -2 | sed "s/^/      /" | tee -a "$SUMMARY"
