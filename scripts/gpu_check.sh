@@ -57,6 +57,17 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 # host without a system cuDNN, PyTorch's wheel (nvidia-cudnn-cu12 / -cu13) has
 # one under site-packages/nvidia/cudnn/lib.  Its sub-libraries are found
 # through LD_LIBRARY_PATH.
+wheel_cudnn() { # the libcudnn.so.9 of the nvidia-cudnn-cu13 (or -cu12) wheel, if any
+    "$PY" -c '
+import os
+import nvidia.cudnn
+for d in list(getattr(nvidia.cudnn, "__path__", [])):
+    p = os.path.join(d, "lib", "libcudnn.so.9")
+    if os.path.exists(p):
+        print(p)
+        break
+' 2>/dev/null
+}
 find_cudnn() {
     if [ -n "${WEBNN_CUDNN_LIBRARY:-}" ] || [ "${WEBNN_CUDNN:-}" = "0" ]; then
         return
@@ -65,15 +76,7 @@ find_cudnn() {
         return
     fi
     local lib
-    lib=$("$PY" -c '
-import os
-import nvidia.cudnn
-for d in list(getattr(nvidia.cudnn, "__path__", [])):
-    p = os.path.join(d, "lib", "libcudnn.so.9")
-    if os.path.exists(p):
-        print(p)
-        break
-' 2>/dev/null)
+    lib=$(wheel_cudnn)
     if [ -n "$lib" ]; then
         export WEBNN_CUDNN_LIBRARY=$lib
         export LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -280,15 +283,7 @@ variant_tests() { # log-name
 
 step_variants() {
     local wheel
-    wheel=$("$PY" -c '
-import os
-import nvidia.cudnn
-for d in list(getattr(nvidia.cudnn, "__path__", [])):
-    p = os.path.join(d, "lib", "libcudnn.so.9")
-    if os.path.exists(p):
-        print(p)
-        break
-' 2>/dev/null)
+    wheel=$(wheel_cudnn)
     if [ -n "$wheel" ]; then
         note "cuDNN from the wheel: $wheel"
         ( export WEBNN_CUDNN_LIBRARY=$wheel

@@ -477,6 +477,8 @@ def _emu_cudnn():
     if not os.path.exists(path):
         return None
     d = ctypes.CDLL(path)
+    if not hasattr(d, "cudnn_emu_calls"):
+        return None  # a real cuDNN named by WEBNN_CUDNN_LIBRARY: no counters
     d.cudnn_emu_calls.restype = ctypes.c_size_t
     d.cudnn_emu_calls.argtypes = [ctypes.c_char_p]
     d.cudnn_emu_live.restype = ctypes.c_long
