@@ -105,31 +105,12 @@ typedef enum wnn_op {
 /* An operator's family (ops.def's family column): the operators that share
  * one lowering (compiler/lower/: the parameter block the backends' kernels
  * read, WNN_LOWER_* of lower.h) and one group of kernels. */
-#define WNN_FAMILIES(X)                                                       \
-    X(UNARY)      /* element-wise, one operand: not lowered                */ \
-    X(COPY)       /* identity, reshape: the bytes as they are             */ \
-    X(CAST)       /* cast                                                 */ \
-    X(BROADCAST)  /* element-wise, 2 or 3 operands: the broadcast iterator */ \
-    X(MATMUL)     /* matmul                                               */ \
-    X(GEMM)       /* gemm                                                 */ \
-    X(CONV)       /* conv2d, convTranspose2d: the geometry                */ \
-    X(POOL)       /* *Pool2d: the window geometry                         */ \
-    X(REDUCE)     /* reduce*: the kept and reduced runs                   */ \
-    X(AXIS)       /* along one axis of the options (`axis`): argMin argMax \
-                     cumulativeSum softmax batchNormalization             */ \
-    X(NORM)       /* instance / layer normalization: the groups           */ \
-    X(GATHER)     /* gather* scatter*: extents around the axis or tuples  */ \
-    X(QUANT)      /* quantizeLinear, dequantizeLinear                     */ \
-    X(VIEWS)      /* strided copies: transpose expand slice tile reverse  \
-                     split concat                                         */ \
-    X(PAD)        /* pad                                                  */ \
-    X(TRIANGULAR) /* triangular                                           */ \
-    X(RESAMPLE)   /* resample2d                                           */ \
-    X(RECURRENT)  /* gru gruCell lstm lstmCell                            */
 typedef enum wnn_family {
-#define WNN_FAMILY_ENUM(F) WNN_FAMILY_##F,
-    WNN_FAMILIES(WNN_FAMILY_ENUM)
-#undef WNN_FAMILY_ENUM
+#define WNN_DEF_FAMILIES
+#define WNN_FAMILY(F) WNN_FAMILY_##F,
+#include "../ops/ops.def"
+#undef WNN_FAMILY
+#undef WNN_DEF_FAMILIES
     WNN_FAMILY_COUNT
 } wnn_family;
 

@@ -42,7 +42,7 @@ enum {
     WNN_KDT_U8
 };
 
-/* pad modes (= WNN_PAD_* of ops/options/movement.h) */
+/* pad modes (= WNN_PAD_* of ops/defs/movement.def) */
 enum { WNN_KPAD_CONSTANT = 0, WNN_KPAD_EDGE, WNN_KPAD_REFLECTION };
 
 /* The scalar options of the element-wise operators, cast to the input's

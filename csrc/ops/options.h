@@ -99,15 +99,10 @@ WNN_OPTIONS_STRUCT(wnn_linear_options, WNN_LINEAR_OPTIONS)
     F(S, b_transpose, "bTranspose", WNN_F_BOOL, 0)
 WNN_OPTIONS_STRUCT(wnn_gemm_options, WNN_GEMM_OPTIONS)
 
-#include "options/conv2d.h"
-#include "options/pool2d.h"
-#include "options/normalization.h"
-#include "options/reduce.h"
-#include "options/resample2d.h"
-#include "options/movement.h"
-#include "options/gather_scatter.h"
-#include "options/quantize.h"
-#include "options/recurrent.h"
+/* the options of the families in ops/defs/ (their WNN_DEF_OPTIONS sections) */
+#define WNN_DEF_OPTIONS
+#include "ops.def"
+#undef WNN_DEF_OPTIONS
 
 #define WNN_OP(ID, camel, snake, sig, opts, check, limits, family, traits, lower, cpu) \
     extern const wnn_field_table opts##_fields;

@@ -53,9 +53,11 @@ const char *
 wnn_family_name(wnn_family f)
 {
     static const char *const names[WNN_FAMILY_COUNT] = {
-#define WNN_FAMILY_NAME(F) #F,
-        WNN_FAMILIES(WNN_FAMILY_NAME)
-#undef WNN_FAMILY_NAME
+#define WNN_DEF_FAMILIES
+#define WNN_FAMILY(F) #F,
+#include "ops.def"
+#undef WNN_FAMILY
+#undef WNN_DEF_FAMILIES
     };
     return (unsigned)f < WNN_FAMILY_COUNT ? names[f] : NULL;
 }
