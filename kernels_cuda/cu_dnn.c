@@ -139,35 +139,140 @@ dnn_descriptors(const wdnn_api *a, cu_dnn *d, const wnn_conv_params *p,
     return ok;
 }
 
-/* the algorithm: the heuristics' first that fits (FMA for float32) */
+/* an algorithm result we may run: it ran, fits DNN_WS_MAX, and float32 is
+ * not on TF32 tensor cores */
 static bool
-dnn_pick_algo(cu_backend *b, cu_dnn *d, int wdt)
+dnn_perf_ok(const wdnn_algo_perf *pf, int wdt)
+{
+    return pf->status == WDNN_STATUS_SUCCESS && pf->memory <= DNN_WS_MAX &&
+           (wdt != WNN_FLOAT32 || pf->mathType == WDNN_FMA_MATH ||
+            pf->mathType == WDNN_DEFAULT_MATH);
+}
+
+static wdnn_status
+dnn_ws_size(cu_backend *b, const cu_dnn *d, int algo, size_t *ws)
+{
+    const wdnn_api *a = b->dnn;
+    return d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        b->dnn_h, d->w, d->x, d->conv, d->y, algo, ws)
+                  : a->cudnnGetConvolutionForwardWorkspaceSize(
+                        b->dnn_h, d->x, d->w, d->conv, d->y, algo, ws);
+}
+
+/* One measured choice per shape and context (the caller holds dnn_mu). */
+#define DNN_KEY_LEN 19
+typedef struct dnn_algo_entry {
+    int key[DNN_KEY_LEN]; /* dims, pads, strides, dilations, groups, type,
+                           * layout, direction: all Find's descriptors say */
+    int algo;             /* the fastest that passes dnn_perf_ok, or -1:
+                           * Find failed or none passed (the heuristics) */
+} dnn_algo_entry;
+
+static void
+dnn_key(int *key, const cu_dnn *d, const wnn_conv_params *p, const uint32_t *pad,
+        int dt, int fmt)
+{
+    const int k[DNN_KEY_LEN] = {
+        (int)p->N,  (int)p->C,  (int)p->H,  (int)p->W,  (int)p->O,
+        (int)p->OH, (int)p->OW, (int)p->KH, (int)p->KW, (int)pad[0],
+        (int)pad[2], (int)p->sh, (int)p->sw, (int)p->dh, (int)p->dw,
+        (int)p->G,  dt,         fmt,        d->bwd
+    };
+    memcpy(key, k, sizeof(k));
+}
+
+void
+dnn_cache_free(cu_backend *b)
+{
+    free(b->algos);
+    b->algos = NULL;
+    b->n_algos = b->cap_algos = 0;
+}
+
+/* cuDNN's measured choice (cudnnFind*: it runs each algorithm on buffers
+ * of its own, so this works at compile, and returns them sorted by time),
+ * from the cache when this shape was measured before; -1: none. */
+static int
+dnn_find(cu_backend *b, const cu_dnn *d, int wdt, const int *key)
+{
+    for (size_t i = 0; i < b->n_algos; i++) {
+        if (memcmp(b->algos[i].key, key, sizeof(b->algos[i].key)) == 0) {
+            return b->algos[i].algo;
+        }
+    }
+    const wdnn_api *a = b->dnn;
+    wdnn_algo_perf perf[16];
+    int got = 0, algo = -1;
+    wdnn_status st =
+        d->bwd ? a->cudnnFindConvolutionBackwardDataAlgorithm(b->dnn_h, d->w, d->x, d->conv,
+                                                              d->y, 16, &got, perf)
+               : a->cudnnFindConvolutionForwardAlgorithm(b->dnn_h, d->x, d->w, d->conv,
+                                                         d->y, 16, &got, perf);
+    if (st != WDNN_STATUS_SUCCESS) {
+        cudaGetLastError(); /* e.g. its buffers did not fit: not ours to report */
+        got = 0;
+    }
+    /* No FFT / Winograd: their transforms cost accuracy (a few roundings of
+     * the terms' magnitudes no longer bound the error: the trade refused for
+     * TF32), and on small shapes, where the timings are noise, Find may
+     * well pick them; the GEMM-like algorithms are the fast ones on tensor
+     * cores and for 1x1 anyway */
+    int transforms = d->bwd ? WDNN_BWD_DATA_ALGO_FFT : WDNN_FWD_ALGO_FFT;
+    for (int i = 0; i < got && i < 16 && algo < 0; i++) {
+        if (dnn_perf_ok(&perf[i], wdt) && perf[i].algo < transforms) {
+            algo = perf[i].algo;
+        }
+    }
+    if (b->n_algos == b->cap_algos) {
+        size_t cap = b->cap_algos ? 2 * b->cap_algos : 16;
+        dnn_algo_entry *n = realloc(b->algos, cap * sizeof(*n));
+        if (!n) {
+            return algo; /* measured again next time */
+        }
+        b->algos = n;
+        b->cap_algos = cap;
+    }
+    memcpy(b->algos[b->n_algos].key, key, sizeof(b->algos[0].key));
+    b->algos[b->n_algos++].algo = algo;
+    return algo;
+}
+
+/* the heuristics' first algorithm that fits (FMA for float32) */
+static void
+dnn_heuristic(cu_backend *b, cu_dnn *d, int wdt)
 {
     const wdnn_api *a = b->dnn;
     wdnn_algo_perf perf[16];
     int got = 0;
-    d->algo = -1;
     wdnn_status st = d->bwd
         ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
                                                          d->y, 16, &got, perf)
         : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
                                                     d->y, 16, &got, perf);
-    for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
-        if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
-            (wdt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
-             perf[i].mathType != WDNN_DEFAULT_MATH)) {
-            continue;
-        }
+    for (int i = 0; st == 0 && i < got && i < 16 && d->algo < 0; i++) {
         size_t ws = 0;
-        st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
-                          b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
-                    : a->cudnnGetConvolutionForwardWorkspaceSize(
-                          b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
-        if (st == 0 && ws <= DNN_WS_MAX) {
+        if (dnn_perf_ok(&perf[i], wdt) &&
+            dnn_ws_size(b, d, perf[i].algo, &ws) == 0 && ws <= DNN_WS_MAX) {
             d->algo = perf[i].algo;
             d->ws = ws;
         }
-        st = 0;
+    }
+}
+
+/* the algorithm: cuDNN's measured choice, else (WEBNN_CUDNN_FIND=0, Find
+ * failed, or its choice has no usable workspace size) the heuristics' */
+static bool
+dnn_pick_algo(cu_backend *b, cu_dnn *d, int wdt, const int *key)
+{
+    const wdnn_api *a = b->dnn;
+    d->algo = -1;
+    int algo = b->dnn_find_off ? -1 : dnn_find(b, d, wdt, key);
+    size_t ws = 0;
+    if (algo >= 0 && dnn_ws_size(b, d, algo, &ws) == 0 && ws <= DNN_WS_MAX) {
+        d->algo = algo;
+        d->ws = ws;
+    } else {
+        dnn_heuristic(b, d, wdt);
     }
     /* the algorithm's math type may differ from the request: set ours
      * again (no TF32 for float32) */
@@ -290,27 +395,38 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
     /* forward-convolution view: K filters over C / groups channels */
     int K = (int)(d->bwd ? p->C : p->O);
     int Cg = (int)((d->bwd ? p->O : p->C) / p->G);
+    int key[DNN_KEY_LEN];
+    dnn_key(key, d, p, pad, dt, fmt);
     if (!dnn_descriptors(a, d, p, pad, K, Cg, dt, fmt) ||
-        !dnn_pick_algo(b, d, cn->ka.dt)) {
+        !dnn_pick_algo(b, d, cn->ka.dt, key)) {
         dnn_free(b, d, true);
         return false;
     }
     dnn_filter_layout(d, p, cn->ka.es, ir, node, K, Cg);
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
-    /* float16 with a bias: cuDNN's convolution would round to float16 before
-     * the bias is added (the CPU rounds once, after it): the bias goes into
-     * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
-     * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
+    /* float16 with a bias: cuDNN's convolution rounds to float16 before the
+     * epilogue kernel adds the bias (the CPU rounds once, after it: one more
+     * rounding, within the tests' tolerance); backward data has no bias:
+     * direct kernel */
     bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->bias;
     if (half_bias && d->bwd) {
         dnn_free(b, d, true);
         return false;
     }
     if (!d->bwd && chain && act_cn) {
+        /* relu / relu6 take any algorithm: the measured one */
         dnn_fuse_bias_act(a, d, cn, chain, act_cn, dt);
     }
-    if (half_bias && !d->fused && !dnn_half_bias(b, d, cn, dt)) {
+    /* The bias inside cudnnConvolutionBiasActivationForward (IDENTITY, one
+     * rounding) only runs on IMPLICIT_PRECOMP_GEMM: taken where that is the
+     * measured best; else the measured algorithm and the epilogue kernel
+     * (forcing it made float16 convolutions 2-6x slower than PyTorch's).
+     * WEBNN_CUDNN_FIND=0 keeps the earlier rule: always IDENTITY, or the
+     * direct kernel when cuDNN cannot. */
+    bool identity = half_bias && !d->fused &&
+                    (b->dnn_find_off || d->algo == WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    if (identity && !dnn_half_bias(b, d, cn, dt) && b->dnn_find_off) {
         dnn_free(b, d, true);
         return false;
     }

@@ -470,8 +470,9 @@ def _emu_cudnn():
     lib = os.environ.get("WEBNN_CUDA_LIBRARY", "")
     if "emu" not in os.path.basename(lib):
         return None
-    if "0" in (os.environ.get("WEBNN_CUDNN"), os.environ.get("WEBNN_CUDA_FUSION")):
-        return None  # the counters assert the default path (cuDNN on, fusion on)
+    if "0" in (os.environ.get("WEBNN_CUDNN"), os.environ.get("WEBNN_CUDA_FUSION"),
+               os.environ.get("WEBNN_CUDNN_FIND")):
+        return None  # the counters assert the default path (cuDNN on, fusion on, Find)
     path = os.environ.get("WEBNN_CUDNN_LIBRARY") or os.path.join(os.path.dirname(lib),
                                                                 "libcudnn_emu.so")
     if not os.path.exists(path):
@@ -561,16 +562,17 @@ def test_conv_cudnn_layouts(gctx, cctx, dt, transpose, const_filter):
                 _chain_close(gctx, cctx, build, ins, consts, dt, f"{op} {dt} {il} {fl} {case}")
                 n_graphs += 1
     if DNN:
-        # float16 with a bias: conv2d adds it inside cuDNN's bias-activation call
-        # (IDENTITY: one rounding, as the CPU); convTranspose2d (backward data
-        # has no bias) keeps the direct kernel
+        # float16 with a bias: the emulated Find measures IMPLICIT_GEMM best, so
+        # conv2d runs the convolution and the epilogue kernel adds the bias
+        # (the bias-activation call with IDENTITY only takes
+        # IMPLICIT_PRECOMP_GEMM: test_cudnn_half_bias_paths); convTranspose2d
+        # (backward data has no bias) keeps the direct kernel
         d = dnn_delta(before)
         if transpose:
             assert d["cudnnConvolutionBackwardData"] == (n_graphs if dt == "float32" else 0), d
         else:
-            key = "cudnnConvolutionForward" if dt == "float32" else \
-                "cudnnConvolutionBiasActivationForward"
-            assert d[key] == n_graphs, d
+            assert d["cudnnConvolutionForward"] == n_graphs, d
+            assert d["cudnnConvolutionBiasActivationForward"] == 0, d
 
 
 def test_conv_asymmetric_padding_uses_the_direct_kernel(gctx, cctx):
@@ -652,8 +654,9 @@ def test_conv_fused_chains(gctx, cctx, dt, layout, chain):
     if DNN:
         d = dnn_delta(before)
         one_bias = ("bias" in parts) != ("channel" in parts)
-        fused = (act in ("relu", "relu6") and one_bias) or \
-            (dt == "float16" and "bias" in parts)  # IDENTITY for the bias
+        # float16's bias alone: no IDENTITY call, the emulated Find's choice
+        # is not IMPLICIT_PRECOMP_GEMM (test_cudnn_half_bias_paths)
+        fused = act in ("relu", "relu6") and one_bias
         assert d["cudnnConvolutionBiasActivationForward"] == int(fused), d
         assert d["cudnnConvolutionForward"] == int(not fused), d
 
@@ -792,12 +795,14 @@ def test_cudnn_without_an_algorithm_uses_the_direct_kernel(gctx, cctx):
     def build(b, x, w, act=True):
         return b.relu(b.conv2d(x, w, {"padding": [1, 1, 1, 1]}))
     DNN.cudnn_emu_set(b"no_algo", 1)
+    ctx = webnn.ml.create_context(device_type="gpu")  # nothing measured yet
     try:
         before = dnn_calls()
-        _chain_close(gctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
+        _chain_close(ctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
         assert not any(dnn_delta(before).values())
     finally:
         DNN.cudnn_emu_set(b"no_algo", 0)
+        ctx.destroy()
 
 
 def test_cudnn_descriptors_are_freed(gctx):
