@@ -27,7 +27,8 @@
  * CUDNN_STATUS_NOT_SUPPORTED (as a GPU may for some configurations),
  * cudnn_emu_set("no_algo", 1) makes the algorithm queries find nothing,
  * cudnn_emu_set("find_algo", a) the algorithm the Find functions return
- * (0 IMPLICIT_GEMM, the default; 1 IMPLICIT_PRECOMP_GEMM). */
+ * (0 IMPLICIT_GEMM, the default; 1 IMPLICIT_PRECOMP_GEMM),
+ * cudnn_emu_set("find_fail", 1) makes them fail (CUDNN_STATUS_ALLOC_FAILED). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ static long live;
 static int reject_fused, no_algo;
 static int find_algo; /* the Find functions' one result: IMPLICIT_GEMM (0)
                        * unless set (1: IMPLICIT_PRECOMP_GEMM) */
+static int find_fail; /* the Find functions fail (as when their buffers do
+                       * not fit on a GPU) */
 
 static void
 count(const char *name)
@@ -98,6 +101,8 @@ cudnn_emu_set(const char *knob, int value)
         no_algo = value;
     } else if (strcmp(knob, "find_algo") == 0 && (value == 0 || value == 1)) {
         find_algo = value;
+    } else if (strcmp(knob, "find_fail") == 0) {
+        find_fail = value;
     }
 }
 
@@ -484,6 +489,9 @@ cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnTensorDescripto
     if (!h || h->magic != MAGIC || requested < 1 || !returned || !perf) {
         return CUDNN_STATUS_BAD_PARAM;
     }
+    if (find_fail) {
+        return CUDNN_STATUS_ALLOC_FAILED;
+    }
     if ((s = check_fwd(c, x, w, y)) != CUDNN_STATUS_SUCCESS) {
         return s;
     }
@@ -503,6 +511,9 @@ cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, const cudnnFilterDesc
     cudnnStatus_t s;
     if (!h || h->magic != MAGIC || requested < 1 || !returned || !perf) {
         return CUDNN_STATUS_BAD_PARAM;
+    }
+    if (find_fail) {
+        return CUDNN_STATUS_ALLOC_FAILED;
     }
     if ((s = check_fwd(c, dx, w, dy)) != CUDNN_STATUS_SUCCESS) {
         return s;
