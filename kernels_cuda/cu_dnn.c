@@ -372,6 +372,45 @@ dnn_half_bias(cu_backend *b, cu_dnn *d, cu_node *cn, int dt)
     return true;
 }
 
+/* float16 with a bias outside a fused call: the bias broadcast into y
+ * (a strided copy, stride 0 but along the channels), on which the
+ * convolution then runs with beta 1.  cuDNN adds beta * y in its float
+ * compute type and rounds once: the CPU's result, where a convolution
+ * rounded to float16 and then the bias would round twice (off by many
+ * ulps where the bias cancels most of the sum).  The same memory traffic
+ * as the epilogue kernel adding the bias afterwards. */
+static void
+dnn_bias_view(cu_dnn *d, const cu_node *cn)
+{
+    const wnn_conv_params *p = &cn->lowered->u.conv;
+    wnn_view *v = &d->bview;
+    memset(v, 0, sizeof(*v));
+    int64_t hw = (int64_t)p->OH * p->OW;
+    if (p->nhwc) { /* [N * OH * OW, O] */
+        v->rank = 2;
+        v->shape[0] = (int64_t)p->N * hw;
+        v->shape[1] = p->O;
+        v->is[0] = 0;
+        v->is[1] = 1;
+        v->os[0] = p->O;
+        v->os[1] = 1;
+    } else { /* [N, O, OH * OW] */
+        v->rank = 3;
+        v->shape[0] = p->N;
+        v->shape[1] = p->O;
+        v->shape[2] = hw;
+        v->is[0] = v->is[2] = 0;
+        v->is[1] = 1;
+        v->os[0] = (int64_t)p->O * hw;
+        v->os[1] = hw;
+        v->os[2] = 1;
+    }
+    v->in = cn->bias - 1;
+    v->out = 0;
+    cu_core->view_simplify(v);
+    d->has_bview = true;
+}
+
 bool
 plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
                 const cu_node *act_cn)
@@ -430,6 +469,11 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         dnn_free(b, d, true);
         return false;
     }
+    if (half_bias) {
+        /* the fused call's fallback too (relu6 is refused on GPUs) */
+        dnn_bias_view(d, cn);
+        d->bias_fill = !d->fused; /* else only when the fused call fails */
+    }
     cn->dnn = d;
     return true;
 }
@@ -465,6 +509,25 @@ dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err)
                      b->dnn->cudnnGetErrorString(st));
 }
 
+/* cudnnConvolutionForward; with bias_fill, on y filled with the bias
+ * first (beta 1).  *ce: the fill's error (the convolution then not run). */
+static wdnn_status
+dnn_conv(cu_backend *b, cu_dnn *d, void *const *in, const void *w, void *ws, void *y,
+         cudaError_t *ce)
+{
+    float one = 1.0f, zero = 0.0f;
+    *ce = cudaSuccess;
+    if (d->bias_fill) {
+        void *outs[1] = { y };
+        if ((*ce = run_view(b, &d->bview, 2, in, outs)) != cudaSuccess) {
+            return WDNN_STATUS_SUCCESS;
+        }
+    }
+    return b->dnn->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                           d->algo, ws, d->ws,
+                                           d->bias_fill ? &one : &zero, d->y, y);
+}
+
 /* A convolution on cuDNN (with its fused chain): writes y; *done is false
  * when the epilogue kernel must still run. */
 wnn_status
@@ -481,6 +544,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
     void *ws = d->ws ? (char *)scratch + d->ws_off : NULL;
     float one = 1.0f, zero = 0.0f;
     wdnn_status st;
+    cudaError_t ce = cudaSuccess;
     pthread_mutex_lock(&b->dnn_mu);
     if (d->bwd) {
         st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
@@ -498,19 +562,21 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
             return WNN_OK;
         }
         /* not supported for these descriptors on this GPU: from now on the
-         * convolution, then the epilogue kernel (with the bias) */
+         * convolution, then the epilogue kernel (the bias in it, or, for
+         * float16, in y before the convolution) */
         d->fused_failed = true;
-        if (d->identity) {
-            cn->epi.bias = 1;
-            cn->epi_on = true;
-        }
-        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
-                                        d->algo, ws, d->ws, &zero, d->y, y);
+        d->bias_fill = d->has_bview;
+        cn->epi.bias = cn->bias != 0 && !d->bias_fill;
+        cn->epi_on = cn->epi.bias || cn->epi.add || cn->epi.act >= 0;
+        st = dnn_conv(b, d, in, w, ws, y, &ce);
     } else {
-        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
-                                        d->algo, ws, d->ws, &zero, d->y, y);
+        st = dnn_conv(b, d, in, w, ws, y, &ce);
     }
     pthread_mutex_unlock(&b->dnn_mu);
+    if (ce != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, cu_core->op_get(cn->node->op)->camel,
+                          cn->node->label, ce, "kernel launch");
+    }
     if (st != WDNN_STATUS_SUCCESS) {
         return dnn_fail(b, cn, st, err);
     }

@@ -166,6 +166,11 @@ typedef struct cu_dnn {
                              * one rounding, as the CPU); the chain's add and
                              * activation in the epilogue kernel */
     bool fused_failed;      /* it returned an error once: conv + epilogue */
+    bool bias_fill;         /* float16 bias, no fused call: y filled with the
+                             * bias (bview), then the convolution with beta 1
+                             * (one rounding after the bias, as the CPU) */
+    bool has_bview;         /* bview is set (float16 with a bias, forward) */
+    wnn_view bview;         /* the bias (node input) broadcast over y */
     wdnn_tdesc x, y, bias;  /* our input, our output, [1, O, 1, 1] */
     wdnn_fdesc w;
     wdnn_cdesc conv;

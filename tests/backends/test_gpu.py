@@ -940,6 +940,49 @@ def test_cudnn_half_bias_paths(cctx, monkeypatch, path, layout, act):
             DNN.cudnn_emu_set(b"find_algo", 0)
 
 
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("act", [None, "relu", "relu6"])
+@pytest.mark.parametrize("path", ["default", "fused-refused", "find-precomp", "heuristics",
+                                  "heuristics-refused"])
+def test_half_bias_rounds_once(cctx, monkeypatch, layout, act, path):
+    """float16 conv2d + bias rounds once, after the bias, as the CPU: sums like
+    1024 + 0.75 - 1024 give 0.75 exactly, where rounding the convolution to
+    float16 first (1025) and then adding the bias would give 1.  Every path
+    (the bias broadcast into y and cuDNN's beta 1, the fused call, the
+    fallback when the fused call is refused), on the GPU as on the emulation."""
+    if not DNN and path != "default":
+        pytest.skip("the emulated cuDNN's knobs pick the path")
+    C, O, N, H = 64, 16, 2, 5
+    rng = np.random.default_rng(7)
+    x = np.zeros((N, C, H, H), np.float16)
+    x[:, 0] = 1024
+    x[:, 1] = rng.choice([0.25, 0.5, 0.75, -0.25, -0.75], size=(N, H, H))
+    w = np.zeros((O, C, 1, 1), np.float16)
+    sign = rng.choice([1.0, -1.0], size=O)
+    w[:, 0, 0, 0] = sign
+    w[:, 1, 0, 0] = rng.choice([1.0, -1.0, 2.0], size=O)
+    bias = (-1024 * sign).astype(np.float16)
+    if layout == "nhwc":
+        x = x.transpose(0, 2, 3, 1).copy()
+    ins = {"x": x, "bias": bias}
+    build = _conv_build({"inputLayout": layout}, act)
+    env = {"WEBNN_CUDNN_FIND": "0"} if path.startswith("heuristics") else {}
+    if DNN:
+        DNN.cudnn_emu_set(b"find_algo", int(path == "find-precomp"))
+        DNN.cudnn_emu_set(b"reject_fused", int(path.endswith("refused")))
+    ctx = _gpu_context(monkeypatch, **env)
+    try:
+        for _ in range(2):  # a refused fused call: its fallback, then the later dispatches
+            g = run(ctx, build, ins, {"w": w})
+            c = run(cctx, build, ins, {"w": w})
+            assert np.array_equal(g, c), (path, layout, act, g.ravel()[:8], c.ravel()[:8])
+    finally:
+        ctx.destroy()
+        if DNN:
+            DNN.cudnn_emu_set(b"find_algo", 0)
+            DNN.cudnn_emu_set(b"reject_fused", 0)
+
+
 def _cuda_emu_lib():
     path = os.environ.get("WEBNN_CUDA_LIBRARY", "")
     if not EMU or not path:
