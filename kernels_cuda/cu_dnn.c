@@ -444,10 +444,8 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
     dnn_filter_layout(d, p, cn->ka.es, ir, node, K, Cg);
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
-    /* float16 with a bias: cuDNN's convolution rounds to float16 before the
-     * epilogue kernel adds the bias (the CPU rounds once, after it: one more
-     * rounding, within the tests' tolerance); backward data has no bias:
-     * direct kernel */
+    /* float16 with a bias must round once, after the bias, as the CPU (see
+     * dnn_bias_view); backward data has no bias: direct kernel */
     bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->bias;
     if (half_bias && d->bwd) {
         dnn_free(b, d, true);
@@ -457,10 +455,10 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
         /* relu / relu6 take any algorithm: the measured one */
         dnn_fuse_bias_act(a, d, cn, chain, act_cn, dt);
     }
-    /* The bias inside cudnnConvolutionBiasActivationForward (IDENTITY, one
-     * rounding) only runs on IMPLICIT_PRECOMP_GEMM: taken where that is the
-     * measured best; else the measured algorithm and the epilogue kernel
-     * (forcing it made float16 convolutions 2-6x slower than PyTorch's).
+    /* The bias inside cudnnConvolutionBiasActivationForward (IDENTITY) only
+     * runs on IMPLICIT_PRECOMP_GEMM: taken where that is the measured best;
+     * else the measured algorithm on y filled with the bias (forcing that
+     * algorithm made float16 convolutions 2-6x slower than PyTorch's).
      * WEBNN_CUDNN_FIND=0 keeps the earlier rule: always IDENTITY, or the
      * direct kernel when cuDNN cannot. */
     bool identity = half_bias && !d->fused &&
