@@ -136,9 +136,13 @@ cu_destroy(wnn_backend *be)
     if (b->blas) {
         cublasDestroy(b->blas);
     }
+    if (b->blas_ws) { /* after the handle that used it */
+        cudaFree(b->blas_ws);
+    }
     if (b->dnn && b->dnn_h) {
         b->dnn->cudnnDestroy(b->dnn_h);
     }
+    dnn_cache_free(b);
     for (int k = 0; k < 2; k++) {
         if (b->stage_ev[k]) {
             cudaEventDestroy(b->stage_ev[k]);
@@ -270,6 +274,10 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     b->base.fuses = fenv && strcmp(fenv, "0") == 0 ? 0 : WNN_FUSE_EPILOGUE;
     const char *dnn_env = getenv("WEBNN_CUDNN");
     b->dnn_off = dnn_env && strcmp(dnn_env, "0") == 0;
+    /* WEBNN_CUDNN_FIND=0: the heuristics' first algorithm (no measuring at
+     * compile), and float16 with a bias always on the fused IDENTITY call */
+    const char *find_env = getenv("WEBNN_CUDNN_FIND");
+    b->dnn_find_off = find_env && strcmp(find_env, "0") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         cudaGetLastError();

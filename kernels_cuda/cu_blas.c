@@ -259,6 +259,28 @@ run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
  * split-K product's partial sums in float32 too (cuBLAS's default sums them
  * in float16 on some shapes: gemm 64x128x48 + bias was 7 ulps off on an
  * H100), so the result is rounded once, as on the CPU. */
+/* A workspace of our own for the handle: cuBLAS's sm90 kernels use split-K /
+ * stream-K workspace (32 MiB is what PyTorch gives cuBLAS on Hopper), and a
+ * user workspace is what makes cuBLAS safe under CUDA graph capture (it
+ * then allocates nothing).  Without it (no memory, a refusal) cuBLAS keeps
+ * its own default: slower on some shapes, never wrong. */
+#define BLAS_WS_BYTES ((size_t)32 << 20)
+
+static void
+blas_workspace(cu_backend *b)
+{
+    void *ws = NULL;
+    if (cudaMalloc(&ws, BLAS_WS_BYTES) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    if (cublasSetWorkspace(b->blas, ws, BLAS_WS_BYTES) != CUBLAS_STATUS_SUCCESS) {
+        cudaFree(ws);
+        return;
+    }
+    b->blas_ws = ws;
+}
+
 wnn_status
 need_blas(cu_backend *b, wnn_error *err)
 {
@@ -281,6 +303,8 @@ need_blas(cu_backend *b, wnn_error *err)
             b->blas = NULL;
             st = cu_core->failk(err, WNN_OPERATION_ERROR, "build", NULL, NULL,
                            "cannot initialise cuBLAS: %s", blas_error(s));
+        } else {
+            blas_workspace(b);
         }
     }
     pthread_mutex_unlock(&b->blas_mu);

@@ -139,35 +139,140 @@ dnn_descriptors(const wdnn_api *a, cu_dnn *d, const wnn_conv_params *p,
     return ok;
 }
 
-/* the algorithm: the heuristics' first that fits (FMA for float32) */
+/* an algorithm result we may run: it ran, fits DNN_WS_MAX, and float32 is
+ * not on TF32 tensor cores */
 static bool
-dnn_pick_algo(cu_backend *b, cu_dnn *d, int wdt)
+dnn_perf_ok(const wdnn_algo_perf *pf, int wdt)
+{
+    return pf->status == WDNN_STATUS_SUCCESS && pf->memory <= DNN_WS_MAX &&
+           (wdt != WNN_FLOAT32 || pf->mathType == WDNN_FMA_MATH ||
+            pf->mathType == WDNN_DEFAULT_MATH);
+}
+
+static wdnn_status
+dnn_ws_size(cu_backend *b, const cu_dnn *d, int algo, size_t *ws)
+{
+    const wdnn_api *a = b->dnn;
+    return d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        b->dnn_h, d->w, d->x, d->conv, d->y, algo, ws)
+                  : a->cudnnGetConvolutionForwardWorkspaceSize(
+                        b->dnn_h, d->x, d->w, d->conv, d->y, algo, ws);
+}
+
+/* One measured choice per shape and context (the caller holds dnn_mu). */
+#define DNN_KEY_LEN 19
+typedef struct dnn_algo_entry {
+    int key[DNN_KEY_LEN]; /* dims, pads, strides, dilations, groups, type,
+                           * layout, direction: all Find's descriptors say */
+    int algo;             /* the fastest that passes dnn_perf_ok, or -1:
+                           * Find failed or none passed (the heuristics) */
+} dnn_algo_entry;
+
+static void
+dnn_key(int *key, const cu_dnn *d, const wnn_conv_params *p, const uint32_t *pad,
+        int dt, int fmt)
+{
+    const int k[DNN_KEY_LEN] = {
+        (int)p->N,  (int)p->C,  (int)p->H,  (int)p->W,  (int)p->O,
+        (int)p->OH, (int)p->OW, (int)p->KH, (int)p->KW, (int)pad[0],
+        (int)pad[2], (int)p->sh, (int)p->sw, (int)p->dh, (int)p->dw,
+        (int)p->G,  dt,         fmt,        d->bwd
+    };
+    memcpy(key, k, sizeof(k));
+}
+
+void
+dnn_cache_free(cu_backend *b)
+{
+    free(b->algos);
+    b->algos = NULL;
+    b->n_algos = b->cap_algos = 0;
+}
+
+/* cuDNN's measured choice (cudnnFind*: it runs each algorithm on buffers
+ * of its own, so this works at compile, and returns them sorted by time),
+ * from the cache when this shape was measured before; -1: none. */
+static int
+dnn_find(cu_backend *b, const cu_dnn *d, int wdt, const int *key)
+{
+    for (size_t i = 0; i < b->n_algos; i++) {
+        if (memcmp(b->algos[i].key, key, sizeof(b->algos[i].key)) == 0) {
+            return b->algos[i].algo;
+        }
+    }
+    const wdnn_api *a = b->dnn;
+    wdnn_algo_perf perf[16];
+    int got = 0, algo = -1;
+    wdnn_status st =
+        d->bwd ? a->cudnnFindConvolutionBackwardDataAlgorithm(b->dnn_h, d->w, d->x, d->conv,
+                                                              d->y, 16, &got, perf)
+               : a->cudnnFindConvolutionForwardAlgorithm(b->dnn_h, d->x, d->w, d->conv,
+                                                         d->y, 16, &got, perf);
+    if (st != WDNN_STATUS_SUCCESS) {
+        cudaGetLastError(); /* e.g. its buffers did not fit: not ours to report */
+        got = 0;
+    }
+    /* No FFT / Winograd: their transforms cost accuracy (a few roundings of
+     * the terms' magnitudes no longer bound the error: the trade refused for
+     * TF32), and on small shapes, where the timings are noise, Find may
+     * well pick them; the GEMM-like algorithms are the fast ones on tensor
+     * cores and for 1x1 anyway */
+    int transforms = d->bwd ? WDNN_BWD_DATA_ALGO_FFT : WDNN_FWD_ALGO_FFT;
+    for (int i = 0; i < got && i < 16 && algo < 0; i++) {
+        if (dnn_perf_ok(&perf[i], wdt) && perf[i].algo < transforms) {
+            algo = perf[i].algo;
+        }
+    }
+    if (b->n_algos == b->cap_algos) {
+        size_t cap = b->cap_algos ? 2 * b->cap_algos : 16;
+        dnn_algo_entry *n = realloc(b->algos, cap * sizeof(*n));
+        if (!n) {
+            return algo; /* measured again next time */
+        }
+        b->algos = n;
+        b->cap_algos = cap;
+    }
+    memcpy(b->algos[b->n_algos].key, key, sizeof(b->algos[0].key));
+    b->algos[b->n_algos++].algo = algo;
+    return algo;
+}
+
+/* the heuristics' first algorithm that fits (FMA for float32) */
+static void
+dnn_heuristic(cu_backend *b, cu_dnn *d, int wdt)
 {
     const wdnn_api *a = b->dnn;
     wdnn_algo_perf perf[16];
     int got = 0;
-    d->algo = -1;
     wdnn_status st = d->bwd
         ? a->cudnnGetConvolutionBackwardDataAlgorithm_v7(b->dnn_h, d->w, d->x, d->conv,
                                                          d->y, 16, &got, perf)
         : a->cudnnGetConvolutionForwardAlgorithm_v7(b->dnn_h, d->x, d->w, d->conv,
                                                     d->y, 16, &got, perf);
-    for (int i = 0; st == 0 && i < got && d->algo < 0; i++) {
-        if (perf[i].status != WDNN_STATUS_SUCCESS || perf[i].memory > DNN_WS_MAX ||
-            (wdt == WNN_FLOAT32 && perf[i].mathType != WDNN_FMA_MATH &&
-             perf[i].mathType != WDNN_DEFAULT_MATH)) {
-            continue;
-        }
+    for (int i = 0; st == 0 && i < got && i < 16 && d->algo < 0; i++) {
         size_t ws = 0;
-        st = d->bwd ? a->cudnnGetConvolutionBackwardDataWorkspaceSize(
-                          b->dnn_h, d->w, d->x, d->conv, d->y, perf[i].algo, &ws)
-                    : a->cudnnGetConvolutionForwardWorkspaceSize(
-                          b->dnn_h, d->x, d->w, d->conv, d->y, perf[i].algo, &ws);
-        if (st == 0 && ws <= DNN_WS_MAX) {
+        if (dnn_perf_ok(&perf[i], wdt) &&
+            dnn_ws_size(b, d, perf[i].algo, &ws) == 0 && ws <= DNN_WS_MAX) {
             d->algo = perf[i].algo;
             d->ws = ws;
         }
-        st = 0;
+    }
+}
+
+/* the algorithm: cuDNN's measured choice, else (WEBNN_CUDNN_FIND=0, Find
+ * failed, or its choice has no usable workspace size) the heuristics' */
+static bool
+dnn_pick_algo(cu_backend *b, cu_dnn *d, int wdt, const int *key)
+{
+    const wdnn_api *a = b->dnn;
+    d->algo = -1;
+    int algo = b->dnn_find_off ? -1 : dnn_find(b, d, wdt, key);
+    size_t ws = 0;
+    if (algo >= 0 && dnn_ws_size(b, d, algo, &ws) == 0 && ws <= DNN_WS_MAX) {
+        d->algo = algo;
+        d->ws = ws;
+    } else {
+        dnn_heuristic(b, d, wdt);
     }
     /* the algorithm's math type may differ from the request: set ours
      * again (no TF32 for float32) */
@@ -267,6 +372,45 @@ dnn_half_bias(cu_backend *b, cu_dnn *d, cu_node *cn, int dt)
     return true;
 }
 
+/* float16 with a bias outside a fused call: the bias broadcast into y
+ * (a strided copy, stride 0 but along the channels), on which the
+ * convolution then runs with beta 1.  cuDNN adds beta * y in its float
+ * compute type and rounds once: the CPU's result, where a convolution
+ * rounded to float16 and then the bias would round twice (off by many
+ * ulps where the bias cancels most of the sum).  The same memory traffic
+ * as the epilogue kernel adding the bias afterwards. */
+static void
+dnn_bias_view(cu_dnn *d, const cu_node *cn)
+{
+    const wnn_conv_params *p = &cn->lowered->u.conv;
+    wnn_view *v = &d->bview;
+    memset(v, 0, sizeof(*v));
+    int64_t hw = (int64_t)p->OH * p->OW;
+    if (p->nhwc) { /* [N * OH * OW, O] */
+        v->rank = 2;
+        v->shape[0] = (int64_t)p->N * hw;
+        v->shape[1] = p->O;
+        v->is[0] = 0;
+        v->is[1] = 1;
+        v->os[0] = p->O;
+        v->os[1] = 1;
+    } else { /* [N, O, OH * OW] */
+        v->rank = 3;
+        v->shape[0] = p->N;
+        v->shape[1] = p->O;
+        v->shape[2] = hw;
+        v->is[0] = v->is[2] = 0;
+        v->is[1] = 1;
+        v->os[0] = (int64_t)p->O * hw;
+        v->os[1] = hw;
+        v->os[2] = 1;
+    }
+    v->in = cn->bias - 1;
+    v->out = 0;
+    cu_core->view_simplify(v);
+    d->has_bview = true;
+}
+
 bool
 plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
                 const cu_node *act_cn)
@@ -290,29 +434,43 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
     /* forward-convolution view: K filters over C / groups channels */
     int K = (int)(d->bwd ? p->C : p->O);
     int Cg = (int)((d->bwd ? p->O : p->C) / p->G);
+    int key[DNN_KEY_LEN];
+    dnn_key(key, d, p, pad, dt, fmt);
     if (!dnn_descriptors(a, d, p, pad, K, Cg, dt, fmt) ||
-        !dnn_pick_algo(b, d, cn->ka.dt)) {
+        !dnn_pick_algo(b, d, cn->ka.dt, key)) {
         dnn_free(b, d, true);
         return false;
     }
     dnn_filter_layout(d, p, cn->ka.es, ir, node, K, Cg);
     d->ws_off = d->frelayout == 2 ? d->fbytes : 0;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
-    /* float16 with a bias: cuDNN's convolution would round to float16 before
-     * the bias is added (the CPU rounds once, after it): the bias goes into
-     * cudnnConvolutionBiasActivationForward (IDENTITY, which cuDNN only runs
-     * with IMPLICIT_PRECOMP_GEMM); backward data has no bias: direct kernel */
+    /* float16 with a bias must round once, after the bias, as the CPU (see
+     * dnn_bias_view); backward data has no bias: direct kernel */
     bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->bias;
     if (half_bias && d->bwd) {
         dnn_free(b, d, true);
         return false;
     }
     if (!d->bwd && chain && act_cn) {
+        /* relu / relu6 take any algorithm: the measured one */
         dnn_fuse_bias_act(a, d, cn, chain, act_cn, dt);
     }
-    if (half_bias && !d->fused && !dnn_half_bias(b, d, cn, dt)) {
+    /* The bias inside cudnnConvolutionBiasActivationForward (IDENTITY) only
+     * runs on IMPLICIT_PRECOMP_GEMM: taken where that is the measured best;
+     * else the measured algorithm on y filled with the bias (forcing that
+     * algorithm made float16 convolutions 2-6x slower than PyTorch's).
+     * WEBNN_CUDNN_FIND=0 keeps the earlier rule: always IDENTITY, or the
+     * direct kernel when cuDNN cannot. */
+    bool identity = half_bias && !d->fused &&
+                    (b->dnn_find_off || d->algo == WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    if (identity && !dnn_half_bias(b, d, cn, dt) && b->dnn_find_off) {
         dnn_free(b, d, true);
         return false;
+    }
+    if (half_bias) {
+        /* the fused call's fallback too (relu6 is refused on GPUs) */
+        dnn_bias_view(d, cn);
+        d->bias_fill = !d->fused; /* else only when the fused call fails */
     }
     cn->dnn = d;
     return true;
@@ -349,6 +507,25 @@ dnn_fail(const cu_backend *b, const cu_node *cn, wdnn_status st, wnn_error *err)
                      b->dnn->cudnnGetErrorString(st));
 }
 
+/* cudnnConvolutionForward; with bias_fill, on y filled with the bias
+ * first (beta 1).  *ce: the fill's error (the convolution then not run). */
+static wdnn_status
+dnn_conv(cu_backend *b, cu_dnn *d, void *const *in, const void *w, void *ws, void *y,
+         cudaError_t *ce)
+{
+    float one = 1.0f, zero = 0.0f;
+    *ce = cudaSuccess;
+    if (d->bias_fill) {
+        void *outs[1] = { y };
+        if ((*ce = run_view(b, &d->bview, 2, in, outs)) != cudaSuccess) {
+            return WDNN_STATUS_SUCCESS;
+        }
+    }
+    return b->dnn->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
+                                           d->algo, ws, d->ws,
+                                           d->bias_fill ? &one : &zero, d->y, y);
+}
+
 /* A convolution on cuDNN (with its fused chain): writes y; *done is false
  * when the epilogue kernel must still run. */
 wnn_status
@@ -365,6 +542,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
     void *ws = d->ws ? (char *)scratch + d->ws_off : NULL;
     float one = 1.0f, zero = 0.0f;
     wdnn_status st;
+    cudaError_t ce = cudaSuccess;
     pthread_mutex_lock(&b->dnn_mu);
     if (d->bwd) {
         st = a->cudnnConvolutionBackwardData(b->dnn_h, &one, d->w, w, d->x, in[0], d->conv,
@@ -382,19 +560,21 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
             return WNN_OK;
         }
         /* not supported for these descriptors on this GPU: from now on the
-         * convolution, then the epilogue kernel (with the bias) */
+         * convolution, then the epilogue kernel (the bias in it, or, for
+         * float16, in y before the convolution) */
         d->fused_failed = true;
-        if (d->identity) {
-            cn->epi.bias = 1;
-            cn->epi_on = true;
-        }
-        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
-                                        d->algo, ws, d->ws, &zero, d->y, y);
+        d->bias_fill = d->has_bview;
+        cn->epi.bias = cn->bias != 0 && !d->bias_fill;
+        cn->epi_on = cn->epi.bias || cn->epi.add || cn->epi.act >= 0;
+        st = dnn_conv(b, d, in, w, ws, y, &ce);
     } else {
-        st = a->cudnnConvolutionForward(b->dnn_h, &one, d->x, in[0], d->w, w, d->conv,
-                                        d->algo, ws, d->ws, &zero, d->y, y);
+        st = dnn_conv(b, d, in, w, ws, y, &ce);
     }
     pthread_mutex_unlock(&b->dnn_mu);
+    if (ce != cudaSuccess) {
+        return cuda_error(err, WNN_OPERATION_ERROR, cu_core->op_get(cn->node->op)->camel,
+                          cn->node->label, ce, "kernel launch");
+    }
     if (st != WDNN_STATUS_SUCCESS) {
         return dnn_fail(b, cn, st, err);
     }

@@ -95,6 +95,7 @@ typedef struct cu_backend {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;    /* made by the first compile() that needs it */
+    void *blas_ws;          /* its workspace (BLAS_WS_BYTES), or NULL */
     pthread_mutex_t blas_mu; /* also guards the cuDNN handle */
     bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
     bool dnn_tried;         /* need_dnn() ran */
@@ -102,6 +103,10 @@ typedef struct cu_backend {
     wdnn_handle dnn_h;      /* on `stream` */
     pthread_mutex_t dnn_mu; /* one cuDNN call at a time on the handle (a
                              * compile() may query while a dispatch runs) */
+    bool dnn_find_off;      /* WEBNN_CUDNN_FIND=0: the heuristics' algorithm */
+    struct dnn_algo_entry *algos; /* cuDNN's measured choice per shape
+                                   * (cu_dnn.c dnn_find), under dnn_mu */
+    size_t n_algos, cap_algos;
     pthread_mutex_t stage_mu; /* the staging buffers, for any thread */
     void *stage[2];
     cudaEvent_t stage_ev[2];
@@ -161,6 +166,11 @@ typedef struct cu_dnn {
                              * one rounding, as the CPU); the chain's add and
                              * activation in the epilogue kernel */
     bool fused_failed;      /* it returned an error once: conv + epilogue */
+    bool bias_fill;         /* float16 bias, no fused call: y filled with the
+                             * bias (bview), then the convolution with beta 1
+                             * (one rounding after the bias, as the CPU) */
+    bool has_bview;         /* bview is set (float16 with a bias, forward) */
+    wnn_view bview;         /* the bias (node input) broadcast over y */
     wdnn_tdesc x, y, bias;  /* our input, our output, [1, O, 1, 1] */
     wdnn_fdesc w;
     wdnn_cdesc conv;
@@ -271,6 +281,7 @@ wnn_status run_rnn(cu_backend *b, const cu_node *cn, void *const *in, void *cons
 wnn_status need_blas(cu_backend *b, wnn_error *err);
 bool need_dnn(cu_backend *b);
 void dnn_free(cu_backend *b, cu_dnn *d, bool held);
+void dnn_cache_free(cu_backend *b);
 const int *cu_filter_axes(bool transpose, int layout);
 bool plan_dnn(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue *chain,
          const cu_node *act_cn);

@@ -131,8 +131,10 @@ plan_producer(cu_backend *b, cu_node *cn, const wnn_graph *g, wnn_error *err)
         }
     }
     if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
-        /* cuDNN's convolution has no bias (the fused call has) */
-        ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity);
+        /* cuDNN's convolution has no bias (the fused call has, and a
+         * float16 convolution on a y filled with it) */
+        ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity) &&
+                   !cn->dnn->bias_fill;
     }
     cn->epi_on = ep->bias || ep->add || ep->act >= 0;
     return WNN_OK;

@@ -27,7 +27,12 @@ enum {
     WDNN_ACTIVATION_CLIPPED_RELU = 3,
     WDNN_ACTIVATION_IDENTITY = 5,
     WDNN_PROPAGATE_NAN = 1,       /* cudnnNanPropagation_t */
-    WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM = 1
+    WDNN_FWD_ALGO_IMPLICIT_GEMM = 0,   /* cudnnConvolutionFwdAlgo_t */
+    WDNN_FWD_ALGO_IMPLICIT_PRECOMP_GEMM = 1,
+    WDNN_FWD_ALGO_FFT = 4,             /* 4..7: FFT, FFT_TILING, WINOGRAD,
+                                        * WINOGRAD_NONFUSED */
+    WDNN_BWD_DATA_ALGO_FFT = 2         /* cudnnConvolutionBwdDataAlgo_t 2..5:
+                                        * the same four */
 };
 
 typedef struct wdnn_context *wdnn_handle;
@@ -81,6 +86,12 @@ typedef struct wdnn_algo_perf {
        const void *, wdnn_cdesc, int, void *, size_t, const void *,            \
        wdnn_tdesc, void *))                                                    \
     X(cudnnGetConvolutionBackwardDataAlgorithm_v7, wdnn_status,                \
+      (wdnn_handle, wdnn_fdesc, wdnn_tdesc, wdnn_cdesc, wdnn_tdesc, int,       \
+       int *, wdnn_algo_perf *))                                               \
+    X(cudnnFindConvolutionForwardAlgorithm, wdnn_status,                       \
+      (wdnn_handle, wdnn_tdesc, wdnn_fdesc, wdnn_cdesc, wdnn_tdesc, int,       \
+       int *, wdnn_algo_perf *))                                               \
+    X(cudnnFindConvolutionBackwardDataAlgorithm, wdnn_status,                  \
       (wdnn_handle, wdnn_fdesc, wdnn_tdesc, wdnn_cdesc, wdnn_tdesc, int,       \
        int *, wdnn_algo_perf *))                                               \
     X(cudnnGetConvolutionBackwardDataWorkspaceSize, wdnn_status,               \

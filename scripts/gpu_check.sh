@@ -20,7 +20,8 @@
 #          sanitize   compute-sanitizer on a selection of tests/backends
 #          variants   the GPU tests of convolutions, products and fusion again
 #                     with cuDNN from the nvidia-cudnn-cu13 wheel, with
-#                     WEBNN_CUDNN=0 (direct kernels) and WEBNN_CUDA_FUSION=0
+#                     WEBNN_CUDNN=0 (direct kernels), WEBNN_CUDA_FUSION=0 and
+#                     WEBNN_CUDNN_FIND=0 (cuDNN's heuristic algorithms)
 #   default: all, in that order; every step after `build` needs its outputs.
 # environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick"),
 #   BUDGET (seconds for all the steps: each step's time limit is cut to what
@@ -306,6 +307,8 @@ print("convolutions on:", sorted({l.split()[-1] for l in open("/proc/self/maps")
     result "GPU conv / matmul / fusion tests, WEBNN_CUDNN=0 (direct kernels)" $?
     WEBNN_CUDA_FUSION=0 variant_tests variant_no_fusion
     result "GPU conv / matmul / fusion tests, WEBNN_CUDA_FUSION=0" $?
+    WEBNN_CUDNN_FIND=0 variant_tests variant_no_find
+    result "GPU conv / matmul / fusion tests, WEBNN_CUDNN_FIND=0 (cuDNN's heuristics)" $?
 }
 
 note "webnn GPU check, $(date), logs in $OUT${BUDGET:+, budget ${BUDGET} s}, pytest-xdist workers: $PYTEST_N"

@@ -244,6 +244,31 @@ cublasSetStream(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* cuBLAS asks for a workspace aligned to 256 bytes; the emulation needs
+ * none, it only counts the calls (the tests read wnn_emu_blas_workspaces) */
+static unsigned long long emu_blas_ws;
+
+__attribute__((visibility("default"))) unsigned long long
+wnn_emu_blas_workspaces(void)
+{
+    return __atomic_load_n(&emu_blas_ws, __ATOMIC_RELAXED);
+}
+
+cublasStatus_t
+cublasSetWorkspace(cublasHandle_t h, void *ws, size_t bytes)
+{
+    if (!h || (bytes && !ws)) {
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+#ifndef CK_EMU_EXACT_MALLOC /* cudaMalloc above: 256-byte aligned */
+    if ((uintptr_t)ws & 255) {
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+#endif
+    __atomic_fetch_add(&emu_blas_ws, 1, __ATOMIC_RELAXED);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t
 cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
 {

@@ -37,3 +37,37 @@ _Static_assert(sizeof(wdnn_algo_perf) == sizeof(cudnnConvolutionFwdAlgoPerf_t) &
 _Static_assert(sizeof(cudnnStatus_t) == sizeof(int) && sizeof(cudnnDataType_t) == sizeof(int),
                "enums are ints");
 
+_Static_assert(WDNN_FWD_ALGO_IMPLICIT_GEMM == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+               "algo");
+/* the transform algorithms, contiguous from *_FFT up (cu_dnn.c dnn_perf_ok) */
+_Static_assert(WDNN_FWD_ALGO_FFT == CUDNN_CONVOLUTION_FWD_ALGO_FFT &&
+                   CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING == WDNN_FWD_ALGO_FFT + 1 &&
+                   CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD == WDNN_FWD_ALGO_FFT + 2 &&
+                   CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED == WDNN_FWD_ALGO_FFT + 3 &&
+                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT == WDNN_FWD_ALGO_FFT + 4,
+               "forward transform algorithms");
+_Static_assert(WDNN_BWD_DATA_ALGO_FFT == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT &&
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING == WDNN_BWD_DATA_ALGO_FFT + 1 &&
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD == WDNN_BWD_DATA_ALGO_FFT + 2 &&
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED ==
+                       WDNN_BWD_DATA_ALGO_FFT + 3 &&
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT == WDNN_BWD_DATA_ALGO_FFT + 4,
+               "backward-data transform algorithms");
+
+/* the Find functions (cu_dnn.c dnn_find): cuDNN's own prototypes against
+ * the ones cudnn_dl.h's table is called with (wdnn_* for cudnn*_t, the
+ * perf struct checked above) */
+_Static_assert(__builtin_types_compatible_p(
+                   __typeof__(&cudnnFindConvolutionForwardAlgorithm),
+                   cudnnStatus_t (*)(cudnnHandle_t, cudnnTensorDescriptor_t,
+                                     cudnnFilterDescriptor_t, cudnnConvolutionDescriptor_t,
+                                     cudnnTensorDescriptor_t, int, int *,
+                                     cudnnConvolutionFwdAlgoPerf_t *)),
+               "cudnnFindConvolutionForwardAlgorithm");
+_Static_assert(__builtin_types_compatible_p(
+                   __typeof__(&cudnnFindConvolutionBackwardDataAlgorithm),
+                   cudnnStatus_t (*)(cudnnHandle_t, cudnnFilterDescriptor_t,
+                                     cudnnTensorDescriptor_t, cudnnConvolutionDescriptor_t,
+                                     cudnnTensorDescriptor_t, int, int *,
+                                     cudnnConvolutionBwdDataAlgoPerf_t *)),
+               "cudnnFindConvolutionBackwardDataAlgorithm");

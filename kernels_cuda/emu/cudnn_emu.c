@@ -25,7 +25,10 @@
  * cudnn_emu_live() the descriptors and handles not destroyed yet,
  * cudnn_emu_set("reject_fused", 1) makes the bias-activation call return
  * CUDNN_STATUS_NOT_SUPPORTED (as a GPU may for some configurations),
- * cudnn_emu_set("no_algo", 1) makes the algorithm queries find nothing. */
+ * cudnn_emu_set("no_algo", 1) makes the algorithm queries find nothing,
+ * cudnn_emu_set("find_algo", a) the algorithm the Find functions return
+ * (0 IMPLICIT_GEMM, the default; 1 IMPLICIT_PRECOMP_GEMM),
+ * cudnn_emu_set("find_fail", 1) makes them fail (CUDNN_STATUS_ALLOC_FAILED). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +56,10 @@ static const char *names[32];
 static size_t counts[32];
 static long live;
 static int reject_fused, no_algo;
+static int find_algo; /* the Find functions' one result: IMPLICIT_GEMM (0)
+                       * unless set (1: IMPLICIT_PRECOMP_GEMM) */
+static int find_fail; /* the Find functions fail (as when their buffers do
+                       * not fit on a GPU) */
 
 static void
 count(const char *name)
@@ -92,6 +99,10 @@ cudnn_emu_set(const char *knob, int value)
         reject_fused = value;
     } else if (strcmp(knob, "no_algo") == 0) {
         no_algo = value;
+    } else if (strcmp(knob, "find_algo") == 0 && (value == 0 || value == 1)) {
+        find_algo = value;
+    } else if (strcmp(knob, "find_fail") == 0) {
+        find_fail = value;
     }
 }
 
@@ -445,6 +456,69 @@ cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t h, const cudnnFilterDe
         return s;
     }
     fill_perf(perf, requested, returned, c->math, w);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* cudnnFind*: cuDNN runs every algorithm and returns them sorted by time;
+ * here one result, the algorithm `find_algo` (both are emulated alike),
+ * time 0, its workspace, the math type requested */
+static void
+find_perf(void *perf, int *returned, cudnnMathType_t math,
+          const struct cudnnFilterStruct *w)
+{
+    cudnnConvolutionFwdAlgoPerf_t *p = perf;
+    memset(p, 0, sizeof(*p));
+    p->algo = (cudnnConvolutionFwdAlgo_t)find_algo;
+    p->status = no_algo ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;
+    p->time = 0.0f;
+    p->memory = ws_need(find_algo, w);
+    p->determinism = CUDNN_DETERMINISTIC;
+    p->mathType = math;
+    *returned = 1;
+}
+
+cudnnStatus_t
+cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+                                     const cudnnFilterDescriptor_t w,
+                                     const cudnnConvolutionDescriptor_t c,
+                                     const cudnnTensorDescriptor_t y, const int requested,
+                                     int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+{
+    count("cudnnFindConvolutionForwardAlgorithm");
+    cudnnStatus_t s;
+    if (!h || h->magic != MAGIC || requested < 1 || !returned || !perf) {
+        return CUDNN_STATUS_BAD_PARAM;
+    }
+    if (find_fail) {
+        return CUDNN_STATUS_ALLOC_FAILED;
+    }
+    if ((s = check_fwd(c, x, w, y)) != CUDNN_STATUS_SUCCESS) {
+        return s;
+    }
+    find_perf(perf, returned, c->math, w);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t
+cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, const cudnnFilterDescriptor_t w,
+                                          const cudnnTensorDescriptor_t dy,
+                                          const cudnnConvolutionDescriptor_t c,
+                                          const cudnnTensorDescriptor_t dx,
+                                          const int requested, int *returned,
+                                          cudnnConvolutionBwdDataAlgoPerf_t *perf)
+{
+    count("cudnnFindConvolutionBackwardDataAlgorithm");
+    cudnnStatus_t s;
+    if (!h || h->magic != MAGIC || requested < 1 || !returned || !perf) {
+        return CUDNN_STATUS_BAD_PARAM;
+    }
+    if (find_fail) {
+        return CUDNN_STATUS_ALLOC_FAILED;
+    }
+    if ((s = check_fwd(c, dx, w, dy)) != CUDNN_STATUS_SUCCESS) {
+        return s;
+    }
+    find_perf(perf, returned, c->math, w);
     return CUDNN_STATUS_SUCCESS;
 }
 

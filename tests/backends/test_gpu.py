@@ -470,8 +470,9 @@ def _emu_cudnn():
     lib = os.environ.get("WEBNN_CUDA_LIBRARY", "")
     if "emu" not in os.path.basename(lib):
         return None
-    if "0" in (os.environ.get("WEBNN_CUDNN"), os.environ.get("WEBNN_CUDA_FUSION")):
-        return None  # the counters assert the default path (cuDNN on, fusion on)
+    if "0" in (os.environ.get("WEBNN_CUDNN"), os.environ.get("WEBNN_CUDA_FUSION"),
+               os.environ.get("WEBNN_CUDNN_FIND")):
+        return None  # the counters assert the default path (cuDNN on, fusion on, Find)
     path = os.environ.get("WEBNN_CUDNN_LIBRARY") or os.path.join(os.path.dirname(lib),
                                                                 "libcudnn_emu.so")
     if not os.path.exists(path):
@@ -563,16 +564,17 @@ def test_conv_cudnn_layouts(gctx, cctx, dt, transpose, const_filter):
                 _chain_close(gctx, cctx, build, ins, consts, dt, f"{op} {dt} {il} {fl} {case}")
                 n_graphs += 1
     if DNN:
-        # float16 with a bias: conv2d adds it inside cuDNN's bias-activation call
-        # (IDENTITY: one rounding, as the CPU); convTranspose2d (backward data
-        # has no bias) keeps the direct kernel
+        # float16 with a bias: the emulated Find measures IMPLICIT_GEMM best, so
+        # conv2d runs the convolution and the epilogue kernel adds the bias
+        # (the bias-activation call with IDENTITY only takes
+        # IMPLICIT_PRECOMP_GEMM: test_cudnn_half_bias_paths); convTranspose2d
+        # (backward data has no bias) keeps the direct kernel
         d = dnn_delta(before)
         if transpose:
             assert d["cudnnConvolutionBackwardData"] == (n_graphs if dt == "float32" else 0), d
         else:
-            key = "cudnnConvolutionForward" if dt == "float32" else \
-                "cudnnConvolutionBiasActivationForward"
-            assert d[key] == n_graphs, d
+            assert d["cudnnConvolutionForward"] == n_graphs, d
+            assert d["cudnnConvolutionBiasActivationForward"] == 0, d
 
 
 def test_conv_asymmetric_padding_uses_the_direct_kernel(gctx, cctx):
@@ -654,8 +656,9 @@ def test_conv_fused_chains(gctx, cctx, dt, layout, chain):
     if DNN:
         d = dnn_delta(before)
         one_bias = ("bias" in parts) != ("channel" in parts)
-        fused = (act in ("relu", "relu6") and one_bias) or \
-            (dt == "float16" and "bias" in parts)  # IDENTITY for the bias
+        # float16's bias alone: no IDENTITY call, the emulated Find's choice
+        # is not IMPLICIT_PRECOMP_GEMM (test_cudnn_half_bias_paths)
+        fused = act in ("relu", "relu6") and one_bias
         assert d["cudnnConvolutionBiasActivationForward"] == int(fused), d
         assert d["cudnnConvolutionForward"] == int(not fused), d
 
@@ -794,12 +797,252 @@ def test_cudnn_without_an_algorithm_uses_the_direct_kernel(gctx, cctx):
     def build(b, x, w, act=True):
         return b.relu(b.conv2d(x, w, {"padding": [1, 1, 1, 1]}))
     DNN.cudnn_emu_set(b"no_algo", 1)
+    ctx = webnn.ml.create_context(device_type="gpu")  # nothing measured yet
     try:
         before = dnn_calls()
-        _chain_close(gctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
+        _chain_close(ctx, cctx, build, {"x": x, "w": w}, None, "float32", "no algorithm")
         assert not any(dnn_delta(before).values())
     finally:
         DNN.cudnn_emu_set(b"no_algo", 0)
+        ctx.destroy()
+
+
+# cuDNN's measured choice (cudnnFind*, cu_dnn.c dnn_find): once per distinct
+# convolution shape (dims, strides, pads, dilations, groups, type, layout,
+# direction) in a context; WEBNN_CUDNN_FIND=0 keeps the heuristics.
+ALGO_FUNCS = ("cudnnFindConvolutionForwardAlgorithm", "cudnnFindConvolutionBackwardDataAlgorithm",
+              "cudnnGetConvolutionForwardAlgorithm_v7",
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7")
+
+
+def algo_calls():
+    return {k: DNN.cudnn_emu_calls(k.encode()) for k in ALGO_FUNCS}
+
+
+def _gpu_context(monkeypatch, **env):
+    """A new GPU context (nothing measured yet), env set while it is created."""
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    try:
+        return webnn.ml.create_context(device_type="gpu")
+    finally:
+        for k in env:
+            monkeypatch.delenv(k)
+
+
+def _conv_build(opts, act=None):
+    def build(b, x, w, act_=act, act=True, **o):
+        y = b.conv2d(x, w, dict(opts, **({"bias": o["bias"]} if "bias" in o else {})))
+        return _ACTS[act_](b, y) if act and act_ else y
+    return build
+
+
+def test_cudnn_find_once_per_shape_and_context(cctx, monkeypatch):
+    if not DNN:
+        return  # needs the emulated cuDNN's counters
+    x, w = rand((2, 4, 7, 6), "float32", -1, 1), rand((5, 4, 3, 3), "float32", -1, 1)
+    xt, wt = rand((1, 4, 5, 6), "float32", -1, 1), rand((4, 3, 3, 3), "float32", -1, 1)
+    pad = {"padding": [1, 1, 1, 1]}
+    nhwc = x.transpose(0, 2, 3, 1).copy()
+    graphs = [  # (build, inputs, measured: a shape not seen before in the context)
+        (_conv_build(pad), {"x": x, "w": w}, True),
+        (_conv_build(pad), {"x": x, "w": w}, False),            # another graph
+        (_conv_build(pad, "relu"), {"x": x, "w": w}, False),    # another chain
+        (_conv_build(dict(pad, strides=[2, 2])), {"x": x, "w": w}, True),
+        (_conv_build(dict(pad, dilations=[2, 1])), {"x": x, "w": w}, True),
+        (_conv_build(dict(pad, inputLayout="nhwc")), {"x": nhwc, "w": w}, True),
+        (_conv_build(pad), {"x": x.astype(np.float16), "w": w.astype(np.float16)}, True),
+        (_conv_build(pad), {"x": x[:1].copy(), "w": w}, True),  # another batch
+    ]
+
+    def convt(b, x, w, act=True):
+        return b.conv_transpose2d(x, w, {"strides": [2, 2]})
+    ctx = _gpu_context(monkeypatch)
+    try:
+        before = algo_calls()
+        for build, ins, _ in graphs:
+            dt = str(ins["x"].dtype)
+            _chain_close(ctx, cctx, build, ins, None, dt, "find")
+        for _ in range(2):
+            _chain_close(ctx, cctx, convt, {"x": xt, "w": wt}, None, "float32", "find t")
+        d = {k: v - before[k] for k, v in algo_calls().items()}
+        assert d == {"cudnnFindConvolutionForwardAlgorithm": sum(m for *_, m in graphs),
+                     "cudnnFindConvolutionBackwardDataAlgorithm": 1,
+                     "cudnnGetConvolutionForwardAlgorithm_v7": 0,
+                     "cudnnGetConvolutionBackwardDataAlgorithm_v7": 0}, d
+    finally:
+        ctx.destroy()
+    # a new context measures again
+    ctx = _gpu_context(monkeypatch)
+    try:
+        before = algo_calls()
+        _chain_close(ctx, cctx, graphs[0][0], graphs[0][1], None, "float32", "again")
+        assert algo_calls()["cudnnFindConvolutionForwardAlgorithm"] == \
+            before["cudnnFindConvolutionForwardAlgorithm"] + 1
+    finally:
+        ctx.destroy()
+
+
+def test_cudnn_find_failure_falls_back_to_the_heuristics(cctx, monkeypatch):
+    """A Find that fails (its buffers do not fit, ...) leaves the heuristics'
+    algorithm, and is not asked again for that shape in the context."""
+    if not DNN:
+        return  # needs the emulated cuDNN's knobs
+    ins = {"x": rand((1, 3, 6, 6), "float32", -1, 1), "w": rand((4, 3, 3, 3), "float32", -1, 1)}
+    DNN.cudnn_emu_set(b"find_fail", 1)
+    ctx = _gpu_context(monkeypatch)
+    try:
+        before, algos = dnn_calls(), algo_calls()
+        for _ in range(2):
+            _chain_close(ctx, cctx, _conv_build({"padding": [1, 1, 1, 1]}), ins, None,
+                         "float32", "find failed")
+        d = {k: v - algos[k] for k, v in algo_calls().items()}
+        assert d["cudnnFindConvolutionForwardAlgorithm"] == 1, d
+        assert d["cudnnGetConvolutionForwardAlgorithm_v7"] == 2, d
+        assert dnn_delta(before)["cudnnConvolutionForward"] == 2
+    finally:
+        DNN.cudnn_emu_set(b"find_fail", 0)
+        ctx.destroy()
+
+
+@pytest.mark.parametrize("path", ["find-implicit-gemm", "find-precomp", "heuristics"])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("act", [None, "relu", "relu6", "sigmoid"])
+def test_cudnn_half_bias_paths(cctx, monkeypatch, path, layout, act):
+    """float16 conv2d with a bias against the CPU on each path: the measured
+    algorithm (the emulated Find returns IMPLICIT_GEMM, or with the knob
+    IMPLICIT_PRECOMP_GEMM) or the heuristics (WEBNN_CUDNN_FIND=0).  The bias
+    goes into cuDNN's bias-activation call with relu / relu6 (any algorithm)
+    or IDENTITY (IMPLICIT_PRECOMP_GEMM only: the measured best, or always
+    with the heuristics); else the convolution, then the epilogue kernel."""
+    x = rand((2, 6, 7, 5), "float16", -2, 2)
+    if layout == "nhwc":
+        x = x.transpose(0, 2, 3, 1).copy()
+    ins = {"x": x, "bias": rand((8,), "float16", -1, 1)}
+    build = _conv_build({"padding": [1, 1, 1, 1], "inputLayout": layout}, act)
+    env = {"WEBNN_CUDNN_FIND": "0"} if path == "heuristics" else {}
+    if DNN:
+        DNN.cudnn_emu_set(b"find_algo", int(path == "find-precomp"))
+    ctx = _gpu_context(monkeypatch, **env)
+    try:
+        before, algos = dnn_calls(), algo_calls() if DNN else {}
+        _chain_close(ctx, cctx, build, ins, {"w": rand((8, 6, 3, 3), "float16", -1, 1)},
+                     "float16", f"{path} {layout} {act}")
+        if DNN:
+            d = dnn_delta(before)
+            fused = act in ("relu", "relu6") or path != "find-implicit-gemm"
+            assert d["cudnnConvolutionBiasActivationForward"] == int(fused), d
+            assert d["cudnnConvolutionForward"] == int(not fused), d
+            finds = algo_calls()["cudnnFindConvolutionForwardAlgorithm"] - \
+                algos["cudnnFindConvolutionForwardAlgorithm"]
+            assert finds == int(path != "heuristics")
+    finally:
+        ctx.destroy()
+        if DNN:
+            DNN.cudnn_emu_set(b"find_algo", 0)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("act", [None, "relu", "relu6"])
+@pytest.mark.parametrize("path", ["default", "fused-refused", "find-precomp", "heuristics",
+                                  "heuristics-refused"])
+def test_half_bias_rounds_once(cctx, monkeypatch, layout, act, path):
+    """float16 conv2d + bias rounds once, after the bias, as the CPU: sums like
+    1024 + 0.75 - 1024 give 0.75 exactly, where rounding the convolution to
+    float16 first (1025) and then adding the bias would give 1.  Every path
+    (the bias broadcast into y and cuDNN's beta 1, the fused call, the
+    fallback when the fused call is refused), on the GPU as on the emulation."""
+    if not DNN and path not in ("default", "heuristics"):
+        return  # the emulated cuDNN's knobs pick the path
+    C, O, N, H = 64, 16, 2, 5
+    rng = np.random.default_rng(7)
+    x = np.zeros((N, C, H, H), np.float16)
+    x[:, 0] = 1024
+    x[:, 1] = rng.choice([0.25, 0.5, 0.75, -0.25, -0.75], size=(N, H, H))
+    w = np.zeros((O, C, 1, 1), np.float16)
+    sign = rng.choice([1.0, -1.0], size=O)
+    w[:, 0, 0, 0] = sign
+    w[:, 1, 0, 0] = rng.choice([1.0, -1.0, 2.0], size=O)
+    bias = (-1024 * sign).astype(np.float16)
+    if layout == "nhwc":
+        x = x.transpose(0, 2, 3, 1).copy()
+    ins = {"x": x, "bias": bias}
+    build = _conv_build({"inputLayout": layout}, act)
+    env = {"WEBNN_CUDNN_FIND": "0"} if path.startswith("heuristics") else {}
+    if DNN:
+        DNN.cudnn_emu_set(b"find_algo", int(path == "find-precomp"))
+        DNN.cudnn_emu_set(b"reject_fused", int(path.endswith("refused")))
+    ctx = _gpu_context(monkeypatch, **env)
+    try:
+        for _ in range(2):  # a refused fused call: its fallback, then the later dispatches
+            g = run(ctx, build, ins, {"w": w})
+            c = run(cctx, build, ins, {"w": w})
+            assert np.array_equal(g, c), (path, layout, act, g.ravel()[:8], c.ravel()[:8])
+    finally:
+        ctx.destroy()
+        if DNN:
+            DNN.cudnn_emu_set(b"find_algo", 0)
+            DNN.cudnn_emu_set(b"reject_fused", 0)
+
+
+def _cuda_emu_lib():
+    path = os.environ.get("WEBNN_CUDA_LIBRARY", "")
+    if not EMU or not path:
+        return None
+    try:
+        lib = ctypes.CDLL(path)  # the loaded one: dlopen returns its handle
+        lib.wnn_emu_blas_workspaces.restype = ctypes.c_ulonglong
+    except (OSError, AttributeError):
+        return None
+    return lib
+
+
+def test_cublas_workspace(cctx, monkeypatch):
+    """Each context's cuBLAS handle gets a workspace of its own (once, with
+    the handle); products on it agree with the CPU."""
+    lib = _cuda_emu_lib()
+    a, w = rand((3, 33, 40), "float32", -1, 1), rand((40, 24), "float32", -1, 1)
+    ctx = _gpu_context(monkeypatch)
+    try:
+        n0 = lib.wnn_emu_blas_workspaces() if lib else 0
+        for dt in ("float32", "float16"):
+            ins = {"a": a.astype(dt), "w": w.astype(dt)}
+            g = run(ctx, lambda b, a, w: b.matmul(a, w), ins)
+            c = run(cctx, lambda b, a, w: b.matmul(a, w), ins)
+            mags = run(cctx, lambda b, a, w: b.matmul(a, w),
+                       {k: np.abs(v) for k, v in ins.items()}).astype(np.float64)
+            _close(g, c, mags, dt, f"matmul {dt}")
+        if lib:
+            assert lib.wnn_emu_blas_workspaces() == n0 + 1
+    finally:
+        ctx.destroy()
+
+
+# GPU only (the emulation runs cuDNN's definitions, not its kernels): float16
+# convolutions with a bias on ResNet-like shapes, where Find picks among the
+# real tensor-core algorithms, against the CPU.
+_HALF_SHAPES = [  # (C, O, k, stride, H)
+    (64, 64, 1, 1, 14), (64, 256, 1, 1, 14), (128, 128, 3, 1, 14), (64, 128, 3, 2, 16),
+    (256, 64, 1, 1, 7),
+]
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("act", [None, "relu", "relu6"])
+@pytest.mark.parametrize("shape", _HALF_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cudnn_half_bias_on_a_gpu(gctx, cctx, layout, act, shape):
+    if EMU:
+        return  # GPU only: the emulation is checked by test_cudnn_half_bias_paths
+    C, O, k, s, H = shape
+    x = rand((4, C, H, H), "float16", -1, 1)
+    if layout == "nhwc":
+        x = x.transpose(0, 2, 3, 1).copy()
+    ins = {"x": x, "bias": rand((O,), "float16", -1, 1)}
+    opts = {"padding": [k // 2] * 4, "strides": [s, s], "inputLayout": layout}
+    w = rand((O, C, k, k), "float16", -1, 1)
+    for _ in range(2):  # the fused call refused once (relu6): the fallback, then again
+        _chain_close(gctx, cctx, _conv_build(opts, act), ins, {"w": w}, "float16",
+                     f"{shape} {layout} {act}")
 
 
 def test_cudnn_descriptors_are_freed(gctx):
