@@ -97,6 +97,14 @@ typedef struct cu_backend {
     cublasHandle_t blas;    /* made by the first compile() that needs it */
     pthread_mutex_t blas_mu; /* also guards the cuDNN handle */
     bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
+    bool graphs_off;        /* WEBNN_CUDA_GRAPHS=0 when it was created: no
+                             * CUDA graph replay (cu_launch.c) */
+    pthread_mutex_t cap_mu; /* held while a dispatch is captured into a CUDA
+                             * graph on `stream`, and by every other user of
+                             * the stream outside execute() (compile,
+                             * tensors, synchronize): work they queued would
+                             * join the capture, a synchronisation would
+                             * break it */
     bool dnn_tried;         /* need_dnn() ran */
     const wdnn_api *dnn;    /* cuDNN, loaded by the first convolution */
     wdnn_handle dnn_h;      /* on `stream` */
@@ -214,6 +222,15 @@ typedef struct cu_compiled {
     void **ptr_in, **ptr_out; /* resolved operands of one node */
     uint32_t max_io;
     pthread_mutex_t mu;    /* one execution at a time per graph */
+    /* CUDA graph replay (cu_launch.c, "graph replay"): the schedule's
+     * launches captured once and replayed with one cudaGraphLaunch while
+     * the bindings (tensor addresses) stay those it was captured with */
+    cudaGraphExec_t gexec; /* NULL until a capture succeeded */
+    void **cap_in, **cap_out;   /* the bindings gexec was captured with */
+    void **last_in, **last_out; /* the previous dispatch's */
+    bool has_last;         /* last_in / last_out hold a dispatch's */
+    bool no_capture;       /* replay off: WEBNN_CUDA_GRAPHS=0, nothing to
+                            * capture, or a capture or launch failed */
 } cu_compiled;
 
 
