@@ -290,6 +290,8 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
      * graph's replay (cu_launch.c) */
     const char *genv = getenv("WEBNN_CUDA_GRAPHS");
     b->graphs_off = genv && strcmp(genv, "0") == 0;
+    const char *venv = getenv("WEBNN_CUDA_GRAPHS_VERBOSE");
+    b->graphs_verbose = venv && strcmp(venv, "1") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         cudaGetLastError();

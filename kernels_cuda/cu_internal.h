@@ -99,6 +99,8 @@ typedef struct cu_backend {
     bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
     bool graphs_off;        /* WEBNN_CUDA_GRAPHS=0 when it was created: no
                              * CUDA graph replay (cu_launch.c) */
+    bool graphs_verbose;    /* WEBNN_CUDA_GRAPHS_VERBOSE=1: why a graph's
+                             * replay was turned off, on stderr */
     pthread_mutex_t cap_mu; /* held while a dispatch is captured into a CUDA
                              * graph on `stream`, and by every other user of
                              * the stream outside execute() (compile,

@@ -398,9 +398,18 @@ same_bindings(const wnn_graph *g, void *const *a_in, void *const *a_out,
     return true;
 }
 
+/* Replay turned off for a graph: why, on stderr with
+ * WEBNN_CUDA_GRAPHS_VERBOSE=1 (a GPU check can tell a graph that never
+ * replays from one that does; the results are the same). */
 static void
-graph_off(cu_compiled *c)
+graph_off(const cu_backend *b, cu_compiled *c, const char *what,
+          cudaError_t e, const wnn_error *step_err)
 {
+    if (b->graphs_verbose) {
+        fprintf(stderr, "webnn cuda: graph replay off for a graph: %s failed: %s%s%s\n",
+                what, step_err ? step_err->op : cudaGetErrorName(e),
+                step_err ? ": " : "", step_err ? step_err->message : "");
+    }
     c->no_capture = true;
     if (c->gexec) {
         cudaGraphExecDestroy(c->gexec);
@@ -434,24 +443,30 @@ static bool
 graph_capture(cu_backend *b, const wnn_graph *g, cu_compiled *c,
               void *const *in, void *const *out)
 {
-    wnn_error ignored; /* a step's error while captured: run eagerly */
+    wnn_error step_err; /* a step's error while captured: run eagerly */
+    memset(&step_err, 0, sizeof(step_err));
+    bool step_ok = true;
+    const char *what = "cudaStreamBeginCapture";
     cudaGraph_t graph = NULL;
     cudaGetLastError(); /* an earlier error would fail a captured launch */
     pthread_mutex_lock(&b->cap_mu);
-    bool ok = cudaStreamBeginCapture(b->stream,
-                                     cudaStreamCaptureModeThreadLocal) ==
-              cudaSuccess;
-    if (ok) {
-        ok = run_steps(b, g, c, in, out, &ignored) == WNN_OK;
-        ok = cudaStreamEndCapture(b->stream, &graph) == cudaSuccess && ok &&
-             graph;
+    cudaError_t e = cudaStreamBeginCapture(b->stream,
+                                           cudaStreamCaptureModeThreadLocal);
+    if (e == cudaSuccess) {
+        step_ok = run_steps(b, g, c, in, out, &step_err) == WNN_OK;
+        what = step_ok ? "cudaStreamEndCapture" : "a step while captured";
+        e = cudaStreamEndCapture(b->stream, &graph);
+        if (e == cudaSuccess && !graph) {
+            e = cudaErrorUnknown;
+        }
     }
+    bool ok = e == cudaSuccess && step_ok;
     if (!ok) {
         capture_abort(b, graph);
     }
     pthread_mutex_unlock(&b->cap_mu);
     if (!ok) {
-        graph_off(c);
+        graph_off(b, c, what, e, step_ok ? NULL : &step_err);
         return false;
     }
     if (c->gexec) {
@@ -464,13 +479,14 @@ graph_capture(cu_backend *b, const wnn_graph *g, cu_compiled *c,
             cudaGetLastError();
         }
     }
-    if (!c->gexec && cudaGraphInstantiate(&c->gexec, graph, 0) != cudaSuccess) {
+    if (!c->gexec &&
+        (e = cudaGraphInstantiate(&c->gexec, graph, 0)) != cudaSuccess) {
         c->gexec = NULL;
         ok = false;
     }
     cudaGraphDestroy(graph);
     if (!ok) {
-        graph_off(c);
+        graph_off(b, c, "cudaGraphInstantiate", e, NULL);
         return false;
     }
     memcpy(c->cap_in, in, g->n_inputs * sizeof(void *));
@@ -495,8 +511,9 @@ graph_dispatch(cu_backend *b, const wnn_graph *g, cu_compiled *c,
             return false;
         }
     }
-    if (cudaGraphLaunch(c->gexec, b->stream) != cudaSuccess) {
-        graph_off(c);
+    cudaError_t e = cudaGraphLaunch(c->gexec, b->stream);
+    if (e != cudaSuccess) {
+        graph_off(b, c, "cudaGraphLaunch", e, NULL);
         return false;
     }
     return true;

@@ -328,3 +328,53 @@ def test_many_replays_without_reads(gctx):
     if E and REPLAY:
         assert launches() - before == 49
     g.destroy()
+
+
+_REPLAY_SCRIPT = r"""
+import numpy as np, webnn
+ctx = webnn.ml.create_context(device_type="gpu")
+rng = np.random.default_rng(1)
+def graph(build, specs, consts):
+    b = webnn.MLGraphBuilder(ctx)
+    ops = {n: b.input(n, {"dataType": "float32", "shape": list(s)}) for n, s in specs.items()}
+    for n, a in consts.items():
+        ops[n] = b.constant({"dataType": "float32", "shape": list(a.shape)}, a)
+    return b.build({"out": build(b, **ops)})
+W = lambda *s: rng.standard_normal(s).astype(np.float32)
+cases = [
+    (lambda b, x, y: b.relu(b.add(b.mul(x, y), x)), {"x": (1, 256), "y": (1, 256)}, {}),
+    (lambda b, x, w: b.relu(b.matmul(x, w)), {"x": (8, 32)}, {"w": W(32, 16)}),
+    (lambda b, x, w, c: b.gemm(x, w, {"c": c}), {"x": (8, 32)}, {"w": W(32, 16), "c": W(16)}),
+    (lambda b, x, w, bias: b.clamp(b.conv2d(x, w, {"padding": [1, 1, 1, 1], "bias": bias}),
+                                   {"minValue": 0.0, "maxValue": 6.0}),
+     {"x": (1, 8, 16, 16)}, {"w": W(16, 8, 3, 3), "bias": W(16)}),
+    (lambda b, x, w: b.conv_transpose2d(x, w), {"x": (1, 4, 5, 5)}, {"w": W(4, 3, 3, 3)}),
+]
+for build, specs, consts in cases:
+    g = graph(build, specs, consts)
+    ins = {n: ctx.create_tensor({"dataType": "float32", "shape": list(s), "writable": True})
+           for n, s in specs.items()}
+    y = ctx.compute(g, {n: np.ones(s, np.float32) for n, s in specs.items()})["out"]
+    out = {"out": ctx.create_tensor({"dataType": "float32", "shape": list(y.shape),
+                                     "readable": True})}
+    for _ in range(4):
+        ctx.dispatch(g, ins, out)
+    ctx.read_tensor(out["out"])
+print("ran", len(cases))
+"""
+
+
+@pytest.mark.skipif(not REPLAY, reason="WEBNN_CUDA_GRAPHS=0")
+def test_replay_is_not_turned_off(tmp_path):
+    """With WEBNN_CUDA_GRAPHS_VERBOSE=1 the backend says on stderr when a
+    capture, instantiation or launch failed (the dispatch then ran eagerly,
+    with the same results, so only this shows it): none may fail for an
+    element-wise chain, cuBLAS products and cuDNN convolutions."""
+    import subprocess
+    import sys
+    env = dict(os.environ, WEBNN_CUDA_GRAPHS_VERBOSE="1")
+    r = subprocess.run([sys.executable, "-c", _REPLAY_SCRIPT], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ran 5" in r.stdout
+    assert "graph replay off" not in r.stderr, r.stderr[-3000:]
