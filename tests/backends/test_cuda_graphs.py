@@ -378,3 +378,35 @@ def test_replay_is_not_turned_off(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "ran 5" in r.stdout
     assert "graph replay off" not in r.stderr, r.stderr[-3000:]
+
+
+def test_build_while_dispatches_are_captured(gctx, cctx):
+    """Graphs built (compile uploads their constants on the context's stream)
+    while the timeline thread captures and replays another graph's
+    dispatches: the backend keeps the uploads out of the capture (cap_mu), so
+    both the new graphs and the replays compute the right values."""
+    b = webnn.MLGraphBuilder(gctx)
+    x = b.input("x", {"dataType": "float32", "shape": [32, 32]})
+    w0 = RNG.standard_normal((32, 32)).astype(np.float32)
+    g = b.build({"y": b.relu(b.matmul(x, b.constant({"dataType": "float32", "shape": [32, 32]},
+                                                      w0)))})
+    desc = {"dataType": "float32", "shape": [32, 32]}
+    tx = gctx.create_tensor({**desc, "writable": True})
+    ty = gctx.create_tensor({**desc, "readable": True})
+    for k in range(12):
+        xv = RNG.standard_normal((32, 32)).astype(np.float32)
+        gctx.write_tensor(tx, xv)
+        for _ in range(3):
+            gctx.dispatch(g, {"x": tx}, {"y": ty})
+        # built and run while those dispatches may still be in flight
+        cv = RNG.standard_normal((16, 16)).astype(np.float32)
+        b2 = webnn.MLGraphBuilder(gctx)
+        z = b2.input("z", {"dataType": "float32", "shape": [16, 16]})
+        g2 = b2.build({"o": b2.add(z, b2.constant({"dataType": "float32", "shape": [16, 16]},
+                                                  cv))})
+        zv = RNG.standard_normal((16, 16)).astype(np.float32)
+        np.testing.assert_allclose(gctx.compute(g2, {"z": zv})["o"], zv + cv, rtol=1e-6)
+        g2.destroy()
+        ref = np.maximum(xv.astype(np.float64) @ w0, 0)
+        np.testing.assert_allclose(gctx.read_tensor(ty), ref, rtol=1e-4, atol=1e-4)
+    g.destroy()
