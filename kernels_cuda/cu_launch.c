@@ -265,6 +265,41 @@ capturable(const wnn_graph *g, const cu_compiled *c)
     return g->schedule.n_run + g->plan.n_copies > 0;
 }
 
+/* compile()'s work on the stream and the libraries' handles, with the
+ * backend's cap_mu held: the per-step state (cuDNN's planning queries its
+ * handle, which is bound to the stream), the constants' uploads, the
+ * memory and the synchronisation; none of it may join, or break, a capture
+ * that another thread runs on the stream (cu_internal.h).  Returns WNN_ERR
+ * with err set, or WNN_OK with *e the CUDA error (*what: what failed). */
+static wnn_status
+compile_locked(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+               cudaError_t *e, const char **what, wnn_error *err)
+{
+    if (prep_nodes(b, c, g, err) != WNN_OK ||
+        plan_producers(b, c, g, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
+    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
+    /* the bindings of graph replay: captured, then previous, in + out */
+    uint32_t nb = g->n_inputs + g->n_outputs;
+    c->cap_in = calloc(2 * nb + 1, sizeof(void *));
+    if (!c->ptr_in || !c->ptr_out || !c->cap_in) {
+        *e = cudaErrorMemoryAllocation;
+        *what = "host allocation"; /* (cu_compile: OutOfMemory) */
+        return WNN_OK;
+    }
+    c->cap_out = c->cap_in + g->n_inputs;
+    c->last_in = c->cap_in + nb;
+    c->last_out = c->last_in + g->n_inputs;
+    c->no_capture = b->graphs_off || !capturable(g, c);
+    *e = upload_constants(b, c, g, what);
+    if (*e == cudaSuccess) {
+        *e = compile_memory(b, c, g, what);
+    }
+    return WNN_OK;
+}
+
 wnn_status
 cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
 {
@@ -274,54 +309,37 @@ cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
     cu_enter(b);
     cu_compiled *c = calloc(1, sizeof(*c));
     if (!c) {
-        goto oom;
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                              CU_OOM_MESSAGE);
     }
     pthread_mutex_init(&c->mu, NULL);
     c->const_off = calloc(g->ir->n_operands + 1, sizeof(uint64_t));
     c->nodes = calloc(g->schedule.n_steps + 1, sizeof(cu_node));
     if (!c->const_off || !c->nodes) {
-        goto oom;
+        e = cudaErrorMemoryAllocation;
+        what = "host allocation";
     }
-    if (prep_nodes(b, c, g, err) != WNN_OK ||
-        plan_producers(b, c, g, err) != WNN_OK) {
-        cu_compiled_free(be, c);
+    wnn_status st = WNN_OK;
+    if (e == cudaSuccess) {
+        pthread_mutex_lock(&b->cap_mu);
+        st = compile_locked(b, c, g, &e, &what, err);
+        pthread_mutex_unlock(&b->cap_mu);
+    }
+    if (st == WNN_OK && e == cudaSuccess) {
+        *out = c;
+        return WNN_OK;
+    }
+    cu_compiled_free(be, c); /* (takes cap_mu) */
+    if (st != WNN_OK) {
         return WNN_ERR;
     }
-    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
-    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
-    /* the bindings of graph replay: captured, then previous, in + out */
-    uint32_t nb = g->n_inputs + g->n_outputs;
-    c->cap_in = calloc(2 * nb + 1, sizeof(void *));
-    if (!c->ptr_in || !c->ptr_out || !c->cap_in) {
-        goto oom;
+    if (strcmp(what, "host allocation") == 0) {
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                              CU_OOM_MESSAGE);
     }
-    c->cap_out = c->cap_in + g->n_inputs;
-    c->last_in = c->cap_in + nb;
-    c->last_out = c->last_in + g->n_inputs;
-    c->no_capture = b->graphs_off || !capturable(g, c);
-    /* the uploads and the synchronisation below use the stream: not while
-     * another graph is captured on it (cu_internal.h, cap_mu) */
-    pthread_mutex_lock(&b->cap_mu);
-    e = upload_constants(b, c, g, &what);
-    if (e == cudaSuccess) {
-        e = compile_memory(b, c, g, &what);
-    }
-    pthread_mutex_unlock(&b->cap_mu);
-    if (e != cudaSuccess) {
-        goto cuda_fail;
-    }
-    *out = c;
-    return WNN_OK;
-cuda_fail:
-
-    cu_compiled_free(be, c);
     return cuda_error(err, e == cudaErrorMemoryAllocation ? WNN_OUT_OF_MEMORY
                                                           : WNN_OPERATION_ERROR,
                       "build", NULL, e, what);
-oom:
-    cu_compiled_free(be, c);
-    return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                     CU_OOM_MESSAGE);
 }
 
 /* The schedule's run steps (g->schedule) in order, then the plan's output
