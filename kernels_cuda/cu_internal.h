@@ -37,7 +37,10 @@
  *              takes its node's lowered block (g->lowered) and its extras
  *              (wnn_kernel_args, wnn_kernel_abi.h);
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
- *              synchronisation, no allocation;
+ *              synchronisation, no allocation; a graph dispatched again
+ *              with the same tensors is captured once as a CUDA graph and
+ *              replayed with one cudaGraphLaunch (cu_launch.c, "graph
+ *              replay"; WEBNN_CUDA_GRAPHS=0 turns it off);
  *   products   matmul and gemm on cuBLAS (one handle per backend, made by
  *              the first compile() with a product): float32 with cublasSgemm* in
  *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
