@@ -23,7 +23,9 @@ cu_tensor_alloc(wnn_backend *be, uint64_t bytes, void **storage,
                          "cannot allocate %llu bytes of GPU memory: %s",
                          (unsigned long long)bytes, cudaGetErrorString(e));
     }
+    pthread_mutex_lock(&b->cap_mu); /* (cu_internal.h) */
     e = cudaMemsetAsync(p, 0, n, b->stream);
+    pthread_mutex_unlock(&b->cap_mu);
     if (e != cudaSuccess) {
         cudaFree(p);
         return cuda_error(err, WNN_UNKNOWN_ERROR, "createTensor", NULL, e,
@@ -38,7 +40,9 @@ cu_tensor_free(wnn_backend *be, void *storage)
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaStreamSynchronize(b->stream); /* work queued on it may use it */
+    pthread_mutex_unlock(&b->cap_mu);
     cudaFree(storage);
 }
 
@@ -48,7 +52,9 @@ cu_tensor_write(wnn_backend *be, void *storage, const void *src,
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaError_t e = stage_write(b, storage, src, bytes);
+    pthread_mutex_unlock(&b->cap_mu);
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_UNKNOWN_ERROR, "writeTensor", NULL, e,
                           "copy to the GPU");
@@ -62,7 +68,9 @@ cu_tensor_read(wnn_backend *be, const void *storage, void *dst,
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaError_t e = stage_read(b, dst, storage, bytes);
+    pthread_mutex_unlock(&b->cap_mu);
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_OPERATION_ERROR, "readTensor", NULL, e,
                           "copy from the GPU");
@@ -79,10 +87,12 @@ cu_tensor_device_ptr(wnn_backend *be, void *storage, void **ptr,
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaError_t e = cudaStreamSynchronize(b->stream);
     if (e == cudaSuccess) {
         e = cudaDeviceSynchronize();
     }
+    pthread_mutex_unlock(&b->cap_mu);
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_OPERATION_ERROR, "__dlpack__", NULL, e,
                           "synchronization");
@@ -102,6 +112,7 @@ cu_tensor_write_device(wnn_backend *be, void *storage, const void *src,
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess && bytes) {
         e = cudaMemcpyAsync(storage, src, (size_t)bytes,
@@ -110,6 +121,7 @@ cu_tensor_write_device(wnn_backend *be, void *storage, const void *src,
     if (e == cudaSuccess) {
         e = cudaStreamSynchronize(b->stream);
     }
+    pthread_mutex_unlock(&b->cap_mu);
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_UNKNOWN_ERROR, "writeTensor", NULL, e,
                           "device-to-device copy");
@@ -122,7 +134,9 @@ cu_synchronize(wnn_backend *be)
 {
     cu_backend *b = cu_of(be);
     cu_enter(b);
+    pthread_mutex_lock(&b->cap_mu);
     cudaStreamSynchronize(b->stream);
+    pthread_mutex_unlock(&b->cap_mu);
 }
 
 void
@@ -157,6 +171,7 @@ cu_destroy(wnn_backend *be)
     pthread_mutex_destroy(&b->stage_mu);
     pthread_mutex_destroy(&b->blas_mu);
     pthread_mutex_destroy(&b->dnn_mu);
+    pthread_mutex_destroy(&b->cap_mu);
     free(b);
 }
 
@@ -268,6 +283,7 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
     pthread_mutex_init(&b->stage_mu, NULL);
     pthread_mutex_init(&b->blas_mu, NULL);
     pthread_mutex_init(&b->dnn_mu, NULL);
+    pthread_mutex_init(&b->cap_mu, NULL);
     /* fusion is a capability the core's pipeline reads (backend.h);
      * WEBNN_CUDA_FUSION=0 when the context is created turns it off */
     const char *fenv = getenv("WEBNN_CUDA_FUSION");
@@ -278,6 +294,12 @@ wnn_cuda_backend_create(wnn_backend **out, wnn_error *err)
      * compile), and float16 with a bias always on the fused IDENTITY call */
     const char *find_env = getenv("WEBNN_CUDNN_FIND");
     b->dnn_find_off = find_env && strcmp(find_env, "0") == 0;
+    /* WEBNN_CUDA_GRAPHS=0: every dispatch runs its steps, never a CUDA
+     * graph's replay (cu_launch.c) */
+    const char *genv = getenv("WEBNN_CUDA_GRAPHS");
+    b->graphs_off = genv && strcmp(genv, "0") == 0;
+    const char *venv = getenv("WEBNN_CUDA_GRAPHS_VERBOSE");
+    b->graphs_verbose = venv && strcmp(venv, "1") == 0;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) !=
         cudaSuccess) {
         cudaGetLastError();

@@ -25,10 +25,12 @@
 #define CK_THREADS 256
 
 /* Kernel launches: kernel<<<blocks, threads, 0, stream>>>(args...); the
- * CPU emulation (emu/) runs the kernel as one thread of one block. */
+ * CPU emulation (emu/) runs the kernel as one thread of one block, or
+ * records it while the stream captures a CUDA graph. */
 #ifdef CK_HOST_EMU
 #define CK_LAUNCH(kernel, blocks, threads, stream, ...) \
-    ((void)(blocks), (void)(threads), (void)(stream), kernel(__VA_ARGS__))
+    ((void)(blocks), (void)(threads),                  \
+     ck_emu_launch((void *)(stream), kernel, __VA_ARGS__))
 #else
 #define CK_LAUNCH(kernel, blocks, threads, stream, ...) \
     kernel<<<(blocks), (threads), 0, (stream)>>>(__VA_ARGS__)

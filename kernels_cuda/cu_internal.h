@@ -37,7 +37,10 @@
  *              takes its node's lowered block (g->lowered) and its extras
  *              (wnn_kernel_args, wnn_kernel_abi.h);
  *   execute()  only launches kernels and cuBLAS calls on the stream: no
- *              synchronisation, no allocation;
+ *              synchronisation, no allocation; a graph dispatched again
+ *              with the same tensors is captured once as a CUDA graph and
+ *              replayed with one cudaGraphLaunch (cu_launch.c, "graph
+ *              replay"; WEBNN_CUDA_GRAPHS=0 turns it off);
  *   products   matmul and gemm on cuBLAS (one handle per backend, made by
  *              the first compile() with a product): float32 with cublasSgemm* in
  *              CUBLAS_DEFAULT_MATH (no TF32: float32 products are computed
@@ -98,6 +101,16 @@ typedef struct cu_backend {
     void *blas_ws;          /* its workspace (BLAS_WS_BYTES), or NULL */
     pthread_mutex_t blas_mu; /* also guards the cuDNN handle */
     bool dnn_off;           /* WEBNN_CUDNN=0 when the backend was created */
+    bool graphs_off;        /* WEBNN_CUDA_GRAPHS=0 when it was created: no
+                             * CUDA graph replay (cu_launch.c) */
+    bool graphs_verbose;    /* WEBNN_CUDA_GRAPHS_VERBOSE=1: why a graph's
+                             * replay was turned off, on stderr */
+    pthread_mutex_t cap_mu; /* held while a dispatch is captured into a CUDA
+                             * graph on `stream`, and by every other user of
+                             * the stream outside execute() (compile,
+                             * tensors, synchronize): work they queued would
+                             * join the capture, a synchronisation would
+                             * break it */
     bool dnn_tried;         /* need_dnn() ran */
     const wdnn_api *dnn;    /* cuDNN, loaded by the first convolution */
     wdnn_handle dnn_h;      /* on `stream` */
@@ -224,6 +237,15 @@ typedef struct cu_compiled {
     void **ptr_in, **ptr_out; /* resolved operands of one node */
     uint32_t max_io;
     pthread_mutex_t mu;    /* one execution at a time per graph */
+    /* CUDA graph replay (cu_launch.c, "graph replay"): the schedule's
+     * launches captured once and replayed with one cudaGraphLaunch while
+     * the bindings (tensor addresses) stay those it was captured with */
+    cudaGraphExec_t gexec; /* NULL until a capture succeeded */
+    void **cap_in, **cap_out;   /* the bindings gexec was captured with */
+    void **last_in, **last_out; /* the previous dispatch's */
+    bool has_last;         /* last_in / last_out hold a dispatch's */
+    bool no_capture;       /* replay off: WEBNN_CUDA_GRAPHS=0, nothing to
+                            * capture, or a capture or launch failed */
 } cu_compiled;
 
 

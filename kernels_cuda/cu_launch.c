@@ -12,8 +12,14 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     }
     cu_backend *b = cu_of(be);
     cu_enter(b);
-    /* queued work may still use the memory */
+    /* queued work may still use the memory (not while another graph is
+     * being captured on the stream: the synchronisation would break it) */
+    pthread_mutex_lock(&b->cap_mu);
     cudaStreamSynchronize(b->stream);
+    pthread_mutex_unlock(&b->cap_mu);
+    if (c->gexec) {
+        cudaGraphExecDestroy(c->gexec);
+    }
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         dnn_free(b, c->nodes[i].dnn, false);
     }
@@ -25,6 +31,7 @@ cu_compiled_free(wnn_backend *be, void *ptr)
     free(c->const_off);
     free(c->ptr_in);
     free(c->ptr_out);
+    free(c->cap_in);
     free(c);
 }
 
@@ -224,78 +231,128 @@ upload_constants(cu_backend *b, cu_compiled *c, const wnn_graph *g,
     return cudaSuccess;
 }
 
+/* The arena and the scratch, allocated once (their addresses never change,
+ * which graph replay relies on), then the uploads waited for. */
+static cudaError_t
+compile_memory(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+               const char **what)
+{
+    const wnn_plan *p = &g->plan;
+    cudaError_t e;
+    *what = "cudaMalloc (intermediates)";
+    if (p->arena_bytes &&
+        (e = cudaMalloc(&c->arena, p->arena_bytes)) != cudaSuccess) {
+        c->arena = NULL;
+        return e;
+    }
+    *what = "cudaMalloc (scratch)";
+    if (c->scratch_bytes &&
+        (e = cudaMalloc(&c->scratch, c->scratch_bytes)) != cudaSuccess) {
+        c->scratch = NULL;
+        return e;
+    }
+    *what = "upload of the constants";
+    return cudaStreamSynchronize(b->stream);
+}
+
+/* Whether graph replay may capture the graph's dispatches: every step
+ * only queues work on the stream (kernels, device-to-device copies,
+ * cuBLAS and cuDNN calls on their handles bound to it, with workspaces
+ * allocated at compile): no host synchronisation, allocation or pageable
+ * copy.  A graph with nothing to run gains nothing from it. */
+static bool
+capturable(const wnn_graph *g, const cu_compiled *c)
+{
+    (void)c;
+    return g->schedule.n_run + g->plan.n_copies > 0;
+}
+
+/* compile()'s work on the stream and the libraries' handles, with the
+ * backend's cap_mu held: the per-step state (cuDNN's planning queries its
+ * handle, which is bound to the stream), the constants' uploads, the
+ * memory and the synchronisation; none of it may join, or break, a capture
+ * that another thread runs on the stream (cu_internal.h).  Returns WNN_ERR
+ * with err set, or WNN_OK with *e the CUDA error (*what: what failed). */
+static wnn_status
+compile_locked(cu_backend *b, cu_compiled *c, const wnn_graph *g,
+               cudaError_t *e, const char **what, wnn_error *err)
+{
+    if (prep_nodes(b, c, g, err) != WNN_OK ||
+        plan_producers(b, c, g, err) != WNN_OK) {
+        return WNN_ERR;
+    }
+    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
+    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
+    /* the bindings of graph replay: captured, then previous, in + out */
+    uint32_t nb = g->n_inputs + g->n_outputs;
+    c->cap_in = calloc(2 * nb + 1, sizeof(void *));
+    if (!c->ptr_in || !c->ptr_out || !c->cap_in) {
+        *e = cudaErrorMemoryAllocation;
+        *what = "host allocation"; /* (cu_compile: OutOfMemory) */
+        return WNN_OK;
+    }
+    c->cap_out = c->cap_in + g->n_inputs;
+    c->last_in = c->cap_in + nb;
+    c->last_out = c->last_in + g->n_inputs;
+    c->no_capture = b->graphs_off || !capturable(g, c);
+    *e = upload_constants(b, c, g, what);
+    if (*e == cudaSuccess) {
+        *e = compile_memory(b, c, g, what);
+    }
+    return WNN_OK;
+}
+
 wnn_status
 cu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
 {
     cu_backend *b = cu_of(be);
-    const wnn_plan *p = &g->plan;
     cudaError_t e = cudaSuccess;
     const char *what = "";
     cu_enter(b);
     cu_compiled *c = calloc(1, sizeof(*c));
     if (!c) {
-        goto oom;
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                              CU_OOM_MESSAGE);
     }
     pthread_mutex_init(&c->mu, NULL);
     c->const_off = calloc(g->ir->n_operands + 1, sizeof(uint64_t));
     c->nodes = calloc(g->schedule.n_steps + 1, sizeof(cu_node));
     if (!c->const_off || !c->nodes) {
-        goto oom;
+        e = cudaErrorMemoryAllocation;
+        what = "host allocation";
     }
-    if (prep_nodes(b, c, g, err) != WNN_OK ||
-        plan_producers(b, c, g, err) != WNN_OK) {
-        cu_compiled_free(be, c);
+    wnn_status st = WNN_OK;
+    if (e == cudaSuccess) {
+        pthread_mutex_lock(&b->cap_mu);
+        st = compile_locked(b, c, g, &e, &what, err);
+        pthread_mutex_unlock(&b->cap_mu);
+    }
+    if (st == WNN_OK && e == cudaSuccess) {
+        *out = c;
+        return WNN_OK;
+    }
+    cu_compiled_free(be, c); /* (takes cap_mu) */
+    if (st != WNN_OK) {
         return WNN_ERR;
     }
-    c->ptr_in = calloc(c->max_io + 1, sizeof(void *));
-    c->ptr_out = calloc(c->max_io + 1, sizeof(void *));
-    if (!c->ptr_in || !c->ptr_out) {
-        goto oom;
+    if (strcmp(what, "host allocation") == 0) {
+        return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
+                              CU_OOM_MESSAGE);
     }
-    if ((e = upload_constants(b, c, g, &what)) != cudaSuccess) {
-        goto cuda_fail;
-    }
-    what = "cudaMalloc (intermediates)";
-    if (p->arena_bytes &&
-        (e = cudaMalloc(&c->arena, p->arena_bytes)) != cudaSuccess) {
-        c->arena = NULL;
-        goto cuda_fail;
-    }
-    what = "cudaMalloc (scratch)";
-    if (c->scratch_bytes &&
-        (e = cudaMalloc(&c->scratch, c->scratch_bytes)) != cudaSuccess) {
-        c->scratch = NULL;
-        goto cuda_fail;
-    }
-    what = "upload of the constants";
-    if ((e = cudaStreamSynchronize(b->stream)) != cudaSuccess) {
-        goto cuda_fail;
-    }
-    *out = c;
-    return WNN_OK;
-cuda_fail:
-    cu_compiled_free(be, c);
     return cuda_error(err, e == cudaErrorMemoryAllocation ? WNN_OUT_OF_MEMORY
                                                           : WNN_OPERATION_ERROR,
                       "build", NULL, e, what);
-oom:
-    cu_compiled_free(be, c);
-    return cu_core->failk(err, WNN_OUT_OF_MEMORY, "build", NULL, NULL,
-                     CU_OOM_MESSAGE);
 }
 
-/* execute(): one loop over the schedule's run steps (g->schedule): a
- * producer with its epilogue or on cuDNN, or a node's kernel on its
- * operands resolved through the plan's slots. */
-wnn_status
-cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
-           void *const *in, void *const *out, wnn_error *err)
+/* The schedule's run steps (g->schedule) in order, then the plan's output
+ * copies: a producer with its epilogue or on cuDNN, or a node's kernel on
+ * its operands resolved through the plan's slots.  Only queues work on the
+ * stream, so that graph replay can capture it. */
+static wnn_status
+run_steps(cu_backend *b, const wnn_graph *g, cu_compiled *c, void *const *in,
+          void *const *out, wnn_error *err)
 {
-    cu_backend *b = cu_of(be);
-    cu_compiled *c = compiled;
     wnn_status st = WNN_OK;
-    cu_enter(b);
-    pthread_mutex_lock(&c->mu);
     for (uint32_t i = 0; i < g->schedule.n_run && st == WNN_OK; i++) {
         cu_node *cn = &c->nodes[i];
         const wnn_step *s = cn->step;
@@ -321,6 +378,184 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
             st = cuda_error(err, WNN_OPERATION_ERROR, "dispatch", NULL, e,
                             "copy of an output");
         }
+    }
+    return st;
+}
+
+/* ---- graph replay -------------------------------------------------------------
+ * A host-bound dispatch (small batches: tens of launches of microseconds'
+ * work each) costs the launches' CPU time; replaying them captured as one
+ * CUDA graph costs one cudaGraphLaunch.  The policy, per compiled graph:
+ *   - a dispatch with the bindings (in / out addresses) gexec was captured
+ *     with: cudaGraphLaunch;
+ *   - else one with the same bindings as the previous dispatch: the steps
+ *     captured (cudaStreamBeginCapture, run_steps, cudaStreamEndCapture),
+ *     gexec updated to the new graph (cudaGraphExecUpdate, cheap) or
+ *     instantiated, then launched;
+ *   - else (a first dispatch, new bindings): the steps run eagerly.
+ * So a graph dispatched once never pays for a capture, and the one-time
+ * work of a first run (cuDNN's fused call refused -> conv + epilogue,
+ * cuBLAS's lazy set-up) has been done eagerly before any capture.  The
+ * intermediates, scratch and constants never move after compile, so a
+ * replay only depends on the bindings.  Fail safe: any error of the graph
+ * API (or a step failing while captured) ends the capture, clears the
+ * error, turns replay off for the graph (no_capture) and the dispatch
+ * runs eagerly. */
+static bool
+same_bindings(const wnn_graph *g, void *const *a_in, void *const *a_out,
+              void *const *in, void *const *out)
+{
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        if (a_in[i] != in[i]) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        if (a_out[i] != out[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replay turned off for a graph: why, on stderr with
+ * WEBNN_CUDA_GRAPHS_VERBOSE=1 (a GPU check can tell a graph that never
+ * replays from one that does; the results are the same). */
+static void
+graph_off(const cu_backend *b, cu_compiled *c, const char *what,
+          cudaError_t e, const wnn_error *step_err)
+{
+    if (b->graphs_verbose) {
+        fprintf(stderr, "webnn cuda: graph replay off for a graph: %s failed: %s%s%s\n",
+                what, step_err ? step_err->op : cudaGetErrorName(e),
+                step_err ? ": " : "", step_err ? step_err->message : "");
+    }
+    c->no_capture = true;
+    if (c->gexec) {
+        cudaGraphExecDestroy(c->gexec);
+        c->gexec = NULL;
+    }
+    cudaGetLastError(); /* the graph API's error is not the dispatch's */
+}
+
+/* After a failed capture: the stream out of capture mode (whatever failed),
+ * the partial graph destroyed.  Called with b->cap_mu held. */
+static void
+capture_abort(cu_backend *b, cudaGraph_t graph)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(b->stream, &cs) != cudaSuccess ||
+        cs != cudaStreamCaptureStatusNone) {
+        cudaGraph_t rest = NULL;
+        if (cudaStreamEndCapture(b->stream, &rest) == cudaSuccess && rest) {
+            cudaGraphDestroy(rest);
+        }
+    }
+    if (graph) {
+        cudaGraphDestroy(graph);
+    }
+    cudaGetLastError();
+}
+
+/* The steps captured into gexec (updated, else instantiated); false (with
+ * replay turned off for the graph) when any of it failed. */
+static bool
+graph_capture(cu_backend *b, const wnn_graph *g, cu_compiled *c,
+              void *const *in, void *const *out)
+{
+    wnn_error step_err; /* a step's error while captured: run eagerly */
+    memset(&step_err, 0, sizeof(step_err));
+    bool step_ok = true;
+    const char *what = "cudaStreamBeginCapture";
+    cudaGraph_t graph = NULL;
+    cudaGetLastError(); /* an earlier error would fail a captured launch */
+    pthread_mutex_lock(&b->cap_mu);
+    cudaError_t e = cudaStreamBeginCapture(b->stream,
+                                           cudaStreamCaptureModeThreadLocal);
+    if (e == cudaSuccess) {
+        step_ok = run_steps(b, g, c, in, out, &step_err) == WNN_OK;
+        what = step_ok ? "cudaStreamEndCapture" : "a step while captured";
+        e = cudaStreamEndCapture(b->stream, &graph);
+        if (e == cudaSuccess && !graph) {
+            e = cudaErrorUnknown;
+        }
+    }
+    bool ok = e == cudaSuccess && step_ok;
+    if (!ok) {
+        capture_abort(b, graph);
+    }
+    pthread_mutex_unlock(&b->cap_mu);
+    if (!ok) {
+        graph_off(b, c, what, e, step_ok ? NULL : &step_err);
+        return false;
+    }
+    if (c->gexec) {
+        cudaGraphExecUpdateResultInfo info;
+        memset(&info, 0, sizeof(info));
+        if (cudaGraphExecUpdate(c->gexec, graph, &info) != cudaSuccess) {
+            /* another topology (cuDNN picked other kernels, say) */
+            cudaGraphExecDestroy(c->gexec);
+            c->gexec = NULL;
+            cudaGetLastError();
+        }
+    }
+    if (!c->gexec &&
+        (e = cudaGraphInstantiate(&c->gexec, graph, 0)) != cudaSuccess) {
+        c->gexec = NULL;
+        ok = false;
+    }
+    cudaGraphDestroy(graph);
+    if (!ok) {
+        graph_off(b, c, "cudaGraphInstantiate", e, NULL);
+        return false;
+    }
+    memcpy(c->cap_in, in, g->n_inputs * sizeof(void *));
+    memcpy(c->cap_out, out, g->n_outputs * sizeof(void *));
+    return true;
+}
+
+/* The dispatch as a replay of gexec when the policy above says so: true
+ * when it was queued, false when the steps must run eagerly. */
+static bool
+graph_dispatch(cu_backend *b, const wnn_graph *g, cu_compiled *c,
+               void *const *in, void *const *out)
+{
+    if (c->no_capture) {
+        return false;
+    }
+    bool captured = c->gexec && same_bindings(g, c->cap_in, c->cap_out, in, out);
+    if (!captured) {
+        if (!c->has_last ||
+            !same_bindings(g, c->last_in, c->last_out, in, out) ||
+            !graph_capture(b, g, c, in, out)) {
+            return false;
+        }
+    }
+    cudaError_t e = cudaGraphLaunch(c->gexec, b->stream);
+    if (e != cudaSuccess) {
+        graph_off(b, c, "cudaGraphLaunch", e, NULL);
+        return false;
+    }
+    return true;
+}
+
+/* execute(): the steps replayed as a CUDA graph, or run. */
+wnn_status
+cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
+           void *const *in, void *const *out, wnn_error *err)
+{
+    cu_backend *b = cu_of(be);
+    cu_compiled *c = compiled;
+    wnn_status st = WNN_OK;
+    cu_enter(b);
+    pthread_mutex_lock(&c->mu);
+    if (!graph_dispatch(b, g, c, in, out)) {
+        st = run_steps(b, g, c, in, out, err);
+    }
+    if (!c->no_capture) {
+        memcpy(c->last_in, in, g->n_inputs * sizeof(void *));
+        memcpy(c->last_out, out, g->n_outputs * sizeof(void *));
+        c->has_last = st == WNN_OK;
     }
     pthread_mutex_unlock(&c->mu);
     return st;

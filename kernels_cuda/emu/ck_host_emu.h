@@ -55,6 +55,28 @@ __shfl_xor_sync(unsigned mask, T v, int lane)
     return v;
 }
 
+/* A kernel's launch (ck_common.cuh, CK_LAUNCH): run at once, or, while
+ * the stream captures a CUDA graph, recorded with its arguments copied as
+ * the launch evaluates them (kernel parameters are passed by value), for
+ * cudaGraphLaunch to run (emu_stream.h, cuda_emu.c ck_emu_record). */
+extern "C" int ck_emu_record(void *stream, void (*run)(void *),
+                             void (*drop)(void *), void *arg);
+extern "C" int ck_emu_is_capturing(void *stream);
+
+template <typename F, typename... A>
+static inline void
+ck_emu_launch(void *stream, F f, A... a)
+{
+    if (!ck_emu_is_capturing(stream)) {
+        f(a...);
+        return;
+    }
+    auto *call = new auto([=]() { f(a...); });
+    using C = decltype(call);
+    ck_emu_record(stream, [](void *p) { (*(C)p)(); },
+                  [](void *p) { delete (C)p; }, call);
+}
+
 static inline int
 atomicMax(int *p, int v)
 {

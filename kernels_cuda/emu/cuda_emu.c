@@ -8,12 +8,15 @@
  * to column-major mapping in the backend fails here as it would on a GPU.
  * Signatures come from the real headers (cuda_runtime_api.h, cublas_v2.h).
  * Never part of the real library. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+
+#include "emu_stream.h"
 
 float wnn_f16_to_f32(uint16_t h);
 uint16_t wnn_f32_to_f16(float f);
@@ -138,13 +141,55 @@ wnn_emu_device_syncs(void)
     return emu_device_syncs;
 }
 
+/* a copy or fill recorded by a capture */
+typedef struct emu_mem {
+    void *dst;
+    const void *src; /* NULL: fill with value */
+    size_t count;
+    int value;
+} emu_mem;
+
+static void
+emu_mem_run(void *arg)
+{
+    emu_mem *m = arg;
+    if (m->src) {
+        memmove(m->dst, m->src, m->count);
+    } else {
+        memset(m->dst, m->value, m->count);
+    }
+}
+
+static cudaError_t
+emu_mem_record(emu_stream *cs, void *dst, const void *src, size_t count,
+               int value)
+{
+    emu_mem *m = malloc(sizeof(*m));
+    if (!m) {
+        cs->capturing = 2;
+        return cudaErrorMemoryAllocation;
+    }
+    *m = (emu_mem){ dst, src, count, value };
+    return cs->record(cs, emu_mem_run, free, m) == 0 ? cudaSuccess
+                                                     : cudaErrorMemoryAllocation;
+}
+
 cudaError_t
 cudaMemcpyAsync(void *dst, const void *src, size_t count,
                 enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
     if ((int)kind >= 0 && (int)kind < 5) {
         __atomic_fetch_add(&emu_copies[kind], 1, __ATOMIC_RELAXED);
+    }
+    emu_stream *cs = emu_capturing(stream);
+    if (cs) {
+        /* a graph replays device copies only (the backend captures no
+         * other): a host buffer in one is a bug on a GPU too */
+        if (kind != cudaMemcpyDeviceToDevice) {
+            cs->capturing = 2;
+            return cudaErrorStreamCaptureUnsupported;
+        }
+        return emu_mem_record(cs, dst, src, count, 0);
     }
     memmove(dst, src, count);
     return cudaSuccess;
@@ -160,31 +205,269 @@ cudaDeviceSynchronize(void)
 cudaError_t
 cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t stream)
 {
-    (void)stream;
+    emu_stream *cs = emu_capturing(stream);
+    if (cs) {
+        return emu_mem_record(cs, p, NULL, count, value);
+    }
     memset(p, value, count);
     return cudaSuccess;
+}
+
+static int
+emu_record(emu_stream *s, void (*run)(void *), void (*drop)(void *), void *arg)
+{
+    if (s->capturing == 1 && s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        emu_op *ops = realloc(s->ops, cap * sizeof(*ops));
+        if (!ops) {
+            s->capturing = 2;
+        } else {
+            s->ops = ops;
+            s->cap = cap;
+        }
+    }
+    if (s->capturing != 1) {
+        drop(arg);
+        return -1;
+    }
+    s->ops[s->n++] = (emu_op){ run, drop, arg };
+    return 0;
 }
 
 cudaError_t
 cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     (void)flags;
-    *s = (cudaStream_t)malloc(16);
+    emu_stream *es = calloc(1, sizeof(*es));
+    if (es) {
+        es->magic = EMU_STREAM_MAGIC;
+        es->record = emu_record;
+    }
+    *s = (cudaStream_t)es;
     return *s ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+static void
+emu_ops_free(emu_op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ops[i].drop(ops[i].arg);
+    }
+    free(ops);
 }
 
 cudaError_t
 cudaStreamDestroy(cudaStream_t s)
 {
+    emu_stream *es = (emu_stream *)s;
+    if (es) {
+        emu_ops_free(es->ops, es->n);
+        es->magic = 0;
+    }
     free(s);
+    return cudaSuccess;
+}
+
+/* a synchronisation of a capturing stream is illegal on a GPU: it breaks
+ * the capture (cudaErrorStreamCaptureUnsupported), as here */
+static cudaError_t
+emu_sync_check(cudaStream_t s)
+{
+    emu_stream *cs = emu_capturing(s);
+    if (cs) {
+        cs->capturing = 2;
+        return cudaErrorStreamCaptureUnsupported;
+    }
     return cudaSuccess;
 }
 
 cudaError_t
 cudaStreamSynchronize(cudaStream_t s)
 {
-    (void)s;
+    return emu_sync_check(s);
+}
+
+/* ---- CUDA graphs: capture records closures, a launch runs them ------------ */
+struct CUgraph_st {
+    emu_op *ops;
+    size_t n;
+};
+struct CUgraphExec_st {
+    emu_op *ops;
+    size_t n;
+};
+
+static long long emu_graph_launches; /* the tests read it */
+
+__attribute__((visibility("default"))) long long
+wnn_emu_graph_launches(void)
+{
+    return __atomic_load_n(&emu_graph_launches, __ATOMIC_RELAXED);
+}
+
+/* A test knob: the graph API call that fails (the backend must then run
+ * the dispatch eagerly): 0 none, 1 cudaStreamBeginCapture, 2
+ * cudaStreamEndCapture (the capture invalidated), 3 cudaGraphInstantiate
+ * and cudaGraphExecUpdate, 4 cudaGraphLaunch. */
+static int emu_graph_fail;
+
+__attribute__((visibility("default"))) void
+wnn_emu_graph_fail(int where)
+{
+    __atomic_store_n(&emu_graph_fail, where, __ATOMIC_RELAXED);
+}
+
+static bool
+emu_fails(int where)
+{
+    return __atomic_load_n(&emu_graph_fail, __ATOMIC_RELAXED) == where;
+}
+
+cudaError_t
+cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    (void)mode;
+    emu_stream *s = (emu_stream *)stream;
+    if (!s || s->magic != EMU_STREAM_MAGIC) {
+        return cudaErrorStreamCaptureUnsupported;
+    }
+    if (s->capturing) {
+        return cudaErrorIllegalState;
+    }
+    if (emu_fails(1)) {
+        return cudaErrorStreamCaptureUnsupported;
+    }
+    s->capturing = 1;
+    s->n = 0;
     return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *st)
+{
+    emu_stream *s = (emu_stream *)stream;
+    *st = !s || s->magic != EMU_STREAM_MAGIC || !s->capturing
+              ? cudaStreamCaptureStatusNone
+              : s->capturing == 1 ? cudaStreamCaptureStatusActive
+                                  : cudaStreamCaptureStatusInvalidated;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    emu_stream *s = (emu_stream *)stream;
+    *graph = NULL;
+    if (!s || s->magic != EMU_STREAM_MAGIC || !s->capturing) {
+        return cudaErrorIllegalState;
+    }
+    bool broken = s->capturing != 1 || emu_fails(2);
+    s->capturing = 0;
+    struct CUgraph_st *g = broken ? NULL : malloc(sizeof(*g));
+    if (!g) {
+        emu_ops_free(s->ops, s->n);
+        s->ops = NULL;
+        s->n = s->cap = 0;
+        return broken ? cudaErrorStreamCaptureInvalidated
+                      : cudaErrorMemoryAllocation;
+    }
+    g->ops = s->ops;
+    g->n = s->n;
+    s->ops = NULL;
+    s->n = s->cap = 0;
+    *graph = g;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaGraphDestroy(cudaGraph_t g)
+{
+    if (g) {
+        emu_ops_free(g->ops, g->n);
+        free(g);
+    }
+    return cudaSuccess;
+}
+
+/* The exec takes the graph's closures (the graph keeps none: it is only
+ * destroyed afterwards, as the backend does). */
+cudaError_t
+cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g,
+                     unsigned long long flags)
+{
+    (void)flags;
+    struct CUgraphExec_st *x = emu_fails(3) ? NULL : calloc(1, sizeof(*x));
+    if (!x) {
+        return cudaErrorMemoryAllocation;
+    }
+    x->ops = g->ops;
+    x->n = g->n;
+    g->ops = NULL;
+    g->n = 0;
+    *exec = x;
+    return cudaSuccess;
+}
+
+/* A real update requires the same topology (else
+ * cudaErrorGraphExecUpdateFailure); the emulation takes any graph. */
+cudaError_t
+cudaGraphExecUpdate(cudaGraphExec_t x, cudaGraph_t g,
+                    cudaGraphExecUpdateResultInfo *info)
+{
+    if (info) {
+        memset(info, 0, sizeof(*info));
+        info->result = cudaGraphExecUpdateSuccess;
+    }
+    if (emu_fails(3)) {
+        if (info) {
+            info->result = cudaGraphExecUpdateError;
+        }
+        return cudaErrorGraphExecUpdateFailure;
+    }
+    emu_ops_free(x->ops, x->n);
+    x->ops = g->ops;
+    x->n = g->n;
+    g->ops = NULL;
+    g->n = 0;
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t stream)
+{
+    if (emu_capturing(stream) || emu_fails(4)) {
+        return emu_fails(4) ? cudaErrorLaunchFailure : cudaErrorStreamCaptureUnsupported;
+    }
+    __atomic_fetch_add(&emu_graph_launches, 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < x->n; i++) {
+        x->ops[i].run(x->ops[i].arg);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t
+cudaGraphExecDestroy(cudaGraphExec_t x)
+{
+    if (x) {
+        emu_ops_free(x->ops, x->n);
+        free(x);
+    }
+    return cudaSuccess;
+}
+
+/* The kernels' launches (ck_host_emu.h, CK_LAUNCH) while a stream captures. */
+int
+ck_emu_is_capturing(void *stream)
+{
+    return emu_capturing(stream) != NULL;
+}
+
+int
+ck_emu_record(void *stream, void (*run)(void *), void (*drop)(void *),
+              void *arg)
+{
+    emu_stream *s = emu_capturing(stream);
+    return s ? s->record(s, run, drop, arg) : (run(arg), drop(arg), 0);
 }
 
 cudaError_t
@@ -206,8 +489,7 @@ cudaError_t
 cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     (void)e;
-    (void)s;
-    return cudaSuccess;
+    return emu_sync_check(s); /* (the backend records none in a capture) */
 }
 
 cudaError_t
@@ -219,7 +501,7 @@ cudaEventSynchronize(cudaEvent_t e)
 
 /* ---- cuBLAS --------------------------------------------------------------- */
 struct cublasContext {
-    int unused;
+    cudaStream_t stream; /* cublasSetStream's */
 };
 
 cublasStatus_t
@@ -239,8 +521,7 @@ cublasDestroy(cublasHandle_t h)
 cublasStatus_t
 cublasSetStream(cublasHandle_t h, cudaStream_t s)
 {
-    (void)h;
-    (void)s;
+    h->stream = s;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -349,19 +630,71 @@ tsize(cudaDataType t)
     return t == CUDA_R_16F ? 2 : 4;
 }
 
+/* One cuBLAS call's products: batch products of A + i * sa (bytes), or of
+ * Aa[i] (the pointer arrays of the *Batched calls, device memory read when
+ * the products run). */
+typedef struct emu_gemm {
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc, batch;
+    float alpha, beta;
+    const void *A, *B;
+    void *C;
+    long long sa, sb, sc;
+    const void *const *Aa, *const *Ba;
+    void *const *Ca;
+    cudaDataType t, ct;
+} emu_gemm;
+
+static void
+gemm_run(void *arg)
+{
+    const emu_gemm *j = arg;
+    for (int i = 0; i < j->batch; i++) {
+        const void *A = j->Aa ? j->Aa[i] : (const char *)j->A + i * j->sa;
+        const void *B = j->Ba ? j->Ba[i] : (const char *)j->B + i * j->sb;
+        void *C = j->Ca ? j->Ca[i] : (char *)j->C + i * j->sc;
+        gemm1(j->ta, j->tb, j->m, j->n, j->k, j->alpha, A, j->lda, B, j->ldb,
+              j->beta, C, j->ldc, j->t, j->ct);
+    }
+}
+
+/* Runs the products now, or records them while the handle's stream
+ * captures a graph (alpha and beta by value, as cuBLAS's host pointer
+ * mode reads them at the call). */
+static cublasStatus_t
+gemm_queue(cublasHandle_t h, cublasStatus_t s, const emu_gemm *j)
+{
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        return s;
+    }
+    emu_stream *cs = emu_capturing(h->stream);
+    if (!cs) {
+        gemm_run((void *)j);
+        return s;
+    }
+    emu_gemm *copy = malloc(sizeof(*copy));
+    if (!copy) {
+        cs->capturing = 2;
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    }
+    *copy = *j;
+    return cs->record(cs, gemm_run, free, copy) == 0
+               ? CUBLAS_STATUS_SUCCESS
+               : CUBLAS_STATUS_ALLOC_FAILED;
+}
+
 cublasStatus_t
 cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
             int m, int n, int k, const float *alpha, const float *A, int lda,
             const float *B, int ldb, const float *beta, float *C, int ldc)
 {
-    (void)h;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, CUDA_R_32F,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        gemm1(ta, tb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc,
-              CUDA_R_32F, CUDA_R_32F);
-    }
-    return s;
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = 1, .alpha = *alpha,
+                   .beta = *beta, .A = A, .B = B, .C = C, .t = CUDA_R_32F,
+                   .ct = CUDA_R_32F };
+    return gemm_queue(h, s, &j);
 }
 
 cublasStatus_t
@@ -371,14 +704,14 @@ cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
              const void *beta, void *C, cudaDataType ct, int ldc,
              cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
-    (void)h;
     (void)algo;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        gemm1(ta, tb, m, n, k, *(const float *)alpha, A, lda, B, ldb,
-              *(const float *)beta, C, ldc, at, ct);
-    }
-    return s;
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = 1,
+                   .alpha = *(const float *)alpha,
+                   .beta = *(const float *)beta, .A = A, .B = B, .C = C,
+                   .t = at, .ct = ct };
+    return gemm_queue(h, s, &j);
 }
 
 cublasStatus_t
@@ -389,14 +722,14 @@ cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                           const float *beta, float *C, int ldc, long long sc,
                           int batch)
 {
-    (void)h;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, CUDA_R_32F,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
-        gemm1(ta, tb, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb,
-              *beta, C + i * sc, ldc, CUDA_R_32F, CUDA_R_32F);
-    }
-    return s;
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = batch, .alpha = *alpha,
+                   .beta = *beta, .A = A, .B = B, .C = C, .sa = sa * 4,
+                   .sb = sb * 4, .sc = sc * 4, .t = CUDA_R_32F,
+                   .ct = CUDA_R_32F };
+    return gemm_queue(h, s, &j);
 }
 
 cublasStatus_t
@@ -409,18 +742,16 @@ cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta,
                            long long sc, int batch, cublasComputeType_t comp,
                            cublasGemmAlgo_t algo)
 {
-    (void)h;
     (void)algo;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
-    size_t es = tsize(at), esc = tsize(ct);
-    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
-        gemm1(ta, tb, m, n, k, *(const float *)alpha,
-              (const char *)A + i * sa * (long long)es, lda,
-              (const char *)B + i * sb * (long long)es, ldb,
-              *(const float *)beta, (char *)C + i * sc * (long long)esc, ldc,
-              at, ct);
-    }
-    return s;
+    long long es = (long long)tsize(at), esc = (long long)tsize(ct);
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = batch,
+                   .alpha = *(const float *)alpha,
+                   .beta = *(const float *)beta, .A = A, .B = B, .C = C,
+                   .sa = sa * es, .sb = sb * es, .sc = sc * esc, .t = at,
+                   .ct = ct };
+    return gemm_queue(h, s, &j);
 }
 
 cublasStatus_t
@@ -430,14 +761,15 @@ cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
                    const float *const Barray[], int ldb, const float *beta,
                    float *const Carray[], int ldc, int batch)
 {
-    (void)h;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, CUDA_R_32F,
                              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
-        gemm1(ta, tb, m, n, k, *alpha, Aarray[i], lda, Barray[i], ldb, *beta,
-              Carray[i], ldc, CUDA_R_32F, CUDA_R_32F);
-    }
-    return s;
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = batch, .alpha = *alpha,
+                   .beta = *beta, .Aa = (const void *const *)Aarray,
+                   .Ba = (const void *const *)Barray,
+                   .Ca = (void *const *)Carray, .t = CUDA_R_32F,
+                   .ct = CUDA_R_32F };
+    return gemm_queue(h, s, &j);
 }
 
 cublasStatus_t
@@ -449,12 +781,12 @@ cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta,
                     void *const Carray[], cudaDataType ct, int ldc, int batch,
                     cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
-    (void)h;
     (void)algo;
     cublasStatus_t s = check(ta, tb, m, n, k, lda, ldb, ldc, at, bt, ct, comp);
-    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < batch; i++) {
-        gemm1(ta, tb, m, n, k, *(const float *)alpha, Aarray[i], lda,
-              Barray[i], ldb, *(const float *)beta, Carray[i], ldc, at, ct);
-    }
-    return s;
+    emu_gemm j = { .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                   .ldb = ldb, .ldc = ldc, .batch = batch,
+                   .alpha = *(const float *)alpha,
+                   .beta = *(const float *)beta, .Aa = Aarray, .Ba = Barray,
+                   .Ca = Carray, .t = at, .ct = ct };
+    return gemm_queue(h, s, &j);
 }

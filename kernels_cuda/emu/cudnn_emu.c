@@ -36,6 +36,8 @@
 
 #include <cudnn.h>
 
+#include "emu_stream.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 struct cudnnContext { int magic; cudaStream_t stream; };
@@ -612,6 +614,55 @@ conv_at(const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *
     return acc;
 }
 
+/* ---- CUDA graph capture (emu_stream.h): a call on a capturing stream is
+ * checked now and recorded with its arguments (the scalars by value, as
+ * cuDNN reads host scalars at the call) to run at cudaGraphLaunch.  Calls
+ * are counted when made, not replayed, as on a GPU. */
+enum { DC_FWD, DC_BWD, DC_FUSED };
+typedef struct dnn_call {
+    int kind;
+    cudnnHandle_t h;
+    float a1, a2;
+    cudnnTensorDescriptor_t xd, yd, zd, bd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t c;
+    cudnnActivationDescriptor_t ad;
+    int algo;
+    const void *x, *w, *z, *bias;
+    void *ws, *y;
+    size_t ws_size;
+} dnn_call;
+
+static _Thread_local int replaying; /* the calls below run, uncounted */
+
+static void dnn_call_run(void *arg);
+
+/* 1: recorded (the caller returns success), 0: run now, -1: failed */
+static int
+dnn_record(const dnn_call *call)
+{
+    emu_stream *cs = replaying ? NULL : emu_capturing(call->h->stream);
+    if (!cs) {
+        return 0;
+    }
+    dnn_call *copy = malloc(sizeof(*copy));
+    if (!copy) {
+        cs->capturing = 2;
+        return -1;
+    }
+    *copy = *call;
+    return cs->record(cs, dnn_call_run, free, copy) == 0 ? 1 : -1;
+}
+
+#define DNN_RECORD(...)                                                          \
+    do {                                                                         \
+        dnn_call call_ = { __VA_ARGS__ };                                        \
+        int r_ = dnn_record(&call_);                                             \
+        if (r_) {                                                                \
+            return r_ > 0 ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;    \
+        }                                                                        \
+    } while (0)
+
 cudnnStatus_t
 cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd,
                         const void *x, const cudnnFilterDescriptor_t wd, const void *w,
@@ -619,7 +670,9 @@ cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, const cudnnTensorDes
                         void *ws, size_t ws_size, const void *beta,
                         const cudnnTensorDescriptor_t yd, void *y)
 {
-    count("cudnnConvolutionForward");
+    if (!replaying) {
+        count("cudnnConvolutionForward");
+    }
     cudnnStatus_t s;
     if ((s = check_fwd(c, xd, wd, yd)) != CUDNN_STATUS_SUCCESS ||
         (s = check_run(h, algo, wd, ws, ws_size)) != CUDNN_STATUS_SUCCESS) {
@@ -629,6 +682,9 @@ cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, const cudnnTensorDes
         return CUDNN_STATUS_BAD_PARAM;
     }
     float a = *(const float *)alpha, b = *(const float *)beta;
+    DNN_RECORD(.kind = DC_FWD, .h = h, .a1 = a, .a2 = b, .xd = xd, .yd = yd, .wd = wd,
+               .c = c, .algo = (int)algo, .x = x, .w = w, .ws = ws, .y = y,
+               .ws_size = ws_size);
     for (int n = 0; n < yd->n; n++)
         for (int k = 0; k < yd->c; k++)
             for (int oh = 0; oh < yd->h; oh++)
@@ -651,7 +707,9 @@ cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
                              cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t ws_size,
                              const void *beta, const cudnnTensorDescriptor_t dxd, void *dx)
 {
-    count("cudnnConvolutionBackwardData");
+    if (!replaying) {
+        count("cudnnConvolutionBackwardData");
+    }
     cudnnStatus_t s;
     if ((s = check_fwd(c, dxd, wd, dyd)) != CUDNN_STATUS_SUCCESS ||
         (s = check_run(h, algo, wd, ws, ws_size)) != CUDNN_STATUS_SUCCESS) {
@@ -661,6 +719,9 @@ cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
         return CUDNN_STATUS_BAD_PARAM;
     }
     float a = *(const float *)alpha, b = *(const float *)beta;
+    DNN_RECORD(.kind = DC_BWD, .h = h, .a1 = a, .a2 = b, .xd = dxd, .yd = dyd, .wd = wd,
+               .c = c, .algo = (int)algo, .x = dy, .w = w, .ws = ws, .y = dx,
+               .ws_size = ws_size);
     int Kg = wd->k / c->groups;
     for (int n = 0; n < dxd->n; n++)
         for (int ch = 0; ch < dxd->c; ch++) {
@@ -705,7 +766,9 @@ cudnnConvolutionBiasActivationForward(
     const void *bias, const cudnnActivationDescriptor_t ad, const cudnnTensorDescriptor_t yd,
     void *y)
 {
-    count("cudnnConvolutionBiasActivationForward");
+    if (!replaying) {
+        count("cudnnConvolutionBiasActivationForward");
+    }
     cudnnStatus_t s;
     if ((s = check_fwd(c, xd, wd, yd)) != CUDNN_STATUS_SUCCESS ||
         (s = check_run(h, algo, wd, ws, ws_size)) != CUDNN_STATUS_SUCCESS) {
@@ -728,10 +791,13 @@ cudnnConvolutionBiasActivationForward(
         algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
         return CUDNN_STATUS_NOT_SUPPORTED;
     }
-    if (reject_fused) {
+    if (reject_fused && !replaying) { /* a captured graph keeps its call */
         return CUDNN_STATUS_NOT_SUPPORTED;
     }
     float a1 = *(const float *)alpha1, a2 = *(const float *)alpha2;
+    DNN_RECORD(.kind = DC_FUSED, .h = h, .a1 = a1, .a2 = a2, .xd = xd, .yd = yd, .zd = zd,
+               .bd = bd, .wd = wd, .c = c, .ad = ad, .algo = (int)algo, .x = x, .w = w,
+               .z = z, .bias = bias, .ws = ws, .y = y, .ws_size = ws_size);
     for (int n = 0; n < yd->n; n++)
         for (int k = 0; k < yd->c; k++)
             for (int oh = 0; oh < yd->h; oh++)
@@ -751,4 +817,27 @@ cudnnConvolutionBiasActivationForward(
                     st(y, yd->dt, o, v);
                 }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* A recorded call, run by cudaGraphLaunch (the same function, not counted
+ * and not recorded again). */
+static void
+dnn_call_run(void *arg)
+{
+    const dnn_call *k = arg;
+    replaying = 1;
+    if (k->kind == DC_FWD) {
+        cudnnConvolutionForward(k->h, &k->a1, k->xd, k->x, k->wd, k->w, k->c,
+                                (cudnnConvolutionFwdAlgo_t)k->algo, k->ws, k->ws_size,
+                                &k->a2, k->yd, k->y);
+    } else if (k->kind == DC_BWD) {
+        cudnnConvolutionBackwardData(k->h, &k->a1, k->wd, k->w, k->yd, k->x, k->c,
+                                     (cudnnConvolutionBwdDataAlgo_t)k->algo, k->ws,
+                                     k->ws_size, &k->a2, k->xd, k->y);
+    } else {
+        cudnnConvolutionBiasActivationForward(
+            k->h, &k->a1, k->xd, k->x, k->wd, k->w, k->c, (cudnnConvolutionFwdAlgo_t)k->algo,
+            k->ws, k->ws_size, &k->a2, k->zd, k->z, k->bd, k->bias, k->ad, k->yd, k->y);
+    }
+    replaying = 0;
 }

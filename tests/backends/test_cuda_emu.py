@@ -9,7 +9,9 @@ the row-major / column-major mapping of the cuBLAS calls on any machine with
 the CUDA headers; what only a GPU shows (warp and block reductions, the tiled
 transpose, asynchronous copies, real cuBLAS) is left to test_gpu.py on a GPU.
 test_dlpack_gpu.py (DLPack export of device memory, device-to-device imports)
-runs there too, reading the emulation's copy and allocation counters.
+runs there too, reading the emulation's copy and allocation counters, and
+test_cuda_graphs.py (CUDA graph replay: the emulation records a capture and
+replays it), with replay on and with WEBNN_CUDA_GRAPHS=0.
 Skipped without the CUDA headers or a C/C++ compiler."""
 import os
 import pathlib
@@ -67,6 +69,20 @@ def test_backend_ops_on_the_cpu_emulation(emu_env):
     last = tail.splitlines()[-1]
     assert " passed" in last and "skipped" not in last, tail
     assert int(last.split(" passed")[0].split()[-1]) >= 1000, tail
+
+
+@pytest.mark.parametrize("graphs", ["1", "0"], ids=["replay", "graphs-off"])
+def test_cuda_graphs_on_the_cpu_emulation(emu_env, graphs):
+    """test_cuda_graphs.py: repeated dispatches replayed as a captured CUDA
+    graph (counted by the emulation), each graph API call failing in turn;
+    with WEBNN_CUDA_GRAPHS=0 every dispatch runs eagerly."""
+    env = dict(emu_env, WEBNN_CUDA_GRAPHS=graphs)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                        str(ROOT / "tests" / "backends" / "test_cuda_graphs.py")],
+                       env=env, capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    tail = "\n".join(r.stdout.splitlines()[-30:])
+    assert r.returncode == 0, tail + r.stderr[-2000:]
+    assert " passed" in tail.splitlines()[-1], tail
 
 
 def test_dlpack_on_the_cpu_emulation(emu_env):
