@@ -21,7 +21,8 @@
 #          variants   the GPU tests of convolutions, products and fusion again
 #                     with cuDNN from the nvidia-cudnn-cu13 wheel, with
 #                     WEBNN_CUDNN=0 (direct kernels), WEBNN_CUDA_FUSION=0 and
-#                     WEBNN_CUDNN_FIND=0 (cuDNN's heuristic algorithms)
+#                     WEBNN_CUDNN_FIND=0 (cuDNN's heuristic algorithms) and
+#                     WEBNN_CUDA_GRAPHS=0 (no CUDA graph replay)
 #   default: all, in that order; every step after `build` needs its outputs.
 # environment: PYTHON (default python3), OUT, BENCH_ARGS (e.g. "--quick"),
 #   BUDGET (seconds for all the steps: each step's time limit is cut to what
@@ -275,7 +276,8 @@ step_sanitize() {
 # the GPU tests of convolutions, products and fusion under one setting
 variant_tests() { # log-name
     local name=$1 rc=0
-    run_pytest "${name}_backends" 150 tests/backends/test_gpu.py || rc=1
+    run_pytest "${name}_backends" 150 tests/backends/test_gpu.py \
+        tests/backends/test_cuda_graphs.py || rc=1
     WEBNN_TEST_DEVICE=gpu run_pytest "${name}_ops" 150 tests/ops/test_conv2d.py \
         tests/ops/test_conv_transpose2d.py tests/ops/test_fusion.py tests/ops/test_matmul.py \
         tests/ops/test_gemm.py || rc=1
@@ -309,6 +311,8 @@ print("convolutions on:", sorted({l.split()[-1] for l in open("/proc/self/maps")
     result "GPU conv / matmul / fusion tests, WEBNN_CUDA_FUSION=0" $?
     WEBNN_CUDNN_FIND=0 variant_tests variant_no_find
     result "GPU conv / matmul / fusion tests, WEBNN_CUDNN_FIND=0 (cuDNN's heuristics)" $?
+    WEBNN_CUDA_GRAPHS=0 variant_tests variant_no_graphs
+    result "GPU conv / matmul / fusion tests, WEBNN_CUDA_GRAPHS=0 (no graph replay)" $?
 }
 
 note "webnn GPU check, $(date), logs in $OUT${BUDGET:+, budget ${BUDGET} s}, pytest-xdist workers: $PYTEST_N"
