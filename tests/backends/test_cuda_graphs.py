@@ -62,19 +62,7 @@ REPLAY = os.environ.get("WEBNN_CUDA_GRAPHS") != "0"
 def launches():
     return E.wnn_emu_graph_launches() if E else 0
 
-
-@pytest.fixture(scope="module")
-def gctx():
-    ctx = webnn.ml.create_context(device_type="gpu")
-    yield ctx
-    ctx.destroy()
-
-
-@pytest.fixture(scope="module")
-def cctx():
-    ctx = webnn.ml.create_context(device_type="cpu")
-    yield ctx
-    ctx.destroy()
+# (gctx, cctx: tests/backends/conftest.py)
 
 
 def _build(ctx, build, specs, consts):

@@ -44,20 +44,7 @@ pytestmark = gpu
 
 # ---- contexts -----------------------------------------------------------------
 
-
-@pytest.fixture(scope="module")
-def gctx():
-    ctx = webnn.ml.create_context(device_type="gpu")
-    assert ctx.device_type == "gpu" and ctx.accelerated
-    yield ctx
-    ctx.destroy()
-
-
-@pytest.fixture(scope="module")
-def cctx():
-    ctx = webnn.ml.create_context(device_type="cpu")
-    yield ctx
-    ctx.destroy()
+# (gctx, cctx: tests/backends/conftest.py)
 
 
 def run(ctx, build, inputs, constants=None):
