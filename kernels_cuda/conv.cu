@@ -176,10 +176,23 @@ ck_conv2d(const wnn_kernel_args *k, const wnn_conv_params *p, const void *x,
 }
 
 extern "C" cudaError_t
+ck_run_conv2d(const cu_launch_args *a)
+{
+    return ck_conv2d(a->k, &a->l->u.conv, a->in[0], a->in[1],
+                     cu_opt_in(a, a->x->bias), a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_resample2d(const wnn_kernel_args *k, const wnn_resample_params *p,
               const void *x, void *y, cudaStream_t s)
 {
     CK_LAUNCH(k_resample, ck_blocks(k->n), CK_THREADS, s, k->dt, k->n, *p, x,
               y);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_resample2d(const cu_launch_args *a)
+{
+    return ck_resample2d(a->k, &a->l->u.resample, a->in[0], a->out[0], a->s);
 }

@@ -329,7 +329,7 @@ dnn_fuse_bias_act(const wdnn_api *a, cu_dnn *d, const cu_node *cn,
     bool relu = act == CK_U_RELU;
     bool relu6 = act == CK_U_CLAMP && lo == 0.0f && hi > 0.0f && hi < 3.0e38f;
     bool chan = chain->add_kind == WNN_EPI_ADD_CHANNEL;
-    bool one_bias = (cn->bias != 0) != chan;
+    bool one_bias = (cn->x.bias != 0) != chan;
     if ((relu || relu6) && one_bias &&
         a->cudnnCreateTensorDescriptor(&d->bias) == 0 &&
         a->cudnnSetTensor4dDescriptor(d->bias, WDNN_TENSOR_NCHW, dt, 1,
@@ -339,7 +339,7 @@ dnn_fuse_bias_act(const wdnn_api *a, cu_dnn *d, const cu_node *cn,
             d->act, relu ? WDNN_ACTIVATION_RELU : WDNN_ACTIVATION_CLIPPED_RELU,
             WDNN_PROPAGATE_NAN, relu ? 0.0 : (double)hi) == 0) {
         d->fused = true;
-        d->bias_src = cn->bias;
+        d->bias_src = cn->x.bias;
     }
 }
 
@@ -368,7 +368,7 @@ dnn_half_bias(cu_backend *b, cu_dnn *d, cu_node *cn, int dt)
     d->ws = ws;
     cn->scratch = d->ws_off + cu_align_up(d->ws);
     d->fused = d->identity = true;
-    d->bias_src = cn->bias;
+    d->bias_src = cn->x.bias;
     return true;
 }
 
@@ -405,7 +405,7 @@ dnn_bias_view(cu_dnn *d, const cu_node *cn)
         v->os[1] = hw;
         v->os[2] = 1;
     }
-    v->in = cn->bias - 1;
+    v->in = cn->x.bias - 1;
     v->out = 0;
     cu_core->view_simplify(v);
     d->has_bview = true;
@@ -446,7 +446,7 @@ plan_dnn_locked(cu_backend *b, const wnn_ir *ir, cu_node *cn, const wnn_epilogue
     cn->scratch = d->ws_off + cu_align_up(d->ws);
     /* float16 with a bias must round once, after the bias, as the CPU (see
      * dnn_bias_view); backward data has no bias: direct kernel */
-    bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->bias;
+    bool half_bias = cn->ka.dt == WNN_FLOAT16 && cn->x.bias;
     if (half_bias && d->bwd) {
         dnn_free(b, d, true);
         return false;
@@ -564,7 +564,7 @@ run_dnn(cu_backend *b, const cu_compiled *c, cu_node *cn, void *const *in,
          * float16, in y before the convolution) */
         d->fused_failed = true;
         d->bias_fill = d->has_bview;
-        cn->epi.bias = cn->bias != 0 && !d->bias_fill;
+        cn->epi.bias = cn->x.bias != 0 && !d->bias_fill;
         cn->epi_on = cn->epi.bias || cn->epi.add || cn->epi.act >= 0;
         st = dnn_conv(b, d, in, w, ws, y, &ce);
     } else {

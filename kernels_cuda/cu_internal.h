@@ -127,34 +127,18 @@ typedef struct cu_backend {
 } cu_backend;
 
 /* ---- kernels of each operator ------------------------------------------------- */
+/* The launcher kinds, K_<KIND>, generated from cuda_ops.h's CU_KIND and
+ * CU_SERVICE_KIND rows (in their order); K_NONE: no kernel. */
 enum {
     K_NONE = -1,
-    K_UNARY,
-    K_BINARY,
-    K_WHERE,
-    K_CAST,
-    K_COPY,
-    K_VIEWS,     /* transpose expand slice tile reverse split concat */
-    K_PAD,
-    K_TRI,
-    K_GATHER,
-    K_GATHER_EL,
-    K_GATHER_ND,
-    K_SCATTER_EL,
-    K_SCATTER_ND,
-    K_NORM,
-    K_BN,
-    K_SOFTMAX,
-    K_QUANT,
-    K_MATMUL,
-    K_GEMM,
-    K_REDUCE,
-    K_ARG,
-    K_CUMSUM,
-    K_POOL,
-    K_CONV,
-    K_RESAMPLE,
-    K_RNN        /* gru gruCell lstm lstmCell */
+#define CU_OP(ID, kind, code)
+#define CU_KIND(KIND, run, dtypes) K_##KIND,
+#define CU_SERVICE_KIND(KIND, dtypes) K_##KIND,
+#include "cuda_ops.h"
+#undef CU_OP
+#undef CU_KIND
+#undef CU_SERVICE_KIND
+    K_COUNT
 };
 
 /* ---- compiled nodes ------------------------------------------------------------ */
@@ -216,14 +200,14 @@ typedef struct cu_node {
     cu_dnn *dnn;           /* K_CONV on cuDNN, or NULL (direct kernel) */
     int kind;
     uint64_t scratch;      /* bytes of scratch the node needs */
-    uint32_t scale, bias;  /* normalization, conv: node input + 1, 0 absent */
     wnn_kernel_args ka;    /* the per-node extras (cu_ops.c prep_node) */
+    cu_node_extras x;      /* ... those beside the kernel's (optional
+                            * operands, byte counts): cu_ops.c prep_node;
+                            * both reach the run launchers (cu_launch_args) */
     union {                /* the backend's own plans */
-        uint64_t copy_bytes;
         gemm_plan gm;
         rnn_plan rnn;
     } u;
-    uint64_t in_bytes;     /* scatter: bytes of the input copied first */
 } cu_node;
 
 typedef struct cu_compiled {
@@ -283,7 +267,6 @@ void cu_synchronize(wnn_backend *be);
 void cu_destroy(wnn_backend *be);
 wnn_status cu_not_supported(wnn_error *err, const char *fmt, ...);
 int cu_kind_of(wnn_op op);
-uint16_t kind_dtypes(int kind);
 uint64_t cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi);
 uint64_t rnn_take(uint64_t *at, uint64_t floats);
 void prep_rnn(cu_node *cn);

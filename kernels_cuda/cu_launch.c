@@ -140,7 +140,7 @@ plan_producer(cu_backend *b, cu_node *cn, const wnn_graph *g, wnn_error *err)
     if (cn->kind == K_CONV && plan_dnn(b, ir, cn, chain, act_cn)) {
         /* cuDNN's convolution has no bias (the fused call has, and a
          * float16 convolution on a y filled with it) */
-        ep->bias = cn->bias != 0 && !(cn->dnn->fused && cn->dnn->identity) &&
+        ep->bias = cn->x.bias != 0 && !(cn->dnn->fused && cn->dnn->identity) &&
                    !cn->dnn->bias_fill;
     }
     cn->epi_on = ep->bias || ep->add || ep->act >= 0;
@@ -562,94 +562,48 @@ cu_execute(wnn_backend *be, const wnn_graph *g, void *compiled,
 }
 
 /* ---- running one node (at execute) ------------------------------------------- */
-/* Each launcher takes the node's lowered block (g->lowered) as it is and
- * its extras (cn->ka, cu_ops.c prep_node). */
+/* The run launcher of each kind (cuda_ops.h's CU_KIND rows, in the
+ * families' .cu files); NULL for the service kinds, which run_node calls
+ * by name. */
+static cudaError_t (*const cu_run[K_COUNT])(const cu_launch_args *) = {
+#define CU_OP(ID, kind, code)
+#define CU_KIND(KIND, run, dtypes) [K_##KIND] = run,
+#include "cuda_ops.h"
+#undef CU_OP
+#undef CU_KIND
+};
+
+/* A node's kernels: the service kinds on the backend's own services
+ * (cuBLAS, its view copies), every other kind through its run launcher,
+ * which takes the node's lowered block (g->lowered) as it is and its
+ * extras (cn->ka, cn->x: cu_ops.c prep_node). */
 wnn_status
 run_node(cu_backend *b, const cu_node *cn, void *const *in, void *const *out,
          void *scratch, wnn_error *err)
 {
-    cudaStream_t s = b->stream;
     cudaError_t e = cudaSuccess;
-    const wnn_lowered *l = cn->lowered;
-    const wnn_kernel_args *k = &cn->ka;
-    switch (cn->kind) {
-    case K_UNARY: e = ck_unary(k, in[0], out[0], s); break;
-    case K_BINARY: e = ck_binary(k, &l->u.bcast, in[0], in[1], out[0], s); break;
-    case K_WHERE:
-        e = ck_where(k, &l->u.bcast, in[0], in[1], in[2], out[0], s);
-        break;
-    case K_CAST:
-        if (k->dt == k->to) {
-            e = cudaMemcpyAsync(out[0], in[0], (size_t)k->n * (size_t)k->es,
-                                cudaMemcpyDeviceToDevice, s);
-        } else {
-            e = ck_cast(k->dt, k->to, k->n, in[0], out[0], s);
-        }
-        break;
-    case K_COPY:
-        if (out[0] != in[0]) {
-            e = cudaMemcpyAsync(out[0], in[0], cn->u.copy_bytes,
-                                cudaMemcpyDeviceToDevice, s);
-        }
-        break;
-    case K_VIEWS:
-        for (uint32_t j = 0; j < l->u.views.n && e == cudaSuccess; j++) {
-            e = run_view(b, &l->u.views.v[j], k->es, in, out);
-        }
-        break;
-    case K_PAD: e = ck_pad(k, &l->u.pad, in[0], out[0], s); break;
-    case K_TRI: e = ck_triangular(k, &cn->lowered->u.tri, in[0], out[0], s); break;
-    case K_GATHER: e = ck_gather(k, &l->u.gather, in[0], in[1], out[0], s); break;
-    case K_GATHER_EL:
-        e = ck_gather_elements(k, &l->u.gather, in[0], in[1], out[0], s);
-        break;
-    case K_GATHER_ND:
-        e = ck_gather_nd(k, &l->u.gather, in[0], in[1], out[0], s);
-        break;
-    case K_SCATTER_EL:
-        e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
-                            cudaMemcpyDeviceToDevice, s);
-        if (e == cudaSuccess) {
-            e = ck_scatter_elements(k, &l->u.gather, in[1], in[2], out[0], s);
-        }
-        break;
-    case K_SCATTER_ND:
-        e = cudaMemcpyAsync(out[0], in[0], cn->in_bytes,
-                            cudaMemcpyDeviceToDevice, s);
-        if (e == cudaSuccess) {
-            e = ck_scatter_nd(k, &l->u.gather, in[1], in[2], out[0], scratch, s);
-        }
-        break;
-    case K_NORM:
-        e = ck_norm(k, &l->u.norm, in[0], cn->scale ? in[cn->scale - 1] : NULL,
-                    cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
-        break;
-    case K_BN:
-        e = ck_batch_norm(k, &l->u.axis, in[0], in[1], in[2],
-                          cn->scale ? in[cn->scale - 1] : NULL,
-                          cn->bias ? in[cn->bias - 1] : NULL, out[0], scratch,
-                          s);
-        break;
-    case K_SOFTMAX: e = ck_softmax(k, &l->u.axis, in[0], out[0], s); break;
-    case K_QUANT:
-        e = ck_quantize(k, &l->u.quant, in[0], in[1], in[2], out[0], s);
-        break;
+    switch (cn->kind) { /* the service kinds (CU_SERVICE_KIND) */
     case K_MATMUL: return run_matmul(b, cn, in, out, scratch, err);
     case K_GEMM: return run_gemm(b, cn, in, out, scratch, err);
     case K_RNN: return run_rnn(b, cn, in, out, scratch, err);
-    case K_REDUCE: e = ck_reduce(k, &l->u.reduce, in[0], out[0], s); break;
-    case K_ARG: e = ck_arg_min_max(k, &l->u.axis, in[0], out[0], s); break;
-    case K_CUMSUM: e = ck_cumulative_sum(k, &l->u.axis, in[0], out[0], s); break;
-    case K_POOL: e = ck_pool2d(k, &l->u.pool, in[0], out[0], s); break;
-    case K_RESAMPLE: e = ck_resample2d(k, &cn->lowered->u.resample, in[0], out[0], s); break;
-    case K_CONV:
-        e = ck_conv2d(k, &l->u.conv, in[0], in[1],
-                      cn->bias ? in[cn->bias - 1] : NULL, out[0], s);
+    case K_VIEWS: {
+        const wnn_views_params *v = &cn->lowered->u.views;
+        for (uint32_t j = 0; j < v->n && e == cudaSuccess; j++) {
+            e = run_view(b, &v->v[j], cn->ka.es, in, out);
+        }
         break;
-    default:
-        return cu_core->failk(err, WNN_NOT_SUPPORTED,
-                         cu_core->op_get(cn->node->op)->camel, cn->node->label,
-                         NULL, "no CUDA kernel");
+    }
+    default: {
+        if ((unsigned)cn->kind >= K_COUNT || !cu_run[cn->kind]) {
+            return cu_core->failk(err, WNN_NOT_SUPPORTED,
+                                  cu_core->op_get(cn->node->op)->camel,
+                                  cn->node->label, NULL, "no CUDA kernel");
+        }
+        const cu_launch_args a = { &cn->ka, cn->lowered, &cn->x, in, out,
+                                   scratch, b->stream };
+        e = cu_run[cn->kind](&a);
+        break;
+    }
     }
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_OPERATION_ERROR,
@@ -686,7 +640,7 @@ run_fused(cu_backend *b, const wnn_graph *g, cu_compiled *c, cu_node *cn,
     if (st != WNN_OK || done || !cn->epi_on) {
         return st;
     }
-    const void *b1 = cn->epi.bias ? c->ptr_in[cn->bias - 1] : NULL;
+    const void *b1 = cn->epi.bias ? c->ptr_in[cn->x.bias - 1] : NULL;
     cudaError_t e = ck_epilogue(&cn->epi, b1, addend, y, b->stream);
     if (e != cudaSuccess) {
         return cuda_error(err, WNN_OPERATION_ERROR, cu_core->op_get(node->op)->camel,

@@ -28,18 +28,17 @@ cu_kind_of(wnn_op op)
     return (unsigned)op < WNN_OP_COUNT ? cu_ops[op].kind1 - 1 : K_NONE;
 }
 
-/* Data types the kernels of a kind handle (intersected with the spec's). */
-uint16_t
-kind_dtypes(int kind)
-{
-    switch (kind) {
-    case K_MATMUL: case K_GEMM: case K_NORM: case K_BN: case K_SOFTMAX:
-    case K_CONV: case K_RNN:
-        return WNN_DT_FLOAT;
-    default:
-        return WNN_DT_ANY;
-    }
-}
+/* Data types the kernels of each kind handle (intersected with the
+ * spec's), from cuda_ops.h's kind rows. */
+static const uint16_t cu_kind_dtypes[K_COUNT] = {
+#define CU_OP(ID, kind, code)
+#define CU_KIND(KIND, run, dtypes) [K_##KIND] = WNN_DT_##dtypes,
+#define CU_SERVICE_KIND(KIND, dtypes) [K_##KIND] = WNN_DT_##dtypes,
+#include "cuda_ops.h"
+#undef CU_OP
+#undef CU_KIND
+#undef CU_SERVICE_KIND
+};
 
 uint64_t
 cu_prod(const uint32_t *shape, uint32_t lo, uint32_t hi)
@@ -97,6 +96,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
     const wnn_lowered *l = cn->lowered;
     wnn_kernel_args *k = &cn->ka;
     memset(k, 0, sizeof(*k));
+    memset(&cn->x, 0, sizeof(cn->x));
     k->op = cu_ops[node->op].code;
     k->dt = node->n_in ? in[0].dtype : out[0].dtype;
     k->to = out[0].dtype;
@@ -107,38 +107,38 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
         cu_core->scalar_params_of(node->op, node->options, in[0].dtype, &k->sp);
         break;
     case K_WHERE: k->es = (int)cu_core->dtype_size(out[0].dtype); break;
-    case K_COPY: cn->u.copy_bytes = cu_core->desc_bytes(&out[0]); break;
+    case K_COPY: cn->x.bytes = cu_core->desc_bytes(&out[0]); break;
     case K_GATHER:
     case K_GATHER_EL:
     case K_GATHER_ND: k->it = in[1].dtype; break;
     case K_SCATTER_EL:
         k->it = in[1].dtype;
-        cn->in_bytes = cu_core->desc_bytes(&in[0]);
+        cn->x.bytes = cu_core->desc_bytes(&in[0]);
         break;
     case K_SCATTER_ND:
         k->it = in[1].dtype;
-        cn->in_bytes = cu_core->desc_bytes(&in[0]);
+        cn->x.bytes = cu_core->desc_bytes(&in[0]);
         cn->scratch = l->u.gather.n_slices * sizeof(int32_t);
         break;
     case K_NORM:
         if (node->op == WNN_OP_INSTANCE_NORMALIZATION) {
             const wnn_instance_normalization_options *o = node->options;
             k->eps = o->epsilon;
-            cn->scale = o->scale;
-            cn->bias = o->bias;
+            cn->x.scale = o->scale;
+            cn->x.bias = o->bias;
         } else {
             const wnn_layer_normalization_options *o = node->options;
             k->eps = o->epsilon;
-            cn->scale = o->scale;
-            cn->bias = o->bias;
+            cn->x.scale = o->scale;
+            cn->x.bias = o->bias;
         }
         break;
     case K_BN: {
         const wnn_batch_normalization_options *o = node->options;
         k->n = (int64_t)cu_core->desc_elements(&in[0]);
         k->eps = o->epsilon;
-        cn->scale = o->scale;
-        cn->bias = o->bias;
+        cn->x.scale = o->scale;
+        cn->x.bias = o->bias;
         cn->scratch = 3 * l->u.axis.n * sizeof(double);
         break;
     }
@@ -189,7 +189,7 @@ prep_node(cu_node *cn, const wnn_desc *in, const wnn_desc *out)
                 : node->op == WNN_OP_L2_POOL2D    ? WNN_KPOOL_L2
                                                   : WNN_KPOOL_MAX;
         break;
-    case K_CONV: cn->bias = l->u.conv.bias; break;
+    case K_CONV: cn->x.bias = l->u.conv.bias; break;
     case K_RNN: prep_rnn(cn); break;
     default: break;
     }
@@ -206,7 +206,7 @@ cu_op_limits(wnn_backend *be, wnn_op op, wnn_op_limits *out)
         return false;
     }
     *out = *cu_core->op_get(op)->limits;
-    uint16_t mask = kind_dtypes(kind);
+    uint16_t mask = cu_kind_dtypes[kind];
     for (uint32_t i = 0; i < out->n; i++) {
         out->e[i].dtypes &= mask;
     }

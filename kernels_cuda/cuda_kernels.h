@@ -27,6 +27,47 @@
 extern "C" {
 #endif
 
+/* ---- run launchers: one per launcher kind ---------------------------------- */
+/* The per-node extras beside the kernel's wnn_kernel_args (the backend's
+ * cu_ops.c prep_node fills them at compile from the node's options and
+ * descriptors) */
+typedef struct cu_node_extras {
+    uint32_t scale, bias; /* optional operands (normalization's scale and
+                           * bias, conv's bias): node input + 1, 0 absent */
+    uint64_t bytes;       /* copy: the output's bytes; scatter: input 0's,
+                           * copied to the output first */
+} cu_node_extras;
+
+/* What a kind's run launcher takes (cu_launch.c run_node): the node's
+ * lowered block (g->lowered) as it is, its extras, the device pointers of
+ * its operands (in node order), the compiled graph's scratch (at least the
+ * node's bytes) and the backend's stream. */
+typedef struct cu_launch_args {
+    const wnn_kernel_args *k;
+    const wnn_lowered *l;
+    const cu_node_extras *x;
+    void *const *in;
+    void *const *out;
+    void *scratch;
+    cudaStream_t s;
+} cu_launch_args;
+
+/* An optional operand (cu_node_extras scale / bias): its pointer or NULL. */
+static inline const void *
+cu_opt_in(const cu_launch_args *a, uint32_t in1)
+{
+    return in1 ? a->in[in1 - 1] : NULL;
+}
+
+/* cudaError_t ck_run_<name>(const cu_launch_args *a) of each CU_KIND row of
+ * cuda_ops.h: a thin adapter, next to the family's ck_* launcher in its .cu
+ * file, that unpacks `a` and calls it (only enqueues work) */
+#define CU_OP(ID, kind, code)
+#define CU_KIND(KIND, run, dtypes) cudaError_t run(const cu_launch_args *a);
+#include "cuda_ops.h"
+#undef CU_OP
+#undef CU_KIND
+
 /* ---- element-wise (elementwise.cu) --------------------------------------- */
 /* op codes generated from cuda_ops.h, in its rows' order */
 #define CU_OP(ID, kind, code)

@@ -1,23 +1,45 @@
 /* cuda_ops.h -- the CUDA backend's column of the operator table
  * (csrc/ops/ops.def has the spec's rows; this file says which of them the
- * GPU runs and with which kernel).  An X-macro table, included several
- * times (no include guard): cuda_kernels.h generates the kernels' op codes
- * (CK_U_*, CK_B_*, CK_R_*) from it, backend_cuda.c the dispatch table
- * (operator -> launcher kind + op code) and op_limits.  Adding an operator
- * to the GPU is one row here plus its kernel (and its prep / run case when
- * it is a new kind).
+ * GPU runs and with which kernel), and its launcher kinds.  An X-macro
+ * table, included several times (no include guard): cuda_kernels.h
+ * generates the kernels' op codes (CK_U_*, CK_B_*, CK_R_*) and the run
+ * launchers' declarations from it, cu_internal.h the K_* enum, cu_ops.c
+ * the dispatch table (operator -> launcher kind + op code), op_limits and
+ * the kinds' data types, cu_launch.c run_node's table of run launchers.
+ * Adding an operator to the GPU is one row here plus its kernel; a new
+ * kind is one CU_KIND row more and its run launcher in its .cu file.
  *
- *   CU_OP(ID, kind, code)   WNN_OP_<ID> runs on launcher `kind` (K_* in
- *                           backend_cuda.c), the kernel switching on `code`
+ *   CU_KIND(KIND, run, dtypes)
+ *                           launcher kind K_<KIND>: run_node calls
+ *                           `cudaError_t run(const cu_launch_args *)`
+ *                           (declared by cuda_kernels.h, defined in the
+ *                           family's .cu file next to its ck_* launcher);
+ *                           its kernels take the data types
+ *                           WNN_DT_<dtypes> (ANY or FLOAT)
+ *   CU_SERVICE_KIND(KIND, dtypes)
+ *                           a kind that runs on the backend's own services
+ *                           (cuBLAS, its view copies: cu_blas.c,
+ *                           cu_device.c), called by name in run_node
+ *   CU_OP(ID, kind, code)   WNN_OP_<ID> runs on launcher `kind` (K_*), the
+ *                           kernel switching on `code`
  *   CU_UNARY / CU_BINARY / CU_REDUCE(ID, code)
  *                           the same for the three families whose kernels
  *                           take an op code; the order of their rows is the
  *                           order of the codes (comparisons after
  *                           arithmetic: elementwise.cu tests op >= CK_B_EQ)
  *
- * The includer defines CU_OP (and any family macro it needs) and #undefs
- * CU_OP afterwards; the family macros default to CU_OP and are #undef'd
- * here. */
+ * The includer defines the macros it reads (CU_OP, CU_KIND, ...) and
+ * #undefs them afterwards; CU_OP must be defined, the kind macros default
+ * to nothing and the family macros to CU_OP, and those defaults are
+ * #undef'd here. */
+#ifndef CU_KIND
+#define CU_KIND(KIND, run, dtypes)
+#define CU_KIND_DEFAULTED
+#endif
+#ifndef CU_SERVICE_KIND
+#define CU_SERVICE_KIND(KIND, dtypes)
+#define CU_SERVICE_KIND_DEFAULTED
+#endif
 #ifndef CU_UNARY
 #define CU_UNARY(ID, code) CU_OP(ID, K_UNARY, code)
 #endif
@@ -27,6 +49,34 @@
 #ifndef CU_REDUCE
 #define CU_REDUCE(ID, code) CU_OP(ID, K_REDUCE, code)
 #endif
+
+/* the launcher kinds, in K_* order (the .cu file of each run launcher) */
+CU_KIND(UNARY, ck_run_unary, ANY)                       /* elementwise.cu */
+CU_KIND(BINARY, ck_run_binary, ANY)                     /* elementwise.cu */
+CU_KIND(WHERE, ck_run_where, ANY)                       /* elementwise.cu */
+CU_KIND(CAST, ck_run_cast, ANY)                         /* elementwise.cu */
+CU_KIND(COPY, ck_run_copy, ANY)                         /* movement.cu */
+CU_SERVICE_KIND(VIEWS, ANY) /* transpose expand slice tile reverse split concat */
+CU_KIND(PAD, ck_run_pad, ANY)                           /* movement.cu */
+CU_KIND(TRI, ck_run_triangular, ANY)                    /* movement.cu */
+CU_KIND(GATHER, ck_run_gather, ANY)                     /* movement.cu */
+CU_KIND(GATHER_EL, ck_run_gather_elements, ANY)         /* movement.cu */
+CU_KIND(GATHER_ND, ck_run_gather_nd, ANY)               /* movement.cu */
+CU_KIND(SCATTER_EL, ck_run_scatter_elements, ANY)       /* movement.cu */
+CU_KIND(SCATTER_ND, ck_run_scatter_nd, ANY)             /* movement.cu */
+CU_KIND(NORM, ck_run_norm, FLOAT)                       /* normalization.cu */
+CU_KIND(BN, ck_run_batch_norm, FLOAT)                   /* normalization.cu */
+CU_KIND(SOFTMAX, ck_run_softmax, FLOAT)                 /* normalization.cu */
+CU_KIND(QUANT, ck_run_quantize, ANY)                    /* normalization.cu */
+CU_SERVICE_KIND(MATMUL, FLOAT)                          /* cu_blas.c */
+CU_SERVICE_KIND(GEMM, FLOAT)                            /* cu_blas.c */
+CU_KIND(REDUCE, ck_run_reduce, ANY)                     /* reduce.cu */
+CU_KIND(ARG, ck_run_arg_min_max, ANY)                   /* reduce.cu */
+CU_KIND(CUMSUM, ck_run_cumulative_sum, ANY)             /* reduce.cu */
+CU_KIND(POOL, ck_run_pool2d, ANY)                       /* reduce.cu */
+CU_KIND(CONV, ck_run_conv2d, FLOAT)                     /* conv.cu */
+CU_KIND(RESAMPLE, ck_run_resample2d, ANY)               /* conv.cu */
+CU_SERVICE_KIND(RNN, FLOAT) /* gru gruCell lstm lstmCell: cu_blas.c */
 
 /* element-wise unary and activations (elementwise.cu ck_unary) */
 CU_UNARY(ABS, CK_U_ABS)
@@ -134,3 +184,11 @@ CU_OP(LSTM_CELL, K_RNN, 0)
 #undef CU_UNARY
 #undef CU_BINARY
 #undef CU_REDUCE
+#ifdef CU_KIND_DEFAULTED
+#undef CU_KIND
+#undef CU_KIND_DEFAULTED
+#endif
+#ifdef CU_SERVICE_KIND_DEFAULTED
+#undef CU_SERVICE_KIND
+#undef CU_SERVICE_KIND_DEFAULTED
+#endif

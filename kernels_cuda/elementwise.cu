@@ -378,6 +378,12 @@ ck_unary(const wnn_kernel_args *p, const void *x, void *y, cudaStream_t s)
 }
 
 extern "C" cudaError_t
+ck_run_unary(const cu_launch_args *a)
+{
+    return ck_unary(a->k, a->in[0], a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_binary(const wnn_kernel_args *p, const wnn_broadcast_params *bp,
           const void *a, const void *b, void *y, cudaStream_t s)
 {
@@ -401,6 +407,12 @@ ck_binary(const wnn_kernel_args *p, const wnn_broadcast_params *bp,
     default: CK_LAUNCH(k_binary<DM_U64>, nb, CK_THREADS, s, *p, it, a, b, y); break;
     }
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_binary(const cu_launch_args *a)
+{
+    return ck_binary(a->k, &a->l->u.bcast, a->in[0], a->in[1], a->out[0], a->s);
 }
 
 /* ---- fused epilogue ------------------------------------------------------ */
@@ -451,6 +463,13 @@ ck_where(const wnn_kernel_args *p, const wnn_broadcast_params *it,
 }
 
 extern "C" cudaError_t
+ck_run_where(const cu_launch_args *a)
+{
+    return ck_where(a->k, &a->l->u.bcast, a->in[0], a->in[1], a->in[2], a->out[0],
+                    a->s);
+}
+
+extern "C" cudaError_t
 ck_epilogue(const wnn_epi_params *p, const void *b1, const void *addend, void *y,
             cudaStream_t s)
 {
@@ -466,6 +485,18 @@ ck_cast(int ti, int to, int64_t n, const void *x, void *y, cudaStream_t s)
 {
     CK_LAUNCH(k_cast, ck_blocks(n), CK_THREADS, s, ti, to, n, x, y);
     return cudaGetLastError();
+}
+
+/* cast to the same type: a copy */
+extern "C" cudaError_t
+ck_run_cast(const cu_launch_args *a)
+{
+    const wnn_kernel_args *k = a->k;
+    if (k->dt == k->to) {
+        return cudaMemcpyAsync(a->out[0], a->in[0], (size_t)k->n * (size_t)k->es,
+                               cudaMemcpyDeviceToDevice, a->s);
+    }
+    return ck_cast(k->dt, k->to, k->n, a->in[0], a->out[0], a->s);
 }
 
 extern "C" cudaError_t

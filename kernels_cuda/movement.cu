@@ -340,6 +340,18 @@ ck_copy_view(const wnn_view *p, int es, const void *in, void *out,
     return e;
 }
 
+/* identity / reshape: x->bytes copied (nothing when the plan gave the
+ * output the input's memory) */
+extern "C" cudaError_t
+ck_run_copy(const cu_launch_args *a)
+{
+    if (a->out[0] == a->in[0]) {
+        return cudaSuccess;
+    }
+    return cudaMemcpyAsync(a->out[0], a->in[0], a->x->bytes,
+                           cudaMemcpyDeviceToDevice, a->s);
+}
+
 extern "C" cudaError_t
 ck_pad(const wnn_kernel_args *k, const wnn_pad_params *p, const void *x,
        void *y, cudaStream_t s)
@@ -347,6 +359,12 @@ ck_pad(const wnn_kernel_args *k, const wnn_pad_params *p, const void *x,
     unsigned nb = ck_blocks(k->n);
     BY_SIZE(k->es, CK_LAUNCH(k_pad<T>, nb, CK_THREADS, s, k->n, *p, (const T *)x, (T *)y));
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_pad(const cu_launch_args *a)
+{
+    return ck_pad(a->k, &a->l->u.pad, a->in[0], a->out[0], a->s);
 }
 
 extern "C" cudaError_t
@@ -360,12 +378,24 @@ ck_triangular(const wnn_kernel_args *k, const wnn_tri_params *p, const void *x,
 }
 
 extern "C" cudaError_t
+ck_run_triangular(const cu_launch_args *a)
+{
+    return ck_triangular(a->k, &a->l->u.tri, a->in[0], a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_gather(const wnn_kernel_args *k, const wnn_gather_params *p, const void *x,
           const void *idx, void *y, cudaStream_t s)
 {
     unsigned nb = ck_blocks(k->n);
     BY_SIZE(k->es, CK_LAUNCH(k_gather<T>, nb, CK_THREADS, s, *k, *p, (const T *)x, idx, (T *)y));
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_gather(const cu_launch_args *a)
+{
+    return ck_gather(a->k, &a->l->u.gather, a->in[0], a->in[1], a->out[0], a->s);
 }
 
 extern "C" cudaError_t
@@ -378,12 +408,32 @@ ck_gather_elements(const wnn_kernel_args *k, const wnn_gather_params *p,
 }
 
 extern "C" cudaError_t
+ck_run_gather_elements(const cu_launch_args *a)
+{
+    return ck_gather_elements(a->k, &a->l->u.gather, a->in[0], a->in[1],
+                              a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_scatter_elements(const wnn_kernel_args *k, const wnn_gather_params *p,
                     const void *idx, const void *upd, void *y, cudaStream_t s)
 {
     unsigned nb = ck_blocks((int64_t)(p->outer * p->inner));
     BY_SIZE(k->es, CK_LAUNCH(k_scatter_elements<T>, nb, CK_THREADS, s, *k, *p, idx, (const T *)upd, (T *)y));
     return cudaGetLastError();
+}
+
+/* the input (x->bytes) copied to the output, then the updates scattered */
+extern "C" cudaError_t
+ck_run_scatter_elements(const cu_launch_args *a)
+{
+    cudaError_t e = cudaMemcpyAsync(a->out[0], a->in[0], a->x->bytes,
+                                    cudaMemcpyDeviceToDevice, a->s);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    return ck_scatter_elements(a->k, &a->l->u.gather, a->in[1], a->in[2],
+                               a->out[0], a->s);
 }
 
 extern "C" cudaError_t
@@ -393,6 +443,13 @@ ck_gather_nd(const wnn_kernel_args *k, const wnn_gather_params *p,
     unsigned nb = ck_blocks((int64_t)(p->tuples * p->slice));
     BY_SIZE(k->es, CK_LAUNCH(k_gather_nd<T>, nb, CK_THREADS, s, *k, *p, (const T *)x, idx, (T *)y));
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_gather_nd(const cu_launch_args *a)
+{
+    return ck_gather_nd(a->k, &a->l->u.gather, a->in[0], a->in[1], a->out[0],
+                        a->s);
 }
 
 extern "C" cudaError_t
@@ -411,6 +468,20 @@ ck_scatter_nd(const wnn_kernel_args *k, const wnn_gather_params *p,
     unsigned nb = ck_blocks((int64_t)(p->tuples * p->slice));
     BY_SIZE(k->es, CK_LAUNCH(k_scatter_nd<T>, nb, CK_THREADS, s, *k, *p, idx, (const T *)upd, winner, (T *)y));
     return cudaGetLastError();
+}
+
+/* the input (x->bytes) copied to the output, then the updates scattered;
+ * the scratch: the winners */
+extern "C" cudaError_t
+ck_run_scatter_nd(const cu_launch_args *a)
+{
+    cudaError_t e = cudaMemcpyAsync(a->out[0], a->in[0], a->x->bytes,
+                                    cudaMemcpyDeviceToDevice, a->s);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    return ck_scatter_nd(a->k, &a->l->u.gather, a->in[1], a->in[2], a->out[0],
+                         (int32_t *)a->scratch, a->s);
 }
 
 extern "C" cudaError_t

@@ -350,6 +350,13 @@ ck_norm(const wnn_kernel_args *k, const wnn_norm_params *p, const void *x,
 }
 
 extern "C" cudaError_t
+ck_run_norm(const cu_launch_args *a)
+{
+    return ck_norm(a->k, &a->l->u.norm, a->in[0], cu_opt_in(a, a->x->scale),
+                   cu_opt_in(a, a->x->bias), a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_batch_norm(const wnn_kernel_args *k, const wnn_axis_params *p,
               const void *x, const void *mean, const void *var,
               const void *scale, const void *bias, void *y, double *coef,
@@ -359,6 +366,14 @@ ck_batch_norm(const wnn_kernel_args *k, const wnn_axis_params *p,
               var, scale, bias, coef);
     CK_LAUNCH(k_bn_apply, ck_blocks(k->n), CK_THREADS, s, *k, *p, x, coef, y);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_batch_norm(const cu_launch_args *a)
+{
+    return ck_batch_norm(a->k, &a->l->u.axis, a->in[0], a->in[1], a->in[2],
+                         cu_opt_in(a, a->x->scale), cu_opt_in(a, a->x->bias),
+                         a->out[0], (double *)a->scratch, a->s);
 }
 
 extern "C" cudaError_t
@@ -380,10 +395,23 @@ ck_softmax(const wnn_kernel_args *k, const wnn_axis_params *p, const void *x,
 }
 
 extern "C" cudaError_t
+ck_run_softmax(const cu_launch_args *a)
+{
+    return ck_softmax(a->k, &a->l->u.axis, a->in[0], a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_quantize(const wnn_kernel_args *k, const wnn_quant_params *p, const void *x,
             const void *scale, const void *zero, void *y, cudaStream_t s)
 {
     CK_LAUNCH(k_quantize, ck_blocks(k->n), CK_THREADS, s, *k, *p, x, scale,
               zero, y);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_quantize(const cu_launch_args *a)
+{
+    return ck_quantize(a->k, &a->l->u.quant, a->in[0], a->in[1], a->in[2],
+                       a->out[0], a->s);
 }

@@ -533,6 +533,12 @@ ck_reduce(const wnn_kernel_args *k, const wnn_reduce_params *p, const void *x,
 }
 
 extern "C" cudaError_t
+ck_run_reduce(const cu_launch_args *a)
+{
+    return ck_reduce(a->k, &a->l->u.reduce, a->in[0], a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_arg_min_max(const wnn_kernel_args *k, const wnn_axis_params *p,
                const void *x, void *y, cudaStream_t s)
 {
@@ -542,12 +548,24 @@ ck_arg_min_max(const wnn_kernel_args *k, const wnn_axis_params *p,
 }
 
 extern "C" cudaError_t
+ck_run_arg_min_max(const cu_launch_args *a)
+{
+    return ck_arg_min_max(a->k, &a->l->u.axis, a->in[0], a->out[0], a->s);
+}
+
+extern "C" cudaError_t
 ck_cumulative_sum(const wnn_kernel_args *k, const wnn_axis_params *p,
                   const void *x, void *y, cudaStream_t s)
 {
     CK_LAUNCH(k_cumsum, ck_blocks((int64_t)(p->outer * p->inner)), CK_THREADS,
               s, *k, *p, x, y);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_cumulative_sum(const cu_launch_args *a)
+{
+    return ck_cumulative_sum(a->k, &a->l->u.axis, a->in[0], a->out[0], a->s);
 }
 
 extern "C" cudaError_t
@@ -565,4 +583,10 @@ ck_pool2d(const wnn_kernel_args *k, const wnn_pool_params *p, const void *x,
                   y);
     }
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t
+ck_run_pool2d(const cu_launch_args *a)
+{
+    return ck_pool2d(a->k, &a->l->u.pool, a->in[0], a->out[0], a->s);
 }

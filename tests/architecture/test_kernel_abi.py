@@ -180,9 +180,10 @@ def test_triangular_resample_and_recurrent_are_read_from_their_lowered_blocks():
             assert not used, f"{p.relative_to(ROOT)} derives {block} from {used}"
         # both backends read the lowered block as the lowering made it
         cpu = "".join(_code(p) for p in (CSRC / "cpu" / "kernels").rglob("*.c"))
-        cuda = "".join(_code(p) for p in KCUDA.glob("*.c"))
+        # (the CUDA run launchers take it as cu_launch_args.l: a->l->u.*)
+        cuda = "".join(_code(p) for p in list(KCUDA.glob("*.c")) + list(KCUDA.glob("*.cu")))
         assert re.search(rf"lowered->u\.{member}\b", cpu), member
-        assert re.search(rf"lowered->u\.{member}\b", cuda), member
+        assert re.search(rf"(?:lowered|\ba->l)->u\.{member}\b", cuda), member
         # and no backend keeps a block of that type of its own
         hits = [str(p.relative_to(ROOT)) for p in backends
                 if re.search(rf"\b{block}\s+\w+\s*;", _code(p)) and p != ABI]

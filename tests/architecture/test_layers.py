@@ -283,3 +283,35 @@ def test_products_go_through_the_gemm_service():
     assert edges[service] <= {blis, cpu / "kernels" / "conv" / "direct.c",
                               cpu / "pool.c", cpu / "support.c", cpu / "config.c",
                               cpu / "backend_cpu.c"}, sorted(edges[service])
+
+
+def _cuda_kinds():
+    """cuda_ops.h's launcher kinds: {kind: run launcher} and the service
+    kinds."""
+    text = _strip((KERNELS_CUDA / "cuda_ops.h").read_text())
+    text = text[text.index("#endif"):]  # past the macros' defaults
+    kinds = dict(re.findall(r"^CU_KIND\((\w+),\s*(\w+),\s*(?:ANY|FLOAT)\)", text, re.M))
+    service = re.findall(r"^CU_SERVICE_KIND\((\w+),\s*(?:ANY|FLOAT)\)", text, re.M)
+    return kinds, service
+
+
+def test_run_node_has_no_case_per_kind():
+    # a new GPU family edits cuda_ops.h (its CU_KIND row) and its .cu file
+    # (the run launcher): the K_* enum and run_node's table are generated,
+    # run_node names only the service kinds (cuBLAS, the views)
+    kinds, service = _cuda_kinds()
+    assert len(kinds) >= 20 and set(service) == {"VIEWS", "MATMUL", "GEMM", "RNN"}, (kinds, service)
+    launch = _strip((KERNELS_CUDA / "cu_launch.c").read_text())
+    cases = set(re.findall(r"\bcase\s+K_(\w+)", launch))
+    assert cases <= set(service), f"cu_launch.c switches on kinds {sorted(cases - set(service))}"
+    for name in kinds.values():
+        assert name not in launch, f"cu_launch.c calls {name} by name"
+    internal = _strip((KERNELS_CUDA / "cu_internal.h").read_text())
+    hand = [k for k in list(kinds) + service if re.search(r"\bK_%s\b" % k, internal)]
+    assert not hand, f"K_* written by hand in cu_internal.h: {hand}"
+    # each run launcher defined once, in a .cu file, with the one signature
+    cu = {p.name: _strip(p.read_text()) for p in KERNELS_CUDA.glob("*.cu")}
+    for kind, name in kinds.items():
+        where = [f for f, t in cu.items()
+                 if re.search(r"^%s\(const cu_launch_args \*a\)\s*\{" % name, t, re.M)]
+        assert len(where) == 1, (kind, name, where)
