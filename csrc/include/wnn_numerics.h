@@ -162,24 +162,42 @@ wnn_load_num(const void *p, int t, uint64_t i)
  * (wnn_exp). */
 #define WNN_EXP_LO -87.3365478515625f
 #define WNN_EXP_HI 88.3762626647949f
+
+/* c = n ln2 + r, |r| <= ln2 / 2 (for |c| up to a few hundred): returns r,
+ * and n in *n_out (round(c / ln 2), ties to even; n * 0.693359375 is exact:
+ * the constant has few bits).  Shared with the CPU's vector math
+ * (cpu/kernels/elementwise/vmath.h). */
 WNN_HD float
-wnn_exp_core(float x)
+wnn_exp_split(float c, float *n_out)
 {
-    x = x < WNN_EXP_HI ? x : WNN_EXP_HI;
-    x = x > WNN_EXP_LO ? x : WNN_EXP_LO;
-    float t = x * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(x / ln 2), ties to even */
-    int32_t ni = (int32_t)n;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
+    float t = c * 1.44269504088896341f + 12582912.0f;
+    float n = t - 12582912.0f;
+    *n_out = n;
+    float r = c - n * 0.693359375f;
+    return r - n * -2.12194440e-4f;
+}
+
+/* expm1(r) for |r| <= ln2 / 2 (Cephes' polynomial) */
+WNN_HD float
+wnn_expm1_poly(float r)
+{
     float p = 1.9875691500E-4f;
     p = p * r + 1.3981999507E-3f;
     p = p * r + 8.3334519073E-3f;
     p = p * r + 4.1665795894E-2f;
     p = p * r + 1.6666665459E-1f;
     p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    return p * wnn_f32_from_bits((ni + 127) << 23);
+    return p * r * r + r;
+}
+
+WNN_HD float
+wnn_exp_core(float x)
+{
+    x = x < WNN_EXP_HI ? x : WNN_EXP_HI;
+    x = x > WNN_EXP_LO ? x : WNN_EXP_LO;
+    float n, r = wnn_exp_split(x, &n);
+    int32_t ni = (int32_t)n;
+    return (wnn_expm1_poly(r) + 1.0f) * wnn_f32_from_bits((ni + 127) << 23);
 }
 
 /* exp of every float: wnn_exp_core in its range, expf outside (and NaN) */

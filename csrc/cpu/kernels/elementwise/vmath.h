@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../../../include/wnn_numerics.h"
+
 #define VM_INLINE static inline __attribute__((always_inline))
 
 /* The attributes of a loop calling these functions: CPU_HOT's clones, with
@@ -71,30 +73,10 @@ vm_copysign(float mag, float sgn)
                         (vm_to_bits(sgn) & (int32_t)0x80000000u));
 }
 
-/* c = n ln2 + r, |r| <= ln2 / 2 (for |c| up to a few hundred): returns r,
- * and n in *n_out */
-VM_INLINE float
-vm_exp_split(float c, float *n_out)
-{
-    float t = c * 1.44269504088896341f + 12582912.0f;
-    float n = t - 12582912.0f; /* round(c / ln 2), ties to even */
-    *n_out = n;
-    float r = c - n * 0.693359375f; /* exact: n * C1 has few bits */
-    return r - n * -2.12194440e-4f;
-}
-
-/* expm1(r) for |r| <= ln2 / 2 (Cephes' polynomial) */
-VM_INLINE float
-vm_expm1_poly(float r)
-{
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    return p * r * r + r;
-}
+/* the reduction c = n ln2 + r and expm1(r)'s polynomial: the ones of
+ * wnn_exp_core (wnn_numerics.h), so that the two agree bit for bit */
+#define vm_exp_split wnn_exp_split
+#define vm_expm1_poly wnn_expm1_poly
 
 /* The reduction shared by exp and expm1: x = n ln2 + r, |r| <= ln2 / 2,
  * x clamped to [-104, 88.8] (exp is 0 below, +Inf above); returns
