@@ -254,6 +254,14 @@ LARGE = {
     "depthwise3x5_c8_wide": (1, 8, 5, 37, 8, 3, 5, (1, 1, 2, 2), None, None, 8, True),
     "depthwise5x5_no_tap_rows": (1, 16, 3, 12, 16, 5, 5, (6, 6, 1, 1), None, None, 16, True),
     "depthwise2x2_s2_c24": (2, 24, 10, 34, 24, 2, 2, None, (2, 2), None, 24, False),
+    # the rows in blocks through a table of pointers (zeros outside), 7 x 7
+    # and 14 x 14 rows, ragged channels and a strided, dilated row; a
+    # filter of more taps than the table holds (9 x 7: columns one by one)
+    "depthwise5x5_14x14_c40_table": (1, 40, 14, 14, 40, 5, 5, (2, 2, 2, 2), None, None, 40,
+                                     True),
+    "depthwise5x5_s2_dil_c21_table": (1, 21, 17, 37, 21, 5, 5, (3, 1, 4, 2), (2, 2), (1, 2),
+                                      21, True),
+    "depthwise9x7_c32_untabled": (1, 32, 12, 14, 32, 9, 7, (4, 4, 3, 3), None, None, 32, True),
     # spans of pixels cut into blocks of equal height (direct.c,
     # conv_direct_pick): 49 pixels over 4 + 4 + 2 vectors of channels, 111
     # pixels of 16 channels (the 24-pixel blocks), 29 of 32, 13 of 24

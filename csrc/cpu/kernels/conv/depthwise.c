@@ -209,7 +209,7 @@ dw_row_nhwc_mult(const geom *g, const float *x, const float *wk,
  * FMA); WEBNN_CONV_DIRECT=0 or a lower level takes dw_row_nhwc above */
 typedef void (*dwk_row_fn)(const geom *, const float *, const float *,
                            const float *, float *, int64_t, int64_t, int64_t,
-                           int64_t);
+                           int64_t, const float *);
 #if HAVE_DIRECT
 #define DWK_VT v16
 #define DWK_VW 16
@@ -754,7 +754,7 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 continue;
             }
         } else if (j_->kk) {
-            j_->kk(g, x, w, b, y, r / g->OH, r % g->OH, lo, hi);
+            j_->kk(g, x, w, b, y, r / g->OH, r % g->OH, lo, hi, zeros);
         } else if (mult) {
             dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
         } else {
@@ -867,6 +867,9 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                         &lo2, &hi2);
             lo = lo2 > lo ? lo2 : lo;
             hi = hi2 < hi ? hi2 : hi;
+            /* the row of zeros of the border blocks (NULL: the columns
+             * one by one) */
+            zeros = cpu_zeros((size_t)g->C + 16);
         }
         {
             dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
