@@ -262,6 +262,10 @@ LARGE = {
     "depthwise5x5_s2_dil_c21_table": (1, 21, 17, 37, 21, 5, 5, (3, 1, 4, 2), (2, 2), (1, 2),
                                       21, True),
     "depthwise9x7_c32_untabled": (1, 32, 12, 14, 32, 9, 7, (4, 4, 3, 3), None, None, 32, True),
+    # blocks of 4 slots: a row of 8 + 4 columns, and 3 border columns right
+    # of 3 interior blocks (stride 2, as EfficientNet's 56 -> 28 layer)
+    "depthwise5x5_12_wide_c32": (1, 32, 6, 12, 32, 5, 5, (2, 2, 2, 2), None, None, 32, True),
+    "depthwise5x5_s2_edges_c24": (1, 24, 9, 56, 24, 5, 5, (2, 2, 2, 2), (2, 2), None, 24, True),
     # spans of pixels cut into blocks of equal height (direct.c,
     # conv_direct_pick): 49 pixels over 4 + 4 + 2 vectors of channels, 111
     # pixels of 16 channels (the 24-pixel blocks), 29 of 32, 13 of 24

@@ -61,6 +61,10 @@ DWK_NAME(column)(const geom *g, const float *xn, const float *wk,
     for (; c0 + 4 * DWK_VW <= CV; c0 += 4 * DWK_VW) {
         DWK_COLUMN_BODY(4);
     }
+    /* (pairs: one vector's 25 multiply-adds are one chain of latencies) */
+    for (; c0 + 2 * DWK_VW <= CV; c0 += 2 * DWK_VW) {
+        DWK_COLUMN_BODY(2);
+    }
     for (; c0 < CV; c0 += DWK_VW) {
         DWK_COLUMN_BODY(1);
     }
@@ -121,6 +125,38 @@ DWK_NAME(block)(const geom *g, const float *xn, const float *wk,
  * a multiply-add one column at a time, 9 + 8 pointer loads for 8 here).
  * A tap outside adds 0 * w, as the nchw kernel's zero-padded copy does.
  * tab holds (taps rows) x KW x DWK_P pointers. */
+/* the sums of tblock, P (8 or 4, a constant where inlined) columns a
+ * vector of channels at a time */
+DWK_TARGET static inline __attribute__((always_inline)) void
+DWK_NAME(tsums)(int64_t C, int64_t CV, int64_t taps, const float *wr,
+                const float *b, const float **tab, float *yo, int64_t np,
+                const int P)
+{
+    for (int64_t c0 = 0; c0 < CV; c0 += DWK_VW) {
+        const DWK_VT bv = b ? *(const DWK_VT *)(b + c0) : (DWK_VT){ 0 };
+        DWK_VT a[DWK_P];
+#pragma GCC unroll 8
+        for (int p = 0; p < P; p++) {
+            a[p] = bv;
+        }
+        const float **t = tab;
+        for (int64_t i = 0; i < taps; i++, t += P) {
+            /* the taps in (kh, kw) order: kh_lo's row of KW, then the next */
+            const DWK_VT w = *(const DWK_VT *)(wr + i * C + c0);
+#pragma GCC unroll 8
+            for (int p = 0; p < P; p++) {
+                a[p] += *(const DWK_VT *)(t[p] + c0) * w;
+            }
+        }
+#pragma GCC unroll 8
+        for (int p = 0; p < P; p++) {
+            if (p < np) {
+                *(DWK_VT *)(yo + p * C + c0) = a[p];
+            }
+        }
+    }
+}
+
 DWK_TARGET static void
 DWK_NAME(tblock)(const geom *g, const float *xn, const float *wk,
                  const float *b, float *yo, int64_t oh, int64_t ow,
@@ -128,6 +164,8 @@ DWK_NAME(tblock)(const geom *g, const float *xn, const float *wk,
 {
     const int64_t C = g->C, W = g->W, KW = g->KW;
     const int64_t CV = C / DWK_VW * DWK_VW;
+    /* 4 columns or fewer: blocks of 4 slots (half the loads of 8) */
+    const int P = np <= 4 ? 4 : DWK_P;
     int64_t kh_lo, kh_hi;
     valid_range(g->KH, g->dh, oh * g->sh - g->pt, g->H, &kh_lo, &kh_hi);
     const int64_t ih0 = oh * g->sh - g->pt, iw0 = ow * g->sw - g->pl;
@@ -135,40 +173,25 @@ DWK_NAME(tblock)(const geom *g, const float *xn, const float *wk,
     for (int64_t kh = kh_lo; kh < kh_hi; kh++) {
         const float *xr = xn + (ih0 + kh * g->dh) * W * C;
         for (int64_t kw = 0; kw < KW; kw++) {
-            for (int64_t p = 0; p < DWK_P; p++) {
+            for (int64_t p = 0; p < P; p++) {
                 int64_t iw = iw0 + p * g->sw + kw * g->dw;
                 *t++ = p < np && iw >= 0 && iw < W ? xr + iw * C : zeros;
             }
         }
     }
     const int64_t taps = (kh_hi - kh_lo) * KW;
-    for (int64_t c0 = 0; c0 < CV; c0 += DWK_VW) {
-        const DWK_VT bv = b ? *(const DWK_VT *)(b + c0) : (DWK_VT){ 0 };
-        DWK_VT a[DWK_P];
-#pragma GCC unroll 8
-        for (int p = 0; p < DWK_P; p++) {
-            a[p] = bv;
-        }
-        t = tab;
-        const float *wr = wk + kh_lo * KW * C + c0;
-        for (int64_t i = 0; i < taps; i++, t += DWK_P) {
-            /* the taps in (kh, kw) order: kh_lo's row of KW, then the next */
-            const DWK_VT w = *(const DWK_VT *)(wr + i * C);
-#pragma GCC unroll 8
-            for (int p = 0; p < DWK_P; p++) {
-                a[p] += *(const DWK_VT *)(t[p] + c0) * w;
-            }
-        }
-        for (int64_t p = 0; p < np; p++) {
-            *(DWK_VT *)(yo + p * C + c0) = a[p];
-        }
+    const float *wr = wk + kh_lo * KW * C;
+    if (P == 4) {
+        DWK_NAME(tsums)(C, CV, taps, wr, b, tab, yo, np, 4);
+    } else {
+        DWK_NAME(tsums)(C, CV, taps, wr, b, tab, yo, np, DWK_P);
     }
 }
 
 /* columns [c0, c1) of row oh, none of them in an interior block: blocks
- * through the pointer table for a run of 4 or more (a row too narrow for
- * an interior block: 7 x 7), else one at a time (the border columns of a
- * wider row, cheaper than a block of 8 slots for 1 to 3 columns) */
+ * through the pointer table for a run of 3 or more (a row too narrow for
+ * an interior block: 7 x 7; 3 border columns in a block of 4 slots), else
+ * one at a time (1 or 2 border columns) */
 DWK_TARGET static void
 DWK_NAME(edge)(const geom *g, const float *xn, const float *wk,
                const float *b, float *yr, int64_t oh, int64_t c0, int64_t c1,
@@ -176,7 +199,7 @@ DWK_NAME(edge)(const geom *g, const float *xn, const float *wk,
 {
     const int64_t C = g->C, CV = C / DWK_VW * DWK_VW;
     const float *tab[DWK_TAPS * DWK_P];
-    if (zeros && CV > 0 && g->KH * g->KW <= DWK_TAPS && c1 - c0 >= 4) {
+    if (zeros && CV > 0 && g->KH * g->KW <= DWK_TAPS && c1 - c0 >= 3) {
         for (int64_t ow = c0; ow < c1; ow += DWK_P) {
             const int64_t np = c1 - ow < DWK_P ? c1 - ow : DWK_P;
             DWK_NAME(tblock)(g, xn, wk, b, yr + ow * C, oh, ow, np, zeros,
