@@ -197,11 +197,20 @@ def export(key, folder, batch=1, with_model=False):
 
 # ---- timing ------------------------------------------------------------------
 LOADS = 3  # loads of each, alternating; the median is reported
+# ORT's pool threads spin for 20-40 ms after each run (its default,
+# session.intra_op.allow_spinning): one core busy while webnn's run, right
+# after it in the same process, wanted both.  EfficientNet-B0 on the 2-core
+# EPYC (2026-11-28): webnn 12.0 ms interleaved with spinning ORT, 6.8 with
+# --ort-spinning 0 (ORT then 8.4 ms instead of 6.8), 6.6 with no ORT runs.
+ORT_SPINNING = "1"
+
+
 def ort_session(path, threads):
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", ORT_SPINNING)
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
@@ -321,9 +330,15 @@ def main():
                    help=f"comma-separated, of: {', '.join(FAMILIES)}")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--ort-spinning", choices=["0", "1"], default="1",
+                   help="ORT's session.intra_op.allow_spinning (default 1, ORT's "
+                        "own default; its spinning threads slow the interleaved "
+                        "webnn runs on few cores, see ORT_SPINNING)")
     p.add_argument("--cache", default=os.path.join(ROOT, "build", "bench-families"))
     args = p.parse_args()
     os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
+    global ORT_SPINNING
+    ORT_SPINNING = args.ort_spinning
     torch.set_num_threads(args.threads)
     keys = [k for k in args.models.split(",") if k]
     bad = [k for k in keys if k not in FAMILIES]
@@ -333,7 +348,8 @@ def main():
     print(f"CPU: {model}; webnn kernels: {isa}; threads: {args.threads}; "
           f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, "
-          f"transformers {transformers.__version__}; {args.rounds} interleaved rounds\n")
+          f"transformers {transformers.__version__}; {args.rounds} interleaved rounds; "
+          f"ORT spinning {args.ort_spinning}\n")
     head = (f"| model | webnn ms min / med / max | ORT ms min / med / max | ORT / webnn "
             f"| load webnn s | ORT session s | load ratio | first result webnn s | ORT s "
             f"| ratio | max rel diff |")

@@ -204,6 +204,9 @@ void cpu_epi_output(const cpu_epi *e, void *y);
  * be a or b) */
 void cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
                    const float *x, float *y);
+/* y = y * act(y) in place in one loop (the sigmoid: SiLU), the values of
+ * cpu_unary_f32 and the mul apart; false: not done (another act) */
+bool cpu_gate_f32(wnn_op act, size_t n, float *y);
 /* kernels/normalization/normalization.c: batchNormalization's per-channel
  * coefficients (3 C doubles) and its arithmetic on a flat run of elements */
 void cpu_bn_coefficients(const float *mean, const float *var,

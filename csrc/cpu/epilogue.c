@@ -53,6 +53,9 @@ epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
         return;
     }
     if (e->gate) { /* y * act(y): the act's loop, then the mul, as unfused */
+        if (cpu_gate_f32(e->act, (size_t)n, y)) {
+            return;
+        }
         float s[256];
         for (int64_t i = 0; i < n; i += 256) {
             int64_t m = n - i < 256 ? n - i : 256;

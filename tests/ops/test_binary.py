@@ -268,6 +268,20 @@ def test_large_broadcast(run, op, dt):
         check(op, dt, a, b, run(_build(op), {"a": a, "b": b}))
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "max"])
+def test_short_rows_broadcast(run, op):
+    """Squeeze-excitation's scale: many short rows times one row repeated
+    ([1, H, W, C] and [1, 1, 1, C], either side), float32 -- the loop over
+    rows of elementwise.c's binary_rows_f32 (add sub mul div; max takes
+    the general loop), on one and two threads, rows of 1 to 40."""
+    rng = rng_for("binary-rows", op)
+    for sa, sb in [((1, 112, 112, 32), (1, 1, 1, 32)), ((1, 1, 1, 24), (1, 56, 57, 24)),
+                   ((2, 9, 5, 7), (7,)), ((3000, 1), (1,)), ((1, 9, 40), (1, 1, 40)),
+                   ((5, 33), (5, 1))]:
+        a, b = operands(rng, op, "float32", sa, sb)
+        check(op, "float32", a, b, run(_build(op), {"a": a, "b": b}))
+
+
 # ---- float32 pow on AVX-512 (elementwise.c, pow_f32_avx512) ---------------
 def _ulps32(got, ref):
     """|got - ref| in float32 ulps (ref float64 rounded to float32 first)."""

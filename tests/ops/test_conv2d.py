@@ -238,6 +238,34 @@ LARGE = {
     "depthwise_c33_two_columns": (2, 33, 5, 2, 33, 3, 3, (1, 1, 1, 1), None, None, 33, True),
     "depthwise_c16_one_column": (1, 16, 4, 1, 16, 3, 3, (1, 1, 1, 1), None, None, 16, False),
     "depthwise_c64_s2_odd": (1, 64, 9, 9, 64, 3, 3, (1, 1, 1, 1), (2, 2), None, 64, True),
+    # the nhwc depthwise kernel for other filters (depthwise_k.h): blocks
+    # of 8 interior columns and single border columns, 16 (AVX-512) or 8
+    # (AVX2) channels a vector, four vectors at once in the single columns,
+    # the last C % 16 channels scalar; strides, dilations, rows and columns
+    # with no tap inside, a row too narrow for any block (EfficientNet's
+    # 7 x 7 layers)
+    "depthwise5x5_c48": (1, 48, 14, 20, 48, 5, 5, (2, 2, 2, 2), None, None, 48, True),
+    "depthwise5x5_s2_c40": (1, 40, 23, 29, 40, 5, 5, (1, 2, 2, 1), (2, 2), None, 40, True),
+    "depthwise5x5_dilated_c37": (2, 37, 13, 30, 37, 5, 5, (4, 3, 4, 4), None, (2, 2), 37,
+                                 True),
+    "depthwise7x3_s3x2_c64": (1, 64, 16, 41, 64, 7, 3, (3, 0, 1, 2), (3, 2), None, 64, False),
+    "depthwise5x5_7x7_c96": (1, 96, 7, 7, 96, 5, 5, (2, 2, 2, 2), None, None, 96, True),
+    "depthwise5x5_s2_c80_odd": (1, 80, 15, 15, 80, 5, 5, (1, 2, 1, 2), (2, 2), None, 80, True),
+    "depthwise3x5_c8_wide": (1, 8, 5, 37, 8, 3, 5, (1, 1, 2, 2), None, None, 8, True),
+    "depthwise5x5_no_tap_rows": (1, 16, 3, 12, 16, 5, 5, (6, 6, 1, 1), None, None, 16, True),
+    "depthwise2x2_s2_c24": (2, 24, 10, 34, 24, 2, 2, None, (2, 2), None, 24, False),
+    # the rows in blocks through a table of pointers (zeros outside), 7 x 7
+    # and 14 x 14 rows, ragged channels and a strided, dilated row; a
+    # filter of more taps than the table holds (9 x 7: columns one by one)
+    "depthwise5x5_14x14_c40_table": (1, 40, 14, 14, 40, 5, 5, (2, 2, 2, 2), None, None, 40,
+                                     True),
+    "depthwise5x5_s2_dil_c21_table": (1, 21, 17, 37, 21, 5, 5, (3, 1, 4, 2), (2, 2), (1, 2),
+                                      21, True),
+    "depthwise9x7_c32_untabled": (1, 32, 12, 14, 32, 9, 7, (4, 4, 3, 3), None, None, 32, True),
+    # blocks of 4 slots: a row of 8 + 4 columns, and 3 border columns right
+    # of 3 interior blocks (stride 2, as EfficientNet's 56 -> 28 layer)
+    "depthwise5x5_12_wide_c32": (1, 32, 6, 12, 32, 5, 5, (2, 2, 2, 2), None, None, 32, True),
+    "depthwise5x5_s2_edges_c24": (1, 24, 9, 56, 24, 5, 5, (2, 2, 2, 2), (2, 2), None, 24, True),
     # spans of pixels cut into blocks of equal height (direct.c,
     # conv_direct_pick): 49 pixels over 4 + 4 + 2 vectors of channels, 111
     # pixels of 16 channels (the 24-pixel blocks), 29 of 32, 13 of 24

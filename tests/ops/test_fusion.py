@@ -129,6 +129,10 @@ CONVS = {
     # depthwise kernel), strides 1 and 2
     "dw40_nhwc": ("nhwc", 40, 40, 40, 3, 1, 1),
     "dw40_s2_nhwc": ("nhwc", 40, 40, 40, 3, 2, 1),
+    # 5x5 depthwise (depthwise_k.h): 9 x 9 rows in table blocks, a tail of
+    # 8 channels; strided
+    "dw5_40_nhwc": ("nhwc", 40, 40, 40, 5, 1, 2),
+    "dw5_48_s2_nhwc": ("nhwc", 48, 48, 48, 5, 2, 2),
     # grouped nhwc on the direct kernel, group by group (direct.c): 4
     # groups of 6 -> 10 channels (a partial vector each), and a strided 3x3
     # with 2 groups of 4 -> 18 (a vector and a partial one)
@@ -147,7 +151,8 @@ def out_shape(x, opts, cout, k):
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 @pytest.mark.parametrize("conv", sorted(CONVS))
-@pytest.mark.parametrize("epi", ["clamp", "relu", "add", "add_relu", "chan_clamp", "add_sigmoid"])
+@pytest.mark.parametrize("epi", ["clamp", "relu", "add", "add_relu", "chan_clamp", "add_sigmoid",
+                                 "silu", "add_silu"])
 def test_conv2d_chains(contexts, conv, dt, epi):
     rng = np.random.default_rng(zlib.crc32(f"{conv}-{dt}-{epi}".encode()))
     layout, groups, cin, cout, k, stride, pad = CONVS[conv]
@@ -168,10 +173,14 @@ def test_conv2d_chains(contexts, conv, dt, epi):
         act = epi.split("_")[-1]
         if act in ACTS:
             y = getattr(b, act)(y, **ACTS[act])
+        if act == "silu":  # the gate y * sigmoid(y) (epilogue.c, cpu_gate_f32)
+            y = b.mul(y, b.sigmoid(y)) if epi == "silu" else b.mul(b.sigmoid(y), y)
         return y
 
     fused, plain, summary = run_both(contexts, make, inputs)
-    assert summary.fuses and len(summary.fused_groups) == 1, summary
+    # (float16: conv + add, then the gate as a chain of its own)
+    groups = 2 if epi == "add_silu" and dt == "float16" else 1
+    assert summary.fuses and len(summary.fused_groups) == groups, summary
     assert_same(fused, plain)
 
 

@@ -204,6 +204,52 @@ dw_row_nhwc_mult(const geom *g, const float *x, const float *wk,
     }
 }
 
+/* the nhwc kernel for any filter (depthwise_k.h) at two widths: 16
+ * channels (AVX-512, the CPU's level capped by WEBNN_CPU_ISA) and 8 (AVX2 +
+ * FMA); WEBNN_CONV_DIRECT=0 or a lower level takes dw_row_nhwc above */
+typedef void (*dwk_row_fn)(const geom *, const float *, const float *,
+                           const float *, float *, int64_t, int64_t, int64_t,
+                           int64_t, const float *);
+#if HAVE_DIRECT
+#define DWK_VT v16
+#define DWK_VW 16
+#define DWK_TARGET DIRECT
+#define DWK_NAME(s) dwk_##s##_avx512
+#include "depthwise_k.h"
+#undef DWK_VT
+#undef DWK_VW
+#undef DWK_TARGET
+#undef DWK_NAME
+typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
+#define DWK_VT v8
+#define DWK_VW 8
+#define DWK_TARGET __attribute__((target("arch=x86-64-v3")))
+#define DWK_NAME(s) dwk_##s##_avx2
+#include "depthwise_k.h"
+#undef DWK_VT
+#undef DWK_VW
+#undef DWK_TARGET
+#undef DWK_NAME
+#endif
+
+static dwk_row_fn
+dwk_pick(const geom *g)
+{
+#if HAVE_DIRECT
+    if (!g->direct_ok || g->O != g->C) {
+        return NULL;
+    }
+    if (cpu_has_avx512() && g->C >= 16) {
+        return dwk_row_avx512;
+    }
+    if (cpu_isa() >= CPU_ISA_AVX2 && g->C >= 8) {
+        return dwk_row_avx2;
+    }
+#endif
+    (void)g;
+    return NULL;
+}
+
 /* nchw depthwise on a zero-padded copy of the input plane: no bounds checks
  * and whole vectors.  pad is PH x PW (PW >= (OWR - 1) * sw + (KW - 1) * dw
  * + 1, OWR = OW rounded up to 16), row is OWR floats of scratch. */
@@ -673,6 +719,7 @@ typedef struct dw_nhwc_job {
     float *y;
     bool k3;
     bool mult;
+    dwk_row_fn kk; /* the kernel of depthwise_k.h (NULL: dw_row_nhwc) */
     const float *zeros;
     int64_t lo;
     int64_t hi;
@@ -706,6 +753,8 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
             if (cl) {
                 continue;
             }
+        } else if (j_->kk) {
+            j_->kk(g, x, w, b, y, r / g->OH, r % g->OH, lo, hi, zeros);
         } else if (mult) {
             dw_row_nhwc_mult(g, x, w, b, y, r / g->OH, r % g->OH);
         } else {
@@ -810,9 +859,21 @@ conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g, int layout,
             }
             conv_dw3_cols(g, &lo, &hi); /* columns with all taps inside */
         }
+        dwk_row_fn kk = k3 ? NULL : dwk_pick(g);
+        if (kk) { /* the columns with all taps inside the row */
+            int64_t lo2, hi2;
+            valid_range(g->OW, g->sw, -g->pl, g->W, &lo, &hi);
+            valid_range(g->OW, g->sw, -g->pl + (g->KW - 1) * g->dw, g->W,
+                        &lo2, &hi2);
+            lo = lo2 > lo ? lo2 : lo;
+            hi = hi2 < hi ? hi2 : hi;
+            /* the row of zeros of the border blocks (NULL: the columns
+             * one by one) */
+            zeros = cpu_zeros((size_t)g->C + 16);
+        }
         {
             dw_nhwc_job j_ = {.g = g, .x = x, .w = w, .b = b, .y = y, .k3 = k3,
-                              .mult = mult, .zeros = zeros, .lo = lo,
+                              .mult = mult, .kk = kk, .zeros = zeros, .lo = lo,
                               .hi = hi};
             /* pairs of rows (neighbours share input rows), single rows
              * for a small image, whose few pairs would not share out
