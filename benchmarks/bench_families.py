@@ -17,7 +17,10 @@ transformers' versions are the same).  Then, per model:
 - the outputs of both on the same random inputs compared (largest
   difference relative to the output's scale);
 - rounds of one webnn ``run()`` and one ORT run with I/O binding (inputs
-  bound once, outputs into preallocated arrays), alternating, each timed.
+  bound once, outputs into preallocated arrays), alternating, each timed,
+  each after 0.2 s of idle (``--pause``): ORT's pool threads spin for
+  20-40 ms after its run, and on a 2-core machine they took a core from the
+  webnn run that followed (EfficientNet-B0: 12.0 ms instead of 6.6).
 
 The table: min / median / max ms of each, ORT median / webnn median (> 1:
 webnn is faster), the load times, and the geometric mean of the ratios;
@@ -197,6 +200,7 @@ def export(key, folder, batch=1, with_model=False):
 
 # ---- timing ------------------------------------------------------------------
 LOADS = 3  # loads of each, alternating; the median is reported
+PAUSE = 0.2  # s of idle before each timed run (--pause)
 # ORT's pool threads spin for 20-40 ms after each run (its default,
 # session.intra_op.allow_spinning): one core busy while webnn's run, right
 # after it in the same process, wanted both.  EfficientNet-B0 on the 2-core
@@ -266,13 +270,19 @@ def bench(key, folder, rounds, threads):
         run_o()
     tw, to = [], []
     for _ in range(rounds):
+        # a pause before each runtime's run (as bench_peers.py and
+        # bench_int8_models.py do): ORT's pool threads spin 20-40 ms after
+        # its run and would take the second core from webnn's next one
+        time.sleep(PAUSE)
         t0 = time.perf_counter()
         m.run(feeds)
         t1 = time.perf_counter()
-        run_o()
+        time.sleep(PAUSE)
         t2 = time.perf_counter()
+        run_o()
+        t3 = time.perf_counter()
         tw.append((t1 - t0) * 1e3)
-        to.append((t2 - t1) * 1e3)
+        to.append((t3 - t2) * 1e3)
     return {"model": FAMILIES[key][0], "webnn": tw, "ort": to, "load_webnn": load_w,
             "load_ort": load_o, "first_webnn": first_w, "first_ort": first_o, "diff": diff,
             "ratio": statistics.median(to) / statistics.median(tw)}
@@ -325,11 +335,15 @@ def machine():
 
 
 def main():
+    global ORT_SPINNING, PAUSE
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(FAMILIES),
                    help=f"comma-separated, of: {', '.join(FAMILIES)}")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--pause", type=float, default=PAUSE,
+                   help="seconds of idle before each timed run (default 0.2: ORT's "
+                        "spinning threads go to sleep before webnn's run)")
     p.add_argument("--ort-spinning", choices=["0", "1"], default="1",
                    help="ORT's session.intra_op.allow_spinning (default 1, ORT's "
                         "own default; its spinning threads slow the interleaved "
@@ -337,8 +351,8 @@ def main():
     p.add_argument("--cache", default=os.path.join(ROOT, "build", "bench-families"))
     args = p.parse_args()
     os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
-    global ORT_SPINNING
     ORT_SPINNING = args.ort_spinning
+    PAUSE = args.pause
     torch.set_num_threads(args.threads)
     keys = [k for k in args.models.split(",") if k]
     bad = [k for k in keys if k not in FAMILIES]
