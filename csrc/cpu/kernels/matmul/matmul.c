@@ -4,34 +4,72 @@
 
 #include "../../gemm.h"
 
+/* A product's float32 work arrays: float16 operands widened (a, b), the
+ * result computed in c and rounded back to the output by f16_end. */
+typedef struct f16_work {
+    float *a, *b, *c;
+} f16_work;
+
+/* float16: A, B and C repointed at float32 copies of the operands and a
+ * float32 result array of nc elements; float32: nothing (w all NULL). */
+static wnn_status
+f16_begin(const cpu_call *k, wnn_dtype t, uint64_t nc, const float **A,
+          const float **B, float **C, f16_work *w, wnn_error *err)
+{
+    *w = (f16_work){ 0 };
+    if (t != WNN_FLOAT16) {
+        return WNN_OK;
+    }
+    w->a = cpu_to_f32(*A, t, wnn_desc_elements(&k->in_desc[0]));
+    w->b = cpu_to_f32(*B, t, wnn_desc_elements(&k->in_desc[1]));
+    w->c = malloc(nc * sizeof(float) + 64);
+    if (!w->a || !w->b || !w->c) {
+        free(w->a);
+        free(w->b);
+        free(w->c);
+        *w = (f16_work){ 0 };
+        return cpu_fail(k, err, "out of memory");
+    }
+    *A = w->a;
+    *B = w->b;
+    *C = w->c;
+    return WNN_OK;
+}
+
+/* The result rounded back to the float16 output (when st is WNN_OK) and
+ * the work arrays freed; nothing for float32. */
+static wnn_status
+f16_end(const cpu_call *k, wnn_dtype t, uint64_t nc, f16_work *w,
+        wnn_status st)
+{
+    if (t == WNN_FLOAT16) {
+        if (st == WNN_OK) {
+            cpu_from_f32(w->c, k->out[0], t, nc);
+        }
+        free(w->a);
+        free(w->b);
+        free(w->c);
+    }
+    return st;
+}
+
 /* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast;
  * the batch lowered at compile (compiler/lower/matmul.c). */
 wnn_status
 cpu_matmul(const cpu_call *k, wnn_error *err)
 {
     const wnn_matmul_params *q = &k->lowered->u.matmul;
-    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1],
-                   *od = &k->out_desc[0];
+    const wnn_desc *od = &k->out_desc[0];
     wnn_dtype t = od->dtype;
     const int64_t M = q->M, N = q->N, K = q->K;
+    const uint64_t no = wnn_desc_elements(od);
     const float *A = k->in[0], *B = k->in[1];
     float *C = k->out[0];
-    float *wa = NULL, *wb = NULL, *wc = NULL;
-    if (t == WNN_FLOAT16) {
-        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
-        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
-        wc = malloc(wnn_desc_elements(od) * sizeof(float) + 64);
-        if (!wa || !wb || !wc) {
-            free(wa);
-            free(wb);
-            free(wc);
-            return cpu_fail(k, err, "out of memory");
-        }
-        A = wa;
-        B = wb;
-        C = wc;
+    f16_work w;
+    wnn_status st = f16_begin(k, t, no, &A, &B, &C, &w, err);
+    if (st != WNN_OK) {
+        return st;
     }
-    wnn_status st = WNN_OK;
     if (q->mode == WNN_MM_ONE) {
         /* b is shared: all of a's matrices are one tall matrix (b packed
          * once where it is a constant) */
@@ -58,15 +96,7 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
                         err);
         }
     }
-    if (t == WNN_FLOAT16) {
-        if (st == WNN_OK) {
-            cpu_from_f32(wc, k->out[0], t, wnn_desc_elements(od));
-        }
-        free(wa);
-        free(wb);
-        free(wc);
-    }
-    return st;
+    return f16_end(k, t, no, &w, st);
 }
 
 /* #api-mlgraphbuilder-gemm: alpha * A' * B' + beta * C; sizes, scalars
@@ -75,26 +105,15 @@ wnn_status
 cpu_gemm(const cpu_call *k, wnn_error *err)
 {
     const wnn_gemm_params *q = &k->lowered->u.gemm;
-    const wnn_desc *ad = &k->in_desc[0], *bd = &k->in_desc[1];
     wnn_dtype t = k->out_desc[0].dtype;
     const int64_t M = q->M, N = q->N;
     uint64_t no = (uint64_t)M * N;
     const float *A = k->in[0], *B = k->in[1];
     float *C = k->out[0];
-    float *wa = NULL, *wb = NULL, *wc = NULL;
-    if (t == WNN_FLOAT16) {
-        wa = cpu_to_f32(A, t, wnn_desc_elements(ad));
-        wb = cpu_to_f32(B, t, wnn_desc_elements(bd));
-        wc = malloc(no * sizeof(float) + 64);
-        if (!wa || !wb || !wc) {
-            free(wa);
-            free(wb);
-            free(wc);
-            return cpu_fail(k, err, "out of memory");
-        }
-        A = wa;
-        B = wb;
-        C = wc;
+    f16_work w;
+    wnn_status st0 = f16_begin(k, t, no, &A, &B, &C, &w, err);
+    if (st0 != WNN_OK) {
+        return st0;
     }
     /* c broadcast along M is a row (the register-blocked kernel takes
      * beta c as its bias); any other c is copied into the output first */
@@ -103,10 +122,7 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
         const void *cp = k->in[q->c - 1];
         row = malloc((size_t)N * sizeof(float) + 64);
         if (!row) {
-            free(wa);
-            free(wb);
-            free(wc);
-            return cpu_fail(k, err, "out of memory");
+            return f16_end(k, t, no, &w, cpu_fail(k, err, "out of memory"));
         }
         for (int64_t j = 0; j < N; j++) {
             row[j] = t == WNN_FLOAT16
@@ -134,13 +150,5 @@ cpu_gemm(const cpu_call *k, wnn_error *err)
                         .epi = t == WNN_FLOAT32 ? k->epi : NULL},
         err);
     free(row);
-    if (t == WNN_FLOAT16) {
-        if (st == WNN_OK) {
-            cpu_from_f32(wc, k->out[0], t, no);
-        }
-        free(wa);
-        free(wb);
-        free(wc);
-    }
-    return st;
+    return f16_end(k, t, no, &w, st);
 }
