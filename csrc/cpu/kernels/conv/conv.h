@@ -266,9 +266,9 @@ geom_from(geom *g, const wnn_conv_params *p)
  * of a row times NV x 16 output channels stay in registers while the taps
  * and input channels stream by (a broadcast input value times NV weight
  * vectors).  No im2col, no packing; the filter is [KH][KW][C][OP] with the
- * output channels padded to OP, a multiple of 16.  Only where the CPU has
- * AVX-512 (32 vector registers hold the 6 x 4 accumulators); elsewhere the
- * im2col + BLIS path runs. */
+ * output channels padded to OP, a multiple of 16.  On AVX-512 (32 vector
+ * registers hold the 6 x 4 accumulators) and AVX2 + FMA (blocks of 6 x 1,
+ * direct.c); at the baseline level the im2col + BLIS path runs. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES) && __GNUC__ >= 12
 #define HAVE_DIRECT 1

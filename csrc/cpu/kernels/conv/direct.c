@@ -1,4 +1,6 @@
-/* direct.c -- conv2d's register-blocked direct kernels (AVX-512), nhwc and nchw (conv.h has the overview). */
+/* direct.c -- conv2d's register-blocked direct kernels (AVX-512 and AVX2 +
+ * FMA), nhwc and nchw, and the products with a constant b (conv.h has the
+ * overview). */
 #include "conv.h"
 
 #include <sys/mman.h>
@@ -20,22 +22,22 @@
  * per-vector lane masks (and the store chosen by mask) measured 3-10 %
  * slower single-thread (1x1 16 -> 128 channels 38.5 against 35-36.5 us,
  * 32 -> 16 at 112 x 112 146 against 138 us). */
-#define DIRECT_BLOCK(NV, PB)                                                   \
-    DIRECT static void direct_##NV##_##PB(                                     \
+#define DIRECT_BLOCK_AT(N, S, TGT, VT, VW, NV, PB)                             \
+    TGT static void N##_##NV##_##PB(                                           \
         const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
         int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
         const float *bias, const float *bias_p, float *y, int64_t ys,          \
         int64_t nvalid, const float *res, const float *cl, int nt)             \
     {                                                                          \
-        v16 acc[PB][NV];                                                       \
-        _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                   \
+        VT acc[PB][NV * 16 / VW];                                              \
+        _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)                  \
         {                                                                      \
-            _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)               \
+            _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++)     \
             {                                                                  \
                 if (bias_p) {                                                  \
-                    acc[p][j] = bcast(bias_p[p]);                              \
+                    acc[p][j] = (float)bias_p[p] - (VT){ 0 };                  \
                 } else {                                                       \
-                    acc[p][j] = *(const v16 *)(bias + 16 * j);                 \
+                    acc[p][j] = *(const VT *)(bias + VW * j);                  \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -44,56 +46,62 @@
                 const float *xp = x0 + kh * rs + kw * cs;                      \
                 const float *wp = w + (kh * KW + kw) * C * OP;                 \
                 for (int64_t c = 0; c < C; c++) {                              \
-                    v16 wv[NV];                                                \
-                    _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) wv[j] = \
-                        *(const v16 *)(wp + c * OP + 16 * j);                  \
-                    _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)       \
+                    VT wv[NV * 16 / VW];                                       \
+                    _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) wv[j] = \
+                        *(const VT *)(wp + c * OP + VW * j);                   \
+                    _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)      \
                     {                                                          \
-                        v16 xb = bcast(xp[p * ps + c]);                        \
-                        _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)   \
+                        VT xb = xp[p * ps + c] - (VT){ 0 };                    \
+                        _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) \
                             acc[p][j] += xb * wv[j];                           \
                     }                                                          \
                 }                                                              \
             }                                                                  \
         }                                                                      \
-        /* the epilogue, unrolled: the accumulators stay in registers (a   \
-         * loop over p kept them on the stack, stored and reloaded: with 16 \
-         * input channels a quarter of the kernel's time went there) */    \
+        /* the epilogue, unrolled: the accumulators stay in registers (a       \
+         * loop over p kept them on the stack, stored and reloaded: with 16    \
+         * input channels a quarter of the kernel's time went there) */        \
         if (nvalid >= 16 * NV) {                                               \
-            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
+            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)              \
             {                                                                  \
                 float *yp = y + p * ys;                                        \
                 const float *rp = res ? res + p * ys : NULL;                   \
-                _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
-                {                                                              \
-                    __m512 v = reg_epi512((__m512)acc[p][j],                  \
-                                          rp ? rp + 16 * j : NULL,             \
-                                          (__mmask16)0xffff, cl);              \
-                    if (nt) {                                                  \
-                        _mm512_stream_ps(yp + 16 * j, v);                      \
-                    } else {                                                   \
-                        _mm512_storeu_ps(yp + 16 * j, v);                      \
-                    }                                                          \
-                }                                                              \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) \
+                    S##_full(yp + VW * j, acc[p][j],                           \
+                                 rp ? rp + VW * j : NULL, cl, nt);             \
             }                                                                  \
-        } else { /* a partial block: the last vector through a lane mask */   \
-            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)               \
+        } else { /* a partial block: the last vector through a lane mask */    \
+            _Pragma("GCC unroll 24") for (int p = 0; p < PB; p++)              \
             {                                                                  \
                 float *yp = y + p * ys;                                        \
                 const float *rp = res ? res + p * ys : NULL;                   \
-                _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++)           \
-                {                                                              \
-                    int64_t rem = nvalid - 16 * j;                             \
-                    __mmask16 m = rem >= 16 ? (__mmask16)0xffff                \
-                                  : rem > 0 ? (__mmask16)((1u << rem) - 1)     \
-                                            : (__mmask16)0;                    \
-                    __m512 v = reg_epi512((__m512)acc[p][j],                  \
-                                          rp ? rp + 16 * j : NULL, m, cl);     \
-                    _mm512_mask_storeu_ps(yp + 16 * j, m, v);                  \
-                }                                                              \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) \
+                    S##_part(yp + VW * j, acc[p][j],                           \
+                                 rp ? rp + VW * j : NULL, nvalid - VW * j, cl); \
             }                                                                  \
         }                                                                      \
     }
+/* the stores of the AVX-512 kernels: a whole vector (streamed when nt), or
+ * its first rem lanes (none when rem <= 0) through a lane mask */
+DIRECT static inline __attribute__((always_inline)) void
+st_full(float *yp, v16 a, const float *rp, const float *cl, int nt)
+{
+    __m512 v = reg_epi512((__m512)a, rp, (__mmask16)0xffff, cl);
+    if (nt) {
+        _mm512_stream_ps(yp, v);
+    } else {
+        _mm512_storeu_ps(yp, v);
+    }
+}
+DIRECT static inline __attribute__((always_inline)) void
+st_part(float *yp, v16 a, const float *rp, int64_t rem, const float *cl)
+{
+    __mmask16 m = rem >= 16 ? (__mmask16)0xffff
+                  : rem > 0 ? (__mmask16)((1u << rem) - 1)
+                            : (__mmask16)0;
+    _mm512_mask_storeu_ps(yp, m, reg_epi512((__m512)a, rp, m, cl));
+}
+#define DIRECT_BLOCK(NV, PB) DIRECT_BLOCK_AT(direct, st, DIRECT, v16, 16, NV, PB)
 #define DIRECT_PBS(NV)                                                         \
     DIRECT_BLOCK(NV, 1)                                                        \
     DIRECT_BLOCK(NV, 2)                                                        \
@@ -178,20 +186,6 @@ const direct_fn conv_direct_fns[5][7] = {
     }
 DIRECT_BLOCK24(1) DIRECT_BLOCK24(2) DIRECT_BLOCK24(3) DIRECT_BLOCK24(4)
 DIRECT_BLOCK24(5) DIRECT_BLOCK24(6) DIRECT_BLOCK24(7) DIRECT_BLOCK24(8)
-static const direct_fn direct_24_fns[DIRECT_TOP2 + 1] = {
-    NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4, direct_24_5,
-    direct_24_6, direct_24_7, direct_24_8,
-};
-static const direct_fn direct_1_fns[DIRECT_TOP1 + 1] = {
-    NULL, direct_1_1, direct_1_2, direct_1_3, direct_1_4, direct_1_5,
-    direct_1_6, direct_1_7, direct_1_8, direct_1_9, direct_1_10, direct_1_11,
-    direct_1_12,
-};
-static const direct_fn direct_2_fns[DIRECT_TOP2 + 1] = {
-    NULL, direct_2_1, direct_2_2, direct_2_3, direct_2_4, direct_2_5,
-    direct_2_6, direct_2_7, direct_2_8,
-};
-
 /* A run of nb blocks of pb pixels of the 1x1 product: the block kernel
  * inlined in the loop (flatten), its taps' loops gone (one tap), instead
  * of a call with 18 arguments per block -- with 16 input channels a block
@@ -231,11 +225,184 @@ DIRECT_SPANS8(24)
 #define SPANS8(NV) SPANS6(NV), span_##NV##_7, span_##NV##_8
 #define SPANS12(NV) SPANS8(NV), span_##NV##_9, span_##NV##_10, span_##NV##_11, \
                     span_##NV##_12
-static const span_fn span_1_fns[DIRECT_TOP1 + 1] = { NULL, SPANS12(1) };
-static const span_fn span_2_fns[DIRECT_TOP2 + 1] = { NULL, SPANS8(2) };
-static const span_fn span_3_fns[7] = { NULL, SPANS6(3) };
-static const span_fn span_4_fns[7] = { NULL, SPANS6(4) };
-static const span_fn span_24_fns[DIRECT_TOP2 + 1] = { NULL, SPANS8(24) };
+
+/* ---- the same kernels at AVX2 + FMA --------------------------------------
+ * The same source on 8-lane vectors (two per 16-lane vector of the packed
+ * weights, which both levels share) and the same sums in the same order,
+ * so the results are bit for bit those of the AVX-512 kernels.  With 16
+ * vector registers, not 32, a block holds at most 12 of accumulators: the
+ * native blocks are 1 vector of 16 channels x up to 6 pixels (the shape of
+ * BLIS's haswell kernel); a wider or taller block runs as those, vector by
+ * vector, each cut into rows of about the same height.  Measured against
+ * 2 x 3 native blocks (12 accumulators too, half the broadcasts) on 2
+ * threads, AVX2 on Zen 4: 128 x 768 x 3072 3.7 against 4.4 ms, 1x1 14 x
+ * 14 1024 -> 256 0.50 against 0.72 ms -- each weight vector feeds 6 pixels,
+ * not 3, so half as many bytes of weights come from L2 per multiply-add. */
+#define DIRECT2 __attribute__((target("arch=x86-64-v3")))
+#define DIRECT2_TOP1 6
+typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int v8i __attribute__((vector_size(32)));
+/* reg_clamp16 on 8 lanes */
+DIRECT2 static inline __attribute__((always_inline)) v8
+clamp8(v8 v, const float *cl)
+{
+    const v8 lo = cl[0] - (v8){ 0 }, hi = cl[1] - (v8){ 0 };
+    v8i m = v < lo;
+    v8 r = (v8)((m & (v8i)lo) | (~m & (v8i)v));
+    m = r > hi;
+    r = (v8)((m & (v8i)hi) | (~m & (v8i)r));
+    return r + cl[2];
+}
+/* the stores of the AVX2 kernels, as st_full and st_part */
+DIRECT2 static inline __attribute__((always_inline)) void
+st2_full(float *yp, v8 a, const float *rp, const float *cl, int nt)
+{
+    if (rp) {
+        a += *(const v8 *)rp;
+    }
+    if (cl) {
+        a = clamp8(a, cl);
+    }
+    if (nt) {
+        _mm256_stream_ps(yp, (__m256)a);
+    } else {
+        *(v8 *)yp = a;
+    }
+}
+DIRECT2 static inline __attribute__((always_inline)) void
+st2_part(float *yp, v8 a, const float *rp, int64_t rem, const float *cl)
+{
+    if (rem <= 0) {
+        return;
+    }
+    const __m256i m = _mm256_cmpgt_epi32(
+        _mm256_set1_epi32(rem > 8 ? 8 : (int)rem),
+        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    if (rp) {
+        a += (v8)_mm256_maskload_ps(rp, m);
+    }
+    if (cl) {
+        a = clamp8(a, cl);
+    }
+    _mm256_maskstore_ps(yp, m, (__m256)a);
+}
+#define DIRECT2_BLOCK(NV, PB) DIRECT_BLOCK_AT(direct2n, st2, DIRECT2, v8, 8, NV, PB)
+DIRECT2_BLOCK(1, 1) DIRECT2_BLOCK(1, 2) DIRECT2_BLOCK(1, 3)
+DIRECT2_BLOCK(1, 4) DIRECT2_BLOCK(1, 5) DIRECT2_BLOCK(1, 6)
+static const direct_fn direct2_native[DIRECT2_TOP1 + 1] = {
+    NULL, direct2n_1_1, direct2n_1_2, direct2n_1_3, direct2n_1_4,
+    direct2n_1_5, direct2n_1_6,
+};
+/* an nv x pb block as native ones: vector by vector of output channels,
+ * each in blocks of rows of about the same height */
+DIRECT2 static inline __attribute__((always_inline)) void
+direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
+            int64_t cs, int64_t nkh, int64_t nkw, int64_t KW, int64_t C,
+            const float *w, int64_t OP, const float *bias,
+            const float *bias_p, float *y, int64_t ys, int64_t nvalid,
+            const float *res, const float *cl, int nt)
+{
+    const int nb = (pb + DIRECT2_TOP1 - 1) / DIRECT2_TOP1;
+    for (int j = 0; j < nv && nvalid - 16 * j > 0; j++) {
+        for (int b = 0, p0 = 0, h; b < nb; b++, p0 += h) {
+            h = pb / nb + (b < pb % nb);
+            direct2_native[h](
+                x0 + p0 * ps, ps, rs, cs, nkh, nkw, KW, C, w + 16 * j, OP,
+                bias_p ? bias : bias + 16 * j, bias_p ? bias_p + p0 : NULL,
+                y + p0 * ys + 16 * j, ys, nvalid - 16 * j,
+                res ? res + p0 * ys + 16 * j : NULL, cl, nt);
+        }
+    }
+}
+#define DIRECT2_CUT(NV, PB)                                                    \
+    DIRECT2 static void direct2_##NV##_##PB(                                   \
+        const float *x0, int64_t ps, int64_t rs, int64_t cs, int64_t nkh,      \
+        int64_t nkw, int64_t KW, int64_t C, const float *w, int64_t OP,        \
+        const float *bias, const float *bias_p, float *y, int64_t ys,          \
+        int64_t nvalid, const float *res, const float *cl, int nt)             \
+    {                                                                          \
+        direct2_cut(NV, PB, x0, ps, rs, cs, nkh, nkw, KW, C, w, OP, bias,      \
+                    bias_p, y, ys, nvalid, res, cl, nt);                       \
+    }
+#define DIRECT2_CUTS(NV)                                                       \
+    DIRECT2_CUT(NV, 1) DIRECT2_CUT(NV, 2) DIRECT2_CUT(NV, 3)                   \
+    DIRECT2_CUT(NV, 4) DIRECT2_CUT(NV, 5) DIRECT2_CUT(NV, 6)
+DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
+#define DIRECT2_SPAN(NAME, PB)                                                 \
+    DIRECT2 __attribute__((flatten)) static void span2_##NAME(                 \
+        const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
+        const float *bias, float *y, int64_t ys, int64_t nvalid,               \
+        const float *res, const float *cl, int nt, int64_t nb)                 \
+    {                                                                          \
+        for (int64_t b = 0; b < nb; b++) {                                     \
+            direct2_##NAME(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C, w, OP, bias, \
+                           NULL, y + b * PB * ys, ys, nvalid,                  \
+                           res ? res + b * PB * ys : NULL, cl, nt);            \
+        }                                                                      \
+    }
+#define DIRECT2_SPANS(NV)                                                      \
+    DIRECT2_SPAN(NV##_1, 1) DIRECT2_SPAN(NV##_2, 2) DIRECT2_SPAN(NV##_3, 3)    \
+    DIRECT2_SPAN(NV##_4, 4) DIRECT2_SPAN(NV##_5, 5) DIRECT2_SPAN(NV##_6, 6)
+DIRECT2_SPANS(1) DIRECT2_SPANS(2) DIRECT2_SPANS(3) DIRECT2_SPANS(4)
+
+/* ---- the kernels of the CPU's level ---------------------------------------
+ * fn[nv][pb]: the nv x pb micro-kernel (every nv of 1 to 4 and pb of 1 to
+ * DIRECT_PB; taller ones up to top[nv]); span[nv][pb]: runs of them on
+ * the 1x1 product; w24, span24: the 16 + 8 lane kernels of exactly 24
+ * channels (AVX-512 only; NULL: the 2-vector ones).  Chosen once per
+ * process by cpu_isa() (WEBNN_CPU_ISA caps it). */
+typedef struct direct_kset {
+    direct_fn fn[5][DIRECT_TOP1 + 1];
+    span_fn span[5][DIRECT_TOP1 + 1];
+    direct_fn w24[DIRECT_TOP2 + 1];
+    span_fn span24[DIRECT_TOP2 + 1];
+    int64_t top[5];
+} direct_kset;
+
+static const direct_kset direct_ks512 = {
+    .fn = {
+        { NULL },
+        { NULL, direct_1_1, direct_1_2, direct_1_3, direct_1_4, direct_1_5,
+          direct_1_6, direct_1_7, direct_1_8, direct_1_9, direct_1_10,
+          direct_1_11, direct_1_12 },
+        { NULL, direct_2_1, direct_2_2, direct_2_3, direct_2_4, direct_2_5,
+          direct_2_6, direct_2_7, direct_2_8 },
+        { NULL, direct_3_1, direct_3_2, direct_3_3, direct_3_4, direct_3_5,
+          direct_3_6 },
+        { NULL, direct_4_1, direct_4_2, direct_4_3, direct_4_4, direct_4_5,
+          direct_4_6 },
+    },
+    .span = {
+        { NULL },
+        { NULL, SPANS12(1) },
+        { NULL, SPANS8(2) },
+        { NULL, SPANS6(3) },
+        { NULL, SPANS6(4) },
+    },
+    .w24 = { NULL, direct_24_1, direct_24_2, direct_24_3, direct_24_4,
+             direct_24_5, direct_24_6, direct_24_7, direct_24_8 },
+    .span24 = { NULL, SPANS8(24) },
+    .top = { 0, DIRECT_TOP1, DIRECT_TOP2, DIRECT_PB, DIRECT_PB },
+};
+
+#define DIRECT2_ROW(NV) { NULL, direct2_##NV##_1, direct2_##NV##_2,           \
+                          direct2_##NV##_3, direct2_##NV##_4,                  \
+                          direct2_##NV##_5, direct2_##NV##_6 }
+#define SPAN2_ROW(NV) { NULL, span2_##NV##_1, span2_##NV##_2, span2_##NV##_3, \
+                        span2_##NV##_4, span2_##NV##_5, span2_##NV##_6 }
+static const direct_kset direct_ks256 = {
+    .fn = { { NULL }, DIRECT2_ROW(1), DIRECT2_ROW(2), DIRECT2_ROW(3),
+            DIRECT2_ROW(4) },
+    .span = { { NULL }, SPAN2_ROW(1), SPAN2_ROW(2), SPAN2_ROW(3),
+              SPAN2_ROW(4) },
+    .top = { 0, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1 },
+};
+
+static const direct_kset *
+direct_ks(void)
+{
+    return cpu_has_avx512() ? &direct_ks512 : &direct_ks256;
+}
 
 /* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
  * of nv vectors of output channels (w24: the 16 + 8 lane kernels of
@@ -251,11 +418,12 @@ static const span_fn span_24_fns[DIRECT_TOP2 + 1] = { NULL, SPANS8(24) };
 direct_fn
 conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb)
 {
-    const int64_t top = w24 || nv == 2 ? DIRECT_TOP2 : nv == 1 ? DIRECT_TOP1 : DIRECT_PB;
+    const direct_kset *ks = direct_ks();
+    w24 = w24 && ks->w24[1];
+    const int64_t top = w24 ? DIRECT_TOP2 : ks->top[nv];
     const int64_t nb = (n + top - 1) / top;
     *pb = (n + nb - 1) / nb;
-    return w24 ? direct_24_fns[*pb] : nv == 1 ? direct_1_fns[*pb]
-           : nv == 2 ? direct_2_fns[*pb] : direct_fns[nv][*pb];
+    return w24 ? ks->w24[*pb] : ks->fn[nv][*pb];
 }
 
 /* dst (16 x 16, rows ldd apart) = src (16 x 16, rows lds apart)^T: four
@@ -367,13 +535,27 @@ transpose_images(const float *src, int64_t n, int64_t rows, int64_t cols,
     }
 }
 
+/* AVX-512; or AVX2 but for filters larger than 1x1 on rows narrower than
+ * DIRECT2_MIN_OW (6-pixel blocks of one vector each read the block's
+ * weights from L2 for few multiply-adds there: 3x3 512 -> 512 on 7 x 7
+ * 2.4 against im2col + BLIS's 2.0 ms, 256 -> 256 on 14 x 14 even, 64 -> 64
+ * on 56 x 56 1.16 against 1.45) */
+#define DIRECT2_MIN_OW 16
+static bool
+direct_isa_ok(const geom *g)
+{
+    return cpu_has_avx512() ||
+           (cpu_isa() >= CPU_ISA_AVX2 &&
+            (g->KH * g->KW <= 1 || g->OW >= DIRECT2_MIN_OW));
+}
+
 bool
 direct_usable(const geom *g)
 {
     /* faster than im2col + BLIS for every channel count measured (1 to
      * 256 in, 8 to 256 out); WEBNN_CONV_DIRECT=0 turns it off (the tests
      * use it to run the portable paths too) */
-    return cpu_has_avx512() && g->G == 1 && g->direct_ok;
+    return direct_isa_ok(g) && g->G == 1 && g->direct_ok;
 }
 
 /* grouped nhwc convolutions (not depthwise) on the same kernel, group by
@@ -387,7 +569,7 @@ direct_usable(const geom *g)
 bool
 direct_grouped_usable(const geom *g)
 {
-    return cpu_has_avx512() && g->direct_ok && g->nhwc && g->G > 1;
+    return direct_isa_ok(g) && g->direct_ok && g->nhwc && g->G > 1;
 }
 
 /* Output row oh of image n, output channels [o0, o0 + 16 nv) of group gi
@@ -446,7 +628,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
         int64_t kw_lo, kw_hi;
         valid_range(KW, g->dw, o * g->sw - g->pl, W, &kw_lo, &kw_hi);
         int64_t iw = o * g->sw - g->pl + kw_lo * g->dw;
-        direct_fns[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
+        direct_ks()->fn[nv][1](xrow + (kw_hi > kw_lo ? iw : 0) * C, ps, rs, cs, nkh,
                           kw_hi - kw_lo, KW, Cg, wk + kw_lo * Cg * OP, OP,
                           bp + o0, NULL, yr + o * g->O, g->O, nvalid,
                           res ? res + roff + o * g->O : NULL, cl, 0);
@@ -479,16 +661,15 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
     int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
     int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
     /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
-    const bool w24 = nv == 2 && nvalid == 24 && !nt;
+    const direct_kset *ks = direct_ks();
+    const bool w24 = nv == 2 && nvalid == 24 && !nt && ks->w24[1];
     if (!epi && p1 > p0) {
         /* the blocks conv_direct_pick would cut, as two runs: nb blocks,
          * the first r of them one pixel taller */
         const int64_t n = p1 - p0;
-        const int64_t top = w24 || nv == 2 ? DIRECT_TOP2 : nv == 1 ? DIRECT_TOP1 : DIRECT_PB;
+        const int64_t top = w24 ? DIRECT_TOP2 : ks->top[nv];
         const int64_t nb = (n + top - 1) / top, q = n / nb, r = n % nb;
-        const span_fn *fns = w24 ? span_24_fns : nv == 1 ? span_1_fns
-                             : nv == 2 ? span_2_fns : nv == 3 ? span_3_fns
-                                                    : span_4_fns;
+        const span_fn *fns = w24 ? ks->span24 : ks->span[nv];
         const float *wo = wt + o0 * C, *bo = bp + o0;
         for (int part = 0; part < 2; part++) {
             const int64_t pb = part ? q : q + 1, cnt = part ? nb - r : r;
@@ -1009,6 +1190,7 @@ static void
 d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
 {
     const d1nchw_job *j_ = p_;
+    const direct_kset *ks = direct_ks();
     float *scratch = j_->scratch;
     int64_t C = j_->C;
     int64_t nblk = j_->nblk;
@@ -1043,7 +1225,7 @@ d1nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
         float *yb = y + n * O * P + p0;
         for (int64_t o = o_lo; o < o_hi; o += DIRECT_PB) {
             int64_t pb = o_hi - o < DIRECT_PB ? o_hi - o : DIRECT_PB;
-            direct_fns[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
+            ks->fn[nv][pb](w + o * C, C, 0, 0, 1, 1, 1, C, xb, ldx,
                                NULL, bias + o, yb + o * P, P, valid,
                                res ? res + (yb - y) + o * P : NULL, cl, 0);
             if (j_->epi && !reg) { /* the rows just stored, still in L1 */

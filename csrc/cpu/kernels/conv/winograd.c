@@ -41,7 +41,7 @@ winograd_usable(const geom *g, const float *x, const float *w)
      * tiles) 1.36 ms against the direct kernel's 1.10, 2.64 against 2.19
      * at batch 2; 14 x 14 256 -> 256 (49 tiles) 0.65 against 1.02 */
     const int64_t tiles = g->N * ((g->OH + 1) / 2) * ((g->OW + 1) / 2);
-    return tiles >= 48 &&
+    return tiles >= 48 && cpu_has_avx512() &&
            g->G == 1 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
            g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
