@@ -240,6 +240,11 @@ DIRECT_SPANS8(24)
  * not 3, so half as many bytes of weights come from L2 per multiply-add. */
 #define DIRECT2 __attribute__((target("arch=x86-64-v3")))
 #define DIRECT2_TOP1 6
+/* products of more rows than a decode step's with a deeper k run on BLIS
+ * at AVX2: a vector's column of weights (k x 64 bytes) no longer stays in
+ * L1 / L2 between blocks (128 x 3072 x 768 on 2 threads 5.8 against
+ * BLIS's 5.0 ms; 128 x 768 x 3072 4.4 against 4.5-9.1) */
+#define DIRECT2_MAX_K 1024
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int v8i __attribute__((vector_size(32)));
 /* reg_clamp16 on 8 lanes */
@@ -289,12 +294,21 @@ st2_part(float *yp, v8 a, const float *rp, int64_t rem, const float *cl)
 #define DIRECT2_BLOCK(NV, PB) DIRECT_BLOCK_AT(direct2n, st2, DIRECT2, v8, 8, NV, PB)
 DIRECT2_BLOCK(1, 1) DIRECT2_BLOCK(1, 2) DIRECT2_BLOCK(1, 3)
 DIRECT2_BLOCK(1, 4) DIRECT2_BLOCK(1, 5) DIRECT2_BLOCK(1, 6)
-static const direct_fn direct2_native[DIRECT2_TOP1 + 1] = {
-    NULL, direct2n_1_1, direct2n_1_2, direct2n_1_3, direct2n_1_4,
-    direct2n_1_5, direct2n_1_6,
+DIRECT2_BLOCK(2, 1) DIRECT2_BLOCK(2, 2) DIRECT2_BLOCK(2, 3)
+DIRECT2_BLOCK(3, 1) DIRECT2_BLOCK(4, 1)
+static const direct_fn direct2_native[5][DIRECT2_TOP1 + 1] = {
+    { NULL },
+    { NULL, direct2n_1_1, direct2n_1_2, direct2n_1_3, direct2n_1_4,
+      direct2n_1_5, direct2n_1_6 },
+    { NULL, direct2n_2_1, direct2n_2_2, direct2n_2_3 },
+    { NULL, direct2n_3_1 },
+    { NULL, direct2n_4_1 },
 };
-/* an nv x pb block as native ones: vector by vector of output channels,
- * each in blocks of rows of about the same height */
+/* an nv x pb block: native where there is one; else as native ones, in
+ * columns of 2 vectors (the last of 1) where pb <= 3, vector by vector
+ * in rows of about the same height otherwise (a block of few rows, as the
+ * decode step's, reads each 64-column block of weights in one or two
+ * passes rather than four, each a 64-byte line of every 256) */
 DIRECT2 static inline __attribute__((always_inline)) void
 direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
             int64_t cs, int64_t nkh, int64_t nkw, int64_t KW, int64_t C,
@@ -302,11 +316,18 @@ direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
             const float *bias_p, float *y, int64_t ys, int64_t nvalid,
             const float *res, const float *cl, int nt)
 {
+    if (pb <= DIRECT2_TOP1 && direct2_native[nv][pb]) {
+        direct2_native[nv][pb](x0, ps, rs, cs, nkh, nkw, KW, C, w, OP, bias,
+                               bias_p, y, ys, nvalid, res, cl, nt);
+        return;
+    }
+    const int step = pb <= 3 ? 2 : 1;
     const int nb = (pb + DIRECT2_TOP1 - 1) / DIRECT2_TOP1;
-    for (int j = 0; j < nv && nvalid - 16 * j > 0; j++) {
+    for (int j = 0; j < nv && nvalid - 16 * j > 0; j += step) {
+        const int cv = nv - j < step ? nv - j : step;
         for (int b = 0, p0 = 0, h; b < nb; b++, p0 += h) {
             h = pb / nb + (b < pb % nb);
-            direct2_native[h](
+            direct2_native[cv][h](
                 x0 + p0 * ps, ps, rs, cs, nkh, nkw, KW, C, w + 16 * j, OP,
                 bias_p ? bias : bias + 16 * j, bias_p ? bias_p + p0 : NULL,
                 y + p0 * ys + 16 * j, ys, nvalid - 16 * j,
@@ -328,21 +349,30 @@ direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
     DIRECT2_CUT(NV, 1) DIRECT2_CUT(NV, 2) DIRECT2_CUT(NV, 3)                   \
     DIRECT2_CUT(NV, 4) DIRECT2_CUT(NV, 5) DIRECT2_CUT(NV, 6)
 DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
-#define DIRECT2_SPAN(NAME, PB)                                                 \
-    DIRECT2 __attribute__((flatten)) static void span2_##NAME(                 \
+/* a run of nb blocks of pb pixels of the 1x1 product, as the AVX-512
+ * spans, but vector by vector of output channels, each over all the
+ * blocks: one vector's column of weights (C x 64 bytes) is read by every
+ * block while it is in L1 / L2, not the block's four in turn (128 x 768
+ * x 3072 on one thread 7.9 -> 7.7 ms, at the noise of the machine) */
+#define DIRECT2_SPAN(NV, PB)                                                   \
+    DIRECT2 __attribute__((flatten)) static void span2_##NV##_##PB(            \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
         const float *bias, float *y, int64_t ys, int64_t nvalid,               \
         const float *res, const float *cl, int nt, int64_t nb)                 \
     {                                                                          \
-        for (int64_t b = 0; b < nb; b++) {                                     \
-            direct2_##NAME(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C, w, OP, bias, \
-                           NULL, y + b * PB * ys, ys, nvalid,                  \
-                           res ? res + b * PB * ys : NULL, cl, nt);            \
+        for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {                 \
+            for (int64_t b = 0; b < nb; b++) {                                 \
+                direct2n_1_##PB(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C,         \
+                                w + 16 * j, OP, bias + 16 * j, NULL,           \
+                                y + b * PB * ys + 16 * j, ys, nvalid - 16 * j, \
+                                res ? res + b * PB * ys + 16 * j : NULL, cl,   \
+                                nt);                                           \
+            }                                                                  \
         }                                                                      \
     }
 #define DIRECT2_SPANS(NV)                                                      \
-    DIRECT2_SPAN(NV##_1, 1) DIRECT2_SPAN(NV##_2, 2) DIRECT2_SPAN(NV##_3, 3)    \
-    DIRECT2_SPAN(NV##_4, 4) DIRECT2_SPAN(NV##_5, 5) DIRECT2_SPAN(NV##_6, 6)
+    DIRECT2_SPAN(NV, 1) DIRECT2_SPAN(NV, 2) DIRECT2_SPAN(NV, 3)                \
+    DIRECT2_SPAN(NV, 4) DIRECT2_SPAN(NV, 5) DIRECT2_SPAN(NV, 6)
 DIRECT2_SPANS(1) DIRECT2_SPANS(2) DIRECT2_SPANS(3) DIRECT2_SPANS(4)
 
 /* ---- the kernels of the CPU's level ---------------------------------------
@@ -1032,7 +1062,8 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
      * block, page faults and all: 0.73-0.94x BLIS for n x n x n products,
      * n = 256 to 2048) */
     if (!direct_usable(&g) || n < 8 || m < 1 || kk < 1 ||
-        !(k->const_in >> 1 & 1)) {
+        !(k->const_in >> 1 & 1) ||
+        (!cpu_has_avx512() && m > DIRECT_SMALL_M && kk > DIRECT2_MAX_K)) {
         return false;
     }
     const int64_t s[4] = { sb_n, sb_k, 0, 0 }, OP = (n + 15) / 16 * 16;
