@@ -53,6 +53,38 @@ f16_end(const cpu_call *k, wnn_dtype t, uint64_t nc, f16_work *w,
     return st;
 }
 
+/* products [b_, e_) of a batched matmul (cpu_matmul) */
+typedef struct bm_job {
+    const wnn_matmul_params *q;
+    const float *A, *B;
+    float *C;
+    bool one; /* each product on the calling thread alone */
+} bm_job;
+
+static void
+bm_body(void *p_, int64_t b_, int64_t e_, int tid_)
+{
+    (void)tid_;
+    const bm_job *j = p_;
+    const wnn_matmul_params *q = j->q;
+    const int64_t M = q->M, N = q->N, K = q->K;
+    for (int64_t i = b_; i < e_; i++) {
+        int64_t rem = i, ia = 0, ib = 0;
+        for (int d = (int)q->rb - 1; d >= 0; d--) {
+            int64_t idx = rem % q->bshape[d];
+            rem /= q->bshape[d];
+            ia += idx * q->sa[d];
+            ib += idx * q->sb[d];
+        }
+        cpu_product(&(cpu_gemm_req){.m = M, .n = N, .k = K,
+                                    .a = j->A + ia * M * K, .lda = K,
+                                    .b = j->B + ib * K * N, .ldb = N,
+                                    .c = j->C + i * M * N, .ldc = N,
+                                    .threads = j->one ? 1 : 0},
+                    NULL);
+    }
+}
+
 /* #api-mlgraphbuilder-matmul: stacks of matrices, batch dims broadcast;
  * the batch lowered at compile (compiler/lower/matmul.c). */
 wnn_status
@@ -80,20 +112,18 @@ cpu_matmul(const cpu_call *k, wnn_error *err)
                              .epi = t == WNN_FLOAT32 ? k->epi : NULL},
                          err);
     } else {
-        /* a's and b's matrices of each output matrix */
-        for (int64_t i = 0; i < q->batch; i++) {
-            int64_t rem = i, ia = 0, ib = 0;
-            for (int d = (int)q->rb - 1; d >= 0; d--) {
-                int64_t idx = rem % q->bshape[d];
-                rem /= q->bshape[d];
-                ia += idx * q->sa[d];
-                ib += idx * q->sb[d];
-            }
-            cpu_product(&(cpu_gemm_req){.m = M, .n = N, .k = K,
-                                        .a = A + ia * M * K, .lda = K,
-                                        .b = B + ib * K * N, .ldb = N,
-                                        .c = C + i * M * N, .ldc = N},
-                        err);
+        /* a's and b's matrices of each output matrix: with at least as
+         * many as threads, each product whole on one thread (attention's
+         * heads: BLIS's own threads split each head's small product and
+         * joined 12-24 times a layer) */
+        const int nt = cpu_num_threads();
+        const double flops = 2.0 * (double)M * (double)N * (double)K;
+        bm_job j = {.q = q, .A = A, .B = B, .C = C,
+                    .one = nt > 1 && q->batch >= nt && flops * q->batch >= 4e6};
+        if (j.one) {
+            cpu_parallel_for_dynamic(q->batch, 1, nt, bm_body, &j);
+        } else {
+            bm_body(&j, 0, q->batch, 0);
         }
     }
     return f16_end(k, t, no, &w, st);
