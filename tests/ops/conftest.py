@@ -11,6 +11,8 @@ Helpers (import them with ``from .conftest import ...``):
 * random shapes / broadcast shapes / values, special (edge) values.
 * ``check_float`` / ``check_exact`` -- comparison with per-op tolerances and a
   failure message listing the first mismatching elements with their inputs.
+* ``cpu_runs_avx512()`` -- the hand-written CPU kernels run at AVX-512 here
+  (an x86-64 CPU with it, the level not capped by WEBNN_CPU_ISA).
 
 Set WEBNN_TEST_DEVICE=cpu|gpu to choose the context's device (default: the
 package's default context).  Operators that a GPU context does not support
@@ -19,6 +21,7 @@ every operator, they fail.
 """
 import functools
 import os
+import platform
 import zlib
 
 import numpy as np
@@ -39,6 +42,20 @@ NP_DTYPES = {
 FLOAT_TYPES = ("float32", "float16")
 INT_TYPES = ("int32", "uint32", "int64", "uint64", "int8", "uint8")
 ALL_TYPES = tuple(NP_DTYPES)
+
+
+def cpu_runs_avx512():
+    """the level of the AVX-512-only CPU kernels: an x86-64 CPU with
+    AVX-512, not capped below it by WEBNN_CPU_ISA"""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    if os.environ.get("WEBNN_CPU_ISA", "").lower() in ("avx2", "baseline"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512f" in f.read()
+    except OSError:
+        return False
 
 
 def npdt(dt):

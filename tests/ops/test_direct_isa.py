@@ -19,12 +19,14 @@ few-row product and the 1x1 product), with a bias.
 """
 import json
 import os
-import platform
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+if __name__ != "__main__":  # (the children run this file as a script)
+    from .conftest import cpu_runs_avx512
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -112,18 +114,6 @@ def _child():
     np.savez(sys.argv[3], **ref)
 
 
-def _avx512():
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return False
-    if os.environ.get("WEBNN_CPU_ISA", "").lower() in ("avx2", "baseline"):
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512f" in f.read()
-    except OSError:
-        return False
-
-
 def _run(tmp_path, isa):
     env = dict(os.environ, WEBNN_CPU_ISA=isa, WEBNN_CONV_WINOGRAD="0", WEBNN_CPU_CONV_PAIRS="0",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -133,7 +123,7 @@ def _run(tmp_path, isa):
     return np.load(got), np.load(ref)
 
 
-@pytest.mark.skipif(not _avx512(), reason="needs an AVX-512 CPU to compare the two levels (make "
+@pytest.mark.skipif(__name__ == "__main__" or not cpu_runs_avx512(), reason="needs an AVX-512 CPU to compare the two levels (make "
                                           "test-isa runs the AVX2 path against NumPy elsewhere)")
 def test_avx2_kernels_match_avx512_bit_for_bit(tmp_path):
     a512, ref = _run(tmp_path, "avx512")

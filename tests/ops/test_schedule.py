@@ -6,14 +6,13 @@ checks the steps of a small graph (which nodes run as one step, which are no
 step, what a step reads and writes) and that the graph's results are those
 of NumPy float64 (or of the operators run apart)."""
 import os
-import platform
 
 import numpy as np
 import pytest
 
 import webnn
 
-from .conftest import rng_for
+from .conftest import cpu_runs_avx512, rng_for
 from .test_fusion import _pair, _pair_case, assert_same, make_context, run_both
 from .test_int8 import make_case, reference
 from .test_int8 import build as build_int8
@@ -181,18 +180,7 @@ def pair_contexts():
             make_context(WEBNN_CPU_FUSION="1", WEBNN_CPU_CONV_PAIRS="0", WEBNN_CPU_FOLD_BN="0"))
 
 
-def _avx512():
-    """the conv pair kernel's level: AVX-512, not capped by WEBNN_CPU_ISA"""
-    if os.environ.get("WEBNN_CPU_ISA", "").lower() in ("avx2", "baseline"):
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512f" in f.read()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or not _avx512(),
+@pytest.mark.skipif(not cpu_runs_avx512(),
                     reason="the conv pair kernel is x86-64 AVX-512 only (make test-isa caps the "
                            "level with WEBNN_CPU_ISA)")
 def test_conv_pair_steps(pair_contexts):
