@@ -240,11 +240,6 @@ DIRECT_SPANS8(24)
  * not 3, so half as many bytes of weights come from L2 per multiply-add. */
 #define DIRECT2 __attribute__((target("arch=x86-64-v3")))
 #define DIRECT2_TOP1 6
-/* products of more rows than a decode step's with a deeper k run on BLIS
- * at AVX2: a vector's column of weights (k x 64 bytes) no longer stays in
- * L1 / L2 between blocks (128 x 3072 x 768 on 2 threads 5.8 against
- * BLIS's 5.0 ms; 128 x 768 x 3072 4.4 against 4.5-9.1) */
-#define DIRECT2_MAX_K 1024
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int v8i __attribute__((vector_size(32)));
 /* reg_clamp16 on 8 lanes */
@@ -351,22 +346,40 @@ direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
 DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
 /* a run of nb blocks of pb pixels of the 1x1 product, as the AVX-512
  * spans, but vector by vector of output channels, each over all the
- * blocks: one vector's column of weights (C x 64 bytes) is read by every
- * block while it is in L1 / L2, not the block's four in turn (128 x 768
- * x 3072 on one thread 7.9 -> 7.7 ms, at the noise of the machine) */
+ * blocks, so that one vector's column of weights is read by every block
+ * while it is in L1 / L2; and past DIRECT2_KC_MIN input channels in slices
+ * of about DIRECT2_KC, each slice's sums added to the stored ones (the
+ * first slice stores bias + its sums + the residual, the last applies the
+ * clamp): a slice's column of weights (DIRECT2_KC x 64 bytes) stays in L1
+ * and its rows of x in L2 while the blocks run (128 x 3072 x 768 on 2
+ * threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up to DIRECT2_KC_MIN channels the sums
+ * are those of the AVX-512 kernels, in the same order. */
+#define DIRECT2_KC 256
+#define DIRECT2_KC_MIN 512
 #define DIRECT2_SPAN(NV, PB)                                                   \
     DIRECT2 __attribute__((flatten)) static void span2_##NV##_##PB(            \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
         const float *bias, float *y, int64_t ys, int64_t nvalid,               \
         const float *res, const float *cl, int nt, int64_t nb)                 \
     {                                                                          \
-        for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {                 \
-            for (int64_t b = 0; b < nb; b++) {                                 \
-                direct2n_1_##PB(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C,         \
-                                w + 16 * j, OP, bias + 16 * j, NULL,           \
-                                y + b * PB * ys + 16 * j, ys, nvalid - 16 * j, \
-                                res ? res + b * PB * ys + 16 * j : NULL, cl,   \
-                                nt);                                           \
+        const int64_t ns = C <= DIRECT2_KC_MIN                                 \
+                               ? 1 : (C + DIRECT2_KC - 1) / DIRECT2_KC;        \
+        const float *z = cpu_zeros(16);                                        \
+        for (int64_t si = 0, k0 = 0, kc; si < ns; si++, k0 += kc) {           \
+            kc = C / ns + (si < C % ns);                                       \
+            const bool last = si == ns - 1;                                    \
+            for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {             \
+                for (int64_t b = 0; b < nb; b++) {                             \
+                    float *yb = y + b * PB * ys + 16 * j;                      \
+                    const float *rb = si ? yb                                  \
+                                      : res ? res + b * PB * ys + 16 * j       \
+                                            : NULL;                            \
+                    direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1,   \
+                                    kc, w + k0 * OP + 16 * j, OP,              \
+                                    si ? z : bias + 16 * j, NULL, yb, ys,      \
+                                    nvalid - 16 * j, rb, last ? cl : NULL,     \
+                                    last ? nt : 0);                            \
+                }                                                              \
             }                                                                  \
         }                                                                      \
     }
@@ -1062,8 +1075,7 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
      * block, page faults and all: 0.73-0.94x BLIS for n x n x n products,
      * n = 256 to 2048) */
     if (!direct_usable(&g) || n < 8 || m < 1 || kk < 1 ||
-        !(k->const_in >> 1 & 1) ||
-        (!cpu_has_avx512() && m > DIRECT_SMALL_M && kk > DIRECT2_MAX_K)) {
+        !(k->const_in >> 1 & 1)) {
         return false;
     }
     const int64_t s[4] = { sb_n, sb_k, 0, 0 }, OP = (n + 15) / 16 * 16;
