@@ -24,6 +24,7 @@
 #include "webnn_core.h"
 #include "webnn_introspect.h"
 #include "../compiler/fuse.h"
+#include "../cpu/config.h"
 #include "../ops/options.h"
 #include "../cpu/kernels/elementwise/vmath.h"
 
@@ -1614,7 +1615,7 @@ test_fusion(wnn_context *c)
 }
 
 /* ---- the memory plan of fused chains (compiler/plan.c) --------------------- */
-bool cpu_has_avx512(void); /* cpu/support.c */
+int cpu_isa(void); /* cpu/support.c: CPU_ISA_* (cpu/config.h) */
 
 /* x [1, H, H, 16] nhwc -> 1x1 to 96 -> relu -> depthwise 3x3 (pad 1) ->
  * relu -> 1x1 to 24: an inverted residual block.  What a chain computes
@@ -1736,13 +1737,14 @@ plan_block(wnn_context *c, uint32_t H, bool want_e, bool want_d)
 static void
 test_plan_fused(wnn_context *c)
 {
-    /* the CPU's pairs need AVX-512 and its direct kernels
+    /* the CPU's pairs need AVX2 or AVX-512 and its direct kernels
      * (kernels/conv/pair.c): 48 x 48 x 96
      * floats (884 KB) is large enough for the expansion's pair, 8 x 8 is
      * not, but its rows are narrow enough for the depthwise convolution's
      * chunks inside the projection */
     const char *direct = getenv("WEBNN_CONV_DIRECT");
-    bool pairs = cpu_has_avx512() && (c->backend->fuses & WNN_FUSE_CONV_PAIR) &&
+    bool pairs = cpu_isa() >= CPU_ISA_AVX2 &&
+                 (c->backend->fuses & WNN_FUSE_CONV_PAIR) &&
                  !(direct && direct[0] == '0');
     plan_block(c, 48, pairs, pairs);
     plan_block(c, 8, false, pairs);

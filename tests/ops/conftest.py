@@ -11,8 +11,8 @@ Helpers (import them with ``from .conftest import ...``):
 * random shapes / broadcast shapes / values, special (edge) values.
 * ``check_float`` / ``check_exact`` -- comparison with per-op tolerances and a
   failure message listing the first mismatching elements with their inputs.
-* ``cpu_runs_avx512()`` -- the hand-written CPU kernels run at AVX-512 here
-  (an x86-64 CPU with it, the level not capped by WEBNN_CPU_ISA).
+* ``cpu_level()`` / ``cpu_runs_avx512()`` -- the level the hand-written CPU
+  kernels run at here (the CPU's, capped by WEBNN_CPU_ISA).
 
 Set WEBNN_TEST_DEVICE=cpu|gpu to choose the context's device (default: the
 package's default context).  Operators that a GPU context does not support
@@ -44,18 +44,30 @@ INT_TYPES = ("int32", "uint32", "int64", "uint64", "int8", "uint8")
 ALL_TYPES = tuple(NP_DTYPES)
 
 
-def cpu_runs_avx512():
-    """the level of the AVX-512-only CPU kernels: an x86-64 CPU with
-    AVX-512, not capped below it by WEBNN_CPU_ISA"""
+def cpu_level():
+    """the level the hand-written CPU kernels run at: "avx512", "avx2" or
+    "baseline" (the CPU's, capped by WEBNN_CPU_ISA)"""
     if platform.machine() not in ("x86_64", "AMD64"):
-        return False
-    if os.environ.get("WEBNN_CPU_ISA", "").lower() in ("avx2", "baseline"):
-        return False
+        return "baseline"
     try:
         with open("/proc/cpuinfo") as f:
-            return "avx512f" in f.read()
+            flags = set(next((ln for ln in f if ln.startswith("flags")), "").split())
     except OSError:
-        return False
+        return "baseline"
+    cap = os.environ.get("WEBNN_CPU_ISA", "").lower()
+    has = ["baseline"]
+    if {"avx2", "fma", "bmi2"} <= flags:
+        has.append("avx2")
+        if {"avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512cd"} <= flags:
+            has.append("avx512")
+    if cap in ("avx2", "baseline") and cap in has:
+        return cap
+    return has[-1]
+
+
+def cpu_runs_avx512():
+    """the level of the AVX-512-only CPU kernels (cpu_level)"""
+    return cpu_level() == "avx512"
 
 
 def npdt(dt):

@@ -17,7 +17,9 @@ The cases: nhwc 1x1 convolutions with output channels that are not
 multiples of 16 (a partial last vector), 24 channels (the 16 + 8 lane
 kernels at AVX-512), a residual add + relu or clamp applied in registers, a
 large output (streaming stores), 3x3 with padding, strides and dilation on
-rows of 16 and more pixels, grouped convolutions, nchw 1x1 and 3x3; matmul
+rows of 16 and more pixels, grouped convolutions, 3x3 depthwise ones (dw3_k.h
+at 16 and 8 lanes; 24, 40 and 20 channels: vectors of 8 after the 16s, a
+scalar tail), nchw 1x1 and 3x3; matmul
 and gemm with constant weights from 1 to 100 rows (the decode step's
 few-row product and the 1x1 product), with a bias.
 """
@@ -47,6 +49,9 @@ CONV = [
     ("3x3 dil2", (1, 24, 24, 8), (16, 3, 3), 1, 2, 2, 1, "nhwc", "relu"),
     ("5x5", (1, 20, 20, 3), (32, 5, 5), 1, 1, 2, 1, "nhwc", None),
     ("grouped", (1, 20, 20, 32), (48, 3, 3), 1, 1, 1, 4, "nhwc", None),
+    ("dw3 24", (1, 20, 20, 24), (24, 3, 3), 1, 1, 1, 24, "nhwc", "clamp"),
+    ("dw3 s2 40", (1, 21, 21, 40), (40, 3, 3), 2, 1, 1, 40, "nhwc", None),
+    ("dw3 7x7 20", (1, 7, 7, 20), (20, 3, 3), 1, 1, 1, 20, "nhwc", "relu"),
     ("nchw 1x1", (1, 15, 15, 40), (72, 1, 1), 1, 1, 0, 1, "nchw", "relu"),
     ("nchw 3x3", (1, 18, 18, 16), (40, 3, 3), 1, 1, 1, 1, "nchw", None),
 ]

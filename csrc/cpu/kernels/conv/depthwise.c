@@ -412,127 +412,62 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
  * conv_dw3_row (the depthwise kernel and the conv pairs) runs it, so fused
  * and unfused results stay equal.  MobileNetV2 batch 1: 3.48 -> 3.36 ms
  * (medians of 6 profiles), the pairs and depthwise layers 2-7 % faster. */
-/* one interior column: the taps of the three rows (left, middle, right)
- * times the weights, bias first, row sums added as (a + (b + c)), the
- * clamp in registers, stored at yo */
-DIRECT static inline __attribute__((always_inline)) void
-dw3_column(__m512 x00, __m512 x01, __m512 x02, __m512 x10, __m512 x11,
-           __m512 x12, __m512 x20, __m512 x21, __m512 x22, const __m512 w[9],
-           __m512 bv, const float *cl, float *yo)
+/* the interior columns of conv_dw3_row at two widths (dw3_k.h): 16
+ * channels on AVX-512, 8 on AVX2 + FMA (the portable loop's 16-lane
+ * vectors went through the stack at AVX2) */
+#define DW3_VT __m512
+#define DW3_VW 16
+#define DW3_TARGET DIRECT
+#define DW3_NAME(s) dw3_##s##_avx512
+#define DW3_LOAD _mm512_loadu_ps
+#define DW3_FMA _mm512_fmadd_ps
+#define DW3_MUL _mm512_mul_ps
+#define DW3_ADD _mm512_add_ps
+#define DW3_ZERO _mm512_setzero_ps()
+#define DW3_STORE(yo, v, cl) _mm512_storeu_ps(yo, reg_epi512(v, NULL, 0, cl))
+#include "dw3_k.h"
+#undef DW3_VT
+#undef DW3_VW
+#undef DW3_TARGET
+#undef DW3_NAME
+#undef DW3_LOAD
+#undef DW3_FMA
+#undef DW3_MUL
+#undef DW3_ADD
+#undef DW3_ZERO
+#undef DW3_STORE
+#define DW3_TARGET __attribute__((target("arch=x86-64-v3")))
+/* max(lo, v) then min(hi, v) (a NaN v kept, as reg_epi512) + cl[2] */
+DW3_TARGET static inline __attribute__((always_inline)) __m256
+dw3_clamp256(__m256 v, const float *cl)
 {
-    __m512 a = _mm512_fmadd_ps(x00, w[0], bv);
-    a = _mm512_fmadd_ps(x01, w[1], a);
-    a = _mm512_fmadd_ps(x02, w[2], a);
-    __m512 bb = _mm512_mul_ps(x10, w[3]);
-    bb = _mm512_fmadd_ps(x11, w[4], bb);
-    bb = _mm512_fmadd_ps(x12, w[5], bb);
-    __m512 cc = _mm512_mul_ps(x20, w[6]);
-    cc = _mm512_fmadd_ps(x21, w[7], cc);
-    cc = _mm512_fmadd_ps(x22, w[8], cc);
-    __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
-    _mm512_storeu_ps(yo, reg_epi512(v, NULL, 0, cl));
+    if (cl) {
+        v = _mm256_max_ps(_mm256_set1_ps(cl[0]), v);
+        v = _mm256_min_ps(_mm256_set1_ps(cl[1]), v);
+        v = _mm256_add_ps(v, _mm256_set1_ps(cl[2]));
+    }
+    return v;
 }
-
-/* a border column ow: the taps inside the row only */
-DIRECT static inline __attribute__((always_inline)) void
-dw3_border_avx512(const float *r0, const float *r1, const float *r2,
-                  int64_t C, int64_t W, int64_t sw, int64_t pl, int64_t dw,
-                  const __m512 w[9], __m512 bv, float *yo, int64_t ow,
-                  const float *cl)
-{
-    __m512 a = bv, bb = _mm512_setzero_ps(), cc = _mm512_setzero_ps();
-    for (int kw = 0; kw < 3; kw++) {
-        int64_t iw = ow * sw - pl + kw * dw;
-        if (iw < 0 || iw >= W) {
-            continue;
-        }
-        a = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + iw * C), w[kw], a);
-        bb = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + iw * C), w[3 + kw], bb);
-        cc = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + iw * C), w[6 + kw], cc);
-    }
-    __m512 v = _mm512_add_ps(a, _mm512_add_ps(bb, cc));
-    _mm512_storeu_ps(yo, reg_epi512(v, NULL, 0, cl));
-}
-
-/* the interior columns [lo, hi) and the border ones, 16 channels at a
- * time (the first C16) */
-DIRECT static void
-dw3_cols_avx512(const float *const r[3], int64_t C, int64_t C16, int64_t sw,
-                int64_t pl, int64_t dw, int64_t W, int64_t a0, int64_t e0,
-                const float *wk, const float *b, float *yr, int64_t lo,
-                int64_t hi, const float *cl)
-{
-    /* columns [a0, e0) (column ow at yr + (ow - a0) C); the interior part */
-    lo = lo < a0 ? a0 : lo;
-    hi = hi > e0 ? e0 : hi;
-    const bool unit = sw == 1 && dw == 1;
-    const int64_t s1 = dw * C, s2 = 2 * dw * C;
-    for (int64_t c0 = 0; c0 < C16; c0 += 16) {
-    __m512 w[9];
-    for (int t = 0; t < 9; t++) {
-        w[t] = _mm512_loadu_ps(wk + t * C + c0);
-    }
-    const __m512 bv = b ? _mm512_loadu_ps(b + c0) : _mm512_setzero_ps();
-    const float *r0 = r[0] + c0, *r1 = r[1] + c0, *r2 = r[2] + c0;
-    /* the border columns, with their taps inside the row (the portable
-     * loop took 15 % of a 14 x 14 x 384 layer's time for its 2 columns of
-     * 14) */
-    for (int64_t ow = a0; ow < e0; ow++) {
-        if (ow == lo && hi > lo) {
-            ow = hi - 1;
-            continue;
-        }
-        dw3_border_avx512(r0, r1, r2, C, W, sw, pl, dw, w, bv,
-                          yr + (ow - a0) * C + c0, ow, cl);
-    }
-    /* the interior columns: at stride 1 the next column's left and
-     * middle taps are this column's middle and right ones, kept in
-     * registers (3 loads a column instead of 9), at stride 2 its left ones
-     * this column's right ones (6 loads) -- the same products and sums */
-    float *yc = yr + c0; /* column ow at yc + (ow - a0) C */
-    if (unit && lo < hi) {
-        int64_t i = (lo - pl) * C;
-        __m512 l0 = _mm512_loadu_ps(r0 + i), l1 = _mm512_loadu_ps(r1 + i),
-               l2 = _mm512_loadu_ps(r2 + i);
-        __m512 m0 = _mm512_loadu_ps(r0 + i + C), m1 = _mm512_loadu_ps(r1 + i + C),
-               m2 = _mm512_loadu_ps(r2 + i + C);
-        for (int64_t ow = lo; ow < hi; ow++, i += C) {
-            const __m512 n0 = _mm512_loadu_ps(r0 + i + 2 * C),
-                         n1 = _mm512_loadu_ps(r1 + i + 2 * C),
-                         n2 = _mm512_loadu_ps(r2 + i + 2 * C);
-            dw3_column(l0, m0, n0, l1, m1, n1, l2, m2, n2, w, bv, cl,
-                       yc + (ow - a0) * C);
-            l0 = m0, l1 = m1, l2 = m2;
-            m0 = n0, m1 = n1, m2 = n2;
-        }
-    } else if (sw == 2 && dw == 1 && lo < hi) {
-        int64_t i = (lo * 2 - pl) * C;
-        __m512 l0 = _mm512_loadu_ps(r0 + i), l1 = _mm512_loadu_ps(r1 + i),
-               l2 = _mm512_loadu_ps(r2 + i);
-        for (int64_t ow = lo; ow < hi; ow++, i += 2 * C) {
-            const __m512 n0 = _mm512_loadu_ps(r0 + i + 2 * C),
-                         n1 = _mm512_loadu_ps(r1 + i + 2 * C),
-                         n2 = _mm512_loadu_ps(r2 + i + 2 * C);
-            dw3_column(l0, _mm512_loadu_ps(r0 + i + C), n0, l1,
-                       _mm512_loadu_ps(r1 + i + C), n1, l2,
-                       _mm512_loadu_ps(r2 + i + C), n2, w, bv, cl,
-                       yc + (ow - a0) * C);
-            l0 = n0, l1 = n1, l2 = n2;
-        }
-    } else {
-        for (int64_t ow = lo; ow < hi; ow++) {
-            const int64_t i = (ow * sw - pl) * C;
-            dw3_column(_mm512_loadu_ps(r0 + i), _mm512_loadu_ps(r0 + i + s1),
-                       _mm512_loadu_ps(r0 + i + s2), _mm512_loadu_ps(r1 + i),
-                       _mm512_loadu_ps(r1 + i + s1), _mm512_loadu_ps(r1 + i + s2),
-                       _mm512_loadu_ps(r2 + i), _mm512_loadu_ps(r2 + i + s1),
-                       _mm512_loadu_ps(r2 + i + s2), w, bv, cl,
-                       yc + (ow - a0) * C);
-        }
-    }
-    }
-}
-
+#define DW3_VT __m256
+#define DW3_VW 8
+#define DW3_NAME(s) dw3_##s##_avx2
+#define DW3_LOAD _mm256_loadu_ps
+#define DW3_FMA _mm256_fmadd_ps
+#define DW3_MUL _mm256_mul_ps
+#define DW3_ADD _mm256_add_ps
+#define DW3_ZERO _mm256_setzero_ps()
+#define DW3_STORE(yo, v, cl) _mm256_storeu_ps(yo, dw3_clamp256(v, cl))
+#include "dw3_k.h"
+#undef DW3_VT
+#undef DW3_VW
+#undef DW3_TARGET
+#undef DW3_NAME
+#undef DW3_LOAD
+#undef DW3_FMA
+#undef DW3_MUL
+#undef DW3_ADD
+#undef DW3_ZERO
+#undef DW3_STORE
 #endif
 
 /* cl: a clamp / relu epilogue alone, applied in registers before each
@@ -546,11 +481,23 @@ conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
     const int64_t sw = g->sw, dw = g->dw, pl = g->pl;
     const int64_t C16 = C / 16 * 16;
     int64_t c0_v = 0; /* the channels the loop below computes */
+    int64_t c_tail = C16; /* the first channel of the scalar tail */
 #if HAVE_DIRECT
     if (g->direct_ok && cpu_has_avx512()) { /* WEBNN_CONV_DIRECT=0: portable */
         dw3_cols_avx512(r, C, C16, sw, pl, dw, W, a0, e0, wk, b, yo, lo, hi,
                         cl);
         c0_v = C16;
+        if (C - C16 >= 8) { /* 8 more channels on the 8-lane kernel */
+            const float *r8[3] = { r[0] + C16, r[1] + C16, r[2] + C16 };
+            dw3_cols_avx2(r8, C, 8, sw, pl, dw, W, a0, e0, wk + C16,
+                          b ? b + C16 : NULL, yo + C16, lo, hi, cl);
+            c_tail = C16 + 8;
+        }
+    } else if (g->direct_ok && cpu_isa() >= CPU_ISA_AVX2) {
+        const int64_t C8 = C / 8 * 8;
+        dw3_cols_avx2(r, C, C8, sw, pl, dw, W, a0, e0, wk, b, yo, lo, hi, cl);
+        c0_v = C16;
+        c_tail = C8;
     }
 #endif
     /* the interior columns of the span */
@@ -603,10 +550,10 @@ conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
             *(v16 *)(yo + (ow - a0) * C + c0) = acc;
         }
     }
-    /* the last C % 16 channels of every column */
-    for (int64_t ow = a0; ow < e0 && C16 < C; ow++) {
+    /* the last channels of every column (C % 16, or C % 8 at AVX2) */
+    for (int64_t ow = a0; ow < e0 && c_tail < C; ow++) {
         float *yc = yo + (ow - a0) * C;
-        for (int64_t c = C16; c < C; c++) {
+        for (int64_t c = c_tail; c < C; c++) {
             yc[c] = b ? b[c] : 0.0f;
         }
         for (int64_t kw = 0; kw < 3; kw++) {
@@ -617,12 +564,12 @@ conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
             for (int kh = 0; kh < 3; kh++) {
                 const float *xp = r[kh] + iw * C;
                 const float *wp = wk + (kh * 3 + kw) * C;
-                for (int64_t c = C16; c < C; c++) {
+                for (int64_t c = c_tail; c < C; c++) {
                     yc[c] += xp[c] * wp[c];
                 }
             }
         }
-        for (int64_t c = C16; cl && c < C; c++) { /* as reg_clamp16 */
+        for (int64_t c = c_tail; cl && c < C; c++) { /* as reg_clamp16 */
             float v = yc[c] < cl[0] ? cl[0] : yc[c];
             yc[c] = (v > cl[1] ? cl[1] : v) + cl[2];
         }

@@ -52,8 +52,7 @@ direct_ok(const cpu_config *cfg, const wnn_conv_params *p)
     geom g;
     geom_from(&g, p);
     g.direct_ok = cfg->conv_direct;
-    /* the pair's depthwise rows (conv_dw3_row) are AVX-512 only */
-    return cpu_has_avx512() && direct_usable(&g);
+    return direct_usable(&g);
 }
 
 int
