@@ -426,16 +426,6 @@ dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
 #define DW3_ZERO _mm512_setzero_ps()
 #define DW3_STORE(yo, v, cl) _mm512_storeu_ps(yo, reg_epi512(v, NULL, 0, cl))
 #include "dw3_k.h"
-#undef DW3_VT
-#undef DW3_VW
-#undef DW3_TARGET
-#undef DW3_NAME
-#undef DW3_LOAD
-#undef DW3_FMA
-#undef DW3_MUL
-#undef DW3_ADD
-#undef DW3_ZERO
-#undef DW3_STORE
 #define DW3_TARGET __attribute__((target("arch=x86-64-v3")))
 /* max(lo, v) then min(hi, v) (a NaN v kept, as reg_epi512) + cl[2] */
 DW3_TARGET static inline __attribute__((always_inline)) __m256
@@ -458,16 +448,6 @@ dw3_clamp256(__m256 v, const float *cl)
 #define DW3_ZERO _mm256_setzero_ps()
 #define DW3_STORE(yo, v, cl) _mm256_storeu_ps(yo, dw3_clamp256(v, cl))
 #include "dw3_k.h"
-#undef DW3_VT
-#undef DW3_VW
-#undef DW3_TARGET
-#undef DW3_NAME
-#undef DW3_LOAD
-#undef DW3_FMA
-#undef DW3_MUL
-#undef DW3_ADD
-#undef DW3_ZERO
-#undef DW3_STORE
 #endif
 
 /* cl: a clamp / relu epilogue alone, applied in registers before each

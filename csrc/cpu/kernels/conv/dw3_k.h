@@ -10,7 +10,8 @@
  *   none; max then min, a NaN kept) and stored at yo
  *
  * The same products and sums in the same order at every width, so the
- * AVX2 rows equal the AVX-512 ones bit for bit. */
+ * AVX2 rows equal the AVX-512 ones bit for bit.  The parameters are
+ * undefined at the end. */
 
 /* one interior column: the taps of the three rows (left, middle, right)
  * times the weights, bias first, row sums added as (a + (b + c)), the
@@ -133,3 +134,13 @@ DW3_NAME(cols)(const float *const r[3], int64_t C, int64_t CV, int64_t sw,
     }
 }
 
+#undef DW3_VT
+#undef DW3_VW
+#undef DW3_TARGET
+#undef DW3_NAME
+#undef DW3_LOAD
+#undef DW3_FMA
+#undef DW3_MUL
+#undef DW3_ADD
+#undef DW3_ZERO
+#undef DW3_STORE
