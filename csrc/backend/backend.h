@@ -17,7 +17,10 @@
 #include "webnn_core.h"
 #include "steps.h"
 
-/* 12: triangular, resample2d and the recurrent networks lowered
+/* 13: wnn_epilogue grew guard, scale (WNN_FUSE_ATTENTION), wnn_step_kind
+ * WNN_STEP_ATTENTION (a backend built against 12 would index
+ * g->fusion.chains with the old size);
+ * 12: triangular, resample2d and the recurrent networks lowered
  * (wnn_tri_params, wnn_resample_params, wnn_rnn_params in the wnn_lowered
  * union; wnn_rnn_params grew I and the operands' slots): a backend built
  * against 11 would derive them itself and read a shorter union;
@@ -35,7 +38,7 @@
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 12
+#define WNN_BACKEND_API_VERSION 13
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -78,6 +81,13 @@ enum {
      * (SiLU), float32, t read by those two nodes only (wnn_epilogue.gate;
      * the act node is the sigmoid, `last` the mul) */
     WNN_FUSE_GATE = 1u << 7,
+    /* attention: matmul(q, kt) -> [mul | div by a constant] -> [add(mask)]
+     * -> softmax(last axis) ->
+     * [where(isNaN(p), 0, p)] -> matmul(p, v), float32, every intermediate
+     * read by the next node only: one step that never stores the scores
+     * whole (compiler/fuse_attention.c, wnn_epilogue kind
+     * WNN_FUSE_ATTENTION, WNN_STEP_ATTENTION) */
+    WNN_FUSE_ATTENTION = 1u << 8,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -36,6 +36,10 @@ typedef enum wnn_step_kind {
     /* an epilogue chain that runs other chains inside it, band of rows by
      * band of rows (WNN_FUSE_CONV_PAIR): pre_e, pre_d below */
     WNN_STEP_CONV_PAIR,
+    /* an attention block (WNN_FUSE_ATTENTION): `node` the scores' matmul,
+     * in = { q, kt, v } and the mask (addend) when the block adds one, act
+     * the softmax, `epi` the chain (its guard) */
+    WNN_STEP_ATTENTION,
 } wnn_step_kind;
 
 typedef struct wnn_step {

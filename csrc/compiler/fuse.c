@@ -488,6 +488,9 @@ wnn_fusion_find(const wnn_graph *g, uint32_t kinds, wnn_fusion *f,
     if (kinds & WNN_FUSE_QDQ) {
         wnn_fusion_find_qdq(g, z.uses, z.consumer, z.is_out, f);
     }
+    if (kinds & WNN_FUSE_ATTENTION) {
+        wnn_fusion_find_attention(g, z.uses, z.first, z.consumer, z.is_out, f);
+    }
     if (kinds & WNN_FUSE_EPILOGUE) {
         find_epilogues(&z);
     }

@@ -93,6 +93,14 @@ void wnn_fusion_find_qdq(const wnn_graph *g, const uint32_t *uses,
                          const uint32_t *consumer, const bool *is_out,
                          wnn_fusion *f);
 
+/* fuse_attention.c: the WNN_FUSE_ATTENTION chains (attention blocks),
+ * found after the quantized regions and before the epilogue chains (whose
+ * matmul -> add would take the scores' mask); first / consumer: the first
+ * and the last reader of each operand in the plan's order */
+void wnn_fusion_find_attention(const wnn_graph *g, const uint32_t *uses,
+                               const uint32_t *first, const uint32_t *consumer,
+                               const bool *is_out, wnn_fusion *f);
+
 /* plan.c: the plan of wnn_plan_make() where the inputs of every node of a
  * chain stay alive until the chain's last node (p->order must be set). */
 wnn_status wnn_plan_make_fused(const wnn_graph *g, wnn_plan *p,

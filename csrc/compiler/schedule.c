@@ -84,6 +84,24 @@ chain_step(const wnn_graph *g, wnn_step *st, const wnn_epilogue *ch,
         run_inputs(g, st, (uint32_t)(ch - g->fusion.chains) + 1, cur);
         return;
     }
+    if (ch->kind == WNN_FUSE_ATTENTION) {
+        const wnn_node *m1 = &ir->nodes[ch->producer];
+        st->kind = WNN_STEP_ATTENTION;
+        st->node = ch->producer;
+        st->act = ch->act;
+        uint32_t *in = *cur;
+        in[0] = m1->in[0];
+        in[1] = m1->in[1];
+        in[2] = ir->nodes[ch->last].in[1];
+        st->n_in = 3;
+        if (ch->add != WNN_NO_NODE) {
+            st->addend = ch->addend;
+            in[st->n_in++] = ch->addend;
+        }
+        st->in = in;
+        *cur += st->n_in;
+        return;
+    }
     if (ch->kind == WNN_FUSE_QDQ) {
         const wnn_node *dq = &ir->nodes[ch->dq_x - 1];
         st->kind = WNN_STEP_QDQ;
@@ -236,7 +254,9 @@ wnn_schedule_make(const wnn_graph *g, wnn_schedule *s, wnn_error *err)
     for (uint32_t pos = 0; pos < p->n_order; pos++) {
         uint32_t id = p->order[pos];
         const wnn_epilogue *ch = chain_of(g, id);
-        n_ids += 1 + (ch && ch->kind == WNN_FUSE_ELTWISE ? g->ir->nodes[id].n_in : 0);
+        n_ids += 1 + (ch && ch->kind == WNN_FUSE_ELTWISE ? g->ir->nodes[id].n_in
+                      : ch && ch->kind == WNN_FUSE_ATTENTION && ch->last == id ? 4
+                                                                              : 0);
         if (is_step(g, id)) {
             s->n_steps++;
             s->n_run += !is_inner(ch);

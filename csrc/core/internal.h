@@ -172,6 +172,12 @@ typedef struct wnn_epilogue {
      * before the activation (SiLU: act the sigmoid node, `last` the mul
      * that reads t and the sigmoid's result), 0 otherwise */
     uint32_t gate;
+    /* WNN_FUSE_ATTENTION (compiler/fuse_attention.c): producer the scores'
+     * matmul(q, kt), add / addend the mask's add and the mask (or none),
+     * act the softmax over the last axis, last the matmul(p, v); guard the
+     * node id + 1 of where(isNaN(p), 0, p) between them, scale that of a
+     * mul or div of the scores by a constant before the add (0: none) */
+    uint32_t guard, scale;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

@@ -113,7 +113,7 @@ wnn_graph_fuses(const wnn_graph *g)
 {
     return g && g->ctx && g->ctx->backend &&
            (g->ctx->backend->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE |
-                                        WNN_FUSE_QDQ));
+                                        WNN_FUSE_QDQ | WNN_FUSE_ATTENTION));
 }
 
 int
@@ -165,7 +165,7 @@ wnn_graph_step_view(const wnn_graph *g, uint32_t i, wnn_step_view *out)
     static const char *const kinds[] = {
         [WNN_STEP_NODE] = "node", [WNN_STEP_EPILOGUE] = "epilogue",
         [WNN_STEP_ELTWISE] = "eltwise", [WNN_STEP_QDQ] = "qdq",
-        [WNN_STEP_CONV_PAIR] = "conv_pair",
+        [WNN_STEP_CONV_PAIR] = "conv_pair", [WNN_STEP_ATTENTION] = "attention",
     };
     if (i >= wnn_graph_num_steps(g)) {
         return false;

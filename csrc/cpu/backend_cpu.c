@@ -53,6 +53,7 @@ struct cpu_node {
     cpu_prep prep;           /* data the kernel prepared (cpu.h)          */
     cpu_chain *chain;        /* an element-wise run (WNN_STEP_ELTWISE)     */
     cpu_qdq *qdq;            /* a quantized region (WNN_STEP_QDQ)          */
+    cpu_attn *attn;          /* an attention block (WNN_STEP_ATTENTION)    */
     /* conv pairs (kernels/conv/pair.c, WNN_STEP_CONV_PAIR): the expansion
      * run inside this depthwise chain, the depthwise chain run inside this
      * projection (its own expansion in its pre_e), or NULL: the step's
@@ -97,6 +98,7 @@ cpu_compiled_free(wnn_backend *be, void *p)
     for (uint32_t i = 0; i < c->n_nodes; i++) {
         cpu_chain_free(c->nodes[i].chain);
         cpu_qdq_free(c->nodes[i].qdq);
+        cpu_attn_free(c->nodes[i].attn);
         for (int s = 0; s < CPU_PREP_SLOTS; s++) {
             free(c->nodes[i].prep.slot[s]);
         }
@@ -353,6 +355,9 @@ cpu_compile(wnn_backend *be, const wnn_graph *g, void **out, wnn_error *err)
             ok = (cn->qdq = cpu_qdq_make(g, st->epi, c->constants)) != NULL;
             break;
         case WNN_STEP_ELTWISE: ok = prepare_run(g, st, cn); break;
+        case WNN_STEP_ATTENTION:
+            ok = (cn->attn = cpu_attn_make(g, st, &c->config)) != NULL;
+            break;
         default: ok = prepare_kernel(g, c, st, cn); break;
         }
         cn->pre_e = st->pre_e ? &c->nodes[st->pre_e - 1] : NULL;
@@ -450,6 +455,15 @@ run_step(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
                            resolve(g, c, cpu_qdq_input(cn->qdq), in, out),
                            w == UINT32_MAX ? NULL : resolve(g, c, w, in, out),
                            resolve(g, c, cn->step->result, in, out), err);
+    }
+    if (cn->attn) {
+        const uint32_t *i = cn->step->in;
+        return cpu_attn_run(cn->attn, resolve(g, c, i[0], in, out),
+                            resolve(g, c, i[1], in, out),
+                            resolve(g, c, i[2], in, out),
+                            cn->step->n_in > 3 ? resolve(g, c, i[3], in, out)
+                                               : NULL,
+                            resolve(g, c, cn->step->result, in, out));
     }
     if (cn->chain) {
         const uint32_t *ops;
@@ -694,6 +708,11 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
      * off with the others */
     if (cpu_config_fusion() && cpu_config_int8()) {
         be->fuses |= WNN_FUSE_QDQ;
+    }
+    /* attention blocks as one step that never stores the scores whole
+     * (attention.c): a fusion too, off with the others */
+    if (cpu_config_fusion() && cpu_config_attention()) {
+        be->fuses |= WNN_FUSE_ATTENTION;
     }
     cb->fold_bn = cpu_config_fold_bn();
     *out = be;

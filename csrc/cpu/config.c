@@ -35,6 +35,12 @@ cpu_config_conv_pairs(void)
 }
 
 bool
+cpu_config_attention(void)
+{
+    return !env_off("WEBNN_CPU_ATTENTION");
+}
+
+bool
 cpu_config_fold_bn(void)
 {
     return !env_off("WEBNN_CPU_FOLD_BN");

@@ -58,5 +58,9 @@ bool cpu_config_fold_bn(void);
  * matmul / gemm -> quantizeLinear) run as their float operators instead of
  * one integer step (qdq.c; read when a context's backend is created) */
 bool cpu_config_int8(void);
+/* WEBNN_CPU_ATTENTION=0: attention blocks (matmul -> [add mask] -> softmax
+ * -> [NaN guard] -> matmul) run as their operators instead of one step
+ * (attention.c; read when a context's backend is created) */
+bool cpu_config_attention(void);
 
 #endif

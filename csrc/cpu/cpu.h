@@ -234,6 +234,21 @@ uint32_t cpu_qdq_weights(const cpu_qdq *q);
 wnn_status cpu_qdq_run(cpu_qdq *q, const void *x, const void *w, void *y,
                        wnn_error *err);
 
+/* attention.c: an attention block (compiler/fuse_attention.c,
+ * WNN_FUSE_ATTENTION) as one step, made once at compile from its step
+ * (shapes, the mask's broadcast, the threads' score buffers; NULL: out of
+ * memory) and run per dispatch with q, kt, v, the mask (NULL where the
+ * block has none) and the result */
+typedef struct cpu_attn cpu_attn;
+cpu_attn *cpu_attn_make(const wnn_graph *g, const wnn_step *s,
+                        const cpu_config *cfg);
+void cpu_attn_free(cpu_attn *a);
+wnn_status cpu_attn_run(cpu_attn *a, const float *q, const float *kt,
+                        const float *v, const float *mask, float *out);
+/* normalization.c: softmax of one row of n floats in cache (x == y may
+ * be), as the softmax kernel computes each row of up to 32768 */
+void cpu_softmax_row(const float *x, float *y, int64_t n);
+
 /* chain.c: a fused element-wise chain (compiler/fuse.h, WNN_FUSE_ELTWISE),
  * made once at compile from the chain's nodes (in order) and run per
  * dispatch with the addresses of its operands: one pass over memory, in

@@ -10,8 +10,8 @@
  *           it applies the call's epilogue on each block while it is hot.
  *           It declines (no AVX-512, WEBNN_CONV_DIRECT=0, fewer than 8
  *           columns, B not a constant) and then BLIS runs.
- *   rows    one row of A, unscaled, under 8 MFLOP, on the service's
- *           threads policy: the one-row kernel below (no packing).
+ *   rows    one row of A, unscaled, under 8 MFLOP, on the calling thread
+ *           (threads 0 or 1): the one-row kernel below (no packing).
  *   BLIS    everything else (blis/sgemm.c), on the calling thread, split
  *           across the pool, or on BLIS's own threads (req->threads). */
 #include "gemm.h"
@@ -102,21 +102,41 @@ cpu_product(const cpu_gemm_req *r, wnn_error *err)
     if (r->c_row) {
         fill_rows(r->c, r->m, r->n, r->ldc, r->c_row);
     }
-    if (r->threads == 1) {
+    if (r->threads <= 1 && 2.0 * (double)r->m * (double)r->n * (double)r->k < 8e6 &&
+        r->m <= SMALL_ROWS && !r->ta && !r->tb && alpha == 1.0f &&
+        beta == 0.0f) {
+        sgemm_rows(r->m, r->n, r->k, r->a, r->lda, r->b, r->ldb, r->c,
+                   r->ldc);
+    } else if (r->threads == 1) {
         cpu_blis_sgemm_1t(r->ta, r->tb, r->m, r->n, r->k, alpha, r->a,
                           r->lda, r->b, r->ldb, beta, r->c, r->ldc);
     } else if (r->threads > 1) {
         /* unscaled, no c_row (gemm.h) */
         cpu_blis_sgemm_tasks(r->ta, r->tb, r->m, r->n, r->k, r->a, r->lda,
                              r->b, r->ldb, r->c, r->ldc, r->threads);
-    } else if (2.0 * (double)r->m * (double)r->n * (double)r->k < 8e6 &&
-               r->m <= SMALL_ROWS && !r->ta && !r->tb && alpha == 1.0f &&
-               beta == 0.0f) {
-        sgemm_rows(r->m, r->n, r->k, r->a, r->lda, r->b, r->ldb, r->c,
-                   r->ldc);
     } else {
         cpu_blis_sgemm(r->ta, r->tb, r->m, r->n, r->k, alpha, r->a, r->lda,
                        r->b, r->ldb, beta, r->c, r->ldc);
     }
     return WNN_OK;
+}
+
+int64_t
+cpu_product_pack_floats(const cpu_config *cfg, int64_t k, int64_t n)
+{
+    return cpu_direct_packed_floats(cfg, k, n);
+}
+
+void
+cpu_product_pack(const float *b, int64_t ldb, int64_t k, int64_t n,
+                 float *packed)
+{
+    cpu_direct_pack(b, ldb, k, n, packed);
+}
+
+void
+cpu_product_packed(const float *a, int64_t lda, int64_t m, int64_t k,
+                   int64_t n, const float *packed, float *c, int64_t ldc)
+{
+    cpu_direct_packed_product(a, lda, m, k, n, packed, c, ldc);
 }

@@ -76,4 +76,24 @@ bool cpu_direct_product(const cpu_call *k, const float *a, int64_t m,
                         int64_t sb_n, const float *bias, float *c,
                         cpu_epi *epi, wnn_status *st, wnn_error *err);
 
+/* A b that is not a constant but serves many products (attention's k^T and
+ * v: every block of query rows of a head), packed once by the caller into
+ * cpu_product_pack_floats(cfg, k, n) floats (0: no packed kernel here, use
+ * cpu_product) with cpu_product_pack, then c [m][n] = a [m][k] b on the
+ * calling thread by cpu_product_packed, as often as the caller likes.  The
+ * register-blocked kernel (kernels/conv/direct.c); the sums run over k in
+ * order. */
+int64_t cpu_product_pack_floats(const cpu_config *cfg, int64_t k, int64_t n);
+void cpu_product_pack(const float *b, int64_t ldb, int64_t k, int64_t n,
+                      float *packed);
+void cpu_product_packed(const float *a, int64_t lda, int64_t m, int64_t k,
+                        int64_t n, const float *packed, float *c, int64_t ldc);
+/* kernels/conv/direct.c: those three's kernels */
+int64_t cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n);
+void cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
+                     float *wt);
+void cpu_direct_packed_product(const float *a, int64_t lda, int64_t m,
+                               int64_t kk, int64_t n, const float *wt,
+                               float *c, int64_t ldc);
+
 #endif

@@ -261,7 +261,8 @@ def test_products_go_through_the_gemm_service():
     files = _c_files("cpu")
     defs, edges = _graph(files)
     kernels = {"cpu_blis_sgemm", "cpu_blis_sgemm_1t", "cpu_blis_sgemm_tasks",
-               "cpu_direct_product"}
+               "cpu_direct_product", "cpu_direct_packed_floats", "cpu_direct_pack",
+               "cpu_direct_packed_product"}
     owners = {n: f for f, names in defs.items() for n in names if n in kernels}
     assert set(owners) == kernels, "the service's kernels are not found: the parser is broken"
     assert "cpu_product" in defs[service]

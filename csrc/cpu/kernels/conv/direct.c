@@ -1106,6 +1106,52 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     return true;
 }
 
+/* A b that is not a constant, packed by the caller once and used for many
+ * products of its rows on one thread each (attention's k^T and v, per head
+ * and dispatch): the layout of direct_pack_strided, [OP / 64][kk][64] (the
+ * last block [kk][OP - 64 b], OP = n rounded up to 16, zeros in the
+ * padding columns).  cpu_direct_packed_floats: its size in floats, 0 where
+ * the kernel does not run (no AVX2, WEBNN_CONV_DIRECT=0, fewer than 8
+ * columns). */
+int64_t
+cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n)
+{
+    geom g = { .G = 1, .direct_ok = cfg->conv_direct };
+    return direct_usable(&g) && n >= 8 && kk >= 1 ? kk * ((n + 15) / 16 * 16)
+                                                  : 0;
+}
+
+void
+cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
+                float *wt)
+{
+    const int64_t OP = (n + 15) / 16 * 16;
+    for (int64_t o0 = 0; o0 < OP; o0 += 64) {
+        const int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        const int64_t nv = n - o0 < wb ? n - o0 : wb;
+        float *d = wt + o0 * kk;
+        for (int64_t c = 0; c < kk; c++, d += wb) {
+            memcpy(d, b + c * ldb + o0, (size_t)nv * sizeof(float));
+            memset(d + nv, 0, (size_t)(wb - nv) * sizeof(float));
+        }
+    }
+}
+
+/* c [m][n] (rows ldc apart) = a [m][kk] (rows lda apart) times the packed
+ * b, on the calling thread: the 1x1 product's spans, block of 64 columns
+ * after block (each block's weights stay in L1 / L2 for all m rows) */
+void
+cpu_direct_packed_product(const float *a, int64_t lda, int64_t m, int64_t kk,
+                          int64_t n, const float *wt, float *c, int64_t ldc)
+{
+    const int64_t OP = (n + 15) / 16 * 16;
+    const float *zero = cpu_zeros((size_t)OP + 16);
+    for (int64_t ob = 0; zero && ob * 64 < OP; ob++) {
+        conv_1x1_span(a, kk, lda, 0, m, wt, OP, n, ldc, ob, zero, c, 0, 0,
+                      NULL, NULL, NULL, 0);
+    }
+}
+
 void
 conv_direct_cols(const geom *g, int64_t *lo, int64_t *hi)
 {

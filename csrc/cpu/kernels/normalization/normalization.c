@@ -885,6 +885,12 @@ softmax_row(const float *x, float *y, int64_t n)
     }
 }
 
+void
+cpu_softmax_row(const float *x, float *y, int64_t n)
+{
+    softmax_row(x, y, n);
+}
+
 /* Long groups (more than SM_PART elements: out of cache) go in two passes
  * over memory, split in parts of SM_PART elements over the threads: each
  * part's maximum and sum of exp(x - max) (the part re-read from L2), the
