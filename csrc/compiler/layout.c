@@ -13,7 +13,10 @@
  * instanceNormalization (their layout option),
  * batchNormalization on the channel axis (axis 1 -> 3), concat of nhwc
  * inputs (its axis mapped), reductions (WNN_FAMILY_REDUCE: their axes
- * mapped, reduce_nhwc) and ShuffleNet's channel shuffle (shuffle_nhwc).  Any other reader, and a graph output, gets the
+ * mapped, reduce_nhwc) and ShuffleNet's channel shuffle (shuffle_nhwc).
+ * A transpose to nhwc of an operand stored nhwc, and one to nchw (stored
+ * nhwc) of an operand in its logical layout, become identities
+ * (transpose_cancels).  Any other reader, and a graph output, gets the
  * operand transposed back to nchw by a transpose node inserted before it
  * (made once per operand); a conv2d whose input is not nhwc gets it
  * transposed to nhwc the same way.  The rewritten graph is the one the
@@ -521,6 +524,43 @@ shuffle_nhwc(lp *s, const uint32_t *uses, uint32_t pos, wnn_node *r1,
     return true;
 }
 
+/* A transpose that the layout plan makes a copy (ConvNeXt's permutes
+ * around its LayerNorm and MLP, as ONNX exports them): [0, 2, 3, 1] of an
+ * operand stored nhwc gives its stored data as it is; [0, 3, 1, 2] of a
+ * rank-4 operand in its logical layout gives an nchw tensor whose nhwc
+ * storage is that operand's data (*out_nhwc: its result is stored nhwc).
+ * The node becomes an identity, which the memory plan aliases to its
+ * input (WNN_PLAN_ALIAS) where its result is an intermediate.  false: not
+ * such a transpose (nothing changed), or out of memory (*ok false). */
+static bool
+transpose_cancels(lp *s, wnn_node *n, bool *out_nhwc, bool *ok)
+{
+    static const uint32_t p_nhwc[4] = { 0, 2, 3, 1 }, p_nchw[4] = { 0, 3, 1, 2 };
+    if (n->op != WNN_OP_TRANSPOSE || n->n_in != 1 || n->n_out != 1) {
+        return false;
+    }
+    const wnn_transpose_options *o = n->options;
+    const wnn_desc *x = &s->ir->operands[n->in[0]].desc;
+    if (!o->permutation.present || o->permutation.n != 4 || x->rank != 4) {
+        return false;
+    }
+    const uint32_t *perm = o->permutation.v;
+    bool stored = s->nhwc[n->in[0]];
+    if (memcmp(perm, stored ? p_nhwc : p_nchw, sizeof(p_nhwc)) != 0) {
+        return false;
+    }
+    wnn_no_options *none = wnn_arena_alloc(&s->ir->arena, sizeof(*none));
+    if (!none) {
+        *ok = false;
+        return true;
+    }
+    memset(none, 0, sizeof(*none));
+    n->op = WNN_OP_IDENTITY;
+    n->options = none;
+    *out_nhwc = !stored;
+    return true;
+}
+
 wnn_status
 wnn_layout_plan(wnn_graph *g, wnn_error *err)
 {
@@ -555,6 +595,8 @@ wnn_layout_plan(wnn_graph *g, wnn_error *err)
         uint32_t cj;
         if (shuffle_nhwc(&s, uses, pos, n, &ok)) {
             /* its transpose and second reshape run as they are now */
+        } else if (transpose_cancels(&s, n, &out_nhwc, &ok)) {
+            /* an identity now: its input's storage as it is */
         } else if (is_conv_candidate(ir, n)) {
             uint32_t x = version(&s, n->in[0], true);
             ok = x != WNN_NO_NODE;

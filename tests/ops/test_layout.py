@@ -409,3 +409,54 @@ def test_squeeze_excitation_scale_stays_nhwc(contexts, batch):
     else:
         assert "layout per-channel operand" not in labels, labels
         assert labels.count("layout nhwc->nchw") >= 2, labels
+
+
+@pytest.mark.parametrize("out_mid", [False, True], ids=["intermediate", "output"])
+def test_convnext_permutes_become_views(contexts, out_mid):
+    """ConvNeXt's block as ONNX exports it: depthwise conv2d (nchw) ->
+    transpose [0, 2, 3, 1] -> layerNormalization over the channels (now the
+    last axis) -> matmul -> gelu -> matmul -> transpose [0, 3, 1, 2] ->
+    residual add -> the next conv2d.  With the convolutions in nhwc the two
+    permutes are the stored data as it is: identities, aliased (no step, no
+    transpose anywhere), unless a permuted tensor is a graph output (then it
+    is copied).  Values as the unplanned graph's and NumPy float64's."""
+    rng = np.random.default_rng(7)
+    C, H, W = 16, 6, 5
+    x = rng.standard_normal((2, C, H, W)).astype(np.float32)
+    wd = (rng.standard_normal((C, 1, 3, 3)) / 3).astype(np.float32)
+    w1 = (rng.standard_normal((C, 2 * C)) / 4).astype(np.float32)
+    w2 = (rng.standard_normal((2 * C, C)) / 6).astype(np.float32)
+    wc = (rng.standard_normal((C, C, 1, 1)) / 4).astype(np.float32)
+
+    def make(b, ops):
+        y = b.conv2d(ops["x"], b.constant(wd), padding=[1] * 4, groups=C)
+        t = b.transpose(y, permutation=[0, 2, 3, 1])
+        t = b.layer_normalization(t, axes=[3])
+        t = b.matmul(b.gelu(b.matmul(t, b.constant(w1))), b.constant(w2))
+        back = b.transpose(t, permutation=[0, 3, 1, 2])
+        z = b.conv2d(b.add(back, ops["x"]), b.constant(wc))
+        return {"z": z, "back": back} if out_mid else {"z": z}
+
+    (got, g), (want, _) = (build_run(c, make, {"x": x}) for c in contexts)
+    # NumPy float64
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    y = sum(xp[:, :, i:i + H, j:j + W] * wd[None, :, 0, i, j, None, None]
+            for i in range(3) for j in range(3))
+    t = y.transpose(0, 2, 3, 1)
+    t = (t - t.mean(-1, keepdims=True)) / np.sqrt(t.var(-1, keepdims=True) + 1e-5)
+    h = t @ w1
+    from math import erf
+    h = 0.5 * h * (1 + np.vectorize(erf)(h / np.sqrt(2)))
+    back = (h @ w2).transpose(0, 3, 1, 2)
+    z = np.einsum("nchw,oc->nohw", back + x, wc[:, :, 0, 0])
+    ref = {"z": z, "back": back}
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5, err_msg=k)
+        np.testing.assert_allclose(got[k], ref[k], rtol=1e-4, atol=1e-4, err_msg=k)
+    v = webnn._core.graph_view(g._h)
+    ops = [v["nodes"][s["node"]]["operator"] for s in v["steps"]]
+    # the graph's input into nhwc and each output back to nchw: the model's
+    # two permutes are no step (a permuted output is read back from the
+    # nhwc storage by its layout transpose)
+    assert ops.count("transpose") == (3 if out_mid else 2), ops
+    assert "identity" not in ops and len(ops) == (9 if out_mid else 8), ops
