@@ -36,6 +36,9 @@ typedef struct actx {
     const uint32_t *uses, *first, *consumer;
     const bool *is_out;
     const uint32_t *chain_of;
+    /* identities passed on the way (a decode graph's Dropout, imported as
+     * one): the chain's nodes too */
+    uint32_t skipped[8], n_skipped;
 } actx;
 
 static const wnn_desc *
@@ -56,6 +59,21 @@ sole_reader(const actx *a, uint32_t t, uint32_t *next)
     }
     *next = a->consumer[t];
     return &a->ir->nodes[*next];
+}
+
+/* sole_reader, through identities (recorded in a->skipped): *t becomes
+ * the operand the node returned reads */
+static const wnn_node *
+next_node(actx *a, uint32_t *t, uint32_t *next)
+{
+    const wnn_node *n = sole_reader(a, *t, next);
+    while (n && n->op == WNN_OP_IDENTITY && n->n_in == 1 && n->n_out == 1 &&
+           a->n_skipped < 8) {
+        a->skipped[a->n_skipped++] = *next;
+        *t = n->out[0];
+        n = sole_reader(a, *t, next);
+    }
+    return n;
 }
 
 /* a float32 matmul of two operands of one rank >= 2, the same leading
@@ -153,7 +171,7 @@ guard_of(const actx *a, uint32_t p, uint32_t *wh)
 
 /* the attention chain whose first matmul is node id, into *e */
 static bool
-attention_at(const actx *a, uint32_t id, wnn_epilogue *e)
+attention_at(actx *a, uint32_t id, wnn_epilogue *e)
 {
     const wnn_ir *ir = a->ir;
     const wnn_node *m1 = &ir->nodes[id];
@@ -166,7 +184,7 @@ attention_at(const actx *a, uint32_t id, wnn_epilogue *e)
                          .channel_axis = sd->rank - 1, .act = WNN_NO_NODE,
                          .kind = WNN_FUSE_ATTENTION };
     uint32_t t = m1->out[0], next;
-    const wnn_node *n = sole_reader(a, t, &next);
+    const wnn_node *n = next_node(a, &t, &next);
     if (n && (n->op == WNN_OP_MUL || n->op == WNN_OP_DIV) && n->n_in == 2 &&
         n->n_out == 1) {
         uint32_t c = n->in[0] == t ? n->in[1] : n->in[0];
@@ -177,7 +195,7 @@ attention_at(const actx *a, uint32_t id, wnn_epilogue *e)
         }
         e->scale = next + 1;
         t = n->out[0];
-        n = sole_reader(a, t, &next);
+        n = next_node(a, &t, &next);
     }
     if (n && n->op == WNN_OP_ADD && n->n_in == 2 && n->n_out == 1) {
         uint32_t mask = n->in[0] == t ? n->in[1] : n->in[0];
@@ -190,7 +208,7 @@ attention_at(const actx *a, uint32_t id, wnn_epilogue *e)
         e->addend = mask;
         e->add_kind = WNN_EPI_ADD_RESIDUAL;
         t = n->out[0];
-        n = sole_reader(a, t, &next);
+        n = next_node(a, &t, &next);
     }
     if (!n || n->op != WNN_OP_SOFTMAX || n->n_out != 1 ||
         ((const wnn_softmax_options *)n->options)->axis != sd->rank - 1 ||
@@ -204,7 +222,7 @@ attention_at(const actx *a, uint32_t id, wnn_epilogue *e)
         e->guard = wh + 1;
         t = ir->nodes[wh].out[0];
     }
-    n = sole_reader(a, t, &next);
+    n = next_node(a, &t, &next);
     if (!n || !plain_matmul(a, n) || n->in[0] != t || n->in[1] == t) {
         return false;
     }
@@ -253,5 +271,8 @@ wnn_fusion_find_attention(const wnn_graph *g, const uint32_t *uses,
             f->chain_of[ir->operands[w->in[0]].node] = k;
         }
         f->chain_of[e.last] = k;
+        for (uint32_t i = 0; i < a.n_skipped; i++) {
+            f->chain_of[a.skipped[i]] = k;
+        }
     }
 }

@@ -116,9 +116,12 @@ cpu_attn_make(const wnn_graph *g, const wnn_step *s, const cpu_config *cfg)
     a->Dv = vd->shape[r - 1];
     a->guard = s->epi->guard != 0;
     if (s->epi->scale) {
+        /* the constant of the two (the scores are a node's) */
         const wnn_node *n = &ir->nodes[s->epi->scale - 1];
-        uint32_t t = ir->nodes[s->node].out[0];
-        const wnn_operand *c = &ir->operands[n->in[0] == t ? n->in[1] : n->in[0]];
+        const wnn_operand *c = &ir->operands[n->in[1]];
+        if (c->kind != WNN_OPERAND_CONSTANT) {
+            c = &ir->operands[n->in[0]];
+        }
         a->scale = n->op == WNN_OP_DIV ? 2 : 1;
         memcpy(&a->c, c->data, sizeof(float));
     }

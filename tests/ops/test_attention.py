@@ -45,8 +45,10 @@ def reference(q, kt, v, mask=None, guard=False, scale=1.0):
     return p @ v.astype(np.float64)
 
 
-def block(b, ops, mask=True, guard=False, axis=None, zero=0.0, scale=None):
+def block(b, ops, mask=True, guard=False, axis=None, zero=0.0, scale=None, ident=False):
     s = b.matmul(ops["q"], ops["kt"])
+    if ident:  # identities on the way (a decode graph's Dropout)
+        s = b.identity(s)
     if scale is not None:  # ("mul" | "div", c, shape of c)
         op, c, shape = scale
         s = getattr(b, op)(s, b.constant(f32(shape), np.full(shape, c, np.float32)))
@@ -57,6 +59,8 @@ def block(b, ops, mask=True, guard=False, axis=None, zero=0.0, scale=None):
     if guard:
         z = b.constant(f32([]), np.array(zero, np.float32))
         p = b.where(b.is_nan(p), z, p)
+    if ident:
+        p = b.identity(b.identity(p))
     return b.matmul(p, ops["v"])
 
 
@@ -150,6 +154,19 @@ def test_attention_scaled_scores(contexts, scale):
     assert kinds(gf) == ["attention"] and "attention" not in kinds(gp)
     c = scale[1] if scale[0] == "mul" else 1 / scale[1]
     ref = reference(inputs["q"], inputs["kt"], inputs["v"], inputs["m"], True, c)
+    assert np.allclose(yf["y"], ref, rtol=1e-5, atol=1e-5)
+    assert np.allclose(yf["y"], yp["y"], rtol=2e-6, atol=2e-6)
+
+
+def test_attention_through_identities(contexts):
+    """identities between the nodes (GPT-2's decode graph has one after the
+    softmax) are part of the block"""
+    inputs = case("ident", [1, 3], 1, 40, 16, 16, [1, 1, 1, 40])
+    scale = ("mul", 0.25, [])
+    (gf, yf), (gp, yp) = [run(c, inputs, lambda b, o: block(b, o, scale=scale, ident=True))
+                          for c in contexts]
+    assert kinds(gf) == ["attention"] and "attention" not in kinds(gp)
+    ref = reference(inputs["q"], inputs["kt"], inputs["v"], inputs["m"], False, 0.25)
     assert np.allclose(yf["y"], ref, rtol=1e-5, atol=1e-5)
     assert np.allclose(yf["y"], yp["y"], rtol=2e-6, atol=2e-6)
 
