@@ -442,3 +442,23 @@ def test_gather_elements_fold_out_of_range(ctx):
                 numpy_helper.from_array(np.array([[0, 4]], np.int64), "i")])
     with pytest.raises(webnn.NotSupportedError, match=r"GatherElements.*outside \[-4, 4\)"):
         webnn.onnx.load(m, ctx)
+
+
+def test_run_results_are_fresh_arrays_of_each_run(ctx):
+    """On the CPU run() computes straight into the arrays it returns (no
+    tensors in between): results of 1 MiB and more, kept across runs, are
+    each their own run's, and the inputs are not written"""
+    m = webnn.onnx.load(_model([helper.make_node("Relu", ["x"], ["y"]),
+                                helper.make_node("Neg", ["x"], ["z"])],
+                               [_vi("x", F, [512, 1024])], [_vi("y", F, None), _vi("z", F, None)]),
+                        context=ctx)
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((512, 1024)).astype(np.float32) for _ in range(3)]
+    keep = [x.copy() for x in xs]
+    outs = [m.run({"x": x}) for x in xs]
+    del outs[1]  # its memory goes back to the result cache, reused by the next
+    outs.append(m.run({"x": xs[1]}))
+    for o, x in zip(outs, [keep[0], keep[2], keep[1]]):
+        assert np.array_equal(o["y"], np.maximum(x, 0)) and np.array_equal(o["z"], -x)
+    assert all(np.array_equal(a, b) for a, b in zip(xs, keep))
+    assert len({id(o["y"]) for o in outs} | {id(o["z"]) for o in outs}) == 6

@@ -67,9 +67,15 @@ class OnnxModel:
         self._lock = threading.Lock()
 
     def _compute(self, feeds):
-        """The graph on the context's timeline, with tensors made at the
-        first run and reused (one run at a time per model)."""
+        """The graph on the CPU: compute() on the caller's arrays, results
+        written straight into the arrays returned (no tensors, no copies:
+        a GPT-2 decode step's 19 MB of cache in and out took 2 ms of its 19
+        copied through tensors).  Elsewhere on the context's timeline, with
+        tensors made at the first run and reused (one run at a time per
+        model)."""
         ctx, g = self.context, self.graph
+        if ctx.backend == "cpu":
+            return ctx.compute(g, feeds)
         with self._lock:
             if self._tensors is None:
                 tin = {n: ctx.create_tensor({"dataType": dt, "shape": list(shape),
