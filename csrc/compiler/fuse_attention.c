@@ -184,6 +184,7 @@ attention_at(actx *a, uint32_t id, wnn_epilogue *e)
                          .channel_axis = sd->rank - 1, .act = WNN_NO_NODE,
                          .kind = WNN_FUSE_ATTENTION };
     uint32_t t = m1->out[0], next;
+    a->n_skipped = 0;
     const wnn_node *n = next_node(a, &t, &next);
     if (n && (n->op == WNN_OP_MUL || n->op == WNN_OP_DIV) && n->n_in == 2 &&
         n->n_out == 1) {

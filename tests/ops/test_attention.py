@@ -163,10 +163,16 @@ def test_attention_through_identities(contexts):
     softmax) are part of the block"""
     inputs = case("ident", [1, 3], 1, 40, 16, 16, [1, 1, 1, 40])
     scale = ("mul", 0.25, [])
-    (gf, yf), (gp, yp) = [run(c, inputs, lambda b, o: block(b, o, scale=scale, ident=True))
-                          for c in contexts]
-    assert kinds(gf) == ["attention"] and "attention" not in kinds(gp)
-    ref = reference(inputs["q"], inputs["kt"], inputs["v"], inputs["m"], False, 0.25)
+
+    def layers(b, o):  # ten blocks, each one's result the next one's q
+        for _ in range(10):
+            o = dict(o, q=block(b, o, scale=scale, ident=True))
+        return o["q"]
+    (gf, yf), (gp, yp) = [run(c, inputs, layers) for c in contexts]
+    assert kinds(gf) == ["attention"] * 10 and "attention" not in kinds(gp)
+    ref = inputs["q"]
+    for _ in range(10):
+        ref = reference(ref, inputs["kt"], inputs["v"], inputs["m"], False, 0.25)
     assert np.allclose(yf["y"], ref, rtol=1e-5, atol=1e-5)
     assert np.allclose(yf["y"], yp["y"], rtol=2e-6, atol=2e-6)
 
