@@ -1403,4 +1403,27 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     (void)sb_n, (void)bias, (void)c, (void)epi, (void)st, (void)err;
     return false;
 }
+
+/* no packed kernel here: callers use cpu_product */
+int64_t
+cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n)
+{
+    (void)cfg, (void)kk, (void)n;
+    return 0;
+}
+
+void
+cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
+                float *wt)
+{
+    (void)b, (void)ldb, (void)kk, (void)n, (void)wt;
+}
+
+void
+cpu_direct_packed_product(const float *a, int64_t lda, int64_t m, int64_t kk,
+                          int64_t n, const float *wt, float *c, int64_t ldc)
+{
+    (void)a, (void)lda, (void)m, (void)kk, (void)n, (void)wt, (void)c;
+    (void)ldc;
+}
 #endif
