@@ -139,10 +139,11 @@ cpu_attn_make(const wnn_graph *g, const wnn_step *s, const cpu_config *cfg)
     a->nt = cpu_num_threads();
     a->scratch = malloc((size_t)a->nt * (size_t)(a->rows * a->T) *
                             sizeof(float) + 64);
-    if (a->S >= ATTN_PACK_ROWS && cpu_product_pack_floats(cfg, a->D, a->T) &&
-        cpu_product_pack_floats(cfg, a->T, a->Dv)) {
-        a->pk = cpu_product_pack_floats(cfg, a->D, a->T);
-        a->pv = packed_as_is(a->Dv) ? 0 : cpu_product_pack_floats(cfg, a->T, a->Dv);
+    const int64_t pk = cpu_product_pack_floats(cfg, a->D, a->T);
+    const int64_t pv = cpu_product_pack_floats(cfg, a->T, a->Dv);
+    if (a->S >= ATTN_PACK_ROWS && pk && pv) {
+        a->pk = pk;
+        a->pv = packed_as_is(a->Dv) ? 0 : pv;
         a->packed = malloc((size_t)(a->batch * (a->pk + a->pv)) *
                            sizeof(float) + 64);
     }
@@ -222,7 +223,7 @@ pack_body(void *p_, int64_t b_, int64_t e_, int tid)
 /* c [rows][n] = a [rows][k] times b [k][n]: head b's packed copy where
  * there is one, else b itself */
 static void
-product(const cpu_attn *a, const float *x, int64_t lda, int64_t rows,
+product(const float *x, int64_t lda, int64_t rows,
         int64_t k, int64_t n, const float *packed, const float *b, float *c,
         int64_t ldc)
 {
@@ -266,7 +267,7 @@ attn_body(void *p_, int64_t b_, int64_t e_, int tid)
         int64_t rows = S - r0 < a->rows ? S - r0 : a->rows;
         const float *pk = a->pk ? a->packed + b * (a->pk + a->pv) : NULL;
         const float *vb = j->v + b * T * Dv;
-        product(a, j->q + (b * S + r0) * D, D, rows, D, T, pk,
+        product(j->q + (b * S + r0) * D, D, rows, D, T, pk,
                 j->kt + b * D * T, sc, T);
         if (a->scale) {
             scale_scores(a, sc, rows * T);
@@ -284,7 +285,7 @@ attn_body(void *p_, int64_t b_, int64_t e_, int tid)
                 }
             }
         }
-        product(a, sc, T, rows, T, Dv,
+        product(sc, T, rows, T, Dv,
                 pk ? (a->pv ? pk + a->pk : vb) : NULL, vb,
                 j->out + (b * S + r0) * Dv, Dv);
     }
