@@ -89,7 +89,7 @@ def test_merged_read_values(ctx, add_relu):
         np.testing.assert_array_equal(out, ref(a, b))
     # the returning form of read_tensor merges too
     m0, _ = counts(ctx)
-    for _ in range(200):
+    for _ in range(1000):
         ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
         got = ctx.read_tensor(ty)
         if counts(ctx)[0] > m0:
@@ -245,16 +245,22 @@ def test_rewritten_inputs_stop_merging(ctx, add_relu):
     g, ta, tb, ty, ref = add_relu
     out = np.empty(N, np.float32)
     m0, r0 = counts(ctx)
-    for i in range(60):
-        a, b = values(i), values(i + 1)
+    # (a merge needs the read within 50 us of its dispatch, which a slow
+    # sanitizer run often misses: go on until one merged)
+    for i in range(600):
+        a, b = values(i % 60), values(i % 60 + 1)
         ctx.write_tensor(ta, a)
         ctx.write_tensor(tb, b)
         ctx.dispatch(g, {"a": ta, "b": tb}, {"y": ty})
         ctx.read_tensor(ty, out)
         np.testing.assert_array_equal(out, ref(a, b))
+        if i >= 59 and counts(ctx)[0] > m0:
+            break
     m, r = counts(ctx)
     assert m - m0 >= 1
-    assert m - m0 <= 20, (m - m0, r - r0)
+    # every merge costs a forced run (-4) that 4 skips pay back: at most one
+    # merge in 5 dispatches, where merging on would merge nearly all
+    assert m - m0 <= (i + 1) // 3, (i + 1, m - m0, r - r0)
 
 
 def test_dtypes_and_broadcast(ctx):
@@ -297,7 +303,7 @@ def test_released_owed_tensor_frees_everything(ctx):
         ta = c.create_tensor(f32([N], writable=True))
         ty = c.create_tensor(f32([N], readable=True))
         c.write_tensor(ta, values(0))
-        for _ in range(200):
+        for _ in range(1000):
             m0, _ = counts(c)
             c.dispatch(g, {"a": ta}, {"y": ty})
             c.read_tensor(ty, np.empty(N, np.float32))
@@ -390,7 +396,7 @@ def test_small_input_written_inline_while_owed(ctx):
     ctx.write_tensor(ta, a)
     out = np.empty(N, np.float32)
     inlined = 0
-    for k in range(1, 6):
+    for k in range(1, 41):  # (until 3 writes ran inline: fewer under a sanitizer)
         ctx.write_tensor(ts, np.float32([k]))
         merged_read(ctx, g, {"a": ta, "s": ts}, ty, out)
         np.testing.assert_array_equal(out, a * np.float32(k))
@@ -399,6 +405,8 @@ def test_small_input_written_inline_while_owed(ctx):
         ctx.write_tensor(ts, np.float32([-1]))
         inlined += _core.context_info(ctx._h)["inline_runs"] > n0
         np.testing.assert_array_equal(ctx.read_tensor(ty), a * np.float32(k))
+        if k >= 5 and inlined >= 3:
+            break
     assert inlined >= 3
 
 
