@@ -3,7 +3,7 @@ against ONNX Runtime on the same ONNX files, in one process, interleaved.
 
     pip install .[bench]          # torch, torchvision, transformers, onnxruntime
     python benchmarks/bench_families.py [--models bert,resnet50] [--rounds 10]
-        [--threads 2] [--cache build/bench-families]
+        [--threads 2] [--cache build/bench-families] [--bounds]
 
 Each family is built at bench time from a transformers / torchvision config
 with random weights (seeded; nothing is downloaded) and exported with
@@ -316,6 +316,72 @@ def weight_bytes(path):
                if t.data_type == onnx.TensorProto.FLOAT and readers.get(t.name, set()) - {"Gather"})
 
 
+def product_gflop(path, feeds):
+    """GFLOP of the model's products (Conv, ConvTranspose, MatMul, Gemm: two
+    per multiply-add) at the inputs' shapes: what a run must do at least,
+    whatever the runtime."""
+    import onnx
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    m = onnx.load(path)
+    for i in m.graph.input:  # the bench inputs' shapes in place of symbolic dims
+        if i.name in feeds:
+            dims = i.type.tensor_type.shape.dim
+            for d, n in zip(dims, feeds[i.name].shape):
+                d.ClearField("dim_param")
+                d.dim_value = int(n)
+    # (ONNX Runtime's symbolic inference: onnx's own leaves the batch of
+    # BERT's attention unknown; onnx's where ORT's fails, as on ViT's reshapes)
+    try:
+        m = SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+    except Exception:  # noqa: BLE001 - its asserts on graphs it does not follow
+        m = onnx.shape_inference.infer_shapes(m, data_prop=True)
+    shape = {}
+    for v in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            shape[v.name] = [d.dim_value for d in dims]
+    for t in m.graph.initializer:
+        shape[t.name] = list(t.dims)
+    flop = 0
+    for n in m.graph.node:
+        y = shape.get(n.output[0]) if n.output else None
+        a = shape.get(n.input[0]) if n.input else None
+        w = shape.get(n.input[1]) if len(n.input) > 1 else None
+        if y is None or a is None or w is None:
+            continue
+        if n.op_type == "MatMul":
+            flop += 2 * int(np.prod(y, dtype=np.int64)) * (a[-1] if len(a) > 1 else a[0])
+        elif n.op_type == "Gemm":
+            trans_a = any(x.name == "transA" and x.i for x in n.attribute)
+            flop += 2 * int(np.prod(y, dtype=np.int64)) * (a[0] if trans_a else a[-1])
+        elif n.op_type == "Conv":  # y [N, O, ...], w [O, C / group, k...]
+            flop += 2 * int(np.prod(y, dtype=np.int64)) * int(np.prod(w[1:], dtype=np.int64))
+        elif n.op_type == "ConvTranspose":  # x [N, C, ...], w [C, O / group, k...]
+            flop += 2 * int(np.prod(a, dtype=np.int64)) * int(np.prod(w[1:], dtype=np.int64))
+    return flop / 1e9
+
+
+def product_peak(threads, n=2048, rounds=5):
+    """The fastest float32 product on this machine at these threads, GFLOP/s:
+    the best of webnn's matmul and torch's (its BLAS) on n x n x n, min of
+    `rounds` runs.  A model whose products are F GFLOP cannot run in less
+    than F / this."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    ctx = webnn.ml.create_context(device_type="cpu")
+    b = webnn.MLGraphBuilder(ctx)
+    g = b.build({"y": b.matmul(b.input("a", {"dataType": "float32", "shape": [n, n]}),
+                               b.constant(a))})
+    ta = torch.from_numpy(a)
+    ctx.compute(g, {"a": a})
+    torch.mm(ta, ta)
+    best = {"webnn": 1e9, "torch": 1e9}
+    for _ in range(rounds):
+        best["webnn"] = min(best["webnn"], _timed(lambda: ctx.compute(g, {"a": a})))
+        best["torch"] = min(best["torch"], _timed(lambda: torch.mm(ta, ta)))
+    return {k: 2 * n ** 3 / t / 1e9 for k, t in best.items()}
+
+
 def machine():
     model = isa = "?"
     try:
@@ -349,6 +415,9 @@ def main():
                         "own default; its spinning threads slow the interleaved "
                         "webnn runs on few cores, see ORT_SPINNING)")
     p.add_argument("--cache", default=os.path.join(ROOT, "build", "bench-families"))
+    p.add_argument("--bounds", action="store_true",
+                   help="also each model's product GFLOP, the rate of each runtime and "
+                        "the highest ratio the machine's float32 product peak allows")
     args = p.parse_args()
     os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
     ORT_SPINNING = args.ort_spinning
@@ -389,6 +458,22 @@ def main():
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
         print(f"\ngeometric mean of ORT / webnn over {len(ratios)} models: {geo:.2f}")
+    if args.bounds and done:
+        peak = product_peak(args.threads)
+        top = max(peak.values())
+        print(f"\nWhat the products bound (float32 product peak here, {args.threads} threads, "
+              f"2048^3, best of 5: webnn {peak['webnn']:.0f}, torch {peak['torch']:.0f} "
+              f"GFLOP/s); the highest ORT / webnn a row can reach is ORT's median over "
+              f"the products' time at that peak:\n")
+        print("| model | product GFLOP | webnn GFLOP/s | ORT GFLOP/s | webnn % of peak "
+              "| ORT % of peak | highest ORT / webnn |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for k, r in done.items():
+            f = product_gflop(*export(k, args.cache))
+            tw, to = statistics.median(r["webnn"]) / 1e3, statistics.median(r["ort"]) / 1e3
+            print(f"| {r['model']} | {f:.2f} | {f / tw:.0f} | {f / to:.0f} "
+                  f"| {100 * f / tw / top:.0f} | {100 * f / to / top:.0f} "
+                  f"| {to / (f / top):.2f} |")
     if "gpt2-decode" in done:
         gbs = copy_gbs()
         wb = weight_bytes(export("gpt2-decode", args.cache)[0])
