@@ -62,12 +62,12 @@ struct cpu_attn {
     float *packed;
 };
 
-/* b [k][n] is already in the packed layout: one block of at most 64
- * columns, a multiple of 16 */
+/* b [k][n] is already in the packed layout: one block (at most 64
+ * columns at AVX-512, 16 at AVX2), a multiple of 16 */
 static bool
 packed_as_is(int64_t n)
 {
-    return n % 16 == 0 && n <= 64;
+    return n % 16 == 0 && n <= cpu_direct_block_cols();
 }
 
 /* the mask's strides: right-aligned to the scores' rank, 0 where it

@@ -228,8 +228,9 @@ DIRECT_SPANS8(24)
 
 /* ---- the same kernels at AVX2 + FMA --------------------------------------
  * The same source on 8-lane vectors (two per 16-lane vector of the packed
- * weights, which both levels share) and the same sums in the same order,
- * so the results are bit for bit those of the AVX-512 kernels.  With 16
+ * weights, whose blocks are one vector wide at this level: conv_direct_bw)
+ * and the same sums in the same order, so the results are bit for bit
+ * those of the AVX-512 kernels.  With 16
  * vector registers, not 32, a block holds at most 12 of accumulators: the
  * native blocks are 1 vector of 16 channels x up to 6 pixels (the shape of
  * BLIS's haswell kernel); a wider or taller block runs as those, vector by
@@ -345,19 +346,21 @@ direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
     DIRECT2_CUT(NV, 4) DIRECT2_CUT(NV, 5) DIRECT2_CUT(NV, 6)
 DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
 /* a run of nb blocks of pb pixels of the 1x1 product, as the AVX-512
- * spans, but vector by vector of output channels, each over all the
- * blocks, so that one vector's column of weights is read by every block
- * while it is in L1 / L2; and past DIRECT2_KC_MIN input channels in slices
- * of about DIRECT2_KC, each slice's sums added to the stored ones (the
- * first slice stores bias + its sums + the residual, the last applies the
- * clamp): a slice's column of weights (DIRECT2_KC x 64 bytes) stays in L1
- * and its rows of x in L2 while the blocks run (128 x 3072 x 768 on 2
- * threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up to DIRECT2_KC_MIN channels the sums
- * are those of the AVX-512 kernels, in the same order. */
+ * spans, on one vector of output channels (the blocks of the packed
+ * weights are one vector wide at AVX2: conv_direct_bw), over all the
+ * blocks, so that the column of weights is read by every block while it
+ * is in L1 / L2; and past DIRECT2_KC_MIN input channels in slices of about
+ * DIRECT2_KC, each slice's sums added to the stored ones (the first slice
+ * stores bias + its sums + the residual, the last applies the clamp): a
+ * slice's column of weights (DIRECT2_KC x 64 contiguous bytes) stays in
+ * L1 and its rows of x in L2 while the blocks run (128 x 3072 x 768 on 2
+ * threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up to
+ * DIRECT2_KC_MIN channels the sums are those of the AVX-512 kernels, in
+ * the same order. */
 #define DIRECT2_KC 256
 #define DIRECT2_KC_MIN 512
-#define DIRECT2_SPAN(NV, PB)                                                   \
-    DIRECT2 __attribute__((flatten)) static void span2_##NV##_##PB(            \
+#define DIRECT2_SPAN(PB)                                                       \
+    DIRECT2 __attribute__((flatten)) static void span2_1_##PB(                 \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
         const float *bias, float *y, int64_t ys, int64_t nvalid,               \
         const float *res, const float *cl, int nt, int64_t nb)                 \
@@ -368,25 +371,17 @@ DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
         for (int64_t si = 0, k0 = 0, kc; si < ns; si++, k0 += kc) {           \
             kc = C / ns + (si < C % ns);                                       \
             const bool last = si == ns - 1;                                    \
-            for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {             \
-                for (int64_t b = 0; b < nb; b++) {                             \
-                    float *yb = y + b * PB * ys + 16 * j;                      \
-                    const float *rb = si ? yb                                  \
-                                      : res ? res + b * PB * ys + 16 * j       \
-                                            : NULL;                            \
-                    direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1,   \
-                                    kc, w + k0 * OP + 16 * j, OP,              \
-                                    si ? z : bias + 16 * j, NULL, yb, ys,      \
-                                    nvalid - 16 * j, rb, last ? cl : NULL,     \
-                                    last ? nt : 0);                            \
-                }                                                              \
+            for (int64_t b = 0; b < nb; b++) {                                 \
+                float *yb = y + b * PB * ys;                                   \
+                const float *rb = si ? yb : res ? res + b * PB * ys : NULL;    \
+                direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1, kc,   \
+                                w + k0 * OP, OP, si ? z : bias, NULL, yb, ys,  \
+                                nvalid, rb, last ? cl : NULL, last ? nt : 0);  \
             }                                                                  \
         }                                                                      \
     }
-#define DIRECT2_SPANS(NV)                                                      \
-    DIRECT2_SPAN(NV, 1) DIRECT2_SPAN(NV, 2) DIRECT2_SPAN(NV, 3)                \
-    DIRECT2_SPAN(NV, 4) DIRECT2_SPAN(NV, 5) DIRECT2_SPAN(NV, 6)
-DIRECT2_SPANS(1) DIRECT2_SPANS(2) DIRECT2_SPANS(3) DIRECT2_SPANS(4)
+DIRECT2_SPAN(1) DIRECT2_SPAN(2) DIRECT2_SPAN(3)
+DIRECT2_SPAN(4) DIRECT2_SPAN(5) DIRECT2_SPAN(6)
 
 /* ---- the kernels of the CPU's level ---------------------------------------
  * fn[nv][pb]: the nv x pb micro-kernel (every nv of 1 to 4 and pb of 1 to
@@ -436,8 +431,7 @@ static const direct_kset direct_ks512 = {
 static const direct_kset direct_ks256 = {
     .fn = { { NULL }, DIRECT2_ROW(1), DIRECT2_ROW(2), DIRECT2_ROW(3),
             DIRECT2_ROW(4) },
-    .span = { { NULL }, SPAN2_ROW(1), SPAN2_ROW(2), SPAN2_ROW(3),
-              SPAN2_ROW(4) },
+    .span = { { NULL }, SPAN2_ROW(1) }, /* one-vector blocks */
     .top = { 0, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1 },
 };
 
@@ -445,6 +439,21 @@ static const direct_kset *
 direct_ks(void)
 {
     return cpu_has_avx512() ? &direct_ks512 : &direct_ks256;
+}
+
+/* The packed weights' block width (direct_pack_strided): 64 output
+ * channels, 4 vectors, where the AVX-512 kernels run (a block of up to 4
+ * vectors reads each row of weights as one 256-byte run); one vector, 16,
+ * at AVX2, whose native blocks are one vector wide: each block's weights
+ * are then one contiguous stream, not a 64-byte line of every 256 (a
+ * 256-row column of those fell in a quarter of L1's sets, so the spans'
+ * column of weights did not stay in L1, and the strided passes over
+ * weights from memory ran at the prefetchers' mercy).  Decided once per
+ * process, as the kernels are; the sums are the same either way. */
+int64_t
+conv_direct_bw(void)
+{
+    return cpu_has_avx512() ? 64 : 16;
 }
 
 /* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
@@ -700,9 +709,9 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
               const float *bp, float *y, int64_t off, int64_t ch0,
               const float *res, const float *cl, const cpu_epi *epi, int nt)
 {
-    int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-    int64_t nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
-    int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the weight block's width */
+    const int64_t bw = conv_direct_bw(), o0 = ob * bw;
+    int64_t wb = OP - o0 < bw ? OP - o0 : bw; /* the weight block's width */
+    int64_t nv = wb / 16, nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
     /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
     const direct_kset *ks = direct_ks();
     const bool w24 = nv == 2 && nvalid == 24 && !nt && ks->w24[1];
@@ -737,7 +746,7 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
 }
 
 typedef struct d1x1_job {
-    int64_t nob;     /* blocks of 64 output channels: G of nobg each */
+    int64_t nob;     /* weight blocks (conv_direct_bw): G of nobg each */
     int64_t nobg;
     int64_t chunk;
     int64_t grp; /* chunks of pixels per group (see d1x1_body) */
@@ -809,7 +818,7 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
 }
 
 typedef struct drows_job {
-    int64_t nob;     /* blocks of 64 output channels of a group */
+    int64_t nob;     /* weight blocks (conv_direct_bw) of a group */
     int64_t OP;      /* a group's output channels, padded to 16 */
     const geom *g;
     const float *x;
@@ -835,11 +844,11 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t lo = j_->lo;
     int64_t hi = j_->hi;
     const int64_t taps = g->KH * g->KW * g->Cg; /* per output channel */
+    const int64_t bw = conv_direct_bw();
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         /* task: row r, group gi, its block ob */
         int64_t r = tsk / (nob * g->G), gi = tsk / nob % g->G, ob = tsk % nob;
-        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-        int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        int64_t o0 = ob * bw, wb = OP - o0 < bw ? OP - o0 : bw, nv = wb / 16;
         direct_row(g, x, wt + (gi * OP + o0) * taps, wb, bp + gi * OP, y,
                    r / g->OH, r % g->OH, gi, o0, (int)nv, lo, hi, NULL);
     }
@@ -875,8 +884,9 @@ falloc_big(size_t n, bool streamed)
 }
 
 /* The filter of each of G groups (C input and O output channels a group)
- * in blocks of 64 output channels, each [KH][KW][C][64] (the last
- * [KH][KW][C][OP - 64 b], OP = O rounded up to 16), zeros in the padding
+ * in blocks of bw output channels (conv_direct_bw, or 64 for the products
+ * of few rows: DIRECT_SMALL_BW), each [KH][KW][C][bw] (the last
+ * [KH][KW][C][OP - bw b], OP = O rounded up to 16), zeros in the padding
  * channels, so that the micro-kernel reads its weights as one contiguous
  * stream; group gi's blocks start at gi KH KW C OP.  Made once for a
  * constant filter (cpu_prep, input 1); otherwise a block in *own for the
@@ -886,7 +896,7 @@ falloc_big(size_t n, bool streamed)
 static const float *
 direct_pack_strided(const cpu_call *k, const float *w, const int64_t s[4],
                     int64_t G, int64_t C, int64_t O, int64_t KH, int64_t KW,
-                    float **own)
+                    int64_t bw, float **own)
 {
     const int64_t OP = (O + 15) / 16 * 16;
     *own = NULL;
@@ -907,10 +917,10 @@ direct_pack_strided(const cpu_call *k, const float *w, const int64_t s[4],
         memset(wt, 0, (size_t)(G * KH * KW * C * OP) * sizeof(float));
     }
     for (int64_t gi = 0; gi < G; gi++) {
-        for (int64_t o0 = 0; o0 < OP; o0 += 64) { /* block by block */
-            int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+        for (int64_t o0 = 0; o0 < OP; o0 += bw) { /* block by block */
+            int64_t wb = OP - o0 < bw ? OP - o0 : bw;
             int64_t t[4] = { 1, wb, KW * C * wb, C * wb },
-                    d[4] = { O - o0 < 64 ? O - o0 : 64, C, KH, KW };
+                    d[4] = { O - o0 < bw ? O - o0 : bw, C, KH, KW };
             reorder(w + (gi * O + o0) * s[0], s,
                     wt + (gi * OP + o0) * KH * KW * C, t, d);
         }
@@ -928,6 +938,7 @@ conv_direct_pack(const cpu_call *k, const geom *g, int layout, const float *w,
     int64_t s[4];
     conv_filter_strides(layout, g, s);
     return direct_pack_strided(k, w, s, g->G, g->Cg, g->Og, g->KH, g->KW,
+                               conv_direct_bw(),
                                own);
 }
 
@@ -947,7 +958,8 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, int64_t G,
            const float *wt, const float *bp, float *y, const cpu_epi *epi,
            int nt)
 {
-    const int64_t Og = O / G, OP = (Og + 15) / 16 * 16, nobg = (OP + 63) / 64;
+    const int64_t Og = O / G, OP = (Og + 15) / 16 * 16, bw = conv_direct_bw();
+    const int64_t nobg = (OP + bw - 1) / bw;
     const int64_t nob = G * nobg;
     int64_t chunk = 16 * DIRECT_PB;
     if (P < 4 * nt * chunk) {
@@ -996,9 +1008,16 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, int64_t G,
  * 16-column vectors (a piece's columns within a block run on the
  * micro-kernel as they are, its rows OP floats apart).  Each piece runs all
  * m rows, in blocks of conv_direct_pick's heights.  The sums are those of
- * the 1x1 product, in the same order. */
+ * the 1x1 product, in the same order.  The weights are packed in blocks of
+ * 64 columns at every level (DIRECT_SMALL_BW): at AVX2, one row against
+ * one-vector blocks holds 2 accumulators, too few to hide the
+ * multiply-adds' latency, and four blocks read at once as four streams
+ * measured 5-10 % slower than one (1 x 576 x 1536, 1 x 576 x 49152, 2
+ * threads) -- the AVX2 kernels read a 64-column block two vectors at a time
+ * for 1 to 3 rows (direct2_cut). */
 #define DIRECT_SMALL_M 8
 #define DIRECT_SMALL_MT (1 << 20)
+#define DIRECT_SMALL_BW 64
 
 typedef struct dsm_job {
     const float *x, *wt, *bp;
@@ -1013,16 +1032,17 @@ dsm_body(void *p_, int64_t b_, int64_t e_, int tid_)
     (void)tid_;
     const dsm_job *j = p_;
     const int64_t M = j->M, C = j->C, O = j->O, OP = j->OP;
+    const int64_t bv = DIRECT_SMALL_BW / 16; /* vectors a block */
     float clamp[3];
     const float *res, *cl;
     const bool reg = reg_epi_of(j->epi, clamp, &res, &cl);
     /* units [b_, e_): vectors [v0, v1) of the V */
     int64_t v0 = b_ * j->unit, v1 = e_ * j->unit < j->V ? e_ * j->unit : j->V;
     while (v0 < v1) {
-        const int64_t blk = v0 / 4, o0 = 64 * blk;
-        const int64_t wb = OP - o0 < 64 ? OP - o0 : 64; /* the block's width */
-        const int64_t a = v0 - 4 * blk;
-        const int64_t e = v1 - 4 * blk < wb / 16 ? v1 - 4 * blk : wb / 16;
+        const int64_t blk = v0 / bv, o0 = 16 * bv * blk;
+        const int64_t wb = OP - o0 < 16 * bv ? OP - o0 : 16 * bv; /* its width */
+        const int64_t a = v0 - bv * blk;
+        const int64_t e = v1 - bv * blk < wb / 16 ? v1 - bv * blk : wb / 16;
         const int nv = (int)(e - a);
         const int64_t oc = o0 + 16 * a; /* the first column */
         const int64_t nvalid = O - oc < 16 * nv ? O - oc : 16 * nv;
@@ -1037,7 +1057,7 @@ dsm_body(void *p_, int64_t b_, int64_t e_, int tid_)
                              oc, 1);
             }
         }
-        v0 = 4 * blk + e;
+        v0 = bv * blk + e;
     }
 }
 
@@ -1046,13 +1066,13 @@ static void
 direct_small_m(const float *x, int64_t m, int64_t C, int64_t n,
                const float *wt, const float *bp, float *y, const cpu_epi *epi)
 {
-    const int64_t OP = (n + 15) / 16 * 16, V = OP / 16, nblk = (V + 3) / 4;
+    const int64_t OP = (n + 15) / 16 * 16, V = OP / 16;
     int nt = (double)C * OP * sizeof(float) >= DIRECT_SMALL_MT
                  ? cpu_num_threads()
                  : threads_for(2.0 * m * n * C);
     dsm_job j = {.x = x, .wt = wt, .bp = bp, .y = y, .epi = epi, .M = m,
                  .C = C, .O = n, .OP = OP, .V = V,
-                 .unit = nblk >= 2 * nt ? 4 : 1};
+                 .unit = (V + 3) / 4 >= 2 * nt ? 4 : 1};
     /* units taken dynamically, with affinity (a thread held up by another
      * process leaves its units to the other) */
     cpu_parallel_for_dynamic((V + j.unit - 1) / j.unit, 1, nt, dsm_body, &j);
@@ -1080,7 +1100,9 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     }
     const int64_t s[4] = { sb_n, sb_k, 0, 0 }, OP = (n + 15) / 16 * 16;
     float *own = NULL;
-    const float *wt = direct_pack_strided(k, b, s, 1, kk, n, 1, 1, &own);
+    const float *wt = direct_pack_strided(
+        k, b, s, 1, kk, n, 1, 1,
+        m <= DIRECT_SMALL_M ? DIRECT_SMALL_BW : conv_direct_bw(), &own);
     float *bp = fcalloc((size_t)OP + 16);
     if (!wt || !bp) {
         free(own);
@@ -1121,13 +1143,19 @@ cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n)
                                                   : 0;
 }
 
+int64_t
+cpu_direct_block_cols(void)
+{
+    return conv_direct_bw();
+}
+
 void
 cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
                 float *wt)
 {
-    const int64_t OP = (n + 15) / 16 * 16;
-    for (int64_t o0 = 0; o0 < OP; o0 += 64) {
-        const int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+    const int64_t OP = (n + 15) / 16 * 16, bw = conv_direct_bw();
+    for (int64_t o0 = 0; o0 < OP; o0 += bw) {
+        const int64_t wb = OP - o0 < bw ? OP - o0 : bw;
         const int64_t nv = n - o0 < wb ? n - o0 : wb;
         float *d = wt + o0 * kk;
         for (int64_t c = 0; c < kk; c++, d += wb) {
@@ -1146,7 +1174,7 @@ cpu_direct_packed_product(const float *a, int64_t lda, int64_t m, int64_t kk,
 {
     const int64_t OP = (n + 15) / 16 * 16;
     const float *zero = cpu_zeros((size_t)OP + 16);
-    for (int64_t ob = 0; zero && ob * 64 < OP; ob++) {
+    for (int64_t ob = 0; zero && ob * conv_direct_bw() < OP; ob++) {
         conv_1x1_span(a, kk, lda, 0, m, wt, OP, n, ldc, ob, zero, c, 0, 0,
                       NULL, NULL, NULL, 0);
     }
@@ -1171,9 +1199,9 @@ conv_direct_prow(const geom *g, const float *x, const float *wt,
                  int64_t lo, int64_t hi)
 {
     const int64_t OP = (g->O + 15) / 16 * 16, taps = g->KH * g->KW * g->C;
-    for (int64_t o0 = 0; o0 < OP; o0 += 64) {
-        int64_t nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
-        int64_t wb = OP - o0 < 64 ? OP - o0 : 64;
+    const int64_t bw = conv_direct_bw();
+    for (int64_t o0 = 0; o0 < OP; o0 += bw) {
+        int64_t wb = OP - o0 < bw ? OP - o0 : bw, nv = wb / 16;
         direct_row(g, x, wt + o0 * taps, wb, bp, NULL, n, oh, 0, o0, (int)nv,
                    lo, hi, yrow);
     }
@@ -1203,7 +1231,8 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     /* columns whose taps are all inside the row */
     int64_t lo, hi;
     conv_direct_cols(g, &lo, &hi);
-    int64_t nob = (OP + 63) / 64, rows = g->N * g->OH;
+    int64_t nob = (OP + conv_direct_bw() - 1) / conv_direct_bw();
+    int64_t rows = g->N * g->OH;
     double flops = 2.0 * g->N * O * g->OH * g->OW * g->Cg * KH * KW;
     int nt = threads_for(flops);
     if (KH == 1 && KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
@@ -1402,6 +1431,12 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     (void)k, (void)a, (void)m, (void)kk, (void)n, (void)b, (void)sb_k;
     (void)sb_n, (void)bias, (void)c, (void)epi, (void)st, (void)err;
     return false;
+}
+
+int64_t
+cpu_direct_block_cols(void)
+{
+    return 64;
 }
 
 /* no packed kernel here: callers use cpu_product */
