@@ -62,12 +62,12 @@ struct cpu_attn {
     float *packed;
 };
 
-/* b [k][n] is already in the packed layout: one block (at most 64
- * columns at AVX-512, 16 at AVX2), a multiple of 16 */
+/* b [k][n] is already in the packed layout: one block (cpu_direct_block_cols
+ * columns or fewer), a multiple of 16 */
 static bool
-packed_as_is(int64_t n)
+packed_as_is(int64_t k, int64_t n)
 {
-    return n % 16 == 0 && n <= cpu_direct_block_cols();
+    return n % 16 == 0 && n <= cpu_direct_block_cols(k);
 }
 
 /* the mask's strides: right-aligned to the scores' rank, 0 where it
@@ -143,7 +143,7 @@ cpu_attn_make(const wnn_graph *g, const wnn_step *s, const cpu_config *cfg)
     const int64_t pv = cpu_product_pack_floats(cfg, a->T, a->Dv);
     if (a->S >= ATTN_PACK_ROWS && pk && pv) {
         a->pk = pk;
-        a->pv = packed_as_is(a->Dv) ? 0 : pv;
+        a->pv = packed_as_is(a->T, a->Dv) ? 0 : pv;
         a->packed = malloc((size_t)(a->batch * (a->pk + a->pv)) *
                            sizeof(float) + 64);
     }

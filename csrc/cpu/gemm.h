@@ -92,9 +92,10 @@ void cpu_product_packed(const float *a, int64_t lda, int64_t m, int64_t k,
 int64_t cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n);
 void cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
                      float *wt);
-/* the packed layout's block of columns (64 at AVX-512, 16 at AVX2): a b
- * of n <= that many columns, n a multiple of 16, is its own packed copy */
-int64_t cpu_direct_block_cols(void);
+/* the packed layout's block of columns for a b of kk rows (64, or 16 at
+ * AVX2 from 128 rows): a b of n <= that many columns, n a multiple of 16,
+ * is its own packed copy */
+int64_t cpu_direct_block_cols(int64_t kk);
 void cpu_direct_packed_product(const float *a, int64_t lda, int64_t m,
                                int64_t kk, int64_t n, const float *wt,
                                float *c, int64_t ldc);

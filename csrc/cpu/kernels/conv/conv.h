@@ -300,9 +300,9 @@ reg_epi512(__m512 v, const float *rp, __mmask16 m, const float *cl)
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns
 direct_fn conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb);
-/* the packed weights' block width in output channels: 64 at AVX-512, 16
- * at AVX2 (direct.c) */
-int64_t conv_direct_bw(void);
+/* the packed weights' block width in output channels for weights of
+ * `taps` rows: 64, or 16 at AVX2 for 128 rows and more (direct.c) */
+int64_t conv_direct_bw(int64_t taps);
 /* the columns [*lo, *hi) of an nhwc direct convolution's output rows
  * whose taps all fall inside the input row */
 void conv_direct_cols(const geom *g, int64_t *lo, int64_t *hi);

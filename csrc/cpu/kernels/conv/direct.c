@@ -346,21 +346,21 @@ direct2_cut(int nv, int pb, const float *x0, int64_t ps, int64_t rs,
     DIRECT2_CUT(NV, 4) DIRECT2_CUT(NV, 5) DIRECT2_CUT(NV, 6)
 DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
 /* a run of nb blocks of pb pixels of the 1x1 product, as the AVX-512
- * spans, on one vector of output channels (the blocks of the packed
- * weights are one vector wide at AVX2: conv_direct_bw), over all the
- * blocks, so that the column of weights is read by every block while it
- * is in L1 / L2; and past DIRECT2_KC_MIN input channels in slices of about
- * DIRECT2_KC, each slice's sums added to the stored ones (the first slice
- * stores bias + its sums + the residual, the last applies the clamp): a
- * slice's column of weights (DIRECT2_KC x 64 contiguous bytes) stays in
- * L1 and its rows of x in L2 while the blocks run (128 x 3072 x 768 on 2
- * threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up to
- * DIRECT2_KC_MIN channels the sums are those of the AVX-512 kernels, in
+ * spans, but vector by vector of output channels (one vector where the
+ * blocks of the packed weights are one vector wide: conv_direct_bw), each
+ * over all the blocks, so that one vector's column of weights is read by
+ * every block while it is in L1 / L2; and past DIRECT2_KC_MIN input
+ * channels in slices of about DIRECT2_KC, each slice's sums added to the
+ * stored ones (the first slice stores bias + its sums + the residual, the
+ * last applies the clamp): a slice's column of weights (DIRECT2_KC x 64
+ * bytes) stays in L1 and its rows of x in L2 while the blocks run (128 x
+ * 3072 x 768 on 2 threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up
+ * to DIRECT2_KC_MIN channels the sums are those of the AVX-512 kernels, in
  * the same order. */
 #define DIRECT2_KC 256
 #define DIRECT2_KC_MIN 512
-#define DIRECT2_SPAN(PB)                                                       \
-    DIRECT2 __attribute__((flatten)) static void span2_1_##PB(                 \
+#define DIRECT2_SPAN(NV, PB)                                                   \
+    DIRECT2 __attribute__((flatten)) static void span2_##NV##_##PB(            \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
         const float *bias, float *y, int64_t ys, int64_t nvalid,               \
         const float *res, const float *cl, int nt, int64_t nb)                 \
@@ -371,17 +371,25 @@ DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
         for (int64_t si = 0, k0 = 0, kc; si < ns; si++, k0 += kc) {           \
             kc = C / ns + (si < C % ns);                                       \
             const bool last = si == ns - 1;                                    \
-            for (int64_t b = 0; b < nb; b++) {                                 \
-                float *yb = y + b * PB * ys;                                   \
-                const float *rb = si ? yb : res ? res + b * PB * ys : NULL;    \
-                direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1, kc,   \
-                                w + k0 * OP, OP, si ? z : bias, NULL, yb, ys,  \
-                                nvalid, rb, last ? cl : NULL, last ? nt : 0);  \
+            for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {             \
+                for (int64_t b = 0; b < nb; b++) {                             \
+                    float *yb = y + b * PB * ys + 16 * j;                      \
+                    const float *rb = si ? yb                                  \
+                                      : res ? res + b * PB * ys + 16 * j       \
+                                            : NULL;                            \
+                    direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1,   \
+                                    kc, w + k0 * OP + 16 * j, OP,              \
+                                    si ? z : bias + 16 * j, NULL, yb, ys,      \
+                                    nvalid - 16 * j, rb, last ? cl : NULL,     \
+                                    last ? nt : 0);                            \
+                }                                                              \
             }                                                                  \
         }                                                                      \
     }
-DIRECT2_SPAN(1) DIRECT2_SPAN(2) DIRECT2_SPAN(3)
-DIRECT2_SPAN(4) DIRECT2_SPAN(5) DIRECT2_SPAN(6)
+#define DIRECT2_SPANS(NV)                                                      \
+    DIRECT2_SPAN(NV, 1) DIRECT2_SPAN(NV, 2) DIRECT2_SPAN(NV, 3)                \
+    DIRECT2_SPAN(NV, 4) DIRECT2_SPAN(NV, 5) DIRECT2_SPAN(NV, 6)
+DIRECT2_SPANS(1) DIRECT2_SPANS(2) DIRECT2_SPANS(3) DIRECT2_SPANS(4)
 
 /* ---- the kernels of the CPU's level ---------------------------------------
  * fn[nv][pb]: the nv x pb micro-kernel (every nv of 1 to 4 and pb of 1 to
@@ -431,7 +439,8 @@ static const direct_kset direct_ks512 = {
 static const direct_kset direct_ks256 = {
     .fn = { { NULL }, DIRECT2_ROW(1), DIRECT2_ROW(2), DIRECT2_ROW(3),
             DIRECT2_ROW(4) },
-    .span = { { NULL }, SPAN2_ROW(1) }, /* one-vector blocks */
+    .span = { { NULL }, SPAN2_ROW(1), SPAN2_ROW(2), SPAN2_ROW(3),
+              SPAN2_ROW(4) },
     .top = { 0, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1, DIRECT2_TOP1 },
 };
 
@@ -441,19 +450,25 @@ direct_ks(void)
     return cpu_has_avx512() ? &direct_ks512 : &direct_ks256;
 }
 
-/* The packed weights' block width (direct_pack_strided): 64 output
- * channels, 4 vectors, where the AVX-512 kernels run (a block of up to 4
- * vectors reads each row of weights as one 256-byte run); one vector, 16,
- * at AVX2, whose native blocks are one vector wide: each block's weights
- * are then one contiguous stream, not a 64-byte line of every 256 (a
- * 256-row column of those fell in a quarter of L1's sets, so the spans'
- * column of weights did not stay in L1, and the strided passes over
- * weights from memory ran at the prefetchers' mercy).  Decided once per
- * process, as the kernels are; the sums are the same either way. */
+/* The packed weights' block width (direct_pack_strided) for weights of
+ * `taps` rows (KH KW input channels): 64 output channels, 4 vectors, where
+ * the AVX-512 kernels run (a block of up to 4 vectors reads each row of
+ * weights as one 256-byte run).  At AVX2, whose native blocks are one
+ * vector wide, 16 from DIRECT2_BW16_TAPS rows on: each block's weights
+ * one contiguous stream, not a 64-byte line of every 256 (a column of
+ * more than 128 of those falls in a quarter of L1's sets and does not stay
+ * there while the blocks of pixels reuse it; weights from memory come in
+ * four strided passes).  AVX2, 2 threads, min of alternating processes:
+ * 2048^3 107 -> 89 ms, 128 x 3072 x 768 3.75 -> 3.01, 64 x 576 x 49152
+ * 25.5 -> 21.1, 9 x 768 x 768 0.076 -> 0.064.  Fewer rows keep 64: with 16
+ * to 40 channels the column stays in L1 anyway, and one-vector blocks
+ * measured slower there (3136 x 24 x 144 with SiLU 0.29 against 0.34 ms).
+ * The sums are the same either way. */
+#define DIRECT2_BW16_TAPS 128
 int64_t
-conv_direct_bw(void)
+conv_direct_bw(int64_t taps)
 {
-    return cpu_has_avx512() ? 64 : 16;
+    return cpu_has_avx512() || taps < DIRECT2_BW16_TAPS ? 64 : 16;
 }
 
 /* The micro-kernel for the next block of a span of n >= 1 pixels (n >= 1)
@@ -624,13 +639,12 @@ direct_grouped_usable(const geom *g)
     return direct_isa_ok(g) && g->direct_ok && g->nhwc && g->G > 1;
 }
 
-/* Output row oh of image n, output channels [o0, o0 + 16 nv) of group gi
- * (its Cg input channels, from channel gi Cg of each pixel's C, give its
- * Og output channels, from channel gi Og of each pixel's O). */
+/* direct_row's block of nv vectors, OP wide (the rows of its weights OP
+ * floats apart), without the epilogue that is not in registers */
 static void
-direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
-           const float *bp, float *y, int64_t n, int64_t oh, int64_t gi,
-           int64_t o0, int nv, int64_t lo, int64_t hi, float *yrow)
+direct_row_block(const geom *g, const float *x, const float *wt, int64_t OP,
+                 const float *bp, float *y, int64_t n, int64_t oh, int64_t gi,
+                 int64_t o0, int nv, int64_t lo, int64_t hi, float *yrow)
 {
     const int64_t C = g->C, Cg = g->Cg, W = g->W, KW = g->KW;
     int64_t kh_lo, kh_hi;
@@ -649,7 +663,7 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
     int64_t nvalid = g->Og - o0 < 16 * nv ? g->Og - o0 : 16 * nv;
     float clamp[3];
     const float *res, *cl;
-    bool reg = reg_epi_of(g->epi, clamp, &res, &cl);
+    reg_epi_of(g->epi, clamp, &res, &cl);
     /* 16 and 32 output channels: the tall blocks (up to DIRECT_TOP1 x 1,
      * DIRECT_TOP2 x 2 vectors), as the 1x1 product does (MobileNetV2's
      * first convolution, 3 -> 32: 264 -> 242 us on one thread with 12 x 2
@@ -685,12 +699,40 @@ direct_row(const geom *g, const float *x, const float *wt, int64_t OP,
                           bp + o0, NULL, yr + o * g->O, g->O, nvalid,
                           res ? res + roff + o * g->O : NULL, cl, 0);
     }
-    if (g->epi && !reg) { /* the row's pixels, channels [oc, oc + nvalid) */
+}
+
+/* Output row oh of image n, output channels [o0, o0 + 16 nv) of group gi
+ * (its Cg input channels, from channel gi Cg of each pixel's C, give its
+ * Og output channels, from channel gi Og of each pixel's O); wt: their
+ * packed weights (one block of 16 nv columns, or nv one-vector blocks at
+ * AVX2: conv_direct_bw), run block by block, the epilogue over all 16 nv
+ * channels of each pixel after them. */
+static void
+direct_row(const geom *g, const float *x, const float *wt, const float *bp,
+           float *y, int64_t n, int64_t oh, int64_t gi, int64_t o0, int nv,
+           int64_t lo, int64_t hi, float *yrow)
+{
+    const int sub = conv_direct_bw(g->KH * g->KW * g->Cg) >= 16 * nv
+                        ? nv : 1; /* vectors a block */
+    for (int j = 0; j < nv && g->Og - o0 - 16 * j > 0; j += sub) {
+        direct_row_block(g, x, wt + 16 * j * g->KH * g->KW * g->Cg, 16 * sub,
+                         bp, y, n, oh, gi, o0 + 16 * j, sub, lo, hi, yrow);
+    }
+    float clamp[3];
+    const float *res, *cl;
+    if (g->epi && !reg_epi_of(g->epi, clamp, &res, &cl)) {
+        /* the row's pixels, channels [oc, oc + nvalid) */
+        const int64_t oc = gi * g->Og + o0;
+        const int64_t roff = (n * g->OH + oh) * g->OW * g->O + oc;
+        float *yr = yrow ? yrow + oc : y + roff;
+        int64_t nvalid = g->Og - o0 < 16 * nv ? g->Og - o0 : 16 * nv;
         for (int64_t o = 0; o < g->OW; o++) {
             cpu_epi_tile(g->epi, yr + o * g->O, roff + o * g->O, nvalid, oc, 1);
         }
     }
 }
+
+
 
 
 
@@ -709,44 +751,53 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
               const float *bp, float *y, int64_t off, int64_t ch0,
               const float *res, const float *cl, const cpu_epi *epi, int nt)
 {
-    const int64_t bw = conv_direct_bw(), o0 = ob * bw;
-    int64_t wb = OP - o0 < bw ? OP - o0 : bw; /* the weight block's width */
-    int64_t nv = wb / 16, nvalid = O - o0 < 16 * nv ? O - o0 : 16 * nv;
+    /* the group's width; its blocks' (conv_direct_bw), sub vectors each */
+    const int64_t o0 = ob * 64, gw = OP - o0 < 64 ? OP - o0 : 64;
+    const int sub = conv_direct_bw(C) >= gw ? (int)(gw / 16) : 1;
+    const int64_t sw = 16 * sub, gvalid = O - o0 < gw ? O - o0 : gw;
     /* exactly 24 channels in a block of 32: the 16 + 8 lane kernels */
     const direct_kset *ks = direct_ks();
-    const bool w24 = nv == 2 && nvalid == 24 && !nt && ks->w24[1];
+    const bool w24 = sub == 2 && gvalid == 24 && !nt && ks->w24[1];
     if (!epi && p1 > p0) {
         /* the blocks conv_direct_pick would cut, as two runs: nb blocks,
          * the first r of them one pixel taller */
         const int64_t n = p1 - p0;
-        const int64_t top = w24 ? DIRECT_TOP2 : ks->top[nv];
+        const int64_t top = w24 ? DIRECT_TOP2 : ks->top[sub];
         const int64_t nb = (n + top - 1) / top, q = n / nb, r = n % nb;
-        const span_fn *fns = w24 ? ks->span24 : ks->span[nv];
-        const float *wo = wt + o0 * C, *bo = bp + o0;
-        for (int part = 0; part < 2; part++) {
-            const int64_t pb = part ? q : q + 1, cnt = part ? nb - r : r;
-            const int64_t p = part ? p0 + r * (q + 1) : p0;
-            if (cnt) {
-                fns[pb](x + p * xs, xs, C, wo, wb, bo, y + p * ys + o0, ys,
-                        nvalid, res ? res + p * ys + o0 : NULL, cl, nt, cnt);
+        const span_fn *fns = w24 ? ks->span24 : ks->span[sub];
+        for (int64_t oj = o0; oj < o0 + gvalid; oj += sw) {
+            const int64_t nvalid = O - oj < sw ? O - oj : sw;
+            const float *wo = wt + oj * C, *bo = bp + oj;
+            for (int part = 0; part < 2; part++) {
+                const int64_t pb = part ? q : q + 1, cnt = part ? nb - r : r;
+                const int64_t p = part ? p0 + r * (q + 1) : p0;
+                if (cnt) {
+                    fns[pb](x + p * xs, xs, C, wo, sw, bo, y + p * ys + oj,
+                            ys, nvalid, res ? res + p * ys + oj : NULL, cl,
+                            nt, cnt);
+                }
             }
         }
         return;
     }
-    for (int64_t p = p0, pb; p < p1; p += pb) {
-        conv_direct_pick((int)nv, w24, p1 - p, &pb)(
-            x + p * xs, xs, 0, 0, 1, 1, 1, C, wt + o0 * C, wb, bp + o0, NULL,
-            y + p * ys + o0, ys, nvalid, res ? res + p * ys + o0 : NULL, cl,
-            nt);
+    for (int64_t p = p0, pb = 1; p < p1; p += pb) {
+        for (int64_t oj = o0; oj < o0 + gvalid; oj += sw) {
+            const int64_t nvalid = O - oj < sw ? O - oj : sw;
+            conv_direct_pick(sub, w24, p1 - p, &pb)(
+                x + p * xs, xs, 0, 0, 1, 1, 1, C, wt + oj * C, sw, bp + oj,
+                NULL, y + p * ys + oj, ys, nvalid,
+                res ? res + p * ys + oj : NULL, cl, nt);
+        }
+        /* the epilogue over the group's channels of each pixel */
         for (int64_t q = p; epi && q < p + pb; q++) {
-            cpu_epi_tile(epi, y + q * ys + o0, off + q * ys + o0, nvalid,
+            cpu_epi_tile(epi, y + q * ys + o0, off + q * ys + o0, gvalid,
                          ch0 + o0, 1);
         }
     }
 }
 
 typedef struct d1x1_job {
-    int64_t nob;     /* weight blocks (conv_direct_bw): G of nobg each */
+    int64_t nob;     /* blocks of 64 output channels: G of nobg each */
     int64_t nobg;
     int64_t chunk;
     int64_t grp; /* chunks of pixels per group (see d1x1_body) */
@@ -818,7 +869,7 @@ d1x1_body(void *p_, int64_t b_, int64_t e_, int tid_)
 }
 
 typedef struct drows_job {
-    int64_t nob;     /* weight blocks (conv_direct_bw) of a group */
+    int64_t nob;     /* blocks of 64 output channels of a group */
     int64_t OP;      /* a group's output channels, padded to 16 */
     const geom *g;
     const float *x;
@@ -844,12 +895,11 @@ drows_body(void *p_, int64_t b_, int64_t e_, int tid_)
     int64_t lo = j_->lo;
     int64_t hi = j_->hi;
     const int64_t taps = g->KH * g->KW * g->Cg; /* per output channel */
-    const int64_t bw = conv_direct_bw();
     for (int64_t tsk = (int64_t)b_; tsk < (int64_t)e_; tsk++) {
         /* task: row r, group gi, its block ob */
         int64_t r = tsk / (nob * g->G), gi = tsk / nob % g->G, ob = tsk % nob;
-        int64_t o0 = ob * bw, wb = OP - o0 < bw ? OP - o0 : bw, nv = wb / 16;
-        direct_row(g, x, wt + (gi * OP + o0) * taps, wb, bp + gi * OP, y,
+        int64_t o0 = ob * 64, nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        direct_row(g, x, wt + (gi * OP + o0) * taps, bp + gi * OP, y,
                    r / g->OH, r % g->OH, gi, o0, (int)nv, lo, hi, NULL);
     }
 }
@@ -938,7 +988,7 @@ conv_direct_pack(const cpu_call *k, const geom *g, int layout, const float *w,
     int64_t s[4];
     conv_filter_strides(layout, g, s);
     return direct_pack_strided(k, w, s, g->G, g->Cg, g->Og, g->KH, g->KW,
-                               conv_direct_bw(),
+                               conv_direct_bw(g->KH * g->KW * g->Cg),
                                own);
 }
 
@@ -958,8 +1008,7 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, int64_t G,
            const float *wt, const float *bp, float *y, const cpu_epi *epi,
            int nt)
 {
-    const int64_t Og = O / G, OP = (Og + 15) / 16 * 16, bw = conv_direct_bw();
-    const int64_t nobg = (OP + bw - 1) / bw;
+    const int64_t Og = O / G, OP = (Og + 15) / 16 * 16, nobg = (OP + 63) / 64;
     const int64_t nob = G * nobg;
     int64_t chunk = 16 * DIRECT_PB;
     if (P < 4 * nt * chunk) {
@@ -1102,7 +1151,7 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
     float *own = NULL;
     const float *wt = direct_pack_strided(
         k, b, s, 1, kk, n, 1, 1,
-        m <= DIRECT_SMALL_M ? DIRECT_SMALL_BW : conv_direct_bw(), &own);
+        m <= DIRECT_SMALL_M ? DIRECT_SMALL_BW : conv_direct_bw(kk), &own);
     float *bp = fcalloc((size_t)OP + 16);
     if (!wt || !bp) {
         free(own);
@@ -1144,16 +1193,16 @@ cpu_direct_packed_floats(const cpu_config *cfg, int64_t kk, int64_t n)
 }
 
 int64_t
-cpu_direct_block_cols(void)
+cpu_direct_block_cols(int64_t kk)
 {
-    return conv_direct_bw();
+    return conv_direct_bw(kk);
 }
 
 void
 cpu_direct_pack(const float *b, int64_t ldb, int64_t kk, int64_t n,
                 float *wt)
 {
-    const int64_t OP = (n + 15) / 16 * 16, bw = conv_direct_bw();
+    const int64_t OP = (n + 15) / 16 * 16, bw = conv_direct_bw(kk);
     for (int64_t o0 = 0; o0 < OP; o0 += bw) {
         const int64_t wb = OP - o0 < bw ? OP - o0 : bw;
         const int64_t nv = n - o0 < wb ? n - o0 : wb;
@@ -1174,7 +1223,7 @@ cpu_direct_packed_product(const float *a, int64_t lda, int64_t m, int64_t kk,
 {
     const int64_t OP = (n + 15) / 16 * 16;
     const float *zero = cpu_zeros((size_t)OP + 16);
-    for (int64_t ob = 0; zero && ob * conv_direct_bw() < OP; ob++) {
+    for (int64_t ob = 0; zero && ob * 64 < OP; ob++) {
         conv_1x1_span(a, kk, lda, 0, m, wt, OP, n, ldc, ob, zero, c, 0, 0,
                       NULL, NULL, NULL, 0);
     }
@@ -1199,10 +1248,9 @@ conv_direct_prow(const geom *g, const float *x, const float *wt,
                  int64_t lo, int64_t hi)
 {
     const int64_t OP = (g->O + 15) / 16 * 16, taps = g->KH * g->KW * g->C;
-    const int64_t bw = conv_direct_bw();
-    for (int64_t o0 = 0; o0 < OP; o0 += bw) {
-        int64_t wb = OP - o0 < bw ? OP - o0 : bw, nv = wb / 16;
-        direct_row(g, x, wt + o0 * taps, wb, bp, NULL, n, oh, 0, o0, (int)nv,
+    for (int64_t o0 = 0; o0 < OP; o0 += 64) {
+        int64_t nv = (OP - o0) / 16 < 4 ? (OP - o0) / 16 : 4;
+        direct_row(g, x, wt + o0 * taps, bp, NULL, n, oh, 0, o0, (int)nv,
                    lo, hi, yrow);
     }
 }
@@ -1231,8 +1279,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
     /* columns whose taps are all inside the row */
     int64_t lo, hi;
     conv_direct_cols(g, &lo, &hi);
-    int64_t nob = (OP + conv_direct_bw() - 1) / conv_direct_bw();
-    int64_t rows = g->N * g->OH;
+    int64_t nob = (OP + 63) / 64, rows = g->N * g->OH;
     double flops = 2.0 * g->N * O * g->OH * g->OW * g->Cg * KH * KW;
     int nt = threads_for(flops);
     if (KH == 1 && KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 &&
@@ -1434,8 +1481,9 @@ cpu_direct_product(const cpu_call *k, const float *a, int64_t m, int64_t kk,
 }
 
 int64_t
-cpu_direct_block_cols(void)
+cpu_direct_block_cols(int64_t kk)
 {
+    (void)kk;
     return 64;
 }
 

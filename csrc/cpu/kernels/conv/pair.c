@@ -156,8 +156,7 @@ static void
 pw_run(const pw_part *p, const float *x, int64_t np, float *y, int64_t off)
 {
     const float *res = p->res ? p->res + off : NULL;
-    const int64_t bw = conv_direct_bw();
-    for (int64_t ob = 0; ob < (p->OP + bw - 1) / bw; ob++) {
+    for (int64_t ob = 0; ob < (p->OP + 63) / 64; ob++) {
         conv_1x1_span(x, p->C, p->C, 0, np, p->wt, p->OP, p->O, p->O, ob,
                       p->bp, y, off, 0, res, p->cl, p->epi, 0);
     }
