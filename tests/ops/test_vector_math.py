@@ -24,11 +24,14 @@ x << 0 (the kernel computes erfc there too); gelu(-Inf) is NaN, as the spec's
 formula gives (-Inf * 0).
 """
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from .conftest import check_float, float_specials, rng_for
+from .conftest import check_float, cpu_level, float_specials, rng_for
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
@@ -159,6 +162,50 @@ def test_operator_equals_fused_chain(run, op):
 
     got = run(build, {"x": x})
     np.testing.assert_array_equal(got["alone"], got["chain"])
+
+
+_LEVEL_CHILD = r"""
+import sys, numpy as np, webnn
+ctx = webnn.ml.create_context(device_type="cpu")
+bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+x = bits.view(np.float32)
+out = {}
+for op in ("exp", "sigmoid", "gelu"):
+    b = webnn.MLGraphBuilder(ctx)
+    i = b.input("x", {"dataType": "float32", "shape": [x.size]})
+    out[op] = ctx.compute(b.build({"y": getattr(b, op)(i)}), {"x": x})["y"]
+xs = x[np.isfinite(x)][: 8 * 4096].reshape(-1, 8)  # x sigmoid(x) on a product
+b = webnn.MLGraphBuilder(ctx)
+i = b.input("x", {"dataType": "float32", "shape": list(xs.shape)})
+mm = b.matmul(i, b.constant(np.eye(8, 24, dtype=np.float32)))
+out["silu"] = ctx.compute(b.build({"y": b.mul(mm, b.sigmoid(mm))}), {"x": xs})["y"]
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_avx2_twins_match_the_compilers_loops(tmp_path):
+    """exp, sigmoid, gelu and the x sigmoid(x) epilogue at AVX2 run the
+    intrinsics twins of vmath256.h; capped at baseline, the loops GCC
+    vectorises from vmath.h (the clone of the CPU's level, with FMA).  The
+    twins follow the same sequence, so every bit pattern of the grid must
+    give the same bits (NaN as NaN) -- and those of the AVX-512 twins where
+    the CPU has them."""
+    os_env = dict(os.environ)
+    cap = os_env.pop("WEBNN_CPU_ISA", None)
+    if cpu_level() == "baseline" and cap is None:
+        pytest.skip("no AVX2 on this CPU")
+    res = {}
+    for level in ("avx2", "baseline", ""):
+        path = tmp_path / f"out_{level or 'cpu'}.npz"
+        env = dict(os_env, WEBNN_CPU_ISA=level) if level else os_env
+        subprocess.run([sys.executable, "-c", _LEVEL_CHILD, str(path)], env=env,
+                       check=True, timeout=300)
+        res[level] = np.load(path)
+    for op in res["avx2"].files:
+        for other in ("baseline", ""):
+            a, b = res["avx2"][op], res[other][op]
+            same = (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+            assert same.all(), (op, other or "cpu", int((~same).sum()))
 
 
 # ---- softmax: rows longer than a cache-sized part (two passes, split) -----

@@ -33,6 +33,7 @@
 
 #include "../../cpu.h"
 #include "vmath.h"
+#include "vmath256.h"
 #include "vmath512.h"
 
 #define CH 1024 /* elements per chunk */
@@ -234,6 +235,59 @@ relu512(__m512 x)
 }
 EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
 
+/* the AVX2 twins (vmath256.h), four vectors of 8 at a time, the last
+ * partial one through a lane mask */
+#define EXP256_LOOP(name, fn)                                                  \
+    __attribute__((target("arch=x86-64-v3"))) static void name(                \
+        size_t n, const float *x, float *y)                                    \
+    {                                                                          \
+        size_t i = 0;                                                          \
+        for (; i + 32 <= n; i += 32) {                                         \
+            __m256 u0 = fn(_mm256_loadu_ps(x + i));                            \
+            __m256 u1 = fn(_mm256_loadu_ps(x + i + 8));                        \
+            __m256 u2 = fn(_mm256_loadu_ps(x + i + 16));                       \
+            __m256 u3 = fn(_mm256_loadu_ps(x + i + 24));                       \
+            _mm256_storeu_ps(y + i, u0);                                       \
+            _mm256_storeu_ps(y + i + 8, u1);                                   \
+            _mm256_storeu_ps(y + i + 16, u2);                                  \
+            _mm256_storeu_ps(y + i + 24, u3);                                  \
+        }                                                                      \
+        for (; i < n; i += 8) {                                                \
+            const int r = n - i < 8 ? (int)(n - i) : 8;                        \
+            const __m256i m = _mm256_cmpgt_epi32(                              \
+                _mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); \
+            _mm256_maskstore_ps(y + i, m, fn(_mm256_maskload_ps(x + i, m)));   \
+        }                                                                      \
+    }
+EXP256_LOOP(exp_avx2, exp256)
+EXP256_LOOP(sigmoid_avx2, sigmoid256)
+EXP256_LOOP(gelu_avx2, gelu256)
+EXP256_LOOP(silu_avx2, silu256)
+
+/* exp, sigmoid and gelu by the intrinsics twins of the CPU's level; false:
+ * not one of those, or no twin here */
+static bool
+unary_f32_twin(uop op, size_t n, const float *x, float *y)
+{
+    if (op != U_EXP && op != U_SIGMOID && op != U_GELU && op != U_TANH &&
+        op != U_ERF) {
+        return false;
+    }
+    if (cpu_has_avx512()) {
+        (op == U_EXP       ? exp_avx512
+         : op == U_SIGMOID ? sigmoid_avx512
+         : op == U_GELU    ? gelu_avx512
+         : op == U_TANH    ? tanh_avx512
+                           : erf_avx512)(n, x, y);
+        return true;
+    }
+    if (cpu_isa() >= CPU_ISA_AVX2 && op != U_TANH && op != U_ERF) {
+        (op == U_EXP ? exp_avx2 : op == U_SIGMOID ? sigmoid_avx2 : gelu_avx2)(
+            n, x, y);
+        return true;
+    }
+    return false;
+}
 #endif
 
 /* A large float32 output of exp, sigmoid, gelu or relu written with streaming
@@ -263,13 +317,7 @@ unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID || op == U_GELU || op == U_TANH ||
-         op == U_ERF) && cpu_has_avx512()) {
-        (op == U_EXP       ? exp_avx512
-         : op == U_SIGMOID ? sigmoid_avx512
-         : op == U_GELU    ? gelu_avx512
-         : op == U_TANH    ? tanh_avx512
-                           : erf_avx512)(n, x, y);
+    if (unary_f32_twin(op, n, x, y)) {
         return;
     }
 #endif
@@ -469,6 +517,10 @@ cpu_gate_f32(wnn_op act, size_t n, float *y)
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_has_avx512()) {
         silu_avx512(n, y, y);
+        return true;
+    }
+    if (cpu_isa() >= CPU_ISA_AVX2) {
+        silu_avx2(n, y, y);
         return true;
     }
 #endif
