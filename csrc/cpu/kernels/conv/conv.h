@@ -55,6 +55,7 @@
  * options; vector loads never run past a buffer.
  *
  * Files: conv2d.c (the choice of path), depthwise.c, winograd.c, direct.c,
+ * direct_nchw.c (nchw on the direct kernels),
  * im2col.c (im2col + BLIS, the general path), transpose.c
  * (convTranspose2d), pair.c (a 1x1 expansion and the depthwise convolution
  * reading it, in one pass: the conv pairs of compiler/fuse.h).  BLIS is called through cpu/blis/gemm.c only. */
@@ -300,6 +301,8 @@ reg_epi512(__m512 v, const float *rp, __mmask16 m, const float *cl)
 extern const direct_fn conv_direct_fns[5][7];
 #define direct_fns conv_direct_fns
 direct_fn conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb);
+/* the nv x pb micro-kernel of the CPU's level (pb <= DIRECT_PB) */
+direct_fn conv_direct_fn(int nv, int64_t pb);
 /* the packed weights' block width in output channels for weights of
  * `taps` rows: 64, or 16 at AVX2 for 128 rows and more (direct.c) */
 int64_t conv_direct_bw(int64_t taps);
