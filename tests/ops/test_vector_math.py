@@ -170,7 +170,7 @@ ctx = webnn.ml.create_context(device_type="cpu")
 bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
 x = bits.view(np.float32)
 out = {}
-for op in ("exp", "sigmoid", "gelu"):
+for op in ("exp", "sigmoid", "gelu", "tanh", "erf"):
     b = webnn.MLGraphBuilder(ctx)
     i = b.input("x", {"dataType": "float32", "shape": [x.size]})
     out[op] = ctx.compute(b.build({"y": getattr(b, op)(i)}), {"x": x})["y"]
@@ -184,7 +184,7 @@ np.savez(sys.argv[1], **out)
 
 
 def test_avx2_twins_match_the_compilers_loops(tmp_path):
-    """exp, sigmoid, gelu and the x sigmoid(x) epilogue at AVX2 run the
+    """exp, sigmoid, gelu, tanh, erf and the x sigmoid(x) epilogue at AVX2 run the
     intrinsics twins of vmath256.h; capped at baseline, the loops GCC
     vectorises from vmath.h (the clone of the CPU's level, with FMA).  The
     twins follow the same sequence, so every bit pattern of the grid must

@@ -263,9 +263,11 @@ EXP256_LOOP(exp_avx2, exp256)
 EXP256_LOOP(sigmoid_avx2, sigmoid256)
 EXP256_LOOP(gelu_avx2, gelu256)
 EXP256_LOOP(silu_avx2, silu256)
+EXP256_LOOP(tanh_avx2, tanh256)
+EXP256_LOOP(erf_avx2, erf256)
 
-/* exp, sigmoid and gelu by the intrinsics twins of the CPU's level; false:
- * not one of those, or no twin here */
+/* exp, sigmoid, gelu, tanh and erf by the intrinsics twins of the CPU's
+ * level; false: not one of those, or no twin here */
 static bool
 unary_f32_twin(uop op, size_t n, const float *x, float *y)
 {
@@ -281,9 +283,12 @@ unary_f32_twin(uop op, size_t n, const float *x, float *y)
                            : erf_avx512)(n, x, y);
         return true;
     }
-    if (cpu_isa() >= CPU_ISA_AVX2 && op != U_TANH && op != U_ERF) {
-        (op == U_EXP ? exp_avx2 : op == U_SIGMOID ? sigmoid_avx2 : gelu_avx2)(
-            n, x, y);
+    if (cpu_isa() >= CPU_ISA_AVX2) {
+        (op == U_EXP       ? exp_avx2
+         : op == U_SIGMOID ? sigmoid_avx2
+         : op == U_GELU    ? gelu_avx2
+         : op == U_TANH    ? tanh_avx2
+                           : erf_avx2)(n, x, y);
         return true;
     }
     return false;

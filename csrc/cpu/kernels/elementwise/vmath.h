@@ -23,7 +23,7 @@
  * vm_exp / vm_sigmoid / vm_gelu / vm_tanh / vm_erf where the CPU has it
  * (elementwise.c: the same roundings, 2^n by vscalefps; bit-equal to the
  * AVX-512 clones, gelu, tanh and erf checked on every 61st bit pattern),
- * and exp, sigmoid and gelu an AVX2 one where it has AVX2 only
+ * and an AVX2 one where it has AVX2 only
  * (vmath256.h; bit-equal to the v3 and v4 clones).
  * Polynomials: exp and log are Cephes' (as wnn_exp_core, wnn_numerics.h); erf's and
  * gelu's are least-squares fits made for this file: erf(x) / x in x^2 on
