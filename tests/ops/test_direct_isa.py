@@ -11,7 +11,9 @@ direct.c: a slice's weights stay in L1), which sums in another order; those
 cases (matmul rows > 8 with k 576, a 1x1 convolution of 600 channels) are
 checked against the reference only.  Each case runs in a subprocess per level
 (WEBNN_CPU_ISA is read once per process), with Winograd and the conv pairs
-(AVX-512 only) off, and is checked against NumPy in float64 too.
+off (a second test runs Winograd F(2x2, 3x3), at both levels since its
+transforms have an AVX2 build, on the 3x3 cases and CONV_WINO's), and is
+checked against NumPy in float64 too.
 
 The cases: nhwc 1x1 convolutions with output channels that are not
 multiples of 16 (a partial last vector), 24 channels (the 16 + 8 lane
@@ -55,6 +57,14 @@ CONV = [
     ("nchw 1x1", (1, 15, 15, 40), (72, 1, 1), 1, 1, 0, 1, "nchw", "relu"),
     ("nchw 3x3", (1, 18, 18, 16), (40, 3, 3), 1, 1, 1, 1, "nchw", None),
 ]
+# Winograd F(2x2, 3x3) (on in test_winograd_matches_across_levels only): 3x3
+# filters, strides 1, 48 tiles and more; at AVX2 also on rows narrower than
+# the direct kernel's (14 x 14), where the convolution otherwise runs
+# im2col + BLIS
+CONV_WINO = [
+    ("wino 14x14", (1, 14, 14, 32), (48, 3, 3), 1, 1, 1, 1, "nhwc", "relu"),
+    ("wino 28x28", (1, 28, 28, 24), (40, 3, 3), 1, 1, 1, 1, "nhwc", "res_relu"),
+]
 MATMUL = [(m, k, n) for m in (1, 2, 5, 8, 9, 33, 100) for k, n in ((64, 40), (300, 200), (576, 580))]
 
 
@@ -63,7 +73,8 @@ def _child():
     import webnn
     ctx = webnn.ml.create_context(device_type="cpu")
     out, ref = {}, {}
-    for i, (name, xs, ws, s, d, p, g, lay, epi) in enumerate(CONV):
+    cases = CONV + (CONV_WINO if os.environ.get("WEBNN_CONV_WINOGRAD") != "0" else [])
+    for i, (name, xs, ws, s, d, p, g, lay, epi) in enumerate(cases):
         rng = np.random.default_rng(100 + i)
         N, H, W, C = xs
         O, KH, KW = ws
@@ -134,10 +145,12 @@ def _sliced():
     return keys
 
 
-def _run(tmp_path, isa):
-    env = dict(os.environ, WEBNN_CPU_ISA=isa, WEBNN_CONV_WINOGRAD="0", WEBNN_CPU_CONV_PAIRS="0",
+def _run(tmp_path, isa, winograd=False):
+    env = dict(os.environ, WEBNN_CPU_ISA=isa, WEBNN_CONV_WINOGRAD="1" if winograd else "0",
+               WEBNN_CPU_CONV_PAIRS="0",
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    got, ref = tmp_path / f"{isa}.npz", tmp_path / f"{isa}-ref.npz"
+    tag = isa + ("-wino" if winograd else "")
+    got, ref = tmp_path / f"{tag}.npz", tmp_path / f"{tag}-ref.npz"
     subprocess.run([sys.executable, __file__, "child", str(got), str(ref)], env=env, check=True,
                    timeout=600)
     return np.load(got), np.load(ref)
@@ -146,8 +159,18 @@ def _run(tmp_path, isa):
 @pytest.mark.skipif(__name__ == "__main__" or not cpu_runs_avx512(), reason="needs an AVX-512 CPU to compare the two levels (make "
                                           "test-isa runs the AVX2 path against NumPy elsewhere)")
 def test_avx2_kernels_match_avx512_bit_for_bit(tmp_path):
-    a512, ref = _run(tmp_path, "avx512")
-    a2, _ = _run(tmp_path, "avx2")
+    _compare(*_run(tmp_path, "avx512"), _run(tmp_path, "avx2")[0])
+
+
+@pytest.mark.skipif(__name__ == "__main__" or not cpu_runs_avx512(), reason="needs an AVX-512 CPU to compare the two levels")
+def test_winograd_matches_across_levels(tmp_path):
+    """Winograd's transforms compiled at both levels (winograd_k.h) and its
+    products on each level's micro-kernels: the same bits, the 3x3 cases
+    above and CONV_WINO's included."""
+    _compare(*_run(tmp_path, "avx512", True), _run(tmp_path, "avx2", True)[0])
+
+
+def _compare(a512, ref, a2):
     bad = []
     for key in ref.files:
         r = ref[key]

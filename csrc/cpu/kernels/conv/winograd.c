@@ -1,8 +1,9 @@
-/* winograd.c -- conv2d with Winograd F(2x2, 3x3), nhwc (AVX-512) (conv.h has the overview). */
+/* winograd.c -- conv2d with Winograd F(2x2, 3x3), nhwc (AVX-512 and AVX2 +
+ * FMA) (conv.h has the overview). */
 #include "conv.h"
 
 #if HAVE_DIRECT
-/* ---- Winograd F(2x2, 3x3), nhwc (AVX-512) --------------------------------
+/* ---- Winograd F(2x2, 3x3), nhwc (AVX-512, AVX2) -------------------------
 
  * 3x3 filters, strides 1, dilations 1: each 2 x 2 block of outputs comes
  * from a 4 x 4 block of inputs through Y = A^T [ (G g G^T) .* (B^T d B) ] A,
@@ -41,152 +42,25 @@ winograd_usable(const geom *g, const float *x, const float *w)
      * tiles) 1.36 ms against the direct kernel's 1.10, 2.64 against 2.19
      * at batch 2; 14 x 14 256 -> 256 (49 tiles) 0.65 against 1.02 */
     const int64_t tiles = g->N * ((g->OH + 1) / 2) * ((g->OW + 1) / 2);
-    return tiles >= 48 && cpu_has_avx512() &&
+    return tiles >= 48 && cpu_isa() >= CPU_ISA_AVX2 &&
            g->G == 1 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
            g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
            all_moderate(x, g->N * g->H * g->W * g->C);
 }
 
-/* u[xi][c][OP] = (G g G^T)[xi] of the filter g of (o, c), from gt, the
- * filter as [C][3][3][OP] (zeros in the padding channels): 16 output
- * channels at a time. */
-DIRECT static void
-wino_filter(const float *gt, int64_t C, int64_t OP, float *u)
-{
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t o = 0; o < OP; o += 16) {
-            v16 gk[3][3], t[4][3];
-            for (int h = 0; h < 3; h++) {
-                for (int q = 0; q < 3; q++) {
-                    gk[h][q] = *(const v16 *)(gt + ((c * 3 + h) * 3 + q) * OP + o);
-                }
-            }
-            for (int q = 0; q < 3; q++) {
-                t[0][q] = gk[0][q];
-                t[1][q] = 0.5f * (gk[0][q] + gk[1][q] + gk[2][q]);
-                t[2][q] = 0.5f * (gk[0][q] - gk[1][q] + gk[2][q]);
-                t[3][q] = gk[2][q];
-            }
-            for (int i = 0; i < 4; i++) {
-                v16 r[4] = { t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]),
-                             0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2] };
-                for (int q = 0; q < 4; q++) {
-                    *(v16 *)(u + ((i * 4 + q) * C + c) * OP + o) = r[q];
-                }
-            }
-        }
-    }
-}
-
-/* B^T d B of a 4 x 4 block d (rows r, columns q) */
-#define WINO_IN(T, d, V)                                                       \
-    do {                                                                       \
-        T t_[4][4];                                                            \
-        for (int q = 0; q < 4; q++) {                                          \
-            t_[0][q] = d[0][q] - d[2][q];                                      \
-            t_[1][q] = d[1][q] + d[2][q];                                      \
-            t_[2][q] = d[2][q] - d[1][q];                                      \
-            t_[3][q] = d[1][q] - d[3][q];                                      \
-        }                                                                      \
-        for (int r = 0; r < 4; r++) {                                          \
-            V[r * 4 + 0] = t_[r][0] - t_[r][2];                                \
-            V[r * 4 + 1] = t_[r][1] + t_[r][2];                                \
-            V[r * 4 + 2] = t_[r][2] - t_[r][1];                                \
-            V[r * 4 + 3] = t_[r][1] - t_[r][3];                                \
-        }                                                                      \
-    } while (0)
-
-/* v[xi][t][C] for tiles t0 .. t0 + nt - 1 of image n, numbered row by
- * row, TW to a row (inputs outside the image are zeros) */
-DIRECT static void
-wino_input(const geom *g, const float *x, int64_t n, int64_t t0, int64_t nt,
-           int64_t TW, float *v)
-{
-    const int64_t C = g->C, H = g->H, W = g->W, C16 = C / 16 * 16;
-    for (int64_t t = 0; t < nt; t++) {
-        const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
-        const float *p[4][4];
-        for (int r = 0; r < 4; r++) {
-            int64_t ih = 2 * th - g->pt + r;
-            for (int q = 0; q < 4; q++) {
-                int64_t iw = 2 * tw - g->pl + q;
-                p[r][q] = ih >= 0 && ih < H && iw >= 0 && iw < W
-                              ? x + ((n * H + ih) * W + iw) * C
-                              : NULL;
-            }
-        }
-        for (int64_t c = 0; c < C16; c += 16) {
-            v16 d[4][4], V[16];
-            for (int r = 0; r < 4; r++) {
-                for (int q = 0; q < 4; q++) {
-                    d[r][q] = p[r][q] ? *(const v16 *)(p[r][q] + c) : (v16){ 0 };
-                }
-            }
-            WINO_IN(v16, d, V);
-            for (int xi = 0; xi < 16; xi++) {
-                *(v16 *)(v + (xi * nt + t) * C + c) = V[xi];
-            }
-        }
-        for (int64_t c = C16; c < C; c++) {
-            float d[4][4], V[16];
-            for (int r = 0; r < 4; r++) {
-                for (int q = 0; q < 4; q++) {
-                    d[r][q] = p[r][q] ? p[r][q][c] : 0.0f;
-                }
-            }
-            WINO_IN(float, d, V);
-            for (int xi = 0; xi < 16; xi++) {
-                v[(xi * nt + t) * C + c] = V[xi];
-            }
-        }
-    }
-}
-
-/* y = A^T m A + bias for the tiles of m[xi][t][OP] (as in wino_input),
- * output channels [o_lo, o_hi) */
-DIRECT static void
-wino_output(const geom *g, const float *m, int64_t OP, const float *bp,
-            float *y, int64_t n, int64_t t0, int64_t nt, int64_t TW,
-            int64_t o_lo, int64_t o_hi)
-{
-    const int64_t O = g->O, OH = g->OH, OW = g->OW;
-    for (int64_t t = 0; t < nt; t++) {
-        int64_t oh0 = 2 * ((t0 + t) / TW), ow0 = 2 * ((t0 + t) % TW);
-        for (int64_t o = o_lo; o < o_hi; o += 16) {
-            v16 a[16], s[2][4], out[2][2];
-            for (int xi = 0; xi < 16; xi++) {
-                a[xi] = *(const v16 *)(m + (xi * nt + t) * OP + o);
-            }
-            for (int q = 0; q < 4; q++) {
-                s[0][q] = a[q] + a[4 + q] + a[8 + q];
-                s[1][q] = a[4 + q] - a[8 + q] - a[12 + q];
-            }
-            v16 bv = *(const v16 *)(bp + o);
-            for (int r = 0; r < 2; r++) {
-                out[r][0] = bv + (s[r][0] + s[r][1] + s[r][2]);
-                out[r][1] = bv + (s[r][1] - s[r][2] - s[r][3]);
-            }
-            for (int r = 0; r < 2; r++) {
-                for (int q = 0; q < 2; q++) {
-                    if (oh0 + r >= OH || ow0 + q >= OW) {
-                        continue;
-                    }
-                    float *yp = y + ((n * OH + oh0 + r) * OW + ow0 + q) * O + o;
-                    if (o + 16 <= O) {
-                        *(v16 *)yp = out[r][q];
-                    } else {
-                        float tmp[16];
-                        *(v16 *)tmp = out[r][q];
-                        for (int64_t i = 0; i < O - o; i++) {
-                            yp[i] = tmp[i];
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+/* the transforms at the two levels: wino_*_avx512 (DIRECT) and
+ * wino_*_avx2 (x86-64-v3) */
+#define WK_TARGET DIRECT
+#define WK_NAME(s) s##_avx512
+#include "winograd_k.h"
+#undef WK_TARGET
+#undef WK_NAME
+#define WK_TARGET __attribute__((target("arch=x86-64-v3")))
+#define WK_NAME(s) s##_avx2
+#include "winograd_k.h"
+#undef WK_TARGET
+#undef WK_NAME
 
 typedef struct wino_job {
     float *buf;
@@ -225,6 +99,7 @@ wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *zb = j_->zb;
     float *bp = j_->bp;
     float *y = j_->y;
+    const bool avx512 = cpu_has_avx512();
     for (int64_t tsk_ = (int64_t)b_; tsk_ < (int64_t)e_; tsk_++) {
         float *v = buf + tid_ * (vsz + msz), *m = v + vsz;
         /* task: chunk of tiles tsk, output channels [o_lo, o_hi) */
@@ -232,13 +107,17 @@ wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
         int64_t o_hi = o_lo + j_->ostep < OP ? o_lo + j_->ostep : OP;
         int64_t n = tsk / chunks, t0 = tsk % chunks * WINO_TILES;
         int64_t cnt = TT - t0 < WINO_TILES ? TT - t0 : WINO_TILES;
-        wino_input(g, x, n, t0, cnt, TW, v);
+        if (avx512) {
+            wino_input_avx512(g, x, n, t0, cnt, TW, v);
+        } else {
+            wino_input_avx2(g, x, n, t0, cnt, TW, v);
+        }
         for (int xi = 0; xi < 16; xi++) {
             for (int64_t o0 = o_lo; o0 < o_hi; o0 += 64) {
                 int nv = (OP - o0) / 16 < 4 ? (int)((OP - o0) / 16) : 4;
                 for (int64_t t = 0; t < cnt; t += DIRECT_PB) {
                     int64_t pb = cnt - t < DIRECT_PB ? cnt - t : DIRECT_PB;
-                    direct_fns[nv][pb](v + (xi * cnt + t) * C, C, 0, 0, 1,
+                    conv_direct_fn(nv, pb)(v + (xi * cnt + t) * C, C, 0, 0, 1,
                                        1, 1, C, u + xi * C * OP + o0, OP,
                                        zb, NULL,
                                        m + (xi * cnt + t) * OP + o0, OP,
@@ -246,7 +125,8 @@ wino_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 }
             }
         }
-        wino_output(g, m, OP, bp, y, n, t0, cnt, TW, o_lo, o_hi);
+        (avx512 ? wino_output_avx512 : wino_output_avx2)(
+            g, m, OP, bp, y, n, t0, cnt, TW, o_lo, o_hi);
     }
 }
 
@@ -272,7 +152,8 @@ conv_winograd_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
             int64_t s[4], t4[4] = { 1, 9 * OP, 3 * OP, OP }, d[4] = { O, C, 3, 3 };
             conv_filter_strides(layout, g, s);
             reorder(w, s, gt, t4, d);
-            wino_filter(gt, C, OP, u);
+            (cpu_has_avx512() ? wino_filter_avx512 : wino_filter_avx2)(gt, C, OP,
+                                                                     u);
             if (cpu_prep_keep(k, 1, CPU_PREP_WINOGRAD, u)) {
                 own = NULL;
             }
