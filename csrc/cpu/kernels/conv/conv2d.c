@@ -35,10 +35,11 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     } else if (g.G == g.C && g.Cg == 1) {
         st = conv_depthwise(k, err, &g, o->filter_layout, x, w, b, y);
 #if HAVE_DIRECT
-    } else if ((direct_usable(&g) || direct_grouped_usable(&g) ||
-                winograd_usable(&g, x, w)) && g.nhwc) {
-        /* (Winograd also where the direct kernel would not run: AVX2 on
-         * rows narrower than its blocks, 14 x 14 3x3 convolutions) */
+    } else if (g.nhwc && winograd_usable(&g, x, w)) {
+        /* (also where the direct kernel would not run: AVX2 on rows
+         * narrower than its blocks, 14 x 14 3x3 convolutions) */
+        st = conv_winograd_nhwc(k, err, &g, o->filter_layout, x, w, b, y);
+    } else if ((direct_usable(&g) || direct_grouped_usable(&g)) && g.nhwc) {
         st = conv_direct_nhwc(k, err, &g, o->filter_layout, x, w, b, y);
     } else if (direct_usable(&g) && g.KH == 1 && g.KW == 1 && g.sh == 1 &&
                g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&

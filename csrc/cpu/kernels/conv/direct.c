@@ -1157,9 +1157,6 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                  int layout, const float *x, const float *w, const float *b,
                  float *y)
 {
-    if (winograd_usable(g, x, w)) {
-        return conv_winograd_nhwc(k, err, g, layout, x, w, b, y);
-    }
     const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW, G = g->G;
     const int64_t Og = g->Og, OP = (Og + 15) / 16 * 16; /* per group */
     float *own = NULL;
