@@ -33,8 +33,7 @@
 
 #include "../../cpu.h"
 #include "vmath.h"
-#include "vmath256.h"
-#include "vmath512.h"
+#include "vloops.h"
 
 #define CH 1024 /* elements per chunk */
 
@@ -169,151 +168,29 @@ typedef enum uop {
 
 typedef wnn_scalar_params uparams; /* alpha, beta, clamp bounds */
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* y[i] = fn(x[i]): the whole vectors four at a time (independent chains
- * for the out-of-order core: 10-15 % faster than one at a time), the last
- * partial one masked.  STORE is _mm512_storeu_ps, or _mm512_stream_ps for a
- * large output written straight to memory (the loop then starts with a
- * masked vector up to y's 64-byte boundary; y must be 4-byte aligned). */
-#define EXP512_LOOP(name, fn, STORE, ALIGN)                                   \
-    __attribute__((target("avx512f"))) static void name(size_t n,           \
-                                                        const float *x,     \
-                                                        float *y)           \
-    {                                                                         \
-        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & 63) / 4 : 0;      \
-        if (i > n) {                                                          \
-            i = n;                                                            \
-        }                                                                     \
-        if (i) {                                                              \
-            __mmask16 m = (__mmask16)((1u << i) - 1);                         \
-            _mm512_mask_storeu_ps(y, m, fn(_mm512_maskz_loadu_ps(m, x)));     \
-        }                                                                     \
-        for (; i + 64 <= n; i += 64) {                                        \
-            __m512 u0 = fn(_mm512_loadu_ps(x + i));                           \
-            __m512 u1 = fn(_mm512_loadu_ps(x + i + 16));                      \
-            __m512 u2 = fn(_mm512_loadu_ps(x + i + 32));                      \
-            __m512 u3 = fn(_mm512_loadu_ps(x + i + 48));                      \
-            STORE(y + i, u0);                                                 \
-            STORE(y + i + 16, u1);                                            \
-            STORE(y + i + 32, u2);                                            \
-            STORE(y + i + 48, u3);                                            \
-        }                                                                     \
-        for (; i + 16 <= n; i += 16) {                                        \
-            STORE(y + i, fn(_mm512_loadu_ps(x + i)));                         \
-        }                                                                     \
-        if (i < n) {                                                          \
-            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                   \
-            _mm512_mask_storeu_ps(y + i, m,                                   \
-                                  fn(_mm512_maskz_loadu_ps(m, x + i)));       \
-        }                                                                     \
-    }
-EXP512_LOOP(exp_avx512, exp512, _mm512_storeu_ps, 0)
-EXP512_LOOP(sigmoid_avx512, sigmoid512, _mm512_storeu_ps, 0)
-EXP512_LOOP(exp_avx512_nt, exp512, _mm512_stream_ps, 1)
-EXP512_LOOP(sigmoid_avx512_nt, sigmoid512, _mm512_stream_ps, 1)
-EXP512_LOOP(gelu_avx512, gelu512, _mm512_storeu_ps, 0)
-EXP512_LOOP(tanh_avx512, tanh512, _mm512_storeu_ps, 0)
-EXP512_LOOP(erf_avx512, erf512, _mm512_storeu_ps, 0)
-EXP512_LOOP(gelu_avx512_nt, gelu512, _mm512_stream_ps, 1)
-
-/* x * sigmoid(x) in registers: sigmoid512's value times x, as the separate
- * sigmoid and mul round it (cpu_gate_f32) */
-EXP512 __m512
-silu512(__m512 x)
+/* the function of vloops.h computing op, or -1 */
+static int
+vl_of(uop op)
 {
-    return _mm512_mul_ps(x, sigmoid512(x));
+    switch (op) {
+    case U_EXP: return VL_EXP;
+    case U_SIGMOID: return VL_SIGMOID;
+    case U_GELU: return VL_GELU;
+    case U_TANH: return VL_TANH;
+    case U_ERF: return VL_ERF;
+    case U_RELU: return VL_RELU;
+    default: return -1;
+    }
 }
-EXP512_LOOP(silu_avx512, silu512, _mm512_storeu_ps, 0)
 
-/* relu as unary_f32 computes it, (x > 0 || x is NaN) ? x : +0, for the
- * streamed loop of a large output */
-EXP512 __m512
-relu512(__m512 x)
-{
-    return _mm512_maskz_mov_ps(
-        _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
-}
-EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
-
-/* the AVX2 twins (vmath256.h), four vectors of 8 at a time, the last
- * partial one through a lane mask */
-#define EXP256_LOOP(name, fn)                                                  \
-    __attribute__((target("arch=x86-64-v3"))) static void name(                \
-        size_t n, const float *x, float *y)                                    \
-    {                                                                          \
-        size_t i = 0;                                                          \
-        for (; i + 32 <= n; i += 32) {                                         \
-            __m256 u0 = fn(_mm256_loadu_ps(x + i));                            \
-            __m256 u1 = fn(_mm256_loadu_ps(x + i + 8));                        \
-            __m256 u2 = fn(_mm256_loadu_ps(x + i + 16));                       \
-            __m256 u3 = fn(_mm256_loadu_ps(x + i + 24));                       \
-            _mm256_storeu_ps(y + i, u0);                                       \
-            _mm256_storeu_ps(y + i + 8, u1);                                   \
-            _mm256_storeu_ps(y + i + 16, u2);                                  \
-            _mm256_storeu_ps(y + i + 24, u3);                                  \
-        }                                                                      \
-        for (; i < n; i += 8) {                                                \
-            const int r = n - i < 8 ? (int)(n - i) : 8;                        \
-            const __m256i m = _mm256_cmpgt_epi32(                              \
-                _mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); \
-            _mm256_maskstore_ps(y + i, m, fn(_mm256_maskload_ps(x + i, m)));   \
-        }                                                                      \
-    }
-EXP256_LOOP(exp_avx2, exp256)
-EXP256_LOOP(sigmoid_avx2, sigmoid256)
-EXP256_LOOP(gelu_avx2, gelu256)
-EXP256_LOOP(silu_avx2, silu256)
-EXP256_LOOP(tanh_avx2, tanh256)
-EXP256_LOOP(erf_avx2, erf256)
-
-/* exp, sigmoid, gelu, tanh and erf by the intrinsics twins of the CPU's
- * level; false: not one of those, or no twin here */
-static bool
-unary_f32_twin(uop op, size_t n, const float *x, float *y)
-{
-    if (op != U_EXP && op != U_SIGMOID && op != U_GELU && op != U_TANH &&
-        op != U_ERF) {
-        return false;
-    }
-    if (cpu_has_avx512()) {
-        (op == U_EXP       ? exp_avx512
-         : op == U_SIGMOID ? sigmoid_avx512
-         : op == U_GELU    ? gelu_avx512
-         : op == U_TANH    ? tanh_avx512
-                           : erf_avx512)(n, x, y);
-        return true;
-    }
-    if (cpu_isa() >= CPU_ISA_AVX2) {
-        (op == U_EXP       ? exp_avx2
-         : op == U_SIGMOID ? sigmoid_avx2
-         : op == U_GELU    ? gelu_avx2
-         : op == U_TANH    ? tanh_avx2
-                           : erf_avx2)(n, x, y);
-        return true;
-    }
-    return false;
-}
-#endif
-
-/* A large float32 output of exp, sigmoid, gelu or relu written with streaming
- * stores by the vector loop itself (not to an L1 buffer and copied from
- * there); false: not this operator or CPU. */
+/* A large float32 output of exp, sigmoid, gelu or relu written with
+ * streaming stores by the vector loop itself (not to an L1 buffer and
+ * copied from there); false: not this operator or level. */
 static bool
 unary_f32_nt_direct(uop op, size_t n, const float *x, float *y)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if ((op == U_EXP || op == U_SIGMOID || op == U_RELU || op == U_GELU) &&
-        cpu_has_avx512() && ((uintptr_t)y & 3) == 0) {
-        (op == U_EXP       ? exp_avx512_nt
-         : op == U_SIGMOID ? sigmoid_avx512_nt
-         : op == U_GELU    ? gelu_avx512_nt
-                           : relu_avx512_nt)(n, x, y);
-        return true;
-    }
-#else
-    (void)op; (void)n; (void)x; (void)y;
-#endif
-    return false;
+    int f = vl_of(op);
+    return f >= 0 && vl_map_nt((vl_fn)f, n, x, y);
 }
 
 /* the operators of vmath.h (exp-, log- and erf-based), see there */
@@ -321,11 +198,11 @@ VM_HOT static void
 unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
 {
     float a = pr->a;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (unary_f32_twin(op, n, x, y)) {
+    /* exp, sigmoid, gelu, tanh and erf: the intrinsics twins of the
+     * CPU's level where it has them */
+    if (op != U_RELU && vl_of(op) >= 0 && vl_map((vl_fn)vl_of(op), n, x, y)) {
         return;
     }
-#endif
     switch (op) {
     case U_ERF: for (size_t i = 0; i < n; i++) y[i] = vm_erf(x[i]); break;
     case U_EXP: for (size_t i = 0; i < n; i++) y[i] = vm_exp(x[i]); break;
@@ -519,17 +396,9 @@ cpu_gate_f32(wnn_op act, size_t n, float *y)
     if (act != WNN_OP_SIGMOID) {
         return false;
     }
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512()) {
-        silu_avx512(n, y, y);
-        return true;
+    if (!vl_map(VL_SILU, n, y, y)) {
+        silu_vm(n, y);
     }
-    if (cpu_isa() >= CPU_ISA_AVX2) {
-        silu_avx2(n, y, y);
-        return true;
-    }
-#endif
-    silu_vm(n, y);
     return true;
 }
 
@@ -560,41 +429,6 @@ typedef struct unary_job {
     bool nt; /* float32 to float32, a large output: streaming stores */
 } unary_job;
 
-/* cpu_copy_nt for a chunk of results just written to an L1 buffer, with
- * 64-byte streaming stores where the CPU has AVX-512 (a quarter of the
- * instructions of the SSE2 copy, which is a sixth of a sigmoid's). */
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) static void
-copy_nt_avx512(float *dst, const float *src, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && ((uintptr_t)(dst + i) & 63); i++) {
-        dst[i] = src[i];
-    }
-    for (; i + 16 <= n; i += 16) {
-        _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
-    }
-    for (; i < n; i++) {
-        dst[i] = src[i];
-    }
-}
-
-static void
-copy_nt_f32(float *dst, const float *src, size_t n)
-{
-    if (cpu_has_avx512()) {
-        copy_nt_avx512(dst, src, n);
-    } else {
-        cpu_copy_nt(dst, src, n * sizeof(float));
-    }
-}
-#else
-static void
-copy_nt_f32(float *dst, const float *src, size_t n)
-{
-    cpu_copy_nt(dst, src, n * sizeof(float));
-}
-#endif
 
 static void
 unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
@@ -653,7 +487,7 @@ unary_body(void *p_, int64_t b_, int64_t e_, int tid_)
             }
             if (ti == WNN_FLOAT32 && j_->nt) { /* a large output */
                 unary_f32(op, &pr, n, xf, yb);
-                copy_nt_f32(yp, yb, n);
+                vl_copy_nt(yp, yb, n);
             } else if (ti == WNN_FLOAT32) {
                 unary_f32(op, &pr, n, xf, yp);
             } else {
@@ -733,101 +567,6 @@ bop_of(wnn_op op)
     }
 }
 
-/* pow of float32 on AVX-512, 8 lanes at a time in double precision:
- * a^b = 2^(b log2 a) with log2 from a's exponent and 2 atanh(s) / ln 2 of
- * its mantissa m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1) (series to
- * s^15, relative error below 1e-14), and 2^t as 2^round(t) times a Taylor
- * polynomial of degree 11 in (t - round(t)) ln 2 (below 1e-14): the double
- * result is within about 1e-13 of a^b, so rounded to float32 it is the
- * correctly rounded value but for the rare ties of the double rounding (1
- * ulp at most).  A negative base with an integer exponent is |a|^b, negated
- * for an odd exponent, as C's pow says (GELU's tanh form cubes inputs of
- * both signs).  Lanes where a is zero, not finite, or negative with an
- * exponent that is not an integer, b is not finite, or |b log2 |a|| >= 125
- * (results that overflow, go subnormal, or are near either) take powf,
- * which gives C's special cases (pow(x, 0) = 1, pow(1, y) = 1, NaN,
- * infinities, zeros).  ~6x glibc's powf (an LRN's x^0.75 on 580 K
- * elements: 1.69 -> 0.3 ms on 2 threads). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* c[0] + x (c[1] + x (... + x c[n - 1])), lane by lane */
-__attribute__((target("arch=x86-64-v4"), always_inline)) static inline __m512d
-horner_pd(__m512d x, const double *c, int n)
-{
-    __m512d p = _mm512_set1_pd(c[n - 1]);
-    for (int k = n - 2; k >= 0; k--) {
-        p = _mm512_fmadd_pd(p, x, _mm512_set1_pd(c[k]));
-    }
-    return p;
-}
-
-/* the series of atanh(s) / s in z = s^2, and of e^f (1 / k!) */
-static const double POW_LOG[8] = { 1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7,
-                                   1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15 };
-static const double POW_EXP[12] = { 1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
-                                    1.0 / 120, 1.0 / 720, 1.0 / 5040,
-                                    1.0 / 40320, 1.0 / 362880,
-                                    1.0 / 3628800, 1.0 / 39916800 };
-
-__attribute__((target("arch=x86-64-v4"))) static size_t
-pow_f32_avx512(size_t n, const float *a, const float *b, float *y)
-{
-    const __m512d one = _mm512_set1_pd(1.0), sqrt2 = _mm512_set1_pd(1.4142135623730951);
-    const __m512d inv_ln2 = _mm512_set1_pd(1.4426950408889634);
-    const __m512d ln2 = _mm512_set1_pd(0.6931471805599453);
-    const __m512d lim = _mm512_set1_pd(125.0);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 xa = _mm256_loadu_ps(a + i), xb = _mm256_loadu_ps(b + i);
-        __m512d xs = _mm512_cvtps_pd(xa), e = _mm512_cvtps_pd(xb);
-        __m512d x = _mm512_abs_pd(xs);
-        /* a negative base: an integer exponent (odd: the result negated) */
-        __mmask8 neg = _mm512_cmp_pd_mask(xs, _mm512_setzero_pd(), _CMP_LT_OQ);
-        const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-        __mmask8 whole = _mm512_cmp_pd_mask(_mm512_roundscale_pd(e, rn), e, _CMP_EQ_OQ);
-        __m512d h = _mm512_mul_pd(e, _mm512_set1_pd(0.5));
-        __mmask8 odd = whole & _mm512_cmp_pd_mask(_mm512_roundscale_pd(h, rn), h,
-                                                  _CMP_NEQ_UQ);
-        /* |x| > 0 and finite, e finite (|e| < inf is false for NaN) */
-        __mmask8 ok = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GT_OQ) &
-                      _mm512_cmp_pd_mask(x, _mm512_set1_pd(INFINITY), _CMP_LT_OQ) &
-                      _mm512_cmp_pd_mask(_mm512_abs_pd(e), _mm512_set1_pd(INFINITY),
-                                         _CMP_LT_OQ) &
-                      (__mmask8)(~neg | whole);
-        /* x = m 2^k, m in [1, 2) -> [sqrt(1/2), sqrt(2)) */
-        __m512d k = _mm512_getexp_pd(x);
-        __m512d m = _mm512_getmant_pd(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
-        __mmask8 big = _mm512_cmp_pd_mask(m, sqrt2, _CMP_GT_OQ);
-        m = _mm512_mask_mul_pd(m, big, m, _mm512_set1_pd(0.5));
-        k = _mm512_mask_add_pd(k, big, k, one);
-        __m512d s = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
-        __m512d p = horner_pd(_mm512_mul_pd(s, s), POW_LOG, 8);
-        /* log2 x = k + 2 s p / ln 2 */
-        __m512d l2 = _mm512_fmadd_pd(_mm512_mul_pd(_mm512_add_pd(s, s), p), inv_ln2, k);
-        __m512d t = _mm512_mul_pd(e, l2);
-        ok &= _mm512_cmp_pd_mask(_mm512_abs_pd(t), lim, _CMP_LT_OQ);
-        __m512d r = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m512d f = _mm512_mul_pd(_mm512_sub_pd(t, r), ln2);
-        __m512d q = horner_pd(f, POW_EXP, 12);
-        __m512d v = _mm512_scalef_pd(q, r);
-        v = _mm512_mask_sub_pd(v, neg & odd, _mm512_setzero_pd(), v);
-        __m256 res = _mm512_cvtpd_ps(v);
-        if (ok != 0xff) { /* y may be a or b: the lanes as loaded */
-            float va[8], vb[8], vy[8];
-            _mm256_storeu_ps(va, xa);
-            _mm256_storeu_ps(vb, xb);
-            _mm256_storeu_ps(vy, res);
-            for (unsigned l = 0; l < 8; l++) {
-                if (!(ok >> l & 1)) {
-                    vy[l] = powf(va[l], vb[l]);
-                }
-            }
-            res = _mm256_loadu_ps(vy);
-        }
-        _mm256_storeu_ps(y + i, res);
-    }
-    return i;
-}
-#endif
 
 /* pow by one small integer exponent k (1 <= |k| <= 4) in every lane:
  * products in double, rounded to float32 once (x^2 exactly; x^3, x^4
@@ -882,12 +621,10 @@ binary_f32(bop op, size_t n, const float *a, const float *b, float *y)
         pow_int_f32(k, n, a, y);
         return;
     }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    if (op == B_POW && n >= 8 && cpu_has_avx512()) {
-        size_t i = pow_f32_avx512(n, a, b, y);
+    if (op == B_POW) { /* the vector loop of the CPU's level, if any */
+        size_t i = vl_pow(n, a, b, y);
         a += i, b += i, y += i, n -= i;
     }
-#endif
     switch (op) {
     case B_ADD: for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i]; break;
     case B_SUB: for (size_t i = 0; i < n; i++) y[i] = a[i] - b[i]; break;
@@ -1030,47 +767,25 @@ typedef struct binary_job {
     bool nt; /* streaming stores (float32 add sub mul div, a large output) */
 } binary_job;
 
-/* add sub mul div of float32 with streaming stores (see cpu_nt_bytes);
- * the same operations, so the same results.  64-byte stores on AVX-512
- * (a quarter of the SSE loop's instructions). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define NT512_LOOP(vop)                                                       \
-    for (; i + 16 <= n; i += 16) {                                            \
-        _mm512_stream_ps(y + i, vop(_mm512_loadu_ps(a + i),                   \
-                                    _mm512_loadu_ps(b + i)));                 \
-    }
-__attribute__((target("avx512f"))) static size_t
-binary_f32_nt512(bop op, size_t i, size_t n, const float *a, const float *b,
-                 float *y)
-{
-    switch (op) {
-    case B_ADD: NT512_LOOP(_mm512_add_ps) break;
-    case B_SUB: NT512_LOOP(_mm512_sub_ps) break;
-    case B_MUL: NT512_LOOP(_mm512_mul_ps) break;
-    default: NT512_LOOP(_mm512_div_ps) break;
-    }
-    return i;
-}
-#undef NT512_LOOP
-#endif
-
 static void
 binary_f32_nt(bop op, size_t n, const float *a, const float *b, float *y)
 {
-#if defined(__SSE2__)
-    size_t i = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512()) {
-        for (; i < n && ((uintptr_t)(y + i) & 63); i++) {
+    /* the vector loop of the CPU's level from y's first aligned element
+     * (vloops.c: add sub mul div, in this order in bop) */
+    const size_t al = vl_nt_align();
+    if (al) {
+        size_t i = 0;
+        for (; i < n && ((uintptr_t)(y + i) & (al - 1)); i++) {
             binary_f32(op, 1, a + i, b + i, y + i);
         }
-        i = binary_f32_nt512(op, i, n, a, b, y);
+        i += vl_binary_nt((int)op, n - i, a + i, b + i, y + i);
         if (i < n) {
             binary_f32(op, n - i, a + i, b + i, y + i);
         }
         return;
     }
-#endif
+#if defined(__SSE2__)
+    size_t i = 0;
     for (; i < n && ((uintptr_t)(y + i) & 15); i++) {
         binary_f32(op, 1, a + i, b + i, y + i);
     }

@@ -1,0 +1,403 @@
+/* vloops.c -- the element-wise loops written per ISA level with intrinsics
+ * (vloops.h): vmath.h's exp, sigmoid, gelu, tanh and erf (and x sigmoid(x))
+ * through their intrinsics twins, vmath512.h at AVX-512 and vmath256.h at
+ * AVX2 + FMA, bit for bit the compiler's FMA clones of vmath.h's loops
+ * (tests/ops/test_vector_math.py); the same with streaming stores for a
+ * large output; streamed copies and add / sub / mul / div; and pow at
+ * AVX-512.  The level is cpu_isa()'s (WEBNN_CPU_ISA caps it).  Elsewhere
+ * (not x86-64, not a GCC-compatible compiler, baseline) every entry says
+ * it did nothing and elementwise.c's portable loops run. */
+#include <math.h>
+#include <stdint.h>
+
+#include "../../cpu.h"
+#include "vloops.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include "vmath256.h"
+#include "vmath512.h"
+
+/* y[i] = fn(x[i]): the whole vectors four at a time (independent chains
+ * for the out-of-order core: 10-15 % faster than one at a time), the last
+ * partial one masked.  STORE is _mm512_storeu_ps, or _mm512_stream_ps for a
+ * large output written straight to memory (the loop then starts with a
+ * masked vector up to y's 64-byte boundary; y must be 4-byte aligned). */
+#define EXP512_LOOP(name, fn, STORE, ALIGN)                                   \
+    __attribute__((target("avx512f"))) static void name(size_t n,           \
+                                                        const float *x,     \
+                                                        float *y)           \
+    {                                                                         \
+        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & 63) / 4 : 0;      \
+        if (i > n) {                                                          \
+            i = n;                                                            \
+        }                                                                     \
+        if (i) {                                                              \
+            __mmask16 m = (__mmask16)((1u << i) - 1);                         \
+            _mm512_mask_storeu_ps(y, m, fn(_mm512_maskz_loadu_ps(m, x)));     \
+        }                                                                     \
+        for (; i + 64 <= n; i += 64) {                                        \
+            __m512 u0 = fn(_mm512_loadu_ps(x + i));                           \
+            __m512 u1 = fn(_mm512_loadu_ps(x + i + 16));                      \
+            __m512 u2 = fn(_mm512_loadu_ps(x + i + 32));                      \
+            __m512 u3 = fn(_mm512_loadu_ps(x + i + 48));                      \
+            STORE(y + i, u0);                                                 \
+            STORE(y + i + 16, u1);                                            \
+            STORE(y + i + 32, u2);                                            \
+            STORE(y + i + 48, u3);                                            \
+        }                                                                     \
+        for (; i + 16 <= n; i += 16) {                                        \
+            STORE(y + i, fn(_mm512_loadu_ps(x + i)));                         \
+        }                                                                     \
+        if (i < n) {                                                          \
+            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                   \
+            _mm512_mask_storeu_ps(y + i, m,                                   \
+                                  fn(_mm512_maskz_loadu_ps(m, x + i)));       \
+        }                                                                     \
+    }
+EXP512_LOOP(exp_avx512, exp512, _mm512_storeu_ps, 0)
+EXP512_LOOP(sigmoid_avx512, sigmoid512, _mm512_storeu_ps, 0)
+EXP512_LOOP(exp_avx512_nt, exp512, _mm512_stream_ps, 1)
+EXP512_LOOP(sigmoid_avx512_nt, sigmoid512, _mm512_stream_ps, 1)
+EXP512_LOOP(gelu_avx512, gelu512, _mm512_storeu_ps, 0)
+EXP512_LOOP(tanh_avx512, tanh512, _mm512_storeu_ps, 0)
+EXP512_LOOP(erf_avx512, erf512, _mm512_storeu_ps, 0)
+EXP512_LOOP(gelu_avx512_nt, gelu512, _mm512_stream_ps, 1)
+
+/* x * sigmoid(x) in registers: sigmoid512's value times x, as the separate
+ * sigmoid and mul round it (cpu_gate_f32) */
+EXP512 __m512
+silu512(__m512 x)
+{
+    return _mm512_mul_ps(x, sigmoid512(x));
+}
+EXP512_LOOP(silu_avx512, silu512, _mm512_storeu_ps, 0)
+
+/* relu as unary_f32 computes it, (x > 0 || x is NaN) ? x : +0, for the
+ * streamed loop of a large output */
+EXP512 __m512
+relu512(__m512 x)
+{
+    return _mm512_maskz_mov_ps(
+        _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+}
+EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
+
+/* the AVX2 twins (vmath256.h): the same loop on vectors of 8, the last
+ * partial one through a lane mask; with _mm256_stream_ps (ALIGN) the loop
+ * starts with a masked vector up to y's 32-byte boundary */
+#define EXP256_MASK(r)                                                        \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32(r),                                  \
+                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define EXP256_LOOP(name, fn, STORE, ALIGN)                                   \
+    __attribute__((target("arch=x86-64-v3"))) static void name(              \
+        size_t n, const float *x, float *y)                                   \
+    {                                                                         \
+        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & 31) / 4 : 0;      \
+        if (i > n) {                                                          \
+            i = n;                                                            \
+        }                                                                     \
+        if (i) {                                                              \
+            const __m256i m = EXP256_MASK((int)i);                            \
+            _mm256_maskstore_ps(y, m, fn(_mm256_maskload_ps(x, m)));          \
+        }                                                                     \
+        for (; i + 32 <= n; i += 32) {                                        \
+            __m256 u0 = fn(_mm256_loadu_ps(x + i));                           \
+            __m256 u1 = fn(_mm256_loadu_ps(x + i + 8));                       \
+            __m256 u2 = fn(_mm256_loadu_ps(x + i + 16));                      \
+            __m256 u3 = fn(_mm256_loadu_ps(x + i + 24));                      \
+            STORE(y + i, u0);                                                 \
+            STORE(y + i + 8, u1);                                             \
+            STORE(y + i + 16, u2);                                            \
+            STORE(y + i + 24, u3);                                            \
+        }                                                                     \
+        for (; i + 8 <= n; i += 8) {                                          \
+            STORE(y + i, fn(_mm256_loadu_ps(x + i)));                         \
+        }                                                                     \
+        if (i < n) {                                                          \
+            const __m256i m = EXP256_MASK((int)(n - i));                      \
+            _mm256_maskstore_ps(y + i, m, fn(_mm256_maskload_ps(x + i, m)));  \
+        }                                                                     \
+    }
+EXP256_LOOP(exp_avx2, exp256, _mm256_storeu_ps, 0)
+EXP256_LOOP(sigmoid_avx2, sigmoid256, _mm256_storeu_ps, 0)
+EXP256_LOOP(gelu_avx2, gelu256, _mm256_storeu_ps, 0)
+EXP256_LOOP(silu_avx2, silu256, _mm256_storeu_ps, 0)
+EXP256_LOOP(tanh_avx2, tanh256, _mm256_storeu_ps, 0)
+EXP256_LOOP(erf_avx2, erf256, _mm256_storeu_ps, 0)
+EXP256_LOOP(exp_avx2_nt, exp256, _mm256_stream_ps, 1)
+EXP256_LOOP(sigmoid_avx2_nt, sigmoid256, _mm256_stream_ps, 1)
+EXP256_LOOP(gelu_avx2_nt, gelu256, _mm256_stream_ps, 1)
+
+/* relu as elementwise.c's loop computes it, (x > 0 || x is NaN) ? x : +0 */
+__attribute__((target("arch=x86-64-v3"), always_inline)) static inline __m256
+relu256(__m256 x)
+{
+    return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
+}
+EXP256_LOOP(relu_avx2_nt, relu256, _mm256_stream_ps, 1)
+
+typedef void (*vl_loop)(size_t, const float *, float *);
+
+/* the loop of f at the CPU's level (nt: the streamed one), or NULL */
+static vl_loop
+vl_pick(vl_fn f, bool nt)
+{
+    static const vl_loop at512[2][7] = {
+        { exp_avx512, sigmoid_avx512, gelu_avx512, tanh_avx512, erf_avx512,
+          silu_avx512, NULL },
+        { exp_avx512_nt, sigmoid_avx512_nt, gelu_avx512_nt, NULL, NULL, NULL,
+          relu_avx512_nt },
+    };
+    static const vl_loop at256[2][7] = {
+        { exp_avx2, sigmoid_avx2, gelu_avx2, tanh_avx2, erf_avx2, silu_avx2,
+          NULL },
+        { exp_avx2_nt, sigmoid_avx2_nt, gelu_avx2_nt, NULL, NULL, NULL,
+          relu_avx2_nt },
+    };
+    if ((unsigned)f > VL_RELU) {
+        return NULL;
+    }
+    if (cpu_has_avx512()) {
+        return at512[nt][f];
+    }
+    return cpu_isa() >= CPU_ISA_AVX2 ? at256[nt][f] : NULL;
+}
+
+bool
+vl_map(vl_fn f, size_t n, const float *x, float *y)
+{
+    vl_loop l = vl_pick(f, false);
+    if (l) {
+        l(n, x, y);
+    }
+    return l != NULL;
+}
+
+bool
+vl_map_nt(vl_fn f, size_t n, const float *x, float *y)
+{
+    vl_loop l = ((uintptr_t)y & 3) == 0 ? vl_pick(f, true) : NULL;
+    if (l) {
+        l(n, x, y);
+    }
+    return l != NULL;
+}
+
+/* streamed copies of results just written to an L1 buffer: 64-byte
+ * stores at AVX-512, 32-byte at AVX2 (a quarter, a half of the
+ * instructions of the SSE2 copy, which is a sixth of a sigmoid's) */
+#define COPY_NT(name, TARGET, VW, LOAD, STREAM)                               \
+    TARGET static void name(float *dst, const float *src, size_t n)           \
+    {                                                                         \
+        size_t i = 0;                                                         \
+        for (; i < n && ((uintptr_t)(dst + i) & (4 * VW - 1)); i++) {         \
+            dst[i] = src[i];                                                  \
+        }                                                                     \
+        for (; i + VW <= n; i += VW) {                                        \
+            STREAM(dst + i, LOAD(src + i));                                   \
+        }                                                                     \
+        for (; i < n; i++) {                                                  \
+            dst[i] = src[i];                                                  \
+        }                                                                     \
+    }
+COPY_NT(copy_nt_avx512, __attribute__((target("avx512f"))), 16,
+        _mm512_loadu_ps, _mm512_stream_ps)
+COPY_NT(copy_nt_avx2, __attribute__((target("arch=x86-64-v3"))), 8,
+        _mm256_loadu_ps, _mm256_stream_ps)
+#undef COPY_NT
+
+void
+vl_copy_nt(float *dst, const float *src, size_t n)
+{
+    if (cpu_has_avx512()) {
+        copy_nt_avx512(dst, src, n);
+    } else if (cpu_isa() >= CPU_ISA_AVX2) {
+        copy_nt_avx2(dst, src, n);
+    } else {
+        cpu_copy_nt(dst, src, n * sizeof(float));
+    }
+}
+
+/* add sub mul div of float32 with streaming stores (see cpu_nt_bytes);
+ * the same operations, so the same results: 64-byte stores on AVX-512,
+ * 32-byte on AVX2 (a quarter, a half of the SSE loop's instructions) */
+#define NT_LOOP(VW, LOAD, STREAM, vop)                                        \
+    for (; i + VW <= n; i += VW) {                                            \
+        STREAM(y + i, vop(LOAD(a + i), LOAD(b + i)));                         \
+    }
+#define NT_BINARY(name, TARGET, VW, P)                                        \
+    TARGET static size_t name(int op, size_t n, const float *a,               \
+                              const float *b, float *y)                       \
+    {                                                                         \
+        size_t i = 0;                                                         \
+        switch (op) {                                                         \
+        case 0: NT_LOOP(VW, P##_loadu_ps, P##_stream_ps, P##_add_ps) break;  \
+        case 1: NT_LOOP(VW, P##_loadu_ps, P##_stream_ps, P##_sub_ps) break;  \
+        case 2: NT_LOOP(VW, P##_loadu_ps, P##_stream_ps, P##_mul_ps) break;  \
+        default: NT_LOOP(VW, P##_loadu_ps, P##_stream_ps, P##_div_ps) break; \
+        }                                                                     \
+        return i;                                                             \
+    }
+NT_BINARY(binary_nt512, __attribute__((target("avx512f"))), 16, _mm512)
+NT_BINARY(binary_nt256, __attribute__((target("arch=x86-64-v3"))), 8, _mm256)
+#undef NT_BINARY
+#undef NT_LOOP
+
+size_t
+vl_nt_align(void)
+{
+    return cpu_has_avx512() ? 64 : cpu_isa() >= CPU_ISA_AVX2 ? 32 : 0;
+}
+
+size_t
+vl_binary_nt(int op, size_t n, const float *a, const float *b, float *y)
+{
+    if (cpu_has_avx512()) {
+        return binary_nt512(op, n, a, b, y);
+    }
+    return cpu_isa() >= CPU_ISA_AVX2 ? binary_nt256(op, n, a, b, y) : 0;
+}
+#else /* not x86-64 with GCC-compatible intrinsics: the portable loops */
+bool
+vl_map(vl_fn f, size_t n, const float *x, float *y)
+{
+    (void)f, (void)n, (void)x, (void)y;
+    return false;
+}
+
+bool
+vl_map_nt(vl_fn f, size_t n, const float *x, float *y)
+{
+    (void)f, (void)n, (void)x, (void)y;
+    return false;
+}
+
+void
+vl_copy_nt(float *dst, const float *src, size_t n)
+{
+    cpu_copy_nt(dst, src, n * sizeof(float));
+}
+
+size_t
+vl_nt_align(void)
+{
+    return 0;
+}
+
+size_t
+vl_binary_nt(int op, size_t n, const float *a, const float *b, float *y)
+{
+    (void)op, (void)n, (void)a, (void)b, (void)y;
+    return 0;
+}
+#endif
+
+/* pow of float32 on AVX-512, 8 lanes at a time in double precision:
+ * a^b = 2^(b log2 a) with log2 from a's exponent and 2 atanh(s) / ln 2 of
+ * its mantissa m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1) (series to
+ * s^15, relative error below 1e-14), and 2^t as 2^round(t) times a Taylor
+ * polynomial of degree 11 in (t - round(t)) ln 2 (below 1e-14): the double
+ * result is within about 1e-13 of a^b, so rounded to float32 it is the
+ * correctly rounded value but for the rare ties of the double rounding (1
+ * ulp at most).  A negative base with an integer exponent is |a|^b, negated
+ * for an odd exponent, as C's pow says (GELU's tanh form cubes inputs of
+ * both signs).  Lanes where a is zero, not finite, or negative with an
+ * exponent that is not an integer, b is not finite, or |b log2 |a|| >= 125
+ * (results that overflow, go subnormal, or are near either) take powf,
+ * which gives C's special cases (pow(x, 0) = 1, pow(1, y) = 1, NaN,
+ * infinities, zeros).  ~6x glibc's powf (an LRN's x^0.75 on 580 K
+ * elements: 1.69 -> 0.3 ms on 2 threads). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* c[0] + x (c[1] + x (... + x c[n - 1])), lane by lane */
+__attribute__((target("arch=x86-64-v4"), always_inline)) static inline __m512d
+horner_pd(__m512d x, const double *c, int n)
+{
+    __m512d p = _mm512_set1_pd(c[n - 1]);
+    for (int k = n - 2; k >= 0; k--) {
+        p = _mm512_fmadd_pd(p, x, _mm512_set1_pd(c[k]));
+    }
+    return p;
+}
+
+/* the series of atanh(s) / s in z = s^2, and of e^f (1 / k!) */
+static const double POW_LOG[8] = { 1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7,
+                                   1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15 };
+static const double POW_EXP[12] = { 1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24,
+                                    1.0 / 120, 1.0 / 720, 1.0 / 5040,
+                                    1.0 / 40320, 1.0 / 362880,
+                                    1.0 / 3628800, 1.0 / 39916800 };
+
+__attribute__((target("arch=x86-64-v4"))) static size_t
+pow_f32_avx512(size_t n, const float *a, const float *b, float *y)
+{
+    const __m512d one = _mm512_set1_pd(1.0), sqrt2 = _mm512_set1_pd(1.4142135623730951);
+    const __m512d inv_ln2 = _mm512_set1_pd(1.4426950408889634);
+    const __m512d ln2 = _mm512_set1_pd(0.6931471805599453);
+    const __m512d lim = _mm512_set1_pd(125.0);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xa = _mm256_loadu_ps(a + i), xb = _mm256_loadu_ps(b + i);
+        __m512d xs = _mm512_cvtps_pd(xa), e = _mm512_cvtps_pd(xb);
+        __m512d x = _mm512_abs_pd(xs);
+        /* a negative base: an integer exponent (odd: the result negated) */
+        __mmask8 neg = _mm512_cmp_pd_mask(xs, _mm512_setzero_pd(), _CMP_LT_OQ);
+        const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        __mmask8 whole = _mm512_cmp_pd_mask(_mm512_roundscale_pd(e, rn), e, _CMP_EQ_OQ);
+        __m512d h = _mm512_mul_pd(e, _mm512_set1_pd(0.5));
+        __mmask8 odd = whole & _mm512_cmp_pd_mask(_mm512_roundscale_pd(h, rn), h,
+                                                  _CMP_NEQ_UQ);
+        /* |x| > 0 and finite, e finite (|e| < inf is false for NaN) */
+        __mmask8 ok = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_GT_OQ) &
+                      _mm512_cmp_pd_mask(x, _mm512_set1_pd(INFINITY), _CMP_LT_OQ) &
+                      _mm512_cmp_pd_mask(_mm512_abs_pd(e), _mm512_set1_pd(INFINITY),
+                                         _CMP_LT_OQ) &
+                      (__mmask8)(~neg | whole);
+        /* x = m 2^k, m in [1, 2) -> [sqrt(1/2), sqrt(2)) */
+        __m512d k = _mm512_getexp_pd(x);
+        __m512d m = _mm512_getmant_pd(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+        __mmask8 big = _mm512_cmp_pd_mask(m, sqrt2, _CMP_GT_OQ);
+        m = _mm512_mask_mul_pd(m, big, m, _mm512_set1_pd(0.5));
+        k = _mm512_mask_add_pd(k, big, k, one);
+        __m512d s = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+        __m512d p = horner_pd(_mm512_mul_pd(s, s), POW_LOG, 8);
+        /* log2 x = k + 2 s p / ln 2 */
+        __m512d l2 = _mm512_fmadd_pd(_mm512_mul_pd(_mm512_add_pd(s, s), p), inv_ln2, k);
+        __m512d t = _mm512_mul_pd(e, l2);
+        ok &= _mm512_cmp_pd_mask(_mm512_abs_pd(t), lim, _CMP_LT_OQ);
+        __m512d r = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512d f = _mm512_mul_pd(_mm512_sub_pd(t, r), ln2);
+        __m512d q = horner_pd(f, POW_EXP, 12);
+        __m512d v = _mm512_scalef_pd(q, r);
+        v = _mm512_mask_sub_pd(v, neg & odd, _mm512_setzero_pd(), v);
+        __m256 res = _mm512_cvtpd_ps(v);
+        if (ok != 0xff) { /* y may be a or b: the lanes as loaded */
+            float va[8], vb[8], vy[8];
+            _mm256_storeu_ps(va, xa);
+            _mm256_storeu_ps(vb, xb);
+            _mm256_storeu_ps(vy, res);
+            for (unsigned l = 0; l < 8; l++) {
+                if (!(ok >> l & 1)) {
+                    vy[l] = powf(va[l], vb[l]);
+                }
+            }
+            res = _mm256_loadu_ps(vy);
+        }
+        _mm256_storeu_ps(y + i, res);
+    }
+    return i;
+}
+#endif
+
+size_t
+vl_pow(size_t n, const float *a, const float *b, float *y)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (n >= 8 && cpu_has_avx512()) {
+        return pow_f32_avx512(n, a, b, y);
+    }
+#endif
+    (void)n, (void)a, (void)b, (void)y;
+    return 0;
+}
