@@ -192,6 +192,29 @@ def test_large_threaded(run):
         check_int(run_q(run, x, s, z), ref_quantize(x, s, z, "uint8"))
 
 
+
+@pytest.mark.parametrize("qt", ["int8", "uint8"])
+@pytest.mark.parametrize("scale", [0.37, 1 / 3, 2.0 ** -7, 7.5e-3, 1e-40, 3e38])
+def test_vector_loops(run, qt, scale):
+    """float32 -> int8 / uint8 per tensor runs the vector loop of the CPU's
+    level (AVX-512: 64 values a step, AVX2: 32, the tail masked; test-isa
+    reruns this capped), float32 first and double near a tie, the chunk
+    again by division where a quotient came within reach of one (1e-40:
+    1 / scale is no float32, the double path throughout).  Lengths around
+    the steps; values near ties, NaN, infinities, zeros, huge ones."""
+    rng = rng_for("quantize vector", qt, scale)
+    s = np.array([scale], np.float32)
+    z = random_q(rng, (1,), qt)
+    for n in (1, 7, 8, 15, 31, 32, 33, 63, 64, 65, 100, 1027, 4099):
+        k = rng.uniform(-400, 400, n)
+        k = np.where(rng.random(n) < 0.4, np.round(k) + 0.5, k)  # ties and near ties
+        with np.errstate(over="ignore"):  # 3e38: most overflow to inf
+            x = (k * np.float64(s[0])).astype(np.float32)
+        specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 3e38, -3e38, 1e-45],
+                            np.float32)
+        x[rng.integers(0, n, min(n, 4))] = rng.choice(specials, min(n, 4))
+        check_int(run_q(run, x, s, z), ref_quantize(x, s, z, qt))
+
 # ---- validation ----------------------------------------------------------------
 def shapes(x=("float32", [4, 6]), s=("float32", [2, 3]), z=("uint8", [2, 3])):
     return {"x": x, "s": s, "z": z}

@@ -297,6 +297,98 @@ quantize_f32_8_avx512(const float *x, void *y, size_t n, double is, double z,
     }
     return near != 0;
 }
+
+/* The same at AVX2 + FMA: 8 floats (two vectors of 4 doubles) to 8 int32
+ * lanes, the same float32 first pass and double fallback, the ties as
+ * there; four vectors packed to 32 bytes (vpackssdw, vpackuswb /
+ * vpacksswb within the 128-bit lanes, undone by one vpermd) and stored at
+ * once; the tail through a lane-masked load and a small buffer. */
+typedef struct q8v2 {
+    __m256d is, z, lo, hi, tie;
+    __m256 isf, zf, lof, hif, tief;
+} q8v2;
+
+__attribute__((target("arch=x86-64-v3"), always_inline)) static inline __m128i
+q8_4d(const q8v2 *c, __m256d h, int *near)
+{
+    const __m256d q = _mm256_mul_pd(h, c->is);
+    __m256d v = _mm256_round_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256d d = _mm256_andnot_pd(_mm256_set1_pd(-0.0), _mm256_sub_pd(q, v));
+    *near |= _mm256_movemask_pd(_mm256_cmp_pd(d, c->tie, _CMP_GT_OQ));
+    v = _mm256_add_pd(v, c->z);
+    const __m256d nan = _mm256_cmp_pd(v, v, _CMP_UNORD_Q);
+    v = _mm256_min_pd(_mm256_max_pd(v, c->lo), c->hi);
+    v = _mm256_andnot_pd(nan, v); /* NaN -> 0 */
+    return _mm256_cvttpd_epi32(v);
+}
+
+__attribute__((target("arch=x86-64-v3"), always_inline)) static inline __m256i
+q8_8(const q8v2 *c, __m256 xv, int *near)
+{
+    const __m128i lo = q8_4d(c, _mm256_cvtps_pd(_mm256_castps256_ps128(xv)), near);
+    const __m128i hi = q8_4d(c, _mm256_cvtps_pd(_mm256_extractf128_ps(xv, 1)), near);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+__attribute__((target("arch=x86-64-v3"), always_inline)) static inline __m256i
+q8_8f(const q8v2 *c, __m256 xv, int *near)
+{
+    const __m256 q = _mm256_mul_ps(xv, c->isf);
+    __m256 v = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 d = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(q, v));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(d, c->tief, _CMP_GT_OQ))) {
+        return q8_8(c, xv, near);
+    }
+    v = _mm256_add_ps(v, c->zf);
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    v = _mm256_min_ps(_mm256_max_ps(v, c->lof), c->hif);
+    return _mm256_cvttps_epi32(_mm256_andnot_ps(nan, v));
+}
+
+__attribute__((target("arch=x86-64-v3"))) static bool
+quantize_f32_8_avx2(const float *x, void *y, size_t n, double is, double z,
+                    bool sgn)
+{
+    const q8v2 c = { _mm256_set1_pd(is), _mm256_set1_pd(z),
+                     _mm256_set1_pd(sgn ? -128.0 : 0.0),
+                     _mm256_set1_pd(sgn ? 127.0 : 255.0),
+                     _mm256_set1_pd(QUANT_TIE),
+                     _mm256_set1_ps((float)is), _mm256_set1_ps((float)z),
+                     _mm256_set1_ps(sgn ? -128.0f : 0.0f),
+                     _mm256_set1_ps(sgn ? 127.0f : 255.0f),
+                     _mm256_set1_ps(Q8F_TIE) };
+    const bool f32 = __builtin_isnormal((float)is);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int near = 0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i w[4];
+        for (int k = 0; k < 4; k++) {
+            const __m256 xv = _mm256_loadu_ps(x + i + 8 * k);
+            w[k] = f32 ? q8_8f(&c, xv, &near) : q8_8(&c, xv, &near);
+        }
+        const __m256i p0 = _mm256_packs_epi32(w[0], w[1]);
+        const __m256i p1 = _mm256_packs_epi32(w[2], w[3]);
+        const __m256i b = sgn ? _mm256_packs_epi16(p0, p1) : _mm256_packus_epi16(p0, p1);
+        _mm256_storeu_si256((__m256i *)((char *)y + i),
+                            _mm256_permutevar8x32_epi32(b, order));
+    }
+    for (; i < n; i += 8) {
+        const int r = n - i < 8 ? (int)(n - i) : 8;
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(r),
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        int32_t w[8];
+        _mm256_storeu_si256((__m256i *)w, q8_8(&c, _mm256_maskload_ps(x + i, m), &near));
+        for (int k = 0; k < r; k++) { /* saturated already */
+            if (sgn) {
+                ((int8_t *)y)[i + k] = (int8_t)w[k];
+            } else {
+                ((uint8_t *)y)[i + k] = (uint8_t)w[k];
+            }
+        }
+    }
+    return near != 0;
+}
 #define QUANT_AVX512 1
 #endif
 
@@ -307,7 +399,7 @@ quantize_f32_8_avx512(const float *x, void *y, size_t n, double is, double z,
     NAME(const float *x, T *y, size_t n, double s, double z)                   \
     {                                                                          \
         const double is = 1.0 / s;                                             \
-        const bool v4 = QUANT_V4;                                              \
+        const int v4 = QUANT_V4;                                               \
         for (size_t c = 0; c < n; c += QCH) {                                  \
             size_t m = n - c < QCH ? n - c : QCH;                              \
             if (v4 ? QUANT_V4_CHUNK(x + c, y + c, m, is, z, SGN)               \
@@ -317,10 +409,13 @@ quantize_f32_8_avx512(const float *x, void *y, size_t n, double is, double z,
         }                                                                      \
     }
 #ifdef QUANT_AVX512
-#define QUANT_V4 (cpu_isa() >= CPU_ISA_AVX512)
-#define QUANT_V4_CHUNK quantize_f32_8_avx512
+/* the vector loop of the CPU's level: AVX-512 (4), AVX2 (3), or none (0) */
+#define QUANT_V4 (cpu_isa() >= CPU_ISA_AVX512 ? 4 : cpu_isa() >= CPU_ISA_AVX2 ? 3 : 0)
+#define QUANT_V4_CHUNK(x, y, m, is, z, sgn)                                    \
+    (v4 == 4 ? quantize_f32_8_avx512(x, y, m, is, z, sgn)                      \
+             : quantize_f32_8_avx2(x, y, m, is, z, sgn))
 #else
-#define QUANT_V4 false
+#define QUANT_V4 0
 #define QUANT_V4_CHUNK(x, y, m, is, z, sgn) false
 #endif
 QRUN(quantize_f32_u8, uint8_t, false)
