@@ -759,179 +759,85 @@ done:
 /* x - m rounded and its rounding error: wnn_two_diff (wnn_numerics.h) */
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* The exp passes of softmax on AVX-512: the same values as the portable
- * loops (wnn_two_diff, exp512 -- vm_exp's bits -- and r = e + e lo), the sum in
- * four double accumulators of 8 lanes, the tail through lane masks.
- * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
- * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
- * write pass, returns 0). */
+/* The exp passes of softmax (softmax_k.h) on AVX-512 and, with the same
+ * y bit for bit, at AVX2 (exp256): a row of 1500 (Whisper-tiny's scores)
+ * 1.30 -> 1.23 us against GCC's x86-64-v3 build of the portable loop (the
+ * sum's order differs). */
 enum { SM_STORE, SM_SUM, SM_SCALED };
-__attribute__((target("avx512f"), always_inline)) static inline double
-softmax_exp_avx512(const float *x, float *y, int64_t n, float m, float inv,
-                   int what)
-{
-    const __m512 vm = _mm512_set1_ps(m), negm = _mm512_set1_ps(-m);
-    const __m512 ninf = _mm512_set1_ps(-INFINITY), vinv = _mm512_set1_ps(inv);
-    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-    __m512d s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
-    int64_t i = 0;
-#define SM_STEP(xv, r)                                                         \
-    do {                                                                       \
-        __m512 v = _mm512_sub_ps(xv, vm);                                      \
-        __m512 bx = _mm512_sub_ps(v, xv);                                      \
-        __m512 lo = _mm512_add_ps(_mm512_sub_ps(xv, _mm512_sub_ps(v, bx)),     \
-                                  _mm512_sub_ps(negm, bx));                    \
-        lo = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, ninf, _CMP_GT_OQ), lo); \
-        __m512 e = exp512(v);                                                  \
-        r = _mm512_fmadd_ps(e, lo, e);                                         \
-    } while (0)
-#define SM_ADD(sa, sb, r)                                                      \
-    do {                                                                       \
-        sa = _mm512_add_pd(sa, _mm512_cvtps_pd(_mm512_castps512_ps256(r)));    \
-        sb = _mm512_add_pd(sb, _mm512_cvtps_pd(_mm256_castpd_ps(               \
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)))); \
-    } while (0)
-    for (; i + 32 <= n; i += 32) {
-        __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
-        __m512 ra, rb;
-        SM_STEP(a, ra);
-        SM_STEP(b, rb);
-        if (what == SM_SCALED) {
-            _mm512_storeu_ps(y + i, _mm512_mul_ps(ra, vinv));
-            _mm512_storeu_ps(y + i + 16, _mm512_mul_ps(rb, vinv));
-            continue;
-        }
-        if (what == SM_STORE) {
-            _mm512_storeu_ps(y + i, ra);
-            _mm512_storeu_ps(y + i + 16, rb);
-        }
-        SM_ADD(s0, s1, ra);
-        SM_ADD(s2, s3, rb);
-    }
-    for (; i < n; i += 16) {
-        __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512 a = _mm512_maskz_loadu_ps(k, x + i), ra;
-        SM_STEP(a, ra);
-        ra = _mm512_maskz_mov_ps(k, ra);
-        if (what == SM_SCALED) {
-            _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(ra, vinv));
-            continue;
-        }
-        if (what == SM_STORE) {
-            _mm512_mask_storeu_ps(y + i, k, ra);
-        }
-        SM_ADD(s0, s1, ra);
-    }
-#undef SM_STEP
-#undef SM_ADD
-    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1),
-                                              _mm512_add_pd(s2, s3)));
-}
+#define SMK_NAME(s) softmax_##s##_avx512
+#define SMK_TARGET __attribute__((target("avx512f")))
+#define SMK_VT __m512
+#define SMK_VD __m512d
+#define SMK_W 16
+#define SMK(op) _mm512_##op
+#define SMK_EXP(v) exp512(v)
+#define SMK_KEEP_GT(a, b, v) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), v)
+#define SMK_LO(r) _mm512_castps512_ps256(r)
+#define SMK_HI(r) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1))
+#define SMK_MASK_T __mmask16
+#define SMK_MASK(r) ((__mmask16)((1u << (r)) - 1))
+#define SMK_MLOAD(k, p) _mm512_maskz_loadu_ps(k, p)
+#define SMK_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
+#define SMK_MZERO(k, v) _mm512_maskz_mov_ps(k, v)
+#define SMK_REDUCE(d) _mm512_reduce_add_pd(d)
+#include "softmax_k.h"
+#undef SMK_NAME
+#undef SMK_TARGET
+#undef SMK_VT
+#undef SMK_VD
+#undef SMK_W
+#undef SMK
+#undef SMK_EXP
+#undef SMK_KEEP_GT
+#undef SMK_LO
+#undef SMK_HI
+#undef SMK_MASK_T
+#undef SMK_MASK
+#undef SMK_MLOAD
+#undef SMK_MSTORE
+#undef SMK_MZERO
+#undef SMK_REDUCE
 
-__attribute__((target("avx512f"))) static double
-softmax_row_exp_avx512(const float *x, float *y, int64_t n, float m)
+#define SMK_NAME(s) softmax_##s##_avx2
+#define SMK_TARGET __attribute__((target("arch=x86-64-v3")))
+#define SMK_VT __m256
+#define SMK_VD __m256d
+#define SMK_W 8
+#define SMK(op) _mm256_##op
+#define SMK_EXP(v) exp256(v)
+#define SMK_KEEP_GT(a, b, v) _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), v)
+#define SMK_LO(r) _mm256_castps256_ps128(r)
+#define SMK_HI(r) _mm256_extractf128_ps(r, 1)
+#define SMK_MASK_T __m256i
+#define SMK_MASK(r) _mm256_cmpgt_epi32(_mm256_set1_epi32(r), \
+                                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define SMK_MLOAD(k, p) _mm256_maskload_ps(p, k)
+#define SMK_MSTORE(p, k, v) _mm256_maskstore_ps(p, k, v)
+#define SMK_MZERO(k, v) _mm256_and_ps(_mm256_castsi256_ps(k), v)
+#define SMK_REDUCE(d) sm_reduce256(d)
+__attribute__((target("arch=x86-64-v3"))) static inline double
+sm_reduce256(__m256d s)
 {
-    return softmax_exp_avx512(x, y, n, m, 1.0f, SM_STORE);
-}
-
-__attribute__((target("avx512f"))) static double
-softmax_part_sum_avx512(const float *x, int64_t n, float m)
-{
-    return softmax_exp_avx512(x, NULL, n, m, 1.0f, SM_SUM);
-}
-
-__attribute__((target("avx512f"))) static void
-softmax_part_write_avx512(const float *x, float *y, int64_t n, float m, float inv)
-{
-    (void)softmax_exp_avx512(x, y, n, m, inv, SM_SCALED);
-}
-
-/* the same at AVX2 (exp256: vm_exp's bits; four double accumulators of 4
- * lanes; the tail through lane masks): a row of 1500 (Whisper-tiny's
- * scores) 1.30 -> 1.23 us against GCC's x86-64-v3 build of the portable
- * loop, the same y bit for bit (the sum's order differs) */
-#define SM2 __attribute__((target("arch=x86-64-v3")))
-SM2 static inline __attribute__((always_inline)) double
-softmax_exp_avx2(const float *x, float *y, int64_t n, float m, float inv,
-                 int what)
-{
-    const __m256 vm = _mm256_set1_ps(m), negm = _mm256_set1_ps(-m);
-    const __m256 ninf = _mm256_set1_ps(-INFINITY), vinv = _mm256_set1_ps(inv);
-    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-    __m256d s2 = _mm256_setzero_pd(), s3 = _mm256_setzero_pd();
-    int64_t i = 0;
-#define SM_STEP(xv, r)                                                         \
-    do {                                                                       \
-        __m256 v = _mm256_sub_ps(xv, vm);                                      \
-        __m256 bx = _mm256_sub_ps(v, xv);                                      \
-        __m256 lo = _mm256_add_ps(_mm256_sub_ps(xv, _mm256_sub_ps(v, bx)),     \
-                                  _mm256_sub_ps(negm, bx));                    \
-        lo = _mm256_and_ps(_mm256_cmp_ps(v, ninf, _CMP_GT_OQ), lo);            \
-        __m256 e = exp256(v);                                                  \
-        r = _mm256_fmadd_ps(e, lo, e);                                         \
-    } while (0)
-#define SM_ADD(sa, sb, r)                                                      \
-    do {                                                                       \
-        sa = _mm256_add_pd(sa, _mm256_cvtps_pd(_mm256_castps256_ps128(r)));    \
-        sb = _mm256_add_pd(sb, _mm256_cvtps_pd(_mm256_extractf128_ps(r, 1)));  \
-    } while (0)
-    for (; i + 16 <= n; i += 16) {
-        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
-        __m256 ra, rb;
-        SM_STEP(a, ra);
-        SM_STEP(b, rb);
-        if (what == SM_SCALED) {
-            _mm256_storeu_ps(y + i, _mm256_mul_ps(ra, vinv));
-            _mm256_storeu_ps(y + i + 8, _mm256_mul_ps(rb, vinv));
-            continue;
-        }
-        if (what == SM_STORE) {
-            _mm256_storeu_ps(y + i, ra);
-            _mm256_storeu_ps(y + i + 8, rb);
-        }
-        SM_ADD(s0, s1, ra);
-        SM_ADD(s2, s3, rb);
-    }
-    for (; i < n; i += 8) {
-        const __m256i k = _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(n - i >= 8 ? 8 : (int)(n - i)),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256 a = _mm256_maskload_ps(x + i, k), ra;
-        SM_STEP(a, ra);
-        ra = _mm256_and_ps(_mm256_castsi256_ps(k), ra);
-        if (what == SM_SCALED) {
-            _mm256_maskstore_ps(y + i, k, _mm256_mul_ps(ra, vinv));
-            continue;
-        }
-        if (what == SM_STORE) {
-            _mm256_maskstore_ps(y + i, k, ra);
-        }
-        SM_ADD(s0, s1, ra);
-    }
-#undef SM_STEP
-#undef SM_ADD
-    __m256d s = _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3));
     __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
-
-SM2 static double
-softmax_row_exp_avx2(const float *x, float *y, int64_t n, float m)
-{
-    return softmax_exp_avx2(x, y, n, m, 1.0f, SM_STORE);
-}
-
-SM2 static double
-softmax_part_sum_avx2(const float *x, int64_t n, float m)
-{
-    return softmax_exp_avx2(x, NULL, n, m, 1.0f, SM_SUM);
-}
-
-SM2 static void
-softmax_part_write_avx2(const float *x, float *y, int64_t n, float m, float inv)
-{
-    (void)softmax_exp_avx2(x, y, n, m, inv, SM_SCALED);
-}
+#include "softmax_k.h"
+#undef SMK_NAME
+#undef SMK_TARGET
+#undef SMK_VT
+#undef SMK_VD
+#undef SMK_W
+#undef SMK
+#undef SMK_EXP
+#undef SMK_KEEP_GT
+#undef SMK_LO
+#undef SMK_HI
+#undef SMK_MASK_T
+#undef SMK_MASK
+#undef SMK_MLOAD
+#undef SMK_MSTORE
+#undef SMK_MZERO
+#undef SMK_REDUCE
 #endif
 
 /* One contiguous group of n elements held in cache: the maximum, then

@@ -1,0 +1,97 @@
+/* softmax_k.h -- the exp passes of softmax (normalization.c) at one vector
+ * width, included once per ISA level with:
+ *
+ *   SMK_NAME(s)          the name of the function s at this level
+ *   SMK_TARGET           the attribute that compiles it for the level
+ *   SMK_VT, SMK_VD, SMK_W the vectors of floats and doubles, floats a vector
+ *   SMK(op)              the intrinsic op of the level (_mm512_##op, ...)
+ *   SMK_EXP(v)           vm_exp's bits (exp512, exp256)
+ *   SMK_KEEP_GT(a, b, v) v where a > b, else 0
+ *   SMK_LO(r), SMK_HI(r) the lower / upper half of r (float32 lanes)
+ *   SMK_MASK_T, SMK_MASK(r) the lane mask of the first r lanes
+ *   SMK_MLOAD(k, p), SMK_MSTORE(p, k, v), SMK_MZERO(k, v)
+ *                        masked load (zeros), store, lanes outside k zeroed
+ *   SMK_REDUCE(d)        the sum of a vector of doubles
+ *
+ * The same values as the portable loops: wnn_two_diff's v = x - m and its
+ * rounding error lo, e = exp(v) and r = e + e lo (one fma); the sum in four
+ * double accumulators of SMK_W / 2 lanes, the tail through lane masks.
+ * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
+ * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
+ * write pass, returns 0). */
+
+SMK_TARGET static inline __attribute__((always_inline)) double
+SMK_NAME(exp)(const float *x, float *y, int64_t n, float m, float inv, int what)
+{
+    const SMK_VT vm = SMK(set1_ps)(m), negm = SMK(set1_ps)(-m);
+    const SMK_VT ninf = SMK(set1_ps)(-INFINITY), vinv = SMK(set1_ps)(inv);
+    SMK_VD s0 = SMK(setzero_pd)(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+#define SM_STEP(xv, r)                                                         \
+    do {                                                                       \
+        SMK_VT v = SMK(sub_ps)(xv, vm);                                \
+        SMK_VT bx = SMK(sub_ps)(v, xv);                                \
+        SMK_VT lo = SMK(add_ps)(SMK(sub_ps)(xv, SMK(sub_ps)(v, bx)),   \
+                                        SMK(sub_ps)(negm, bx));                \
+        lo = SMK_KEEP_GT(v, ninf, lo);                                         \
+        SMK_VT e = SMK_EXP(v);                                         \
+        r = SMK(fmadd_ps)(e, lo, e);                                           \
+    } while (0)
+#define SM_ADD(sa, sb, r)                                                      \
+    do {                                                                       \
+        sa = SMK(add_pd)(sa, SMK(cvtps_pd)(SMK_LO(r)));                        \
+        sb = SMK(add_pd)(sb, SMK(cvtps_pd)(SMK_HI(r)));                        \
+    } while (0)
+    for (; i + 2 * SMK_W <= n; i += 2 * SMK_W) {
+        SMK_VT a = SMK(loadu_ps)(x + i), b = SMK(loadu_ps)(x + i + SMK_W);
+        SMK_VT ra, rb;
+        SM_STEP(a, ra);
+        SM_STEP(b, rb);
+        if (what == SM_SCALED) {
+            SMK(storeu_ps)(y + i, SMK(mul_ps)(ra, vinv));
+            SMK(storeu_ps)(y + i + SMK_W, SMK(mul_ps)(rb, vinv));
+            continue;
+        }
+        if (what == SM_STORE) {
+            SMK(storeu_ps)(y + i, ra);
+            SMK(storeu_ps)(y + i + SMK_W, rb);
+        }
+        SM_ADD(s0, s1, ra);
+        SM_ADD(s2, s3, rb);
+    }
+    for (; i < n; i += SMK_W) {
+        const SMK_MASK_T k = SMK_MASK(n - i >= SMK_W ? SMK_W : (int)(n - i));
+        SMK_VT a = SMK_MLOAD(k, x + i), ra;
+        SM_STEP(a, ra);
+        ra = SMK_MZERO(k, ra);
+        if (what == SM_SCALED) {
+            SMK_MSTORE(y + i, k, SMK(mul_ps)(ra, vinv));
+            continue;
+        }
+        if (what == SM_STORE) {
+            SMK_MSTORE(y + i, k, ra);
+        }
+        SM_ADD(s0, s1, ra);
+    }
+#undef SM_STEP
+#undef SM_ADD
+    return SMK_REDUCE(SMK(add_pd)(SMK(add_pd)(s0, s1), SMK(add_pd)(s2, s3)));
+}
+
+SMK_TARGET static double
+SMK_NAME(row_exp)(const float *x, float *y, int64_t n, float m)
+{
+    return SMK_NAME(exp)(x, y, n, m, 1.0f, SM_STORE);
+}
+
+SMK_TARGET static double
+SMK_NAME(part_sum)(const float *x, int64_t n, float m)
+{
+    return SMK_NAME(exp)(x, NULL, n, m, 1.0f, SM_SUM);
+}
+
+SMK_TARGET static void
+SMK_NAME(part_write)(const float *x, float *y, int64_t n, float m, float inv)
+{
+    (void)SMK_NAME(exp)(x, y, n, m, inv, SM_SCALED);
+}
