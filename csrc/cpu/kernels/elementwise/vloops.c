@@ -20,124 +20,101 @@
 #include "vmath256.h"
 #include "vmath512.h"
 
-/* y[i] = fn(x[i]): the whole vectors four at a time (independent chains
- * for the out-of-order core: 10-15 % faster than one at a time), the last
- * partial one masked.  STORE is _mm512_storeu_ps, or _mm512_stream_ps for a
- * large output written straight to memory (the loop then starts with a
- * masked vector up to y's 64-byte boundary; y must be 4-byte aligned). */
-#define EXP512_LOOP(name, fn, STORE, ALIGN)                                   \
-    __attribute__((target("avx512f"))) static void name(size_t n,           \
-                                                        const float *x,     \
-                                                        float *y)           \
+/* y[i] = fn(x[i]) at level L (512: AVX-512, 256: AVX2 + FMA, by the
+ * VL<L>_ macros below): the whole vectors four at a time (independent
+ * chains for the out-of-order core: 10-15 % faster than one at a time),
+ * the last partial one masked.  STORE is the level's storeu, or its stream
+ * for a large output written straight to memory (ALIGN: the loop then
+ * starts with a masked vector up to y's vector boundary; y must be 4-byte
+ * aligned). */
+#define VL512_TARGET __attribute__((target("avx512f")))
+#define VL512_W 16
+#define VL512_T __m512
+#define VL512_LOAD _mm512_loadu_ps
+#define VL512_MASK_T __mmask16
+#define VL512_MASK(r) ((__mmask16)((1u << (r)) - 1))
+#define VL512_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
+#define VL512_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define VL256_TARGET __attribute__((target("arch=x86-64-v3")))
+#define VL256_W 8
+#define VL256_T __m256
+#define VL256_LOAD _mm256_loadu_ps
+#define VL256_MASK_T __m256i
+#define VL256_MASK(r)                                                         \
+    _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(r)),                           \
+                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define VL256_MLOAD(m, p) _mm256_maskload_ps(p, m)
+#define VL256_MSTORE(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define VL_LOOP(L, name, fn, STORE, ALIGN)                                    \
+    VL##L##_TARGET static void name(size_t n, const float *x, float *y)       \
     {                                                                         \
-        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & 63) / 4 : 0;      \
+        const size_t W = VL##L##_W;                                           \
+        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & (4 * W - 1)) / 4 : 0; \
         if (i > n) {                                                          \
             i = n;                                                            \
         }                                                                     \
         if (i) {                                                              \
-            __mmask16 m = (__mmask16)((1u << i) - 1);                         \
-            _mm512_mask_storeu_ps(y, m, fn(_mm512_maskz_loadu_ps(m, x)));     \
+            const VL##L##_MASK_T m = VL##L##_MASK(i);                         \
+            VL##L##_MSTORE(y, m, fn(VL##L##_MLOAD(m, x)));                    \
         }                                                                     \
-        for (; i + 64 <= n; i += 64) {                                        \
-            __m512 u0 = fn(_mm512_loadu_ps(x + i));                           \
-            __m512 u1 = fn(_mm512_loadu_ps(x + i + 16));                      \
-            __m512 u2 = fn(_mm512_loadu_ps(x + i + 32));                      \
-            __m512 u3 = fn(_mm512_loadu_ps(x + i + 48));                      \
+        for (; i + 4 * W <= n; i += 4 * W) {                                  \
+            VL##L##_T u0 = fn(VL##L##_LOAD(x + i));                           \
+            VL##L##_T u1 = fn(VL##L##_LOAD(x + i + W));                       \
+            VL##L##_T u2 = fn(VL##L##_LOAD(x + i + 2 * W));                   \
+            VL##L##_T u3 = fn(VL##L##_LOAD(x + i + 3 * W));                   \
             STORE(y + i, u0);                                                 \
-            STORE(y + i + 16, u1);                                            \
-            STORE(y + i + 32, u2);                                            \
-            STORE(y + i + 48, u3);                                            \
+            STORE(y + i + W, u1);                                             \
+            STORE(y + i + 2 * W, u2);                                         \
+            STORE(y + i + 3 * W, u3);                                         \
         }                                                                     \
-        for (; i + 16 <= n; i += 16) {                                        \
-            STORE(y + i, fn(_mm512_loadu_ps(x + i)));                         \
+        for (; i + W <= n; i += W) {                                          \
+            STORE(y + i, fn(VL##L##_LOAD(x + i)));                            \
         }                                                                     \
         if (i < n) {                                                          \
-            __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                   \
-            _mm512_mask_storeu_ps(y + i, m,                                   \
-                                  fn(_mm512_maskz_loadu_ps(m, x + i)));       \
+            const VL##L##_MASK_T m = VL##L##_MASK(n - i);                     \
+            VL##L##_MSTORE(y + i, m, fn(VL##L##_MLOAD(m, x + i)));            \
         }                                                                     \
     }
-EXP512_LOOP(exp_avx512, exp512, _mm512_storeu_ps, 0)
-EXP512_LOOP(sigmoid_avx512, sigmoid512, _mm512_storeu_ps, 0)
-EXP512_LOOP(exp_avx512_nt, exp512, _mm512_stream_ps, 1)
-EXP512_LOOP(sigmoid_avx512_nt, sigmoid512, _mm512_stream_ps, 1)
-EXP512_LOOP(gelu_avx512, gelu512, _mm512_storeu_ps, 0)
-EXP512_LOOP(tanh_avx512, tanh512, _mm512_storeu_ps, 0)
-EXP512_LOOP(erf_avx512, erf512, _mm512_storeu_ps, 0)
-EXP512_LOOP(gelu_avx512_nt, gelu512, _mm512_stream_ps, 1)
 
 /* x * sigmoid(x) in registers: sigmoid512's value times x, as the separate
- * sigmoid and mul round it (cpu_gate_f32) */
+ * sigmoid and mul round it (cpu_gate_f32; silu256 in vmath256.h) */
 EXP512 __m512
 silu512(__m512 x)
 {
     return _mm512_mul_ps(x, sigmoid512(x));
 }
-EXP512_LOOP(silu_avx512, silu512, _mm512_storeu_ps, 0)
 
-/* relu as unary_f32 computes it, (x > 0 || x is NaN) ? x : +0, for the
- * streamed loop of a large output */
+/* relu as elementwise.c's loop computes it, (x > 0 || x is NaN) ? x : +0,
+ * for the streamed loop of a large output */
 EXP512 __m512
 relu512(__m512 x)
 {
     return _mm512_maskz_mov_ps(
         _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
 }
-EXP512_LOOP(relu_avx512_nt, relu512, _mm512_stream_ps, 1)
 
-/* the AVX2 twins (vmath256.h): the same loop on vectors of 8, the last
- * partial one through a lane mask; with _mm256_stream_ps (ALIGN) the loop
- * starts with a masked vector up to y's 32-byte boundary */
-#define EXP256_MASK(r)                                                        \
-    _mm256_cmpgt_epi32(_mm256_set1_epi32(r),                                  \
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-#define EXP256_LOOP(name, fn, STORE, ALIGN)                                   \
-    __attribute__((target("arch=x86-64-v3"))) static void name(              \
-        size_t n, const float *x, float *y)                                   \
-    {                                                                         \
-        size_t i = ALIGN ? (((uintptr_t)0 - (uintptr_t)y) & 31) / 4 : 0;      \
-        if (i > n) {                                                          \
-            i = n;                                                            \
-        }                                                                     \
-        if (i) {                                                              \
-            const __m256i m = EXP256_MASK((int)i);                            \
-            _mm256_maskstore_ps(y, m, fn(_mm256_maskload_ps(x, m)));          \
-        }                                                                     \
-        for (; i + 32 <= n; i += 32) {                                        \
-            __m256 u0 = fn(_mm256_loadu_ps(x + i));                           \
-            __m256 u1 = fn(_mm256_loadu_ps(x + i + 8));                       \
-            __m256 u2 = fn(_mm256_loadu_ps(x + i + 16));                      \
-            __m256 u3 = fn(_mm256_loadu_ps(x + i + 24));                      \
-            STORE(y + i, u0);                                                 \
-            STORE(y + i + 8, u1);                                             \
-            STORE(y + i + 16, u2);                                            \
-            STORE(y + i + 24, u3);                                            \
-        }                                                                     \
-        for (; i + 8 <= n; i += 8) {                                          \
-            STORE(y + i, fn(_mm256_loadu_ps(x + i)));                         \
-        }                                                                     \
-        if (i < n) {                                                          \
-            const __m256i m = EXP256_MASK((int)(n - i));                      \
-            _mm256_maskstore_ps(y + i, m, fn(_mm256_maskload_ps(x + i, m)));  \
-        }                                                                     \
-    }
-EXP256_LOOP(exp_avx2, exp256, _mm256_storeu_ps, 0)
-EXP256_LOOP(sigmoid_avx2, sigmoid256, _mm256_storeu_ps, 0)
-EXP256_LOOP(gelu_avx2, gelu256, _mm256_storeu_ps, 0)
-EXP256_LOOP(silu_avx2, silu256, _mm256_storeu_ps, 0)
-EXP256_LOOP(tanh_avx2, tanh256, _mm256_storeu_ps, 0)
-EXP256_LOOP(erf_avx2, erf256, _mm256_storeu_ps, 0)
-EXP256_LOOP(exp_avx2_nt, exp256, _mm256_stream_ps, 1)
-EXP256_LOOP(sigmoid_avx2_nt, sigmoid256, _mm256_stream_ps, 1)
-EXP256_LOOP(gelu_avx2_nt, gelu256, _mm256_stream_ps, 1)
-
-/* relu as elementwise.c's loop computes it, (x > 0 || x is NaN) ? x : +0 */
 __attribute__((target("arch=x86-64-v3"), always_inline)) static inline __m256
 relu256(__m256 x)
 {
     return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
 }
-EXP256_LOOP(relu_avx2_nt, relu256, _mm256_stream_ps, 1)
+
+/* the loops of level L (suffix S, intrinsics prefix P): exp_S, sigmoid_S,
+ * ..., and the streamed exp_S_nt, sigmoid_S_nt, gelu_S_nt, relu_S_nt */
+#define VL_LEVEL(L, S, P)                                                     \
+    VL_LOOP(L, exp_##S, exp##L, P##_storeu_ps, 0)                             \
+    VL_LOOP(L, sigmoid_##S, sigmoid##L, P##_storeu_ps, 0)                     \
+    VL_LOOP(L, gelu_##S, gelu##L, P##_storeu_ps, 0)                           \
+    VL_LOOP(L, tanh_##S, tanh##L, P##_storeu_ps, 0)                           \
+    VL_LOOP(L, erf_##S, erf##L, P##_storeu_ps, 0)                             \
+    VL_LOOP(L, silu_##S, silu##L, P##_storeu_ps, 0)                           \
+    VL_LOOP(L, exp_##S##_nt, exp##L, P##_stream_ps, 1)                        \
+    VL_LOOP(L, sigmoid_##S##_nt, sigmoid##L, P##_stream_ps, 1)                \
+    VL_LOOP(L, gelu_##S##_nt, gelu##L, P##_stream_ps, 1)                      \
+    VL_LOOP(L, relu_##S##_nt, relu##L, P##_stream_ps, 1)
+VL_LEVEL(512, avx512, _mm512)
+VL_LEVEL(256, avx2, _mm256)
+#undef VL_LEVEL
 
 typedef void (*vl_loop)(size_t, const float *, float *);
 

@@ -780,23 +780,7 @@ enum { SM_STORE, SM_SUM, SM_SCALED };
 #define SMK_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
 #define SMK_MZERO(k, v) _mm512_maskz_mov_ps(k, v)
 #define SMK_REDUCE(d) _mm512_reduce_add_pd(d)
-#include "softmax_k.h"
-#undef SMK_NAME
-#undef SMK_TARGET
-#undef SMK_VT
-#undef SMK_VD
-#undef SMK_W
-#undef SMK
-#undef SMK_EXP
-#undef SMK_KEEP_GT
-#undef SMK_LO
-#undef SMK_HI
-#undef SMK_MASK_T
-#undef SMK_MASK
-#undef SMK_MLOAD
-#undef SMK_MSTORE
-#undef SMK_MZERO
-#undef SMK_REDUCE
+#include "softmax_k.h" /* (undefines the SMK_ macros) */
 
 #define SMK_NAME(s) softmax_##s##_avx2
 #define SMK_TARGET __attribute__((target("arch=x86-64-v3")))
@@ -821,23 +805,7 @@ sm_reduce256(__m256d s)
     __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
-#include "softmax_k.h"
-#undef SMK_NAME
-#undef SMK_TARGET
-#undef SMK_VT
-#undef SMK_VD
-#undef SMK_W
-#undef SMK
-#undef SMK_EXP
-#undef SMK_KEEP_GT
-#undef SMK_LO
-#undef SMK_HI
-#undef SMK_MASK_T
-#undef SMK_MASK
-#undef SMK_MLOAD
-#undef SMK_MSTORE
-#undef SMK_MZERO
-#undef SMK_REDUCE
+#include "softmax_k.h" /* (undefines the SMK_ macros) */
 #endif
 
 /* One contiguous group of n elements held in cache: the maximum, then

@@ -18,7 +18,7 @@
  * double accumulators of SMK_W / 2 lanes, the tail through lane masks.
  * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
  * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
- * write pass, returns 0). */
+ * write pass, returns 0).  The file undefines its parameters at its end. */
 
 SMK_TARGET static inline __attribute__((always_inline)) double
 SMK_NAME(exp)(const float *x, float *y, int64_t n, float m, float inv, int what)
@@ -95,3 +95,20 @@ SMK_NAME(part_write)(const float *x, float *y, int64_t n, float m, float inv)
 {
     (void)SMK_NAME(exp)(x, y, n, m, inv, SM_SCALED);
 }
+
+#undef SMK_NAME
+#undef SMK_TARGET
+#undef SMK_VT
+#undef SMK_VD
+#undef SMK_W
+#undef SMK
+#undef SMK_EXP
+#undef SMK_KEEP_GT
+#undef SMK_LO
+#undef SMK_HI
+#undef SMK_MASK_T
+#undef SMK_MASK
+#undef SMK_MLOAD
+#undef SMK_MSTORE
+#undef SMK_MZERO
+#undef SMK_REDUCE
