@@ -27,15 +27,34 @@
 
 #define EXP256 __attribute__((target("arch=x86-64-v3"), always_inline)) static inline
 
-/* vm_exp_split: c = n ln2 + r; returns r, n in *n */
+/* vm_exp_split: c = n ln2 + r; returns r, n in *n, and in *t the sum
+ * n + 1.5 2^23 whose low bits hold n (pow2_256) */
 EXP256 __m256
-exp256_split(__m256 c, __m256 *n)
+exp256_split(__m256 c, __m256 *n, __m256 *t)
 {
     const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), magic);
-    *n = _mm256_sub_ps(t, magic); /* round(c / ln 2), ties to even */
+    *t = _mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), magic);
+    *n = _mm256_sub_ps(*t, magic); /* round(c / ln 2), ties to even */
     __m256 r = _mm256_fnmadd_ps(*n, _mm256_set1_ps(0.693359375f), c);
     return _mm256_fnmadd_ps(*n, _mm256_set1_ps(-2.12194440e-4f), r);
+}
+
+/* 2^n as a float from split's t, for n in [-126, 127]: (n + 127) << 23,
+ * the bits of 1.5 2^23 shifted out */
+EXP256 __m256
+pow2_256(__m256 t)
+{
+    __m256i e = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+}
+
+/* true where no lane's n is below -126 (a NaN n: not below), so that
+ * v 2^n is one product, rounded as vm_scale2's two round it (the first of
+ * those is exact while v 2^(n >> 1) stays normal) */
+EXP256 bool
+n_normal256(__m256 n)
+{
+    return _mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-126.0f), _CMP_LT_OQ)) == 0;
 }
 
 /* vm_expm1_poly: expm1(r) for |r| <= ln2 / 2 */
@@ -74,19 +93,14 @@ scale2_256(__m256 v, __m256 n)
 EXP256 __m256
 exp256_core(__m256 c, const bool neg)
 {
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
-    __m256 t = _mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), magic);
-    __m256 n = _mm256_sub_ps(t, magic); /* as exp256_split */
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), c);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 n, t, r = exp256_split(c, &n, &t);
     __m256 p = _mm256_add_ps(expm1_poly256(r), _mm256_set1_ps(1.0f));
     __m256 far = neg ? _mm256_cmp_ps(c, _mm256_set1_ps(-87.0f), _CMP_LT_OQ)
                      : _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f),
                                                       _mm256_sub_ps(c, _mm256_set1_ps(0.5f))),
                                      _mm256_set1_ps(87.5f), _CMP_GT_OQ);
     if (__builtin_expect(_mm256_movemask_ps(far) == 0, 1)) {
-        __m256i e = _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127));
-        return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+        return _mm256_mul_ps(p, pow2_256(t));
     }
     return scale2_256(p, n);
 }
@@ -156,11 +170,18 @@ gelu256(__m256 x)
     __m256 s = _mm256_mul_ps(t, q);
     __m256 hi = _mm256_mul_ps(xc, xc);
     __m256 lo = _mm256_fmsub_ps(xc, xc, hi); /* x^2 = hi + lo exactly */
-    __m256 n, r = exp256_split(_mm256_mul_ps(_mm256_set1_ps(-0.5f), hi), &n);
+    __m256 n, tn, r = exp256_split(_mm256_mul_ps(_mm256_set1_ps(-0.5f), hi), &n, &tn);
     r = _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), lo, r);
     __m256 v = _mm256_mul_ps(_mm256_add_ps(expm1_poly256(r), one), s);
-    __m256 e2 = scale2_256(v, n); /* erfc(|x| / sqrt 2) / 2 */
-    __m256 neg = scale2_256(_mm256_mul_ps(x, v), n);
+    __m256 e2, neg; /* erfc(|x| / sqrt 2) / 2, and x times it */
+    if (__builtin_expect(n_normal256(n), 1)) { /* |x| <= 13.2 */
+        const __m256 p2 = pow2_256(tn);
+        e2 = _mm256_mul_ps(v, p2);
+        neg = _mm256_mul_ps(_mm256_mul_ps(x, v), p2);
+    } else {
+        e2 = scale2_256(v, n);
+        neg = scale2_256(_mm256_mul_ps(x, v), n);
+    }
     __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
     return _mm256_blendv_ps(neg, _mm256_mul_ps(x, _mm256_sub_ps(one, e2)), pos);
 }
@@ -182,10 +203,12 @@ tanh256(__m256 x)
     __m256 a = _mm256_mul_ps(_mm256_set1_ps(-2.0f),
                              _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x));
     __m256 c = _mm256_max_ps(a, _mm256_set1_ps(-104.0f)); /* a <= 0 */
-    __m256 n, q = expm1_poly256(exp256_split(c, &n)); /* expm1(r) */
-    __m256 t = _mm256_blendv_ps(
-        _mm256_sub_ps(scale2_256(_mm256_add_ps(q, one), n), one), q,
-        _mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_EQ_OQ));
+    __m256 n, tn, q = expm1_poly256(exp256_split(c, &n, &tn)); /* expm1(r) */
+    __m256 p = _mm256_add_ps(q, one);
+    p = __builtin_expect(n_normal256(n), 1) ? _mm256_mul_ps(p, pow2_256(tn))
+                                            : scale2_256(p, n);
+    __m256 t = _mm256_blendv_ps(_mm256_sub_ps(p, one), q,
+                                _mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_EQ_OQ));
     __m256 y = _mm256_div_ps(_mm256_sub_ps(_mm256_setzero_ps(), t),
                              _mm256_add_ps(t, _mm256_set1_ps(2.0f)));
     return keep_nan256(copysign256(y, x), x);
