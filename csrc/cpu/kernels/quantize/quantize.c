@@ -216,6 +216,14 @@ typedef struct q8v {
     __m512 isf, zf, lof, hif, tief;
 } q8v;
 
+/* the constants of either level's loop (P: the intrinsics' prefix) */
+#define Q8_CONSTS(P)                                                           \
+    { P##_set1_pd(is), P##_set1_pd(z), P##_set1_pd(sgn ? -128.0 : 0.0),        \
+      P##_set1_pd(sgn ? 127.0 : 255.0), P##_set1_pd(QUANT_TIE),                \
+      P##_set1_ps((float)is), P##_set1_ps((float)z),                           \
+      P##_set1_ps(sgn ? -128.0f : 0.0f), P##_set1_ps(sgn ? 127.0f : 255.0f),   \
+      P##_set1_ps(Q8F_TIE) }
+
 __attribute__((target("arch=x86-64-v4"), always_inline)) static inline __m512i
 q8_16(const q8v *c, __m512 xv, __mmask8 *near)
 {
@@ -264,14 +272,7 @@ __attribute__((target("arch=x86-64-v4"))) static bool
 quantize_f32_8_avx512(const float *x, void *y, size_t n, double is, double z,
                       bool sgn)
 {
-    const q8v c = { _mm512_set1_pd(is), _mm512_set1_pd(z),
-                    _mm512_set1_pd(sgn ? -128.0 : 0.0),
-                    _mm512_set1_pd(sgn ? 127.0 : 255.0),
-                    _mm512_set1_pd(QUANT_TIE),
-                    _mm512_set1_ps((float)is), _mm512_set1_ps((float)z),
-                    _mm512_set1_ps(sgn ? -128.0f : 0.0f),
-                    _mm512_set1_ps(sgn ? 127.0f : 255.0f),
-                    _mm512_set1_ps(Q8F_TIE) };
+    const q8v c = Q8_CONSTS(_mm512);
     /* the float32 path where 1 / s is a normal float32 */
     const bool f32 = __builtin_isnormal((float)is);
     const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9,
@@ -349,14 +350,7 @@ __attribute__((target("arch=x86-64-v3"))) static bool
 quantize_f32_8_avx2(const float *x, void *y, size_t n, double is, double z,
                     bool sgn)
 {
-    const q8v2 c = { _mm256_set1_pd(is), _mm256_set1_pd(z),
-                     _mm256_set1_pd(sgn ? -128.0 : 0.0),
-                     _mm256_set1_pd(sgn ? 127.0 : 255.0),
-                     _mm256_set1_pd(QUANT_TIE),
-                     _mm256_set1_ps((float)is), _mm256_set1_ps((float)z),
-                     _mm256_set1_ps(sgn ? -128.0f : 0.0f),
-                     _mm256_set1_ps(sgn ? 127.0f : 255.0f),
-                     _mm256_set1_ps(Q8F_TIE) };
+    const q8v2 c = Q8_CONSTS(_mm256);
     const bool f32 = __builtin_isnormal((float)is);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     int near = 0;
