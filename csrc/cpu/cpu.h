@@ -198,12 +198,21 @@ void cpu_from_f32(const float *f, void *p, wnn_dtype t, uint64_t n);
  * rounded as the unfused add and activation would), threaded. */
 void cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n,
                   int64_t ch, int chstep);
+/* cpu_epi_tile on `rows` runs of n consecutive channels ch .. ch + n - 1
+ * (nhwc pixels, matmul rows), run r at y + r ys, element offset off + r ys */
+void cpu_epi_rows(const cpu_epi *e, float *y, int64_t ys, int64_t rows,
+                  int64_t off, int64_t n, int64_t ch);
 void cpu_epi_output(const cpu_epi *e, void *y);
 /* elementwise.c: the float32 loop of a unary operator (x and y may be the
  * same buffer), of a binary arithmetic operator (add ... pow, prelu; y may
  * be a or b) */
 void cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
                    const float *x, float *y);
+/* rows r < rows of y (stride ys) in place: y = act(y + b[0, n)) (gate:
+ * y * act(y + b)), b NULL: no add; the values of the separate add and
+ * activation (and mul).  false: not done (no vector loop for act here) */
+bool cpu_act_rows_f32(wnn_op act, bool gate, size_t rows, size_t n, float *y,
+                      size_t ys, const float *b);
 /* y = y * act(y) in place in one loop (the sigmoid: SiLU), the values of
  * cpu_unary_f32 and the mul apart; false: not done (another act) */
 bool cpu_gate_f32(wnn_op act, size_t n, float *y);

@@ -95,6 +95,28 @@ cpu_epi_tile(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
     epi_f32(e, y, off, n, ch, chstep, true, true);
 }
 
+void
+cpu_epi_rows(const cpu_epi *e, float *y, int64_t ys, int64_t rows,
+             int64_t off, int64_t n, int64_t ch)
+{
+    /* a per-channel add (or none) and an activation with a vector loop: one
+     * pass, the rows in one call (an nhwc pixel or a matmul row of a 64
+     * channel block paid a call, a copy and the add's own pass each) */
+    const bool plain = !e->bn && e->dtype == WNN_FLOAT32 &&
+                       (e->add_kind == WNN_EPI_ADD_NONE ||
+                        e->add_kind == WNN_EPI_ADD_CHANNEL);
+    const float *b = e->add_kind == WNN_EPI_ADD_CHANNEL
+                         ? (const float *)e->addend + ch : NULL;
+    if (plain && e->act != WNN_OP_COUNT &&
+        cpu_act_rows_f32(e->act, e->gate, (size_t)rows, (size_t)n, y,
+                         (size_t)ys, b)) {
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        epi_f32(e, y + r * ys, off + r * ys, n, ch, 1, true, true);
+    }
+}
+
 /* ---- the whole output ---------------------------------------------------- */
 #define EPI_CHUNK 4096
 

@@ -208,6 +208,36 @@ def test_every_activation(contexts, act, dt):
     assert_same(fused, plain)
 
 
+@pytest.mark.parametrize("act", ["gelu", "sigmoid", "tanh", "silu"])
+@pytest.mark.parametrize("rows,k,n", [(1, 16, 24), (7, 96, 64), (50, 96, 150), (33, 40, 200)])
+@pytest.mark.parametrize("addend", ["channel", "none"])
+def test_activation_rows(contexts, act, rows, k, n, addend):
+    """matmul -> [per-channel add] -> activation on the row epilogue
+    (cpu_epi_rows: every row of a block of up to 64 columns in one pass,
+    the add and the activation in one loop where the level has one): a
+    single row, blocks of 64 with a partial one, a column count that is
+    not a multiple of the vector, edge values in the input and the
+    addend; the same values as operator by operator."""
+    rng = np.random.default_rng(zlib.crc32(f"{act}-{rows}-{k}-{n}-{addend}".encode()))
+    a = edge_values(rng, (rows, k), "float32")
+    w = (rng.standard_normal((k, n)) * 0.3).astype(np.float32)
+    inputs = {"a": a}
+    if addend == "channel":
+        inputs["c"] = edge_values(rng, (n,), "float32")
+
+    def make(b, ops):
+        y = b.matmul(ops["a"], b.constant(w))
+        if "c" in ops:
+            y = b.add(y, ops["c"])
+        if act == "silu":
+            return b.mul(y, b.sigmoid(y))
+        return getattr(b, act)(y)
+
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert len(summary.fused_groups) == 1, summary
+    assert_same(fused, plain)
+
+
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 def test_conv_transpose_gemm_chains(contexts, dt):
     rng = np.random.default_rng(3)

@@ -693,10 +693,8 @@ dw_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
             int64_t off = r * g->OW * g->O;
             cpu_epi_tile(g->epi, y + off, off, g->OW * g->O, 0, 1);
         } else if (g->epi) { /* pixel by pixel: channels 0 .. O - 1 */
-            for (int64_t ow = 0; ow < g->OW; ow++) {
-                int64_t off = (r * g->OW + ow) * g->O;
-                cpu_epi_tile(g->epi, y + off, off, g->O, 0, 1);
-            }
+            int64_t off = r * g->OW * g->O;
+            cpu_epi_rows(g->epi, y + off, g->O, g->OW, off, g->O, 0);
         }
     }
 }

@@ -623,9 +623,7 @@ direct_row(const geom *g, const float *x, const float *wt, const float *bp,
         const int64_t roff = (n * g->OH + oh) * g->OW * g->O + oc;
         float *yr = yrow ? yrow + oc : y + roff;
         int64_t nvalid = g->Og - o0 < 16 * nv ? g->Og - o0 : 16 * nv;
-        for (int64_t o = 0; o < g->OW; o++) {
-            cpu_epi_tile(g->epi, yr + o * g->O, roff + o * g->O, nvalid, oc, 1);
-        }
+        cpu_epi_rows(g->epi, yr, g->O, g->OW, roff, nvalid, oc);
     }
 }
 
@@ -686,9 +684,9 @@ conv_1x1_span(const float *x, int64_t C, int64_t xs, int64_t p0, int64_t p1,
                 res ? res + p * ys + oj : NULL, cl, nt);
         }
         /* the epilogue over the group's channels of each pixel */
-        for (int64_t q = p; epi && q < p + pb; q++) {
-            cpu_epi_tile(epi, y + q * ys + o0, off + q * ys + o0, gvalid,
-                         ch0 + o0, 1);
+        if (epi) {
+            cpu_epi_rows(epi, y + p * ys + o0, ys, pb, off + p * ys + o0,
+                         gvalid, ch0 + o0);
         }
     }
 }
@@ -998,9 +996,9 @@ dsm_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 j->x + p * C, C, 0, 0, 1, 1, 1, C, w, wb, j->bp + oc, NULL,
                 j->y + p * O + oc, O, nvalid, res ? res + p * O + oc : NULL,
                 cl, 0);
-            for (int64_t q = p; !reg && j->epi && q < p + pb; q++) {
-                cpu_epi_tile(j->epi, j->y + q * O + oc, q * O + oc, nvalid,
-                             oc, 1);
+            if (!reg && j->epi) {
+                cpu_epi_rows(j->epi, j->y + p * O + oc, O, pb, p * O + oc,
+                             nvalid, oc);
             }
         }
         v0 = bv * blk + e;

@@ -188,9 +188,7 @@ dw_epilogue(const pair_job *j, float *yo, int64_t off, int64_t np)
     if (j->epi_d && !cpu_epi_per_channel(j->epi_d)) {
         cpu_epi_tile(j->epi_d, yo, off, np * E, 0, 1);
     } else if (j->epi_d) { /* pixel by pixel: channels 0 .. E - 1 */
-        for (int64_t i = 0; i < np; i++) {
-            cpu_epi_tile(j->epi_d, yo + i * E, off + i * E, E, 0, 1);
-        }
+        cpu_epi_rows(j->epi_d, yo, E, np, off, E, 0);
     }
 }
 

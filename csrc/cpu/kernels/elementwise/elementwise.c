@@ -362,16 +362,34 @@ void
 cpu_unary_f32(wnn_op op, const wnn_scalar_params *pr, size_t n,
               const float *x, float *y)
 {
+    const uop u = uop_of(op);
     if (x != y) {
-        unary_f32(uop_of(op), pr, n, x, y);
+        unary_f32(u, pr, n, x, y);
+        return;
+    }
+    /* in place: the intrinsics loops read each vector before they store
+     * it; the portable ones through an L1 buffer (GCC's vectorized loop
+     * assumes no overlap only after a check that x == y fails) */
+    if (u != U_RELU && vl_of(u) >= 0 && vl_map((vl_fn)vl_of(u), n, y, y)) {
         return;
     }
     float t[CH];
     for (size_t i = 0; i < n; i += CH) {
         size_t m = n - i < CH ? n - i : CH;
         memcpy(t, x + i, m * sizeof(float));
-        unary_f32(uop_of(op), pr, m, t, y + i);
+        unary_f32(u, pr, m, t, y + i);
     }
+}
+
+/* cpu.h: rows of a tile in place, y = act(y + b) or (gate) y * act(y + b)
+ * where act has a vector loop at this level (vl_map_rows) */
+bool
+cpu_act_rows_f32(wnn_op act, bool gate, size_t rows, size_t n, float *y,
+                 size_t ys, const float *b)
+{
+    const int f = gate ? (act == WNN_OP_SIGMOID ? VL_SILU : -1)
+                       : vl_of(uop_of(act));
+    return f >= 0 && f != VL_RELU && vl_map_rows((vl_fn)f, rows, n, y, ys, b);
 }
 
 /* y * sigmoid(y) in one loop, vm_sigmoid's value times y (the AVX2 and

@@ -99,6 +99,43 @@ relu256(__m256 x)
     return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
 }
 
+/* rows of a tile in place, y_r[i] = fn(y_r[i] + b[i]) for r < rows, y_r =
+ * y + r ys, i < n: an epilogue's bias add and activation in one pass (the
+ * float32 add, then fn, as the unfused add and activation round them;
+ * cpu_act_rows_f32).  The whole vectors two at a time, the last partial
+ * one masked. */
+#define VL_ROWS(L, name, fn)                                                  \
+    VL##L##_TARGET static void name(size_t rows, size_t n, float *y,          \
+                                    size_t ys, const float *b)                \
+    {                                                                         \
+        const size_t W = VL##L##_W;                                           \
+        for (size_t r = 0; r < rows; r++, y += ys) {                          \
+            size_t i = 0;                                                     \
+            for (; i + 2 * W <= n; i += 2 * W) {                              \
+                VL##L##_T u0 = fn(VL##L##_ADD(VL##L##_LOAD(y + i),           \
+                                              VL##L##_LOAD(b + i)));         \
+                VL##L##_T u1 = fn(VL##L##_ADD(VL##L##_LOAD(y + i + W),       \
+                                              VL##L##_LOAD(b + i + W)));     \
+                VL##L##_STORE(y + i, u0);                                     \
+                VL##L##_STORE(y + i + W, u1);                                 \
+            }                                                                 \
+            for (; i + W <= n; i += W) {                                      \
+                VL##L##_STORE(y + i, fn(VL##L##_ADD(VL##L##_LOAD(y + i),     \
+                                                    VL##L##_LOAD(b + i))));  \
+            }                                                                 \
+            if (i < n) {                                                      \
+                const VL##L##_MASK_T m = VL##L##_MASK(n - i);                 \
+                VL##L##_MSTORE(y + i, m,                                      \
+                               fn(VL##L##_ADD(VL##L##_MLOAD(m, y + i),       \
+                                              VL##L##_MLOAD(m, b + i))));    \
+            }                                                                 \
+        }                                                                     \
+    }
+#define VL512_ADD _mm512_add_ps
+#define VL512_STORE _mm512_storeu_ps
+#define VL256_ADD _mm256_add_ps
+#define VL256_STORE _mm256_storeu_ps
+
 /* the loops of level L (suffix S, intrinsics prefix P): exp_S, sigmoid_S,
  * ..., and the streamed exp_S_nt, sigmoid_S_nt, gelu_S_nt, relu_S_nt */
 #define VL_LEVEL(L, S, P)                                                     \
@@ -111,7 +148,13 @@ relu256(__m256 x)
     VL_LOOP(L, exp_##S##_nt, exp##L, P##_stream_ps, 1)                        \
     VL_LOOP(L, sigmoid_##S##_nt, sigmoid##L, P##_stream_ps, 1)                \
     VL_LOOP(L, gelu_##S##_nt, gelu##L, P##_stream_ps, 1)                      \
-    VL_LOOP(L, relu_##S##_nt, relu##L, P##_stream_ps, 1)
+    VL_LOOP(L, relu_##S##_nt, relu##L, P##_stream_ps, 1)                      \
+    VL_ROWS(L, exp_##S##_rows, exp##L)                                        \
+    VL_ROWS(L, sigmoid_##S##_rows, sigmoid##L)                                \
+    VL_ROWS(L, gelu_##S##_rows, gelu##L)                                      \
+    VL_ROWS(L, tanh_##S##_rows, tanh##L)                                      \
+    VL_ROWS(L, erf_##S##_rows, erf##L)                                        \
+    VL_ROWS(L, silu_##S##_rows, silu##L)
 VL_LEVEL(512, avx512, _mm512)
 VL_LEVEL(256, avx2, _mm256)
 #undef VL_LEVEL
@@ -151,6 +194,33 @@ vl_map(vl_fn f, size_t n, const float *x, float *y)
         l(n, x, y);
     }
     return l != NULL;
+}
+
+bool
+vl_map_rows(vl_fn f, size_t rows, size_t n, float *y, size_t ys,
+            const float *b)
+{
+    typedef void (*rows_loop)(size_t, size_t, float *, size_t, const float *);
+    static const rows_loop at512[6] = {
+        exp_avx512_rows, sigmoid_avx512_rows, gelu_avx512_rows,
+        tanh_avx512_rows, erf_avx512_rows, silu_avx512_rows,
+    };
+    static const rows_loop at256[6] = {
+        exp_avx2_rows, sigmoid_avx2_rows, gelu_avx2_rows, tanh_avx2_rows,
+        erf_avx2_rows, silu_avx2_rows,
+    };
+    vl_loop l = vl_pick(f, false); /* NULL: no twin here (or VL_RELU) */
+    if (!l) {
+        return false;
+    }
+    if (!b) { /* no add: the plain loop on each row (y + 0 is not y) */
+        for (size_t r = 0; r < rows; r++) {
+            l(n, y + r * ys, y + r * ys);
+        }
+        return true;
+    }
+    (cpu_has_avx512() ? at512 : at256)[f](rows, n, y, ys, b);
+    return true;
 }
 
 bool
@@ -249,6 +319,14 @@ bool
 vl_map_nt(vl_fn f, size_t n, const float *x, float *y)
 {
     (void)f, (void)n, (void)x, (void)y;
+    return false;
+}
+
+bool
+vl_map_rows(vl_fn f, size_t rows, size_t n, float *y, size_t ys,
+            const float *b)
+{
+    (void)f, (void)rows, (void)n, (void)y, (void)ys, (void)b;
     return false;
 }
 

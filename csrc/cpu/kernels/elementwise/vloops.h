@@ -21,6 +21,13 @@ typedef enum vl_fn {
  * twin at this level (the caller runs vmath.h's loop) */
 bool vl_map(vl_fn f, size_t n, const float *x, float *y);
 
+/* rows r < rows of a tile in place: y[r ys + i] = f(y[r ys + i] + b[i])
+ * for i < n (b NULL: f(y[r ys + i]), no add), the add rounded to float32
+ * before f as a separate add would; f not VL_RELU.  false: no twin at this
+ * level (the caller runs its own loops) */
+bool vl_map_rows(vl_fn f, size_t rows, size_t n, float *y, size_t ys,
+                 const float *b);
+
 /* the same with streaming stores, y 4-byte aligned (the caller fences);
  * false: not streamed at this level or for this function */
 bool vl_map_nt(vl_fn f, size_t n, const float *x, float *y);
