@@ -51,16 +51,25 @@ winograd_usable(const geom *g, const float *x, const float *w)
 
 /* the transforms at the two levels: wino_*_avx512 (DIRECT) and
  * wino_*_avx2 (x86-64-v3) */
+typedef float wk_v8 __attribute__((vector_size(32), aligned(4), may_alias));
 #define WK_TARGET DIRECT
 #define WK_NAME(s) s##_avx512
+#define WK_V v16
+#define WK_L 16
 #include "winograd_k.h"
 #undef WK_TARGET
 #undef WK_NAME
+#undef WK_V
+#undef WK_L
 #define WK_TARGET __attribute__((target("arch=x86-64-v3")))
 #define WK_NAME(s) s##_avx2
+#define WK_V wk_v8
+#define WK_L 8
 #include "winograd_k.h"
 #undef WK_TARGET
 #undef WK_NAME
+#undef WK_V
+#undef WK_L
 
 typedef struct wino_job {
     float *buf;

@@ -1,8 +1,12 @@
-/* winograd_k.h -- Winograd F(2x2, 3x3)'s transforms (winograd.c), on
- * 16-lane vectors: included once per level, with WK_TARGET the target
- * attribute and WK_NAME(s) the functions' names (an x86-64-v3 build runs
- * each 16-lane operation as two 8-lane ones; the same operations in the
- * same order, so the same bits). */
+/* winograd_k.h -- Winograd F(2x2, 3x3)'s transforms (winograd.c):
+ * included once per level, with WK_TARGET the target attribute, WK_NAME(s)
+ * the functions' names and WK_V the level's vector of WK_L floats for the
+ * input and output transforms (16 lanes at AVX-512, 8 at AVX2: with 16 the
+ * x86-64-v3 build split every operation in two and spilled the 32 halves
+ * of a 4 x 4 block from its 16 registers, its input transform 5x the
+ * AVX-512 one's time).  The same operations on every lane at both widths,
+ * so the same bits.  The filter transform (once per constant filter) runs
+ * on 16 lanes at both levels. */
 /* u[xi][c][OP] = (G g G^T)[xi] of the filter g of (o, c), from gt, the
  * filter as [C][3][3][OP] (zeros in the padding channels): 16 output
  * channels at a time. */
@@ -60,7 +64,7 @@ WK_TARGET static void
 WK_NAME(wino_input)(const geom *g, const float *x, int64_t n, int64_t t0, int64_t nt,
            int64_t TW, float *v)
 {
-    const int64_t C = g->C, H = g->H, W = g->W, C16 = C / 16 * 16;
+    const int64_t C = g->C, H = g->H, W = g->W, CV = C / WK_L * WK_L;
     for (int64_t t = 0; t < nt; t++) {
         const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
         const float *p[4][4];
@@ -73,19 +77,19 @@ WK_NAME(wino_input)(const geom *g, const float *x, int64_t n, int64_t t0, int64_
                               : NULL;
             }
         }
-        for (int64_t c = 0; c < C16; c += 16) {
-            v16 d[4][4], V[16];
+        for (int64_t c = 0; c < CV; c += WK_L) {
+            WK_V d[4][4], V[16];
             for (int r = 0; r < 4; r++) {
                 for (int q = 0; q < 4; q++) {
-                    d[r][q] = p[r][q] ? *(const v16 *)(p[r][q] + c) : (v16){ 0 };
+                    d[r][q] = p[r][q] ? *(const WK_V *)(p[r][q] + c) : (WK_V){ 0 };
                 }
             }
-            WINO_IN(v16, d, V);
+            WINO_IN(WK_V, d, V);
             for (int xi = 0; xi < 16; xi++) {
-                *(v16 *)(v + (xi * nt + t) * C + c) = V[xi];
+                *(WK_V *)(v + (xi * nt + t) * C + c) = V[xi];
             }
         }
-        for (int64_t c = C16; c < C; c++) {
+        for (int64_t c = CV; c < C; c++) {
             float d[4][4], V[16];
             for (int r = 0; r < 4; r++) {
                 for (int q = 0; q < 4; q++) {
@@ -110,16 +114,16 @@ WK_NAME(wino_output)(const geom *g, const float *m, int64_t OP, const float *bp,
     const int64_t O = g->O, OH = g->OH, OW = g->OW;
     for (int64_t t = 0; t < nt; t++) {
         int64_t oh0 = 2 * ((t0 + t) / TW), ow0 = 2 * ((t0 + t) % TW);
-        for (int64_t o = o_lo; o < o_hi; o += 16) {
-            v16 a[16], s[2][4], out[2][2];
+        for (int64_t o = o_lo; o < o_hi; o += WK_L) {
+            WK_V a[16], s[2][4], out[2][2];
             for (int xi = 0; xi < 16; xi++) {
-                a[xi] = *(const v16 *)(m + (xi * nt + t) * OP + o);
+                a[xi] = *(const WK_V *)(m + (xi * nt + t) * OP + o);
             }
             for (int q = 0; q < 4; q++) {
                 s[0][q] = a[q] + a[4 + q] + a[8 + q];
                 s[1][q] = a[4 + q] - a[8 + q] - a[12 + q];
             }
-            v16 bv = *(const v16 *)(bp + o);
+            WK_V bv = *(const WK_V *)(bp + o);
             for (int r = 0; r < 2; r++) {
                 out[r][0] = bv + (s[r][0] + s[r][1] + s[r][2]);
                 out[r][1] = bv + (s[r][1] - s[r][2] - s[r][3]);
@@ -130,11 +134,11 @@ WK_NAME(wino_output)(const geom *g, const float *m, int64_t OP, const float *bp,
                         continue;
                     }
                     float *yp = y + ((n * OH + oh0 + r) * OW + ow0 + q) * O + o;
-                    if (o + 16 <= O) {
-                        *(v16 *)yp = out[r][q];
+                    if (o + WK_L <= O) {
+                        *(WK_V *)yp = out[r][q];
                     } else {
-                        float tmp[16];
-                        *(v16 *)tmp = out[r][q];
+                        float tmp[WK_L];
+                        *(WK_V *)tmp = out[r][q];
                         for (int64_t i = 0; i < O - o; i++) {
                             yp[i] = tmp[i];
                         }
