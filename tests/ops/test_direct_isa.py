@@ -48,6 +48,9 @@ CONV = [
     ("1x1 600 sliced", (1, 12, 13, 600), (80, 1, 1), 1, 1, 0, 1, "nhwc", "res_relu"),
     ("3x3 pad", (1, 20, 24, 19), (33, 3, 3), 1, 1, 1, 1, "nhwc", "res_relu"),
     ("3x3 s2", (1, 40, 40, 16), (64, 3, 3), 2, 1, 1, 1, "nhwc", None),
+    # strided onto 7 columns: the direct kernel at AVX2 too (narrower rows
+    # of stride 1 take im2col + BLIS there)
+    ("3x3 s2 7 cols", (1, 14, 14, 40), (48, 3, 3), 2, 1, 1, 1, "nhwc", "relu"),
     ("3x3 dil2", (1, 24, 24, 8), (16, 3, 3), 1, 2, 2, 1, "nhwc", "relu"),
     ("5x5", (1, 20, 20, 3), (32, 5, 5), 1, 1, 2, 1, "nhwc", None),
     ("grouped", (1, 20, 20, 32), (48, 3, 3), 1, 1, 1, 4, "nhwc", None),

@@ -505,12 +505,20 @@ conv_direct_pick(int nv, bool w24, int64_t n, int64_t *pb)
  * 2.4 against im2col + BLIS's 2.0 ms, 256 -> 256 on 14 x 14 even, 64 -> 64
  * on 56 x 56 1.16 against 1.45) */
 #define DIRECT2_MIN_OW 16
+/* strided, from 7 output columns (im2col + BLIS gathers the strided taps
+ * into a column matrix first; AVX2 on Zen 4, 2 threads, min of 30, three
+ * alternations: ResNet-50's 3x3 stride 2 14 x 14 512 -> 512 1.59 -> 1.25
+ * ms, 28 x 28 256 -> 256 1.29 -> 1.20, 14 x 14 64 -> 64 0.046 -> 0.026,
+ * 20 x 20 128 -> 96 0.21 -> 0.13; 8 x 8 1024 -> 1024 to 4 x 4 stays on
+ * BLIS: 3.6 against 5.5) */
+#define DIRECT2_MIN_OW_STRIDED 7
 static bool
 direct_isa_ok(const geom *g)
 {
     return cpu_has_avx512() ||
            (cpu_isa() >= CPU_ISA_AVX2 &&
-            (g->KH * g->KW <= 1 || g->OW >= DIRECT2_MIN_OW));
+            (g->KH * g->KW <= 1 || g->OW >= DIRECT2_MIN_OW ||
+             (g->sw > 1 && g->OW >= DIRECT2_MIN_OW_STRIDED)));
 }
 
 bool
