@@ -19,6 +19,8 @@
 typedef struct chain_src {
     uint32_t slot;              /* index into the run's pointers          */
     bool direct;                /* the output's shape: no iterator needed */
+    bool scalar;                /* one element (float32 chains): read as a
+                                 * value, not gathered into a chunk       */
     const wnn_broadcast_params *it;
     int k;                      /* the operand's index in `it`           */
 } chain_src;
@@ -131,6 +133,8 @@ cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
             chain_src *src = &st->src[j];
             src->slot = slot_of(c, id);
             src->direct = wnn_desc_same_shape(&ir->operands[id].desc, od);
+            src->scalar = st->binary && c->dt == WNN_FLOAT32 &&
+                          wnn_desc_elements(&ir->operands[id].desc) == 1;
             src->it = st->binary ? &c->its[s] : NULL;
             src->k = (int)j;
         }
@@ -230,6 +234,40 @@ gather(const cpu_chain *c, const chain_src *src, const void *base, uint64_t b,
     }
 }
 
+/* the first step of a float32 chain when one of its two operands is a
+ * scalar and the other is not: v = x op s (or s op x), x read from its
+ * input where it has the output's shape; false: not done */
+static bool
+first_scalar(const cpu_chain *c, const chain_step *st,
+             const void *const *ptrs, uint64_t b, size_t n, float *v)
+{
+    const chain_src *s0 = &st->src[0], *s1 = &st->src[1];
+    if (s0->scalar == s1->scalar) {
+        return false;
+    }
+    const chain_src *xs = s0->scalar ? s1 : s0, *ss = s0->scalar ? s0 : s1;
+    const float *x = (const float *)ptrs[xs->slot] + b;
+    if (!xs->direct) {
+        gather(c, xs, ptrs[xs->slot], b, n, v);
+        x = v;
+    }
+    if (cpu_binary_scalar_f32(st->op, n, x, *(const float *)ptrs[ss->slot],
+                              s0->scalar, v)) {
+        return true;
+    }
+    if (x != v) { /* the general path gathers into v itself */
+        return false;
+    }
+    float side[CHAIN_CH];
+    gather(c, ss, ptrs[ss->slot], b, n, side);
+    if (s0->scalar) {
+        cpu_binary_f32(st->op, n, side, v, v);
+    } else {
+        cpu_binary_f32(st->op, n, v, side, v);
+    }
+    return true;
+}
+
 typedef struct chain_job {
     const cpu_chain *c;
     const void *const *ptrs;
@@ -256,6 +294,14 @@ chain_body(void *p, int64_t b_, int64_t e_, int tid)
                                      ? (const float *)j->ptrs[st->src[0].slot] + b
                                      : v;
                 cpu_bn_run(x, v, b, n, st->C, st->inner, st->coef);
+            } else if (st->carried < 0 && !f16 && st->binary &&
+                       first_scalar(c, st, j->ptrs, b, n, v)) {
+                /* (done: one operand a scalar) */
+            } else if (st->carried < 0 && !f16 && !st->binary &&
+                       st->src[0].direct) {
+                /* the first step straight from its input, no copy */
+                cpu_unary_f32(st->op, &st->pr, n,
+                              (const float *)j->ptrs[st->src[0].slot] + b, v);
             } else if (st->carried < 0) { /* the first step */
                 gather(c, &st->src[0], j->ptrs[st->src[0].slot], b, n, v);
                 if (st->binary) {
@@ -268,6 +314,12 @@ chain_body(void *p, int64_t b_, int64_t e_, int tid)
             } else if (st->binary) {
                 const chain_src *src = &st->src[1 - st->carried];
                 const float *o;
+                if (src->scalar &&
+                    cpu_binary_scalar_f32(st->op, n, v,
+                                          *(const float *)j->ptrs[src->slot],
+                                          st->carried == 1, v)) {
+                    continue; /* (float32: no rounding to float16 below) */
+                }
                 if (src->direct && !f16) {
                     o = (const float *)j->ptrs[src->slot] + b;
                 } else {

@@ -225,6 +225,11 @@ void cpu_bn_run(const float *x, float *y, uint64_t f, size_t n, int64_t C,
                 int64_t inner, const double *coef);
 void cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b,
                     float *y);
+/* y = a op s (s_first: s op a) for one value s: add sub mul div, and pow
+ * by a small integer; the values of cpu_binary_f32 with b filled with s.
+ * false: not done (another op or exponent) */
+bool cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
+                           bool s_first, float *y);
 
 /* qdq.c: a quantized region (compiler/fuse_qdq.c, WNN_FUSE_QDQ) as one
  * integer step, made once at compile from the chain and the graph's

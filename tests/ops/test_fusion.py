@@ -378,6 +378,31 @@ def test_eltwise_chain(contexts, shape, bc, dt):
     assert_same(fused, plain)
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "max"])
+@pytest.mark.parametrize("value", [3.0, 2.0, -1.0, 0.5, 0.0, -0.0, np.inf, np.nan])
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_eltwise_chain_scalar_operands(contexts, op, value, dt):
+    """One-element operands (GPT-2's tanh gelu: x + 0.044715 x^3, times
+    0.5 and sqrt(2 / pi)) on either side of the first step and of later
+    ones, read as a value, not a filled chunk (chain.c,
+    cpu_binary_scalar_f32); pow by a small integer and by other
+    exponents; the same values as the operators one by one."""
+    rng = np.random.default_rng(zlib.crc32(f"{op}-{value}-{dt}".encode()))
+    x = edge_values(rng, (3, 4099), dt)
+    inputs = {"x": x, "s": np.array(value, dt), "t": np.array([[value]], dt)}
+
+    def make(b, ops):
+        f = getattr(b, op)
+        y = {"first_s": f(ops["x"], ops["s"]), "s_first": f(ops["t"], ops["x"])}
+        y["first_s"] = f(b.tanh(y["first_s"]), ops["t"])    # later: scalar second
+        y["s_first"] = b.sigmoid(f(ops["s"], b.neg(y["s_first"])))  # scalar first
+        return y
+
+    fused, plain, summary = run_both(contexts, make, inputs)
+    assert len(summary.fused_groups) == 2, summary
+    assert_same(fused, plain)
+
+
 @pytest.mark.parametrize("dt", ["float32", "float16"])
 def test_eltwise_chain_first_node_broadcasts_both(contexts, dt):
     """The first node reads two broadcast operands ([1,5] + [4,1] -> [4,5]);

@@ -742,6 +742,50 @@ cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b, float *y)
     binary_f32(bop_of(op), n, a, b, y);
 }
 
+/* cpu.h: y = a op s (s_first: s op a) for one float32 value s, the
+ * operations of binary_f32 with b[i] = s for every i (a fused chain's
+ * scalar constants: GPT-2's tanh gelu multiplies by three and raises to
+ * the power 3; filling a chunk with s and scanning it for pow's small
+ * integer exponent took more than the arithmetic).  false: not done (the
+ * caller runs binary_f32 on a filled operand). */
+CPU_HOT bool
+cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
+                      bool s_first, float *y)
+{
+#define SCALAR_LOOP(expr)                                                      \
+    for (size_t i = 0; i < n; i++) {                                           \
+        const float x = a[i];                                                  \
+        y[i] = (expr);                                                         \
+    }                                                                          \
+    return true;
+    const bop o = bop_of(op);
+    if (o == B_POW && !s_first) {
+        int k = pow_small_int(1, &s);
+        if (k != 0) {
+            pow_int_f32(k, n, a, y);
+            return true;
+        }
+        return false;
+    }
+    if (s_first) {
+        switch (o) {
+        case B_ADD: SCALAR_LOOP(s + x)
+        case B_SUB: SCALAR_LOOP(s - x)
+        case B_MUL: SCALAR_LOOP(s * x)
+        case B_DIV: SCALAR_LOOP(s / x)
+        default: return false;
+        }
+    }
+    switch (o) {
+    case B_ADD: SCALAR_LOOP(x + s)
+    case B_SUB: SCALAR_LOOP(x - s)
+    case B_MUL: SCALAR_LOOP(x * s)
+    case B_DIV: SCALAR_LOOP(x / s)
+    default: return false;
+    }
+#undef SCALAR_LOOP
+}
+
 /* rows [r0, r1) of `inner` floats each, operand k's row r at row * sk (a
  * stride 0: the same row every time), y contiguous: the short rows of a
  * broadcast over all but the last dimension (squeeze-excitation's scale:
