@@ -748,9 +748,9 @@ cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b, float *y)
  * the power 3; filling a chunk with s and scanning it for pow's small
  * integer exponent took more than the arithmetic).  false: not done (the
  * caller runs binary_f32 on a filled operand). */
-CPU_HOT bool
-cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
-                      bool s_first, float *y)
+CPU_HOT static bool
+binary_scalar_f32(bop o, size_t n, const float *a, float s, bool s_first,
+                  float *y)
 {
 #define SCALAR_LOOP(expr)                                                      \
     for (size_t i = 0; i < n; i++) {                                           \
@@ -758,7 +758,6 @@ cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
         y[i] = (expr);                                                         \
     }                                                                          \
     return true;
-    const bop o = bop_of(op);
     if (o == B_POW && !s_first) {
         int k = pow_small_int(1, &s);
         if (k != 0) {
@@ -784,6 +783,13 @@ cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
     default: return false;
     }
 #undef SCALAR_LOOP
+}
+
+bool
+cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
+                      bool s_first, float *y)
+{
+    return binary_scalar_f32(bop_of(op), n, a, s, s_first, y);
 }
 
 /* rows [r0, r1) of `inner` floats each, operand k's row r at row * sk (a
@@ -932,7 +938,14 @@ binary_body(void *p_, int64_t b_, int64_t e_, int tid_)
         const unsigned char *ap = A + (off[0] + (int64_t)c0 * ia) * (int64_t)sa;
         const unsigned char *bp = B + (off[1] + (int64_t)c0 * ib) * (int64_t)sa;
         unsigned char *yp = Y + (row * inner + c0) * so;
-        if (dm == D_F32) {
+        if (dm == D_F32 && ti == WNN_FLOAT32 && to == WNN_FLOAT32 && !cmp &&
+            !j_->nt && (ia == 0) != (ib == 0) &&
+            binary_scalar_f32(op, n, (const float *)(ia ? ap : bp),
+                              *(const float *)(ia ? bp : ap), !ia,
+                              (float *)yp)) {
+            /* one operand the same value along the row: no filled chunk
+             * (RMSNorm's x^2, a scale by a scalar) */
+        } else if (dm == D_F32) {
             float ab[CH], bb[CH], yb[CH];
             const float *af = (const float *)ap, *bf = (const float *)bp;
             if (ti != WNN_FLOAT32 || !ia) {
