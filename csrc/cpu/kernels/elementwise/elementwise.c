@@ -766,20 +766,13 @@ binary_scalar_f32(bop o, size_t n, const float *a, float s, bool s_first,
         }
         return false;
     }
-    if (s_first) {
-        switch (o) {
-        case B_ADD: SCALAR_LOOP(s + x)
-        case B_SUB: SCALAR_LOOP(s - x)
-        case B_MUL: SCALAR_LOOP(s * x)
-        case B_DIV: SCALAR_LOOP(s / x)
-        default: return false;
-        }
-    }
+    /* (the operand order kept: it picks a NaN's payload; GCC unswitches
+     * the loops on s_first) */
     switch (o) {
-    case B_ADD: SCALAR_LOOP(x + s)
-    case B_SUB: SCALAR_LOOP(x - s)
-    case B_MUL: SCALAR_LOOP(x * s)
-    case B_DIV: SCALAR_LOOP(x / s)
+    case B_ADD: SCALAR_LOOP(s_first ? s + x : x + s)
+    case B_SUB: SCALAR_LOOP(s_first ? s - x : x - s)
+    case B_MUL: SCALAR_LOOP(s_first ? s * x : x * s)
+    case B_DIV: SCALAR_LOOP(s_first ? s / x : x / s)
     default: return false;
     }
 #undef SCALAR_LOOP
