@@ -113,7 +113,8 @@ cpu_chain_make(const wnn_graph *g, const uint32_t *nodes, uint32_t n)
             if (prev != WNN_NO_NODE && node->in[0] == prev) {
                 st->carried = 0;
             } else {
-                st->src[0] = (chain_src){ slot_of(c, node->in[0]), true, NULL, 0 };
+                st->src[0] = (chain_src){ .slot = slot_of(c, node->in[0]),
+                                          .direct = true };
             }
             prev = node->out[0];
             continue;
