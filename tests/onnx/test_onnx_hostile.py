@@ -305,7 +305,8 @@ def _one(node, inputs, inits, opset=17):
     return _model([node], inputs, [_untyped("y")], inits, opset)
 
 
-@pytest.mark.parametrize("case", ["onehot", "dft", "resize", "constant_of_shape", "expand"])
+@pytest.mark.parametrize("case", ["onehot", "dft", "resize", "constant_of_shape", "expand",
+                                  "conv_pads", "conv_transpose_strides", "pool_pads"])
 def test_model_controlled_allocations(ctx, case):
     t64 = lambda v, n: numpy_helper.from_array(np.array(v, np.int64), n)  # noqa: E731
     if case == "onehot":
@@ -323,6 +324,20 @@ def test_model_controlled_allocations(ctx, case):
         m = _model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="hot"),
                     helper.make_node("Expand", ["c", "s"], ["y"], name="expand")],
                    [], [_untyped("y")], [t64([1 << 20, 1 << 20], "s")])
+    elif case in ("conv_pads", "conv_transpose_strides", "pool_pads"):
+        # a convolution / pool of constants whose attributes ask for
+        # terabytes (the ONNX fuzzer's finding of 2026-11-28: pads of 2^31 - 1)
+        w = numpy_helper.from_array(np.ones((3, 2, 3, 3), np.float32), "w")
+        if case == "conv_pads":
+            node = helper.make_node("Conv", ["w", "w"], ["y"], name="hot",
+                                    pads=[2 ** 31 - 1, 0, 0, 0])
+        elif case == "conv_transpose_strides":
+            node = helper.make_node("ConvTranspose", ["w", "w"], ["y"], name="hot",
+                                    strides=[2 ** 20, 2 ** 20])
+        else:
+            node = helper.make_node("MaxPool", ["w"], ["y"], name="hot", kernel_shape=[1, 1],
+                                    pads=[0, 0, 2 ** 20, 2 ** 20])
+        m = _one(node, [], [w])
     else:
         # a broadcast of two static vectors into 2^36 elements, folded
         m = _model([helper.make_node("Add", ["a", "b"], ["y"], name="hot")], [], [_untyped("y")],

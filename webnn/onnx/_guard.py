@@ -460,6 +460,55 @@ def _first_ints(a: Any) -> List[int]:
     return [int(x) for x in np.asarray(a).reshape(-1)[:64]]
 
 
+# convolutions and pools: output sizes from attributes (pads, strides,
+# dilations, output_padding, output_shape) -- a Conv of constants with a pad
+# of 2^31 - 1 folded into terabytes (the ONNX fuzzer, 2026-11-28)
+_WINDOWED = {"Conv": 1, "ConvInteger": 1, "QLinearConv": 3, "ConvTranspose": 1,
+             "MaxPool": None, "AveragePool": None, "LpPool": None, "MaxUnpool": None}
+
+
+def _windowed_bytes(node: onnx.NodeProto, by_name: Dict[str, Any], first: Any) -> int:
+    """From above: batch x channels x, per spatial axis, the input's extent
+    plus both pads (a stride of 1 and a kernel of 1 give at most that), or
+    for ConvTranspose / MaxUnpool, stride x (extent + 1) + output padding +
+    dilation x kernel + pads, or the output_shape asked for."""
+    from onnx import helper
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    shape = [int(d) for d in np.asarray(first).shape]
+    r = len(shape) - 2
+    if r < 0:
+        return 0
+    wi = _WINDOWED[node.op_type]
+    w = by_name.get(node.input[wi]) if wi is not None and len(node.input) > wi and \
+        node.input[wi] else None
+    wshape = [int(d) for d in np.asarray(w).shape] if w is not None else []
+    channels = shape[1]
+    if node.op_type == "ConvTranspose" and len(wshape) >= 2:
+        channels = wshape[1] * max(1, abs(int(attrs.get("group", 1))))
+    elif wshape:
+        channels = wshape[0]
+    ints = lambda k: [abs(int(x)) for x in attrs.get(k, [])]  # noqa: E731
+    pads, strides, dil = ints("pads"), ints("strides"), ints("dilations")
+    outpad, outshape, ks = ints("output_padding"), ints("output_shape"), ints("kernel_shape")
+    grows = node.op_type in ("ConvTranspose", "MaxUnpool")
+    if node.op_type == "MaxUnpool" and len(node.input) > 2 and node.input[2]:
+        asked = by_name.get(node.input[2])   # the output's shape, an input
+        if asked is not None:
+            return nbytes_of(_first_ints(np.abs(np.asarray(asked, np.int64))), 8)
+    total = shape[0] * channels
+    for i in range(r):
+        ext = shape[2 + i] + (pads[i] if i < len(pads) else 0) + \
+            (pads[r + i] if r + i < len(pads) else 0) + 1
+        if grows:
+            k = ks[i] if i < len(ks) else (wshape[2 + i] if len(wshape) > 2 + i else 1)
+            ext = (strides[i] if i < len(strides) else 1) * (ext + 1) + \
+                (outpad[i] if i < len(outpad) else 0) + \
+                (dil[i] if i < len(dil) else 1) * k
+            ext = max(ext, outshape[i] if i < len(outshape) else 0)
+        total *= ext
+    return min(total * 8, 1 << 62)
+
+
 def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> int:
     """An estimate (from above where it matters) of the bytes that folding
     `node` on `feeds` makes, computed before folding: the ops whose output
@@ -516,6 +565,8 @@ def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> i
             base = float(max((np.asarray(v).size for v in vals), default=1))
             extra = big * big if op in ("MelWeightMatrix", "DFT", "STFT", "Col2Im") else big
             return int(min((base + 1) * (extra + 1) * 8, float(1 << 62)))
+        if op in _WINDOWED and first is not None:
+            return _windowed_bytes(node, by_name, first)
     except (ValueError, TypeError, OverflowError, IndexError):
         return 0
     shapes = [np.asarray(v).shape for v in vals]
