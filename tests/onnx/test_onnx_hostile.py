@@ -306,7 +306,8 @@ def _one(node, inputs, inits, opset=17):
 
 
 @pytest.mark.parametrize("case", ["onehot", "dft", "resize", "constant_of_shape", "expand",
-                                  "conv_pads", "conv_transpose_strides", "pool_pads"])
+                                  "expand_self", "tile_self", "conv_pads",
+                                  "conv_transpose_strides", "pool_pads"])
 def test_model_controlled_allocations(ctx, case):
     t64 = lambda v, n: numpy_helper.from_array(np.array(v, np.int64), n)  # noqa: E731
     if case == "onehot":
@@ -324,6 +325,13 @@ def test_model_controlled_allocations(ctx, case):
         m = _model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="hot"),
                     helper.make_node("Expand", ["c", "s"], ["y"], name="expand")],
                    [], [_untyped("y")], [t64([1 << 20, 1 << 20], "s")])
+    elif case in ("expand_self", "tile_self"):
+        # one initializer read twice: the data and the target shape (the ONNX
+        # fuzzer's finding of 2026-11-29: Expand(s, s), s = [2^31], folded
+        # into 16 GiB; the estimate took the inputs by distinct name)
+        op = "Expand" if case == "expand_self" else "Tile"
+        m = _one(helper.make_node(op, ["s", "s"], ["y"], name="hot"), [],
+                 [t64([2 ** 31], "s")])
     elif case in ("conv_pads", "conv_transpose_strides", "pool_pads"):
         # a convolution / pool of constants whose attributes ask for
         # terabytes (the ONNX fuzzer's finding of 2026-11-28: pads of 2^31 - 1)

@@ -516,28 +516,36 @@ def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> i
     op = node.op_type
     vals = [feeds[n] for n in ins]
     by_name = dict(zip(ins, vals))
-    first = by_name.get(node.input[0]) if node.input and node.input[0] else None
+    # the inputs by position, None where omitted: `ins` names each input
+    # once, and a node may read one twice (the fuzzer's Expand(s, s), a
+    # shape of [2^31] expanding itself, was estimated as a broadcast of s)
+    pos = [by_name.get(n) if n else None for n in node.input]
+    first = pos[0] if pos else None
+
+    def given(k: int) -> bool:
+        return len(pos) >= k and all(v is not None for v in pos[:k])
+
     try:
         if op == "ConstantOfShape":
             return nbytes_of(_first_ints(first) if first is not None else [], 8)
-        if op == "Expand" and len(vals) == 2:
-            shape = list(np.asarray(vals[0]).shape)
-            target = [int(x) for x in np.asarray(vals[1]).reshape(-1)]
+        if op == "Expand" and given(2):
+            shape = list(np.asarray(pos[0]).shape)
+            target = [int(x) for x in np.asarray(pos[1]).reshape(-1)]
             r = max(len(shape), len(target))
             shape = [1] * (r - len(shape)) + shape
             target = [1] * (r - len(target)) + target
             return nbytes_of([max(a, b) for a, b in zip(shape, target)], 8)
-        if op == "Tile" and len(vals) == 2:
-            reps = [int(x) for x in np.asarray(vals[1]).reshape(-1)]
-            return nbytes_of(list(np.asarray(vals[0]).shape) + reps, 8)
-        if op == "Range" and len(vals) == 3:
-            start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in vals)
+        if op == "Tile" and given(2):
+            reps = [int(x) for x in np.asarray(pos[1]).reshape(-1)]
+            return nbytes_of(list(np.asarray(pos[0]).shape) + reps, 8)
+        if op == "Range" and given(3):
+            start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in pos[:3])
             if delta == 0 or not np.isfinite(start + limit + delta):
                 return 0
             return 8 * max(0, int(np.ceil((limit - start) / delta)))
-        if op == "OneHot" and len(vals) >= 2:
-            depth = abs(int(np.asarray(vals[1]).reshape(-1)[0]))
-            return nbytes_of(list(np.asarray(vals[0]).shape) + [depth], 8)
+        if op == "OneHot" and given(2):
+            depth = abs(int(np.asarray(pos[1]).reshape(-1)[0]))
+            return nbytes_of(list(np.asarray(pos[0]).shape) + [depth], 8)
         if op in ("Resize", "Upsample") and first is not None:
             in_shape = np.asarray(first).shape
             sizes = by_name.get(node.input[3]) if len(node.input) > 3 and node.input[3] \
@@ -557,7 +565,9 @@ def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> i
             # times the largest integer of the (small) other inputs, squared
             # for the two-dimensional makers
             dims: List[float] = []
-            for v in vals[1:]:
+            for v in pos[1:]:
+                if v is None:
+                    continue
                 a = np.asarray(v)
                 if a.size and a.size <= 64 and a.dtype.kind in "iuf":
                     dims.extend(abs(float(x)) for x in a.reshape(-1) if np.isfinite(x))
