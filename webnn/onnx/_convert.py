@@ -361,9 +361,22 @@ class _Converter:
             statics = all(self.is_static(n) for n in node.input if n)
             if op == "DequantizeLinear" and node.output and node.output[0] in self.keep_dq:
                 statics = False   # a quantized region's weights stay integer (_patterns)
-            if statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
-                    a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                    for a in node.attribute):
+            fold = statics and op not in _NO_FOLD and op not in _SEQ_OPS and not any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                for a in node.attribute)
+            if fold:
+                # onnx.reference evaluates some operators element by element
+                # in Python (a 256 x 256 GridSample: 4 s): a large one runs
+                # in the graph instead where WebNN has it, else is refused
+                t = _guard.fold_seconds(node, [self.vals[n] if n else None for n in node.input])
+                if t > _guard.FOLD_SECONDS:
+                    if op not in _OPS:
+                        raise NotSupportedError(
+                            f"its inputs are constants, and folding it at import would take "
+                            f"onnx.reference about {t:.3g} s (over {_guard.FOLD_SECONDS} s: it "
+                            f"evaluates {op} element by element)")
+                    fold = False
+            if fold:
                 outs = self.fold(node)
             else:
                 fn = _OPS.get(op)
