@@ -423,6 +423,36 @@ def test_winograd_special_values(ctx, input_layout, case):
     check(got, x, f, b, "float32", 1, (1, 1, 1, 1))
 
 
+@pytest.mark.parametrize("input_layout", INPUT_LAYOUTS)
+@pytest.mark.parametrize("case", ["moderate", "huge_filter"])
+def test_winograd_constant_filter_dispatches(ctx, input_layout, case):
+    """A constant filter over several computes: the transformed filter is
+    made once (its values checked then), and each compute still checks its
+    input -- one with an infinity, after moderate ones, gives the direct
+    sum; a filter near overflow takes the direct kernel every time."""
+    rng = rng_for("conv2d winograd constant filter", input_layout, case)
+    x, f, b = make_case(rng, "float32", 4, 16, 6, 7, 16, 3, 3, 1, False)  # 48 tiles
+    f = np.abs(f)
+    if case == "huge_filter":
+        f[3, 1, 1, 1] = 2e38
+    xl = np.ascontiguousarray(x if input_layout == "nchw" else x.transpose(0, 2, 3, 1))
+    builder = webnn.MLGraphBuilder(ctx)
+    xi = builder.input("x", {"dataType": "float32", "shape": list(xl.shape)})
+    fi = builder.constant({"dataType": "float32", "shape": list(f.shape)}, f)
+    graph = builder.build({"y": builder.conv2d(xi, fi, {"inputLayout": input_layout,
+                                                        "padding": [1, 1, 1, 1]})})
+    for k in range(4):
+        xk = x.copy()
+        if k == 3:
+            xk[1, 2, 3, 3] = np.inf
+        feeds = {"x": np.ascontiguousarray(xk if input_layout == "nchw"
+                                           else xk.transpose(0, 2, 3, 1))}
+        got = ctx.compute(graph, feeds)["y"]
+        if input_layout == "nhwc":
+            got = got.transpose(0, 3, 1, 2)
+        check(got, xk, f, None, "float32", 1, (1, 1, 1, 1))
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 def test_hand_checked(ctx, dt):
     """1x1x3x3 input of 1..9, 2x2 filter of ones, padding 1 right / bottom."""

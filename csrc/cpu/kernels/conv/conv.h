@@ -387,7 +387,8 @@ wnn_status conv_gemm(const cpu_call *k, wnn_error *err, const geom *g,
 #if HAVE_DIRECT
 bool conv_direct_usable(const geom *g);
 bool conv_direct_grouped_usable(const geom *g);
-bool conv_winograd_usable(const geom *g, const float *x, const float *w);
+bool conv_winograd_usable(const cpu_call *k, const geom *g, const float *x,
+                          const float *w);
 wnn_status conv_winograd_nhwc(const cpu_call *k, wnn_error *err,
                               const geom *g, int layout, const float *x,
                               const float *w, const float *b, float *y);

@@ -35,7 +35,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     } else if (g.G == g.C && g.Cg == 1) {
         st = conv_depthwise(k, err, &g, o->filter_layout, x, w, b, y);
 #if HAVE_DIRECT
-    } else if (g.nhwc && winograd_usable(&g, x, w)) {
+    } else if (g.nhwc && winograd_usable(k, &g, x, w)) {
         /* (also where the direct kernel would not run: AVX2 on rows
          * narrower than its blocks, 14 x 14 3x3 convolutions) */
         st = conv_winograd_nhwc(k, err, &g, o->filter_layout, x, w, b, y);

@@ -134,7 +134,7 @@ conv_direct_nchw(const cpu_call *k, wnn_error *err, const geom *g, int layout,
         gt.nhwc = true;
         gt.epi = NULL; /* offsets of the nhwc result: applied by the backend */
         transpose_images(x, g->N, g->C, g->H * g->W, xt, threads_for(nx * 8.0));
-        st = winograd_usable(&gt, xt, w)
+        st = winograd_usable(k, &gt, xt, w)
                  ? conv_winograd_nhwc(k, err, &gt, layout, xt, w, b, yt)
                  : conv_direct_nhwc(k, err, &gt, layout, xt, w, b, yt);
         if (st == WNN_OK) {

@@ -34,7 +34,8 @@ all_moderate(const float *p, int64_t n)
 }
 
 bool
-winograd_usable(const geom *g, const float *x, const float *w)
+winograd_usable(const cpu_call *k, const geom *g, const float *x,
+                const float *w)
 {
     /* and 48 tiles or more: each element of the transformed filter (16 /
      * 9 the filter's size) serves every tile once, so few tiles leave the
@@ -45,7 +46,11 @@ winograd_usable(const geom *g, const float *x, const float *w)
     return tiles >= 48 && cpu_isa() >= CPU_ISA_AVX2 &&
            g->G == 1 && g->KH == 3 && g->KW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->C >= 16 && g->O >= 16 &&
-           g->winograd_ok && all_moderate(w, g->O * g->C * 9) &&
+           g->winograd_ok &&
+           /* a constant filter transformed already passed (its scan read
+            * 2.4 MB a dispatch at 256 -> 256 channels) */
+           (cpu_prep_get(k, 1, CPU_PREP_WINOGRAD) ||
+            all_moderate(w, g->O * g->C * 9)) &&
            all_moderate(x, g->N * g->H * g->W * g->C);
 }
 
