@@ -124,7 +124,9 @@ STRINGS = ["", "nearest", "linear", "cubic", "reflect", "edge", "constant", "NOT
 OP_TYPES = ["Relu", "Conv", "Gemm", "Loop", "If", "Resize", "Gather", "Reshape", "OneHot", "DFT",
             "Constant", "Expand", "Tile", "Range", "Split", "Concat", "TopK", "Einsum", "Scan",
             "LSTM", "CumSum", "Pad", "Transpose", "Softmax", "MaxPool", "f", "NoSuchOp",
-            "QuantizeLinear", "DequantizeLinear", "ConstantOfShape", "Size", "Shape"]
+            "QuantizeLinear", "DequantizeLinear", "ConstantOfShape", "Size", "Shape",
+            "MatMul", "Gather", "GatherND", "GridSample", "ConvTranspose", "AveragePool",
+            "DeformConv", "ScatterND", "GRU", "AffineGrid", "RoiAlign"]
 
 
 def _pick(fdp, seq):
