@@ -516,11 +516,8 @@ def _windowed_elements(node: onnx.NodeProto, shape: List[int], wshape: List[int]
     return min(total, 1 << 59)
 
 
-def _prod(dims: Iterable[Any]) -> int:
-    n = 1
-    for d in dims:
-        n *= max(int(d), 0)
-    return n
+def _elements(dims: Iterable[Any]) -> int:
+    return nbytes_of(dims, 1)
 
 
 def _shape_of(v: Any) -> Tuple[int, ...]:
@@ -571,7 +568,7 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
         return [int(d) for d in _shape_of(pos[k])] if k < len(pos) else []
 
     if op == "Concat":
-        return sum(_prod(_shape_of(v)) for v in pos)
+        return sum(_elements(_shape_of(v)) for v in pos)
     if op in ("MatMul", "MatMulInteger", "QLinearMatMul", "Gemm"):
         a, b = shape(0), shape(3 if op == "QLinearMatMul" else 1)
         if op == "Gemm" and len(a) == 2 and len(b) == 2:
@@ -582,17 +579,19 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
         ba, bb = a[:-2], b[:-2]
         r = max(len(ba), len(bb))
         batch = [max(x, y) for x, y in zip([1] * (r - len(ba)) + ba, [1] * (r - len(bb)) + bb)]
-        return _prod(batch) * rows * cols
+        return _elements(batch) * rows * cols
     if op == "Gather":
         d = shape(0)
-        return _prod(d) // max(d[int(attrs.get("axis", 0)) % len(d)], 1) * _prod(shape(1)) \
-            if d else _prod(shape(1))
+        if not d:
+            return _elements(shape(1))
+        return _elements(d) // max(d[int(attrs.get("axis", 0)) % len(d)], 1) * \
+            _elements(shape(1))
     if op == "GatherND":
         d, i = shape(0), shape(1)
         if not i:
-            return _prod(d)
+            return _elements(d)
         b = int(attrs.get("batch_dims", 0))
-        return _prod(i[:-1]) * _prod(d[b + i[-1]:])
+        return _elements(i[:-1]) * _elements(d[b + i[-1]:])
     if op == "Einsum":
         eq = attrs.get("equation", b"")
         eq = eq.decode("utf-8", "replace") if isinstance(eq, bytes) else str(eq)
@@ -600,16 +599,16 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
     if op == "AffineGrid":
         size = [abs(int(x)) for x in np.asarray(pos[1]).reshape(-1)[:6]] \
             if len(pos) > 1 and isinstance(pos[1], np.ndarray) else []
-        return _prod(size[:1] + size[2:]) * max(len(size) - 2, 1)
+        return _elements(size[:1] + size[2:]) * max(len(size) - 2, 1)
     if op == "GridSample":
         x, g = shape(0), shape(1)
-        return _prod(x[:2]) * _prod(g[1:-1])
+        return _elements(x[:2]) * _elements(g[1:-1])
     if op in ("Resize", "Upsample") and pos and pos[0] is not None:
         # the sizes asked for, or the input's extents times the scales
         in_shape = shape(0)
         sizes = pos[3] if len(pos) > 3 and isinstance(pos[3], np.ndarray) else None
         if sizes is not None and sizes.size:
-            return _prod(abs(x) for x in _first_ints(sizes))
+            return _elements(abs(x) for x in _first_ints(sizes))
         k = 2 if op == "Resize" and len(pos) > 2 else 1
         sc = pos[k] if len(pos) > k and isinstance(pos[k], np.ndarray) else None
         if sc is not None and sc.size == len(in_shape):
@@ -622,7 +621,7 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
             out = [abs(int(attrs.get("output_height", 1))), abs(int(attrs.get("output_width", 1)))]
         else:
             out = [abs(int(v)) for v in attrs.get("pooled_shape", [])]
-        return (r[0] if r else 1) * (x[1] if len(x) > 1 else 1) * _prod(out)
+        return (r[0] if r else 1) * (x[1] if len(x) > 1 else 1) * _elements(out)
     return -1
 
 
@@ -658,10 +657,10 @@ def fold_seconds(node: onnx.NodeProto, pos: List[Any]) -> float:
     try:
         if op in ("ScatterND", "ScatterElements"):
             idx = shape(1)
-            rows = _prod(idx[:-1]) if op == "ScatterND" else _prod(idx)
+            rows = _elements(idx[:-1]) if op == "ScatterND" else _elements(idx)
             return rows * (1500 if op == "ScatterND" else 500) / 1e9
         if op == "TfIdfVectorizer":
-            return _prod(shape(0)) * 2000 / 1e9
+            return _elements(shape(0)) * 2000 / 1e9
         if op in ("RNN", "GRU", "LSTM"):
             x = shape(0)
             steps = x[1 if attrs.get("layout", 0) else 0] if len(x) >= 2 else 1
@@ -675,16 +674,16 @@ def fold_seconds(node: onnx.NodeProto, pos: List[Any]) -> float:
                                       if isinstance(v, np.ndarray)})
         elif op == "DeformConv":
             x, w, off = shape(0), shape(1), shape(2)
-            out = _prod(x[:1] + w[:1] + off[2:])
+            out = _elements(x[:1] + w[:1] + off[2:])
         else:
             out = max(_shaped_elements(op, pos, attrs), 0)
         taps = 1
         if op in ("MaxPool", "AveragePool", "LpPool"):
-            taps = _prod(abs(int(k)) for k in attrs.get("kernel_shape", []))
+            taps = _elements(abs(int(k)) for k in attrs.get("kernel_shape", []))
         elif op == "ConvTranspose":
-            taps = _prod(shape(1)[2:])   # (its channels run as whole arrays)
+            taps = _elements(shape(1)[2:])   # (its channels run as whole arrays)
         elif op in _FOLD_PER_TAP:
-            taps = _prod(shape(3 if op == "QLinearConv" else 1)[1:])
+            taps = _elements(shape(3 if op == "QLinearConv" else 1)[1:])
         return out * taps * _FOLD_NS[op] / 1e9
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
         return 0.0
