@@ -349,7 +349,7 @@ def _one(node, inputs, inits, opset=17):
                                   "expand_self", "tile_self", "conv_pads",
                                   "conv_transpose_strides", "pool_pads", "concat_repeated",
                                   "matmul_outer", "gemm_outer", "gather_many", "gathernd_many",
-                                  "einsum_outer", "affine_grid"])
+                                  "einsum_outer", "affine_grid", "cast_to_string"])
 def test_model_controlled_allocations(ctx, case):
     t64 = lambda v, n: numpy_helper.from_array(np.array(v, np.int64), n)  # noqa: E731
     if case == "onehot":
@@ -399,6 +399,12 @@ def test_model_controlled_allocations(ctx, case):
         }[case]
         node.name = "hot"
         m = _one(node, [], inits, opset)
+    elif case == "cast_to_string":
+        # numbers as text: 128 bytes an element in onnx.reference (<U32),
+        # estimated at 8 before
+        m = _model([helper.make_node("ConstantOfShape", ["s"], ["c"]),
+                    helper.make_node("Cast", ["c"], ["y"], name="hot", to=TensorProto.STRING)],
+                   [], [_untyped("y")], [t64([1 << 25], "s")])
     elif case in ("conv_pads", "conv_transpose_strides", "pool_pads"):
         # a convolution / pool of constants whose attributes ask for
         # terabytes (the ONNX fuzzer's finding of 2026-11-28: pads of 2^31 - 1)
