@@ -325,6 +325,63 @@ def test_slow_folds_run_in_the_graph_or_are_refused(ctx, case):
     assert time.perf_counter() - t < 2.0
 
 
+def _image_decoder(data, **attrs):
+    return _one(helper.make_node("ImageDecoder", ["d"], ["y"], name="hot", **attrs), [],
+                [numpy_helper.from_array(np.frombuffer(data, np.uint8), "d")], opset=20)
+
+
+@pytest.mark.parametrize("pixel_format", ["RGB", "BGR", "Grayscale"])
+def test_image_decoder_folds_the_operators_formats(ctx, pixel_format):
+    """ImageDecoder of constant bytes is folded with Pillow, as the operator
+    defines its output ([H, W, 3] RGB / BGR, [H, W, 1] Grayscale, uint8)."""
+    PIL = pytest.importorskip("PIL.Image")
+    import io
+    rgb = np.random.default_rng(5).integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    PIL.fromarray(rgb).save(buf, format="PNG")
+    y = webnn.onnx.load(_image_decoder(buf.getvalue(), pixel_format=pixel_format), ctx)
+    got = y.run({})["y"]
+    if pixel_format == "Grayscale":
+        want = np.asarray(PIL.fromarray(rgb).convert("L"))[:, :, None]
+    else:
+        want = rgb[:, :, ::-1] if pixel_format == "BGR" else rgb
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["eps", "gif", "garbage", "bomb"])
+def test_image_decoder_hostile_bytes(ctx, case):
+    """The encoded bytes are the model's: only the operator's formats are
+    tried (an EPS would go to Ghostscript through Pillow's plugin), and a
+    small file of a huge image is refused from its header, before any pixel
+    is decoded (a 105 KB PNG of 6000 x 6000 decoded into 108 MB)."""
+    PIL = pytest.importorskip("PIL.Image")
+    import io
+    if case == "eps":
+        data = (b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 8 8\n"
+                b"(%stdout) (w) file (pwned) writestring\nshowpage\n%%EOF\n")
+    elif case == "gif":
+        buf = io.BytesIO()
+        PIL.new("RGB", (4, 4)).save(buf, format="GIF")
+        data = buf.getvalue()
+    elif case == "garbage":
+        data = b"\x89PNG\r\n\x1a\n" + b"\xff" * 40
+    else:
+        buf = io.BytesIO()
+        PIL.new("L", (6000, 6000)).save(buf, format="PNG")
+        data = buf.getvalue()
+        assert len(data) < 200_000
+    m = _image_decoder(data)
+    t = time.perf_counter()
+    if case == "bomb":
+        with pytest.raises(MemoryError, match=r"node 'hot' \(ImageDecoder\).*budget of \d+"):
+            webnn.onnx.load(m, ctx, budget=webnn.onnx.ImportBudget(max_const_bytes=64 << 20))
+    else:
+        with pytest.raises(webnn.NotSupportedError,
+                           match=r"node 'hot' \(ImageDecoder\).*not an image of the formats"):
+            webnn.onnx.load(m, ctx)
+    assert time.perf_counter() - t < 2.0
+
+
 def test_budget_can_be_raised(ctx):
     x = np.array([1.5, -2.0], np.float32)
     small = webnn.onnx.ImportBudget(max_nodes=20)

@@ -640,8 +640,25 @@ def _fold_gather_elements(node, data, indices):
     return np.take_along_axis(part, np.where(idx < 0, idx + n, idx), axis)
 
 
+def _fold_image_decoder(node, encoded):
+    """ImageDecoder with Pillow, its formats limited to the operator's
+    (onnx.reference lets Pillow try every plugin it has), as the operator
+    defines the output: [H, W, 3] RGB or BGR, [H, W, 1] Grayscale, uint8
+    (onnx.reference returns a grayscale image's [H, W] for RGB)."""
+    fmt = _attrs(node).get("pixel_format", b"RGB")
+    fmt = fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else str(fmt)
+    if fmt not in ("RGB", "BGR", "Grayscale"):
+        raise NotSupportedError(f"pixel_format {fmt!r} is not RGB, BGR or Grayscale")
+    img = _guard.open_image(encoded)
+    try:
+        a = np.asarray(img.convert("L" if fmt == "Grayscale" else "RGB"), np.uint8)
+    except (OSError, ValueError, SyntaxError) as e:
+        raise NotSupportedError(f"decoding its image failed: {type(e).__name__}: {e}") from None
+    return a[:, :, None] if fmt == "Grayscale" else a[:, :, ::-1] if fmt == "BGR" else a
+
+
 #: Folded here rather than by onnx.reference.
-_NATIVE_FOLD = {"GatherElements": _fold_gather_elements}
+_NATIVE_FOLD = {"GatherElements": _fold_gather_elements, "ImageDecoder": _fold_image_decoder}
 
 
 #: Folded with onnx.reference at this opset when the model's is older.

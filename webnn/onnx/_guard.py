@@ -689,6 +689,31 @@ def fold_seconds(node: onnx.NodeProto, pos: List[Any]) -> float:
         return 0.0
 
 
+#: ImageDecoder's formats (the ONNX operator's list, as Pillow names them):
+#: any other Pillow plugin could hand the bytes to an outside program
+#: (EPS to Ghostscript) or decode what the operator does not define
+IMAGE_FORMATS = ("BMP", "JPEG", "JPEG2000", "TIFF", "PNG", "WEBP", "PPM")
+
+
+def open_image(encoded: Any) -> Any:
+    """A Pillow image of ImageDecoder's encoded bytes, its header read only
+    (no pixel decoded yet), tried against IMAGE_FORMATS alone; NotSupportedError
+    for anything else (or without Pillow)."""
+    import io
+    try:
+        import PIL.Image
+    except ImportError:
+        raise webnn.NotSupportedError("folding ImageDecoder at import needs Pillow "
+                                      "(pip install pillow)") from None
+    data = np.asarray(encoded).tobytes()
+    try:
+        return PIL.Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
+    except (OSError, ValueError, SyntaxError) as e:
+        raise webnn.NotSupportedError(
+            f"its {len(data)} encoded bytes are not an image of the formats ImageDecoder "
+            f"decodes ({', '.join(IMAGE_FORMATS)}): {type(e).__name__}") from None
+
+
 def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> int:
     """An estimate (from above where it matters) of the bytes that folding
     `node` on `feeds` makes, computed before folding: the ops whose output
@@ -708,6 +733,12 @@ def fold_bytes(node: onnx.NodeProto, feeds: Dict[str, Any], ins: List[str]) -> i
     try:
         if op == "ConstantOfShape":
             return nbytes_of(_first_ints(first) if first is not None else [], 8)
+        if op == "ImageDecoder" and first is not None:
+            # from the header: the decoded pixels (up to 4 bytes each in
+            # Pillow) and the [H, W, 3] output -- a 105 KB PNG of 6000 x
+            # 6000 decoded into 108 MB before the budget saw it
+            w, h = open_image(first).size
+            return nbytes_of([w, h], 8)
         if op == "Expand" and given(2):
             shape = list(np.asarray(pos[0]).shape)
             target = [int(x) for x in np.asarray(pos[1]).reshape(-1)]
