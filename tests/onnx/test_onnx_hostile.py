@@ -382,6 +382,23 @@ def test_image_decoder_hostile_bytes(ctx, case):
     assert time.perf_counter() - t < 2.0
 
 
+def test_string_normalizer_does_not_set_the_process_locale(ctx):
+    """onnx.reference's StringNormalizer sets the process's locale to the
+    node's (locale.setlocale(LC_ALL, ...)): a model must not change it, so
+    the node is refused, not folded."""
+    import locale
+    before = locale.setlocale(locale.LC_ALL)
+    words = helper.make_tensor("w", TensorProto.STRING, [2], [b"Hello", b"World"])
+    m = _one(helper.make_node("StringNormalizer", ["w"], ["y"], name="hot",
+                              case_change_action="LOWER", locale="C.UTF-8"), [], [words])
+    try:
+        with pytest.raises((webnn.NotSupportedError, TypeError), match=r"StringNormalizer|'y'"):
+            webnn.onnx.load(m, ctx)
+        assert locale.setlocale(locale.LC_ALL) == before
+    finally:
+        locale.setlocale(locale.LC_ALL, before)
+
+
 def test_budget_can_be_raised(ctx):
     x = np.array([1.5, -2.0], np.float32)
     small = webnn.onnx.ImportBudget(max_nodes=20)

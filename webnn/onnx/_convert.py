@@ -665,8 +665,11 @@ _NATIVE_FOLD = {"GatherElements": _fold_gather_elements, "ImageDecoder": _fold_i
 _FOLD_AT = {"DequantizeLinear": 19, "QuantizeLinear": 19}
 
 
+# (StringNormalizer: onnx.reference's calls locale.setlocale(LC_ALL, the
+# node's locale) -- folding it changed the whole process's locale; unfolded,
+# it is refused as a string operator)
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-            "Multinomial", "Bernoulli"}
+            "Multinomial", "Bernoulli", "StringNormalizer"}
 
 
 _WHY = {
