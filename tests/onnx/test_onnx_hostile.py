@@ -348,7 +348,7 @@ def test_image_decoder_folds_the_operators_formats(ctx, pixel_format):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("case", ["eps", "gif", "garbage", "bomb"])
+@pytest.mark.parametrize("case", ["eps", "gif", "garbage", "bomb", "header_bomb", "truncated"])
 def test_image_decoder_hostile_bytes(ctx, case):
     """The encoded bytes are the model's: only the operator's formats are
     tried (an EPS would go to Ghostscript through Pillow's plugin), and a
@@ -365,6 +365,17 @@ def test_image_decoder_hostile_bytes(ctx, case):
         data = buf.getvalue()
     elif case == "garbage":
         data = b"\x89PNG\r\n\x1a\n" + b"\xff" * 40
+    elif case in ("header_bomb", "truncated"):
+        # a PNG header alone: 20000 x 20000 (over Pillow's bomb limit), or
+        # 64 x 64 with no pixel data
+        import struct
+        import zlib
+
+        def chunk(t, d):
+            return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+        side = 20000 if case == "header_bomb" else 64
+        data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(
+            ">IIBBBBB", side, side, 8, 2, 0, 0, 0)) + chunk(b"IEND", b"")
     else:
         buf = io.BytesIO()
         PIL.new("L", (6000, 6000)).save(buf, format="PNG")
@@ -372,9 +383,13 @@ def test_image_decoder_hostile_bytes(ctx, case):
         assert len(data) < 200_000
     m = _image_decoder(data)
     t = time.perf_counter()
-    if case == "bomb":
-        with pytest.raises(MemoryError, match=r"node 'hot' \(ImageDecoder\).*budget of \d+"):
+    if case in ("bomb", "header_bomb"):
+        with pytest.raises(MemoryError, match=r"node 'hot' \(ImageDecoder\).*(budget of \d+|bomb)"):
             webnn.onnx.load(m, ctx, budget=webnn.onnx.ImportBudget(max_const_bytes=64 << 20))
+    elif case == "truncated":
+        with pytest.raises(webnn.NotSupportedError,
+                           match=r"node 'hot' \(ImageDecoder\).*decoding its image failed"):
+            webnn.onnx.load(m, ctx)
     else:
         with pytest.raises(webnn.NotSupportedError,
                            match=r"node 'hot' \(ImageDecoder\).*not an image of the formats"):

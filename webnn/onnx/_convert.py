@@ -652,7 +652,9 @@ def _fold_image_decoder(node, encoded):
     img = _guard.open_image(encoded)
     try:
         a = np.asarray(img.convert("L" if fmt == "Grayscale" else "RGB"), np.uint8)
-    except (OSError, ValueError, SyntaxError) as e:
+    except MemoryError:
+        raise
+    except Exception as e:  # the decoders' own errors, on the model's bytes
         raise NotSupportedError(f"decoding its image failed: {type(e).__name__}: {e}") from None
     return a[:, :, None] if fmt == "Grayscale" else a[:, :, ::-1] if fmt == "BGR" else a
 

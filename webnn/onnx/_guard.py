@@ -708,7 +708,9 @@ def open_image(encoded: Any) -> Any:
     data = np.asarray(encoded).tobytes()
     try:
         return PIL.Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
-    except (OSError, ValueError, SyntaxError) as e:
+    except PIL.Image.DecompressionBombError as e:
+        raise MemoryError(f"its image is over Pillow's decompression-bomb limit: {e}") from None
+    except Exception as e:  # the parsers' own errors, on the model's bytes
         raise webnn.NotSupportedError(
             f"its {len(data)} encoded bytes are not an image of the formats ImageDecoder "
             f"decodes ({', '.join(IMAGE_FORMATS)}): {type(e).__name__}") from None
