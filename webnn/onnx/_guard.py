@@ -625,10 +625,11 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
     return -1
 
 
-# onnx.reference's cost of folding, in ns per output element (per index
-# row, update, input element or time step where marked), for the operators
-# it evaluates element by element in Python, measured on one Zen 4 core
-# with onnx 1.20 (a 64 x 64 GridSample of 16 channels took 3.2 s, a
+# onnx.reference's cost of folding, in ns per output element, for the
+# operators it evaluates element by element in Python (fold_seconds has the
+# scatters', TfIdfVectorizer's and the RNNs' per index row, update, input
+# element and time step), measured on one Zen 4 core
+# with onnx 1.23 (a 64 x 64 GridSample of 16 channels took 3.2 s, a
 # 128 x 128 3x3 MaxPool of 8 channels 0.8 s, a 32 x 32 3x3 DeformConv of 4
 # channels 27 s); _FOLD_PER_TAP's costs are per kernel element (and input
 # channel per group for the convolutions)
