@@ -15,6 +15,7 @@ An .onnx file from a hub is input from a stranger, as ONNX Runtime treats it:
     work or the allocation, the error naming the node and the limit."""
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -559,14 +560,17 @@ def _einsum_elements(equation: str, shapes: List[List[int]]) -> int:
     return n
 
 
+def _pos_shape(pos: List[Any], k: int) -> List[int]:
+    """The shape of input k of a node's inputs by position ([] where omitted)."""
+    return [int(d) for d in _shape_of(pos[k])] if k < len(pos) else []
+
+
 def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
     """The elements of the output of ops whose size comes from their inputs'
     shapes but not as a broadcast of them (-1: not one of these); each was
     folded into its full size before the budget saw it (a MatMul of [n, 2]
     by [2, n], a Gather of many indices, Concat(a, a, ...))."""
-    def shape(k: int) -> List[int]:
-        return [int(d) for d in _shape_of(pos[k])] if k < len(pos) else []
-
+    shape = functools.partial(_pos_shape, pos)
     if op == "Concat":
         return sum(_elements(_shape_of(v)) for v in pos)
     if op in ("MatMul", "MatMulInteger", "QLinearMatMul", "Gemm"):
@@ -631,14 +635,14 @@ def _shaped_elements(op: str, pos: List[Any], attrs: Dict[str, Any]) -> int:
 # element and time step), measured on one Zen 4 core
 # with onnx 1.23 (a 64 x 64 GridSample of 16 channels took 3.2 s, a
 # 128 x 128 3x3 MaxPool of 8 channels 0.8 s, a 32 x 32 3x3 DeformConv of 4
-# channels 27 s); _FOLD_PER_TAP's costs are per kernel element (and input
-# channel per group for the convolutions)
+# channels 27 s); the pools' costs are per kernel element, ConvTranspose's
+# per filter tap, _FOLD_CONVS' per kernel element and input channel of a group
 _FOLD_NS = {"GridSample": 55000, "RoiAlign": 300, "Resize": 100, "Upsample": 100,
             "MaxUnpool": 40, "MaxPool": 1300, "AveragePool": 1300, "LpPool": 1300,
             "Conv": 25, "ConvInteger": 25, "QLinearConv": 25, "ConvTranspose": 3000,
             "DeformConv": 180000}
-_FOLD_PER_TAP = {"MaxPool", "AveragePool", "LpPool", "Conv", "ConvInteger", "QLinearConv",
-                 "ConvTranspose", "DeformConv"}
+_FOLD_POOLS = {"MaxPool", "AveragePool", "LpPool"}
+_FOLD_CONVS = {"Conv", "ConvInteger", "QLinearConv", "DeformConv"}
 #: the fold-time estimate over which a node is not folded (FOLD_SECONDS)
 FOLD_SECONDS = 0.5
 
@@ -648,12 +652,9 @@ def fold_seconds(node: onnx.NodeProto, pos: List[Any]) -> float:
     its static inputs by position (arrays or stand-ins with a shape; None
     where omitted): 0 for the operators it evaluates with whole-array NumPy
     operations."""
-    from onnx import helper
     op = node.op_type
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-    def shape(k: int) -> List[int]:
-        return [int(d) for d in _shape_of(pos[k])] if k < len(pos) else []
+    shape = functools.partial(_pos_shape, pos)
 
     try:
         if op in ("ScatterND", "ScatterElements"):
@@ -679,11 +680,11 @@ def fold_seconds(node: onnx.NodeProto, pos: List[Any]) -> float:
         else:
             out = max(_shaped_elements(op, pos, attrs), 0)
         taps = 1
-        if op in ("MaxPool", "AveragePool", "LpPool"):
+        if op in _FOLD_POOLS:
             taps = _elements(abs(int(k)) for k in attrs.get("kernel_shape", []))
         elif op == "ConvTranspose":
             taps = _elements(shape(1)[2:])   # (its channels run as whole arrays)
-        elif op in _FOLD_PER_TAP:
+        elif op in _FOLD_CONVS:
             taps = _elements(shape(3 if op == "QLinearConv" else 1)[1:])
         return out * taps * _FOLD_NS[op] / 1e9
     except (ValueError, TypeError, OverflowError, IndexError, ZeroDivisionError):
