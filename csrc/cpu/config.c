@@ -41,6 +41,18 @@ cpu_config_attention(void)
 }
 
 bool
+cpu_config_vm_twins(void)
+{
+    static atomic_int v = 0; /* 0: not read; 1: on; 2: off */
+    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x == 0) {
+        x = env_off("WEBNN_CPU_VM_TWINS") ? 2 : 1;
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x == 1;
+}
+
+bool
 cpu_config_fold_bn(void)
 {
     return !env_off("WEBNN_CPU_FOLD_BN");

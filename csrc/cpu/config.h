@@ -62,5 +62,10 @@ bool cpu_config_int8(void);
  * -> [NaN guard] -> matmul) run as their operators instead of one step
  * (attention.c; read when a context's backend is created) */
 bool cpu_config_attention(void);
+/* WEBNN_CPU_VM_TWINS=0: exp, sigmoid, gelu, tanh, erf and x sigmoid(x)
+ * run the loops the compiler vectorises from vmath.h at every level, not
+ * their intrinsics twins (vloops.c), which tests compare bit for bit with
+ * those loops at the same level (read once per process) */
+bool cpu_config_vm_twins(void);
 
 #endif

@@ -90,19 +90,69 @@ typedef wnn_status (*cpu_kernel)(const cpu_call *k, wnn_error *err);
 #include "../ops/ops.def"
 #undef WNN_OP
 
-/* CPU_HOT: compile a hot loop for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 +
- * FMA) and baseline x86-64, picked at load time by the CPU's features.  ISA
- * levels (GCC 12+), not CPU models: "arch=skylake-avx512" would be picked
- * only on that Intel model (__builtin_cpu_is), never on AMD CPUs with
- * AVX-512. */
+/* Hot loops, compiled from one source for x86-64-v4 (AVX-512), x86-64-v3
+ * (AVX2 + FMA) and baseline x86-64, and run at the level cpu_isa() picks:
+ * the CPU's, capped by WEBNN_CPU_ISA, so that every build of every loop
+ * runs on any machine (`make test-isa`).  A hot function is written
+ *
+ *     CPU_HOT_VOID(static, , name, (int64_t n, float *y), (n, y))
+ *     {
+ *         ... the body ...
+ *     }
+ *
+ * (storage class, extra attributes, name, parameters, the parameters'
+ * names; CPU_HOT_RET(static, , T, ...) for one that returns a T): the body
+ * becomes name_hot, always inlined, into name_v4, name_v3 and name_v1,
+ * each compiled for its level (ISA levels, not CPU models:
+ * "arch=skylake-avx512" would also tune for that Intel model), and `name`
+ * calls the one of cpu_isa()'s level.  CPU_HOT2_VOID / CPU_HOT2_RET build
+ * two: AVX2 without FMA for v4 and v3, and baseline (memory-bound loops
+ * whose 512-bit build measured slower).  GCC's target_clones, used before,
+ * picked its clone by the CPU's features when the library was loaded (an
+ * ifunc), which WEBNN_CPU_ISA could not cap.  Other compilers, and
+ * WNN_NO_CLONES: one plain function. */
+#define CPU_HOT_CAT_(a, b) a##b
+#define CPU_HOT_CAT(a, b) CPU_HOT_CAT_(a, b)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
-#define CPU_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES)
-#define CPU_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#if __GNUC__ >= 12
+#define CPU_TARGET_V4 __attribute__((target("arch=x86-64-v4")))
+#define CPU_TARGET_V3 __attribute__((target("arch=x86-64-v3")))
 #else
-#define CPU_HOT
+#define CPU_TARGET_V4 \
+    __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,fma,bmi2")))
+#define CPU_TARGET_V3 __attribute__((target("avx2,fma,bmi2")))
+#endif
+#define CPU_TARGET_AVX2 __attribute__((target("avx2")))
+#define CPU_HOT_DEF_(S, A, R, N, P, X, RET, T4, T3)                           \
+    A static inline __attribute__((always_inline)) R CPU_HOT_CAT(N, _hot) P; \
+    T4 A static R CPU_HOT_CAT(N, _v4) P { RET CPU_HOT_CAT(N, _hot) X; }     \
+    T3 A static R CPU_HOT_CAT(N, _v3) P { RET CPU_HOT_CAT(N, _hot) X; }     \
+    A static R CPU_HOT_CAT(N, _v1) P { RET CPU_HOT_CAT(N, _hot) X; }        \
+    S R N P                                                                  \
+    {                                                                        \
+        const int l_ = cpu_isa();                                            \
+        if (l_ >= CPU_ISA_AVX512)                                            \
+            RET CPU_HOT_CAT(N, _v4) X;                                       \
+        else if (l_ >= CPU_ISA_AVX2)                                         \
+            RET CPU_HOT_CAT(N, _v3) X;                                       \
+        else                                                                 \
+            RET CPU_HOT_CAT(N, _v1) X;                                       \
+    }                                                                        \
+    A static inline __attribute__((always_inline)) R CPU_HOT_CAT(N, _hot) P
+#define CPU_HOT_VOID(S, A, N, P, X) \
+    CPU_HOT_DEF_(S, A, void, N, P, X, , CPU_TARGET_V4, CPU_TARGET_V3)
+#define CPU_HOT_RET(S, A, R, N, P, X) \
+    CPU_HOT_DEF_(S, A, R, N, P, X, return, CPU_TARGET_V4, CPU_TARGET_V3)
+#define CPU_HOT2_VOID(S, A, N, P, X) \
+    CPU_HOT_DEF_(S, A, void, N, P, X, , CPU_TARGET_AVX2, CPU_TARGET_AVX2)
+#define CPU_HOT2_RET(S, A, R, N, P, X) \
+    CPU_HOT_DEF_(S, A, R, N, P, X, return, CPU_TARGET_AVX2, CPU_TARGET_AVX2)
+#else
+#define CPU_HOT_VOID(S, A, N, P, X) S A void N P
+#define CPU_HOT_RET(S, A, R, N, P, X) S A R N P
+#define CPU_HOT2_VOID(S, A, N, P, X) S A void N P
+#define CPU_HOT2_RET(S, A, R, N, P, X) S A R N P
 #endif
 
 /* exp, the recurrent activations, the saturating casts, the quantize
@@ -143,7 +193,7 @@ void cpu_parallel_for(int64_t n, int nthreads, cpu_for_fn fn, void *arg);
 /* The instruction-set level the hand-written kernels may use (CPU_ISA_*,
  * config.h): the CPU's, capped by WEBNN_CPU_ISA; read once per process.
  * Kernels choose their code path by it (cpu_has_avx512(): level 4).
- * Loops the compiler clones (CPU_HOT, target_clones) follow the CPU. */
+ * So do the hot loops built per level (CPU_HOT_VOID, CPU_HOT_RET). */
 int cpu_isa(void);
 bool cpu_has_avx512(void);
 /* memcpy with streaming stores; callers issue cpu_nt_fence() before the

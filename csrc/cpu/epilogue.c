@@ -14,9 +14,10 @@
 
 /* float32: add (when `add`), then the activation (when `act`); compiled
  * for AVX-512, AVX2 and baseline (it runs on every block a kernel stores) */
-CPU_HOT static void
-epi_f32(const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
-        int chstep, bool add, bool act)
+CPU_HOT_VOID(static, , epi_f32,
+             (const cpu_epi *e, float *y, int64_t off, int64_t n, int64_t ch,
+              int chstep, bool add, bool act),
+             (e, y, off, n, ch, chstep, add, act))
 {
     if (add && e->bn) { /* cpu_batch_normalization's expression */
         const int64_t C = e->bn_c;

@@ -26,9 +26,10 @@
  * read all of B again (BLIS packs it once).  The sums run over k in order,
  * as a dot product would. */
 #define SMALL_ROWS 1
-CPU_HOT static void
-sgemm_rows(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-           const float *b, int64_t ldb, float *c, int64_t ldc)
+CPU_HOT_VOID(static, , sgemm_rows,
+             (int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float *c, int64_t ldc),
+             (m, n, k, a, lda, b, ldb, c, ldc))
 {
     for (int64_t i = 0; i < m; i++) {
         const float *ar = a + i * lda;

@@ -313,8 +313,9 @@ cpu_qdq_weights(const cpu_qdq *q)
 
 /* A's rows [r0, r1) (uint8, zero past K) into dst (row r0 first), their
  * sums into rowsum */
-CPU_HOT static void
-pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
+CPU_HOT_VOID(static, , pack_rows,
+             (cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0),
+             (q, r0, r1, dst0))
 {
     const uint8_t flip = q->x_signed ? 0x80 : 0;
     const uint8_t *x = q->x;
@@ -364,10 +365,13 @@ pack_rows(cpu_qdq *q, int64_t r0, int64_t r1, uint8_t *dst0)
  * exactly in double (|values| < 2^53), then the float32 steps into v; then
  * quantizeLinear's rint(v / sy) + zy saturated (NaN -> 0) by the
  * standalone kernel's loop (cpu_quantize_f32_8: kernels/quantize/) */
-CPU_HOT static void
-requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
-            const double *restrict zw, double rs, const double *restrict mult,
-            const float *restrict bias, float lo, float hi, float *restrict v)
+CPU_HOT_VOID(static, , requant_row,
+             (const int32_t *restrict c, int64_t nn,
+              const double *restrict corr, const double *restrict zw,
+              double rs, const double *restrict mult,
+              const float *restrict bias, float lo, float hi,
+              float *restrict v),
+             (c, nn, corr, zw, rs, mult, bias, lo, hi, v))
 {
     for (int64_t j = 0; j < nn; j++) {
         double acc = (double)c[j] + corr[j] - zw[j] * rs;
@@ -379,9 +383,10 @@ requant_row(const int32_t *restrict c, int64_t nn, const double *restrict corr,
 
 /* dequantizeLinear's (x - z) s in double, rounded once to float32, of nn
  * uint8 / int8 values */
-CPU_HOT static void
-dequant_row(const uint8_t *restrict b, int64_t nn, bool sgn, double s,
-            double z, float *restrict y)
+CPU_HOT_VOID(static, , dequant_row,
+             (const uint8_t *restrict b, int64_t nn, bool sgn, double s,
+              double z, float *restrict y),
+             (b, nn, sgn, s, z, y))
 {
     if (sgn) {
         for (int64_t j = 0; j < nn; j++) {

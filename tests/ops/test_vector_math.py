@@ -194,32 +194,43 @@ np.savez(sys.argv[1], **out)
 
 def test_avx2_twins_match_the_compilers_loops(tmp_path):
     """exp, sigmoid, gelu, tanh, erf and the x sigmoid(x) epilogue at AVX2 run the
-    intrinsics twins of vmath256.h; capped at baseline, the loops GCC
-    vectorises from vmath.h (the clone of the CPU's level, with FMA).  The
+    intrinsics twins of vmath256.h; with WEBNN_CPU_VM_TWINS=0, the loops GCC
+    vectorises from vmath.h, built for the same level (AVX2 + FMA).  The
     twins follow the same sequence, so every bit pattern of the grid must
-    give the same bits (NaN as NaN) -- and those of the AVX-512 twins where
-    the CPU has them; pow's AVX2 loop those of its AVX-512 loop."""
+    give the same bits (NaN as NaN); so must the CPU's own level (the
+    AVX-512 twins where it has them) against its loops and against AVX2;
+    pow's AVX2 loop those of its AVX-512 loop.  (Capped at baseline the
+    loops run without FMA, rounding otherwise: the accuracy tests above
+    cover that build when `make test-isa` runs them there.)"""
     os_env = dict(os.environ)
     cap = os_env.pop("WEBNN_CPU_ISA", None)
+    os_env.pop("WEBNN_CPU_VM_TWINS", None)
     if cpu_level() == "baseline" and cap is None:
         pytest.skip("no AVX2 on this CPU")
     if "libasan" in os_env.get("LD_PRELOAD", "") or "libtsan" in os_env.get("LD_PRELOAD", ""):
         pytest.skip("a sanitizer build (-O1): GCC contracts no a * b + c into FMA "
-                    "there, so its clones round otherwise than the twins")
+                    "there, so its loops round otherwise than the twins")
     res = {}
-    for level in ("avx2", "baseline", ""):
-        path = tmp_path / f"out_{level or 'cpu'}.npz"
-        env = dict(os_env, WEBNN_CPU_ISA=level) if level else os_env
-        subprocess.run([sys.executable, "-c", _LEVEL_CHILD, str(path)], env=env,
-                       check=True, timeout=300)
-        res[level] = np.load(path)
-    for op in res["avx2"].files:
-        for other in ("baseline", ""):
-            if op == "pow" and (other == "baseline" or cpu_level() != "avx512"):
-                continue  # glibc's powf at baseline (within 1 ulp: test_binary.py)
-            a, b = res["avx2"][op], res[other][op]
+    for level in ("avx2", ""):
+        for twins in ("", "0"):
+            path = tmp_path / f"out_{level or 'cpu'}{twins}.npz"
+            env = dict(os_env, WEBNN_CPU_ISA=level) if level else dict(os_env)
+            if twins:
+                env["WEBNN_CPU_VM_TWINS"] = twins
+            subprocess.run([sys.executable, "-c", _LEVEL_CHILD, str(path)], env=env,
+                           check=True, timeout=300)
+            res[level + twins] = np.load(path)
+    pairs = [("avx2", "avx20", "the AVX2 twins against the AVX2 loops"),
+             ("", "0", "the CPU level's twins against its loops"),
+             ("avx2", "", "the AVX2 twins against the CPU level's")]
+    for a_key, b_key, what in pairs:
+        for op in res[a_key].files:
+            if op == "pow" and (a_key, b_key) != ("avx2", "") or \
+                    op == "pow" and cpu_level() != "avx512":
+                continue  # pow has no twins: its AVX2 loop against its AVX-512 one
+            a, b = res[a_key][op], res[b_key][op]
             same = (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
-            assert same.all(), (op, other or "cpu", int((~same).sum()))
+            assert same.all(), (what, op, int((~same).sum()))
 
 
 # ---- softmax: rows longer than a cache-sized part (two passes, split) -----

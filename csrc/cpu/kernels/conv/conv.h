@@ -72,16 +72,8 @@
 #pragma GCC optimize("fp-contract=fast")
 #endif
 
-/* Hot loops are compiled for AVX-512, AVX2 + FMA and baseline x86-64, picked
- * at load time.  The x86-64-v4 / -v3 ISA levels are chosen by CPU features;
- * "arch=skylake-avx512" / "arch=haswell" clones would be chosen by CPU model
- * (__builtin_cpu_is) and never run on AMD processors. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES) && __GNUC__ >= 12
-#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define HOT
-#endif
+/* Hot loops: CPU_HOT_VOID / CPU_HOT_RET (cpu.h), built for AVX-512, AVX2 +
+ * FMA and baseline x86-64 and run at cpu_isa()'s level. */
 
 /* 16 floats; loads and stores through it may be unaligned.  In the
  * AVX-512 clones one register, in the others two or four. */

@@ -5,9 +5,10 @@
 
 /* One output plane of an nchw depthwise convolution: xp is the input plane
  * (H x W), wk the KH x KW filter, yp the output plane (OH x OW). */
-HOT static void
-dw_plane_nchw(const geom *g, const float *xp, const float *wk, float bias,
-              float *yp, const float *zeros)
+CPU_HOT_VOID(static, , dw_plane_nchw,
+             (const geom *g, const float *xp, const float *wk, float bias,
+              float *yp, const float *zeros),
+             (g, xp, wk, bias, yp, zeros))
 {
     const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
     const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw;
@@ -116,9 +117,10 @@ dw_plane_nchw(const geom *g, const float *xp, const float *wk, float bias,
 /* One output row (image n, row oh) of an nhwc depthwise convolution with
  * channel multiplier 1: wk is [KH][KW][C]. */
 #define DW_CB 64
-HOT static void
-dw_row_nhwc(const geom *g, const float *x, const float *wk, const float *b,
-            float *y, int64_t n, int64_t oh)
+CPU_HOT_VOID(static, , dw_row_nhwc,
+             (const geom *g, const float *x, const float *wk, const float *b,
+              float *y, int64_t n, int64_t oh),
+             (g, x, wk, b, y, n, oh))
 {
     const int64_t C = g->C, H = g->H, W = g->W, OW = g->OW, KW = g->KW;
     int64_t kh_lo, kh_hi;
@@ -269,10 +271,11 @@ dw_pad_dims(const geom *g, dw_pad *d)
     return copy <= (1 << 22) && copy <= 4.0 * work + 4096;
 }
 
-HOT static void
-dw_plane_nchw_padded(const geom *g, const dw_pad *d, const float *xp,
-                     const float *wk, float bias, float *yp, float *pad,
-                     float *row, int64_t off, int64_t ch)
+CPU_HOT_VOID(static, , dw_plane_nchw_padded,
+             (const geom *g, const dw_pad *d, const float *xp,
+              const float *wk, float bias, float *yp, float *pad, float *row,
+              int64_t off, int64_t ch),
+             (g, d, xp, wk, bias, yp, pad, row, off, ch))
 {
     const int64_t H = g->H, W = g->W, OW = g->OW, KH = g->KH, KW = g->KW;
     const int64_t PH = d->PH, PW = d->PW, OWR = d->OWR;
@@ -452,10 +455,11 @@ dw3_clamp256(__m256 v, const float *cl)
 
 /* cl: a clamp / relu epilogue alone, applied in registers before each
  * store (reg_epi_of; NULL: none here, the caller applies any other) */
-HOT void
-conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
+CPU_HOT_VOID(, , conv_dw3_span,
+             (const geom *g, const float *const r[3], const float *wk,
               const float *b, float *yo, int64_t lo, int64_t hi,
-              const float *cl, int64_t a0, int64_t e0)
+              const float *cl, int64_t a0, int64_t e0),
+             (g, r, wk, b, yo, lo, hi, cl, a0, e0))
 {
     const int64_t C = g->C, W = g->W;
     const int64_t sw = g->sw, dw = g->dw, pl = g->pl;

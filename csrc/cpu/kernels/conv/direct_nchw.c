@@ -9,8 +9,9 @@
 
 /* dst (16 x 16, rows ldd apart) = src (16 x 16, rows lds apart)^T: four
  * rounds of swapping the off-diagonal blocks of size 8, 4, 2, 1. */
-HOT static void
-transpose16(const float *src, int64_t lds, float *dst, int64_t ldd)
+CPU_HOT_VOID(static, , transpose16,
+             (const float *src, int64_t lds, float *dst, int64_t ldd),
+             (src, lds, dst, ldd))
 {
 #if defined(__clang__)
     for (int i = 0; i < 16; i++) {

@@ -5,9 +5,10 @@
 
 /* nchw: row kidx = (ci, kh, kw) of the column matrix for output rows
  * [oh0, oh1) of image n, group gi: P = (oh1 - oh0) * OW columns. */
-HOT static void
-im2col_nchw_row(const geom *g, const float *x, int64_t n, int64_t gi,
-                int64_t kidx, int64_t oh0, int64_t oh1, float *dst)
+CPU_HOT_VOID(static, , im2col_nchw_row,
+             (const geom *g, const float *x, int64_t n, int64_t gi,
+              int64_t kidx, int64_t oh0, int64_t oh1, float *dst),
+             (g, x, n, gi, kidx, oh0, oh1, dst))
 {
     int64_t kw = kidx % g->KW, kh = (kidx / g->KW) % g->KH,
             ci = kidx / (g->KW * g->KH);
@@ -71,8 +72,9 @@ im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
 /* ---- GEMM paths ----------------------------------------------------------- */
 
 /* Adds the bias to an nchw band: rows o0 .. o0+m of length len, ld apart. */
-HOT static void
-bias_rows(float *y, int64_t ld, int64_t m, int64_t len, const float *b)
+CPU_HOT_VOID(static, , bias_rows,
+             (float *y, int64_t ld, int64_t m, int64_t len, const float *b),
+             (y, ld, m, len, b))
 {
     for (int64_t o = 0; o < m; o++) {
         float bv = b[o], *r = y + o * ld;
@@ -83,8 +85,9 @@ bias_rows(float *y, int64_t ld, int64_t m, int64_t len, const float *b)
 }
 
 /* Adds the bias to an nhwc band: rows of m channels, ld apart. */
-HOT static void
-bias_cols(float *y, int64_t ld, int64_t rows, int64_t m, const float *b)
+CPU_HOT_VOID(static, , bias_cols,
+             (float *y, int64_t ld, int64_t rows, int64_t m, const float *b),
+             (y, ld, rows, m, b))
 {
     for (int64_t r = 0; r < rows; r++) {
         float *p = y + r * ld;

@@ -6,9 +6,10 @@
 /* nhwc: output row oh of image n, group gi = bias + the contributions
  * col[ih][iw][(kh, kw, oc)] of that image and group that land on it
  * (ih sh + kh dh - pt = oh, iw sw + kw dw - pl = ow). */
-HOT static void
-gather_row_nhwc(const geom *g, const float *col, const float *b, float *y,
-                int64_t n, int64_t gi, int64_t oh)
+CPU_HOT_VOID(static, , gather_row_nhwc,
+             (const geom *g, const float *col, const float *b, float *y,
+              int64_t n, int64_t gi, int64_t oh),
+             (g, col, b, y, n, gi, oh))
 {
     const int64_t KH = g->KH, KW = g->KW, Og = g->Og, H = g->H, W = g->W;
     for (int64_t ow = 0; ow < g->OW; ow++) {
@@ -46,8 +47,9 @@ gather_row_nhwc(const geom *g, const float *col, const float *b, float *y,
 /* nchw: output plane yp of one output channel = bias + the contributions
  * cp[(kh, kw)][ih][iw] of that channel, added at (ih sh + kh dh - pt,
  * iw sw + kw dw - pl) where that falls inside the plane. */
-HOT static void
-scatter_plane(const geom *g, const float *cp, float bias, float *yp)
+CPU_HOT_VOID(static, , scatter_plane,
+             (const geom *g, const float *cp, float bias, float *yp),
+             (g, cp, bias, yp))
 {
     const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;
     for (int64_t i = 0; i < OH * OW; i++) {

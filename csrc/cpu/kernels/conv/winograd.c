@@ -20,8 +20,9 @@
  * overflow.  (The transforms add and subtract inputs: an infinity could
  * become inf - inf = NaN where the direct sum gives an infinity, and sums
  * of huge values could overflow where the direct sum does not.) */
-HOT static bool
-all_moderate(const float *p, int64_t n)
+CPU_HOT_RET(static, , bool, all_moderate,
+            (const float *p, int64_t n),
+            (p, n))
 {
     typedef uint32_t u32a __attribute__((may_alias));
     const u32a *u = (const u32a *)p;

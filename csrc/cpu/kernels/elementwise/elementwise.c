@@ -194,8 +194,9 @@ unary_f32_nt_direct(uop op, size_t n, const float *x, float *y)
 }
 
 /* the operators of vmath.h (exp-, log- and erf-based), see there */
-VM_HOT static void
-unary_f32_vm(uop op, const uparams *pr, size_t n, const float *x, float *y)
+CPU_HOT_VOID(static, VM_ATTRS, unary_f32_vm,
+             (uop op, const uparams *pr, size_t n, const float *x, float *y),
+             (op, pr, n, x, y))
 {
     float a = pr->a;
     /* exp, sigmoid, gelu, tanh and erf: the intrinsics twins of the
@@ -230,8 +231,9 @@ uop_is_vm(uop op)
            op == U_SIGMOID || op == U_SOFTPLUS || op == U_TANH || op == U_ELU;
 }
 
-CPU_HOT static void
-unary_f32(uop op, const uparams *pr, size_t n, const float *x, float *y)
+CPU_HOT_VOID(static, , unary_f32,
+             (uop op, const uparams *pr, size_t n, const float *x, float *y),
+             (op, pr, n, x, y))
 {
     float a = pr->a, b = pr->b;
     if (uop_is_vm(op)) {
@@ -394,8 +396,9 @@ cpu_act_rows_f32(wnn_op act, bool gate, size_t rows, size_t n, float *y,
 
 /* y * sigmoid(y) in one loop, vm_sigmoid's value times y (the AVX2 and
  * baseline clones: unary_f32_vm's sigmoid, then the product) */
-VM_HOT static void
-silu_vm(size_t n, float *y)
+CPU_HOT_VOID(static, VM_ATTRS, silu_vm,
+             (size_t n, float *y),
+             (n, y))
 {
     for (size_t i = 0; i < n; i++) {
         y[i] = y[i] * vm_sigmoid(y[i]);
@@ -608,8 +611,9 @@ pow_small_int(size_t n, const float *b)
     return (int)k;
 }
 
-CPU_HOT static void
-pow_int_f32(int k, size_t n, const float *a, float *y)
+CPU_HOT_VOID(static, , pow_int_f32,
+             (int k, size_t n, const float *a, float *y),
+             (k, n, a, y))
 {
     /* one loop per exponent, each vectorised */
 #define POW_INT_LOOP(expr)                   \
@@ -631,8 +635,9 @@ pow_int_f32(int k, size_t n, const float *a, float *y)
 #undef POW_INT_LOOP
 }
 
-CPU_HOT static void
-binary_f32(bop op, size_t n, const float *a, const float *b, float *y)
+CPU_HOT_VOID(static, , binary_f32,
+             (bop op, size_t n, const float *a, const float *b, float *y),
+             (op, n, a, b, y))
 {
     int k;
     if (op == B_POW && n > 0 && (k = pow_small_int(n, b)) != 0) {
@@ -748,9 +753,9 @@ cpu_binary_f32(wnn_op op, size_t n, const float *a, const float *b, float *y)
  * the power 3; filling a chunk with s and scanning it for pow's small
  * integer exponent took more than the arithmetic).  false: not done (the
  * caller runs binary_f32 on a filled operand). */
-CPU_HOT static bool
-binary_scalar_f32(bop o, size_t n, const float *a, float s, bool s_first,
-                  float *y)
+CPU_HOT_RET(static, , bool, binary_scalar_f32,
+            (bop o, size_t n, const float *a, float s, bool s_first, float *y),
+            (o, n, a, s, s_first, y))
 {
 #define SCALAR_LOOP(expr)                                                      \
     for (size_t i = 0; i < n; i++) {                                           \
@@ -792,10 +797,11 @@ cpu_binary_scalar_f32(wnn_op op, size_t n, const float *a, float s,
  * per row of binary_body spent more on each row's offsets and call than on
  * its 32 products: 95 -> 30 us for that mul in EfficientNet-B0).  The
  * same float32 operations as binary_f32. */
-CPU_HOT static void
-binary_rows_f32(bop op, uint64_t r0, uint64_t r1, uint64_t inner,
-                const float *a, int64_t sa, const float *b, int64_t sb,
-                float *y)
+CPU_HOT_VOID(static, , binary_rows_f32,
+             (bop op, uint64_t r0, uint64_t r1, uint64_t inner,
+              const float *a, int64_t sa, const float *b, int64_t sb,
+              float *y),
+             (op, r0, r1, inner, a, sa, b, sb, y))
 {
     for (uint64_t r = r0; r < r1; r++) {
         const float *ar = a + (int64_t)r * sa, *br = b + (int64_t)r * sb;
@@ -1031,9 +1037,10 @@ typedef struct where_job {
 /* 4-byte values with the condition contiguous and each value contiguous
  * (1) or one element (0): a select the compiler vectorises per ISA */
 #define WHERE32(NAME, ST, SF)                                                  \
-    CPU_HOT static void                                                        \
-    NAME(const uint8_t *restrict c, const uint32_t *restrict t,               \
-         const uint32_t *restrict f, uint32_t *restrict y, uint64_t n)        \
+    CPU_HOT_VOID(static, , NAME,                                               \
+                 (const uint8_t *restrict c, const uint32_t *restrict t,       \
+                  const uint32_t *restrict f, uint32_t *restrict y, uint64_t n), \
+                 (c, t, f, y, n))                                              \
     {                                                                          \
         for (uint64_t i = 0; i < n; i++) {                                     \
             y[i] = c[i] ? t[(ST) ? i : 0] : f[(SF) ? i : 0];                   \

@@ -177,7 +177,7 @@ vl_pick(vl_fn f, bool nt)
         { exp_avx2_nt, sigmoid_avx2_nt, gelu_avx2_nt, NULL, NULL, NULL,
           relu_avx2_nt },
     };
-    if ((unsigned)f > VL_RELU) {
+    if ((unsigned)f > VL_RELU || !cpu_config_vm_twins()) {
         return NULL;
     }
     if (cpu_has_avx512()) {

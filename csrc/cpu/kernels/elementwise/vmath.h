@@ -40,15 +40,15 @@
 
 #define VM_INLINE static inline __attribute__((always_inline))
 
-/* The attributes of a loop calling these functions: CPU_HOT's clones, with
- * a * b + c contracted to FMA where the clone has it (v3, v4) and without
- * -ftrapping-math, which would keep GCC from if-converting the selects
- * (it masks them on AVX-512 and gives up on SSE2).  Neither changes what a
+/* The extra attributes of a loop calling these functions (CPU_HOT_VOID's
+ * A): a * b + c contracted to FMA where the level has it (v3, v4) and no
+ * -ftrapping-math, which would keep GCC from if-converting the selects (it
+ * masks them on AVX-512 and gives up on SSE2).  Neither changes what a
  * function means: FMA only rounds less; nothing here reads the FP flags. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define VM_HOT CPU_HOT __attribute__((optimize("fp-contract=fast", "no-trapping-math")))
+#define VM_ATTRS __attribute__((optimize("fp-contract=fast", "no-trapping-math")))
 #else
-#define VM_HOT CPU_HOT
+#define VM_ATTRS
 #endif
 
 VM_INLINE float

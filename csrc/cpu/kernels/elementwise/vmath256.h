@@ -14,9 +14,10 @@
  * 61st pattern, 70 M values, checked once).  What they save is the compiler's: against
  * GCC's vectorisation of vmath.h's loops built for x86-64-v3 (one thread,
  * 4 Mi float32, Zen 4, min of 30): sigmoid 2.74 -> 2.34 ms, gelu 3.95 ->
- * 3.72, exp 1.95 -> 1.80, tanh 3.23 -> 2.84, erf 5.55 -> 4.44.  (On an AVX-512 CPU capped at AVX2 the loops'
- * clones still follow the CPU, 16 lanes wide, and beat these: the cap
- * measures the AVX2 kernels, not the compiler's clones.) */
+ * 3.72, exp 1.95 -> 1.80, tanh 3.23 -> 2.84, erf 5.55 -> 4.44.
+ * WEBNN_CPU_VM_TWINS=0 runs those loops instead (their build for the
+ * level cpu_isa() picks: cpu.h's CPU_HOT_VOID), as the tests do to compare
+ * the two. */
 #ifndef WNN_CPU_VMATH256_H
 #define WNN_CPU_VMATH256_H
 

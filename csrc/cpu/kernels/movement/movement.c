@@ -432,9 +432,10 @@ rows_body(void *p_, int tid_, int nt_)
     }
 
 /* elements [c0, c1) of the B of one block: s, d at the block */
-CPU_HOT static void
-interleave_run(const uint32_t *s, uint32_t *d, int64_t A, int64_t B,
-               int64_t c0, int64_t c1)
+CPU_HOT_VOID(static, , interleave_run,
+             (const uint32_t *s, uint32_t *d, int64_t A, int64_t B,
+              int64_t c0, int64_t c1),
+             (s, d, A, B, c0, c1))
 {
     switch (A) {
     case 2: INTERLEAVE(2) break;

@@ -138,8 +138,9 @@ oom(const cpu_call *k, wnn_error *err)
 
 /* ---- statistics and the normalization of one contiguous group ----------- */
 /* mean and population variance of x[0..n), shifted one-pass sums in double */
-CPU_HOT static void
-row_stats(const float *x, int64_t n, double *mean, double *var)
+CPU_HOT_VOID(static, , row_stats,
+             (const float *x, int64_t n, double *mean, double *var),
+             (x, n, mean, var))
 {
     double k0 = x[0], s1 = 0.0, s2 = 0.0;
 #pragma omp simd reduction(+ : s1, s2)
@@ -155,9 +156,10 @@ row_stats(const float *x, int64_t n, double *mean, double *var)
 }
 
 /* y = (x - mean) * a + b */
-CPU_HOT static void
-row_apply_const(const float *x, float *y, int64_t n, double mean, double a,
-                double b)
+CPU_HOT_VOID(static, , row_apply_const,
+             (const float *x, float *y, int64_t n, double mean, double a,
+              double b),
+             (x, y, n, mean, a, b))
 {
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
@@ -166,9 +168,10 @@ row_apply_const(const float *x, float *y, int64_t n, double mean, double a,
 }
 
 /* y = (x - mean) * rstd * scale[i] + bias[i]; scale / bias may be NULL */
-CPU_HOT static void
-row_apply_vec(const float *x, float *y, int64_t n, double mean, double rstd,
-              const float *scale, const float *bias)
+CPU_HOT_VOID(static, , row_apply_vec,
+             (const float *x, float *y, int64_t n, double mean, double rstd,
+              const float *scale, const float *bias),
+             (x, y, n, mean, rstd, scale, bias))
 {
     if (scale && bias) {
 #pragma omp simd
@@ -255,10 +258,11 @@ norm_rows(const float *x, float *y, int64_t G, int64_t S, double eps,
  * the [R, W] block at x / y; each column is a group.  Scale / bias per column
  * (per_col: instance normalization nhwc) or per row r (layer normalization,
  * the reduced index). */
-CPU_HOT static void
-col_block(const float *x, float *y, int64_t R, int64_t W, int64_t w0,
-          int64_t wc, double eps, const float *scale, const float *bias,
-          bool per_col)
+CPU_HOT_VOID(static, , col_block,
+             (const float *x, float *y, int64_t R, int64_t W, int64_t w0,
+              int64_t wc, double eps, const float *scale, const float *bias,
+              bool per_col),
+             (x, y, R, W, w0, wc, eps, scale, bias, per_col))
 {
     double k0[CW], s1[CW], s2[CW], mean[CW], a[CW], b[CW];
     for (int64_t j = 0; j < wc; j++) {
@@ -814,8 +818,9 @@ sm_reduce256(__m256d s)
  * the exp pass is softmax_exp_avx512 (exp by vscalefps, four independent
  * sums): rows of 768 1.4x faster; a long row's parts use it too; at AVX2
  * softmax_exp_avx2. */
-VM_HOT static void
-softmax_row(const float *x, float *y, int64_t n)
+CPU_HOT_VOID(static, VM_ATTRS, softmax_row,
+             (const float *x, float *y, int64_t n),
+             (x, y, n))
 {
     float m = -INFINITY;
 #pragma omp simd reduction(max : m)
@@ -863,8 +868,9 @@ cpu_softmax_row(const float *x, float *y, int64_t n)
 #define SM_PART 32768
 
 /* the maximum and sum of exp(x - max) of x[0..n) */
-VM_HOT static void
-softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
+CPU_HOT_VOID(static, VM_ATTRS, softmax_part_stats,
+             (const float *x, int64_t n, float *m_out, double *s_out),
+             (x, n, m_out, s_out))
 {
     float m = -INFINITY;
 #pragma omp simd reduction(max : m)
@@ -897,8 +903,9 @@ softmax_part_stats(const float *x, int64_t n, float *m_out, double *s_out)
 }
 
 /* y = exp(x - m) * inv */
-VM_HOT static void
-softmax_part_write(const float *x, float *y, int64_t n, float m, float inv)
+CPU_HOT_VOID(static, VM_ATTRS, softmax_part_write,
+             (const float *x, float *y, int64_t n, float m, float inv),
+             (x, y, n, m, inv))
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_has_avx512()) {
@@ -996,9 +1003,10 @@ softmax_long(const float *x, float *y, int64_t G, int64_t n, int nt)
 }
 
 /* columns [w0, w0 + wc) of a [C, W] block: softmax down each column */
-VM_HOT static void
-softmax_cols(const float *x, float *y, int64_t C, int64_t W, int64_t w0,
-             int64_t wc)
+CPU_HOT_VOID(static, VM_ATTRS, softmax_cols,
+             (const float *x, float *y, int64_t C, int64_t W, int64_t w0,
+              int64_t wc),
+             (x, y, C, W, w0, wc))
 {
     float m[CW];
     double s[CW];

@@ -35,18 +35,10 @@
 
 #include "../../cpu.h"
 
-/* Clones by instruction set, not by "arch=": GCC's resolver picks an
- * "arch=skylake-avx512" or "arch=haswell" clone only on those very Intel
- * CPU models (it tests the model), so an AVX-512 AMD EPYC ran the baseline
- * SSE2 code.  No AVX-512 clone: these loops are memory-bound, and the
- * 512-bit build measured slower than AVX2 on that EPYC (max pooling
- * 3x3/2 on [8,64,112,112], one thread: SSE2 3.9 ms, AVX2 2.1, AVX-512 3.5). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define HOT
-#endif
+/* Hot loops built twice (CPU_HOT2_VOID, cpu.h): AVX2 and baseline x86-64.
+ * No AVX-512 build: these loops are memory-bound, and the 512-bit build
+ * measured slower than AVX2 on an AVX-512 EPYC (max pooling 3x3/2 on
+ * [8,64,112,112], one thread: SSE2 3.9 ms, AVX2 2.1, AVX-512 3.5). */
 #define INLINE static inline __attribute__((always_inline))
 
 #define CBLOCK 512 /* nhwc channels per work item */
@@ -302,10 +294,11 @@ PF(hwhole)(const POOL_ACC *restrict tmp, POOL_ACC *restrict h, int64_t a,
 
 /* Output rows [r0, r1) of the nchw output viewed as (batch x channel x
  * outputHeight) rows; tmp has room for w, h for ow accumulators. */
-HOT static void
-PF(nchw_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
-              int64_t r0, int64_t r1, POOL_ACC *restrict tmp,
-              POOL_ACC *restrict h)
+CPU_HOT2_VOID(static, , PF(nchw_rows),
+              (const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
+               int64_t r0, int64_t r1, POOL_ACC *restrict tmp,
+               POOL_ACC *restrict h),
+              (g, x, y, r0, r1, tmp, h))
 {
     const int64_t W = g->w, OW = g->ow, hw = g->h * g->w;
     if (g->global) { /* one window that is exactly each plane */
@@ -387,9 +380,10 @@ PF(nchw_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
 
 /* Work items [i0, i1) in nhwc: an item is one output row (n, oh) and one
  * block of channels [c0, c1); acc has room for CBLOCK accumulators. */
-HOT static void
-PF(nhwc_rows)(const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
-              int64_t i0, int64_t i1, POOL_ACC *restrict acc)
+CPU_HOT2_VOID(static, , PF(nhwc_rows),
+              (const pgeom *g, const POOL_T *restrict x, POOL_T *restrict y,
+               int64_t i0, int64_t i1, POOL_ACC *restrict acc),
+              (g, x, y, i0, i1, acc))
 {
     const int64_t C = g->c, nb = (C + CBLOCK - 1) / CBLOCK;
     for (int64_t it = i0; it < i1; it++) {

@@ -55,9 +55,10 @@ cpu_qgemm_alloc(cpu_qgemm_b *b, int64_t K, int64_t N)
     return 0;
 }
 
-CPU_HOT void
-cpu_qgemm_fill(cpu_qgemm_b *b, const int8_t *w, int64_t sk, int64_t sn,
-               uint8_t flip)
+CPU_HOT_VOID(, , cpu_qgemm_fill,
+             (cpu_qgemm_b *b, const int8_t *w, int64_t sk, int64_t sn,
+              uint8_t flip),
+             (b, w, sk, sn, flip))
 {
     const int64_t K = b->K, N = b->N, Kp = b->Kp;
 #define WV(k, n) ((int8_t)((uint8_t)w[(k) * sk + (n) * sn] ^ flip))
@@ -119,9 +120,10 @@ cpu_qgemm_pack(cpu_qgemm_b *b, const int8_t *w, int64_t K, int64_t N,
 }
 
 /* portable: rows of C as int32 vectors over n (vectorised by the compiler) */
-CPU_HOT static void
-qgemm_c(const cpu_qgemm_b *b, const uint8_t *a, int64_t lda, int64_t M,
-        int64_t n0, int64_t nn, int32_t *c, int64_t ldc)
+CPU_HOT_VOID(static, , qgemm_c,
+             (const cpu_qgemm_b *b, const uint8_t *a, int64_t lda, int64_t M,
+              int64_t n0, int64_t nn, int32_t *c, int64_t ldc),
+             (b, a, lda, M, n0, nn, c, ldc))
 {
     const int8_t *w = b->data;
     const int64_t N = b->N, K = b->K;

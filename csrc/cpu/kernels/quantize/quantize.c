@@ -176,9 +176,10 @@ for_each_block(const cpu_call *k, run_fn body)
  * quantized region's producers write float32 here (ResNet's activations
  * between regions). */
 #define QFAST(NAME, T, LO, HI)                                                 \
-    CPU_HOT static int                                                         \
-    NAME##_chunk(const float *x, T *y, size_t n, double s, double is,          \
-                 double z)                                                     \
+    CPU_HOT_RET(static, , int, NAME##_chunk,                                   \
+                (const float *x, T *y, size_t n, double s, double is,          \
+                 double z),                                                    \
+                (x, y, n, s, is, z))                                           \
     {                                                                          \
         int near = 0;                                                          \
         (void)s;                                                               \
@@ -487,8 +488,9 @@ cpu_quantize_linear(const cpu_call *k, wnn_error *err)
 /* uint8 / int8 -> float32 in one vectorised loop: the same double
  * expression rounded once to float32 (the loop above in one pass) */
 #define DQFAST(NAME, T)                                                        \
-    CPU_HOT static void                                                        \
-    NAME(const T *x, float *y, size_t n, double s, double z)                   \
+    CPU_HOT_VOID(static, , NAME,                                               \
+                 (const T *x, float *y, size_t n, double s, double z),         \
+                 (x, y, n, s, z))                                              \
     {                                                                          \
         for (size_t j = 0; j < n; j++) {                                       \
             y[j] = (float)(((double)x[j] - z) * s);                            \

@@ -188,8 +188,8 @@ DEF_COMBINE(u, uint64_t)
         m3 = VSEL(B(v3, m3), v3, m3);                                          \
     }
 #define DEF_EXTREME(SUF, TYPE)                                                 \
-    static CPU_HOT TYPE                                                            \
-    extreme_##SUF(bool mx, const TYPE *restrict x, size_t n)                   \
+    CPU_HOT_RET(static, , TYPE, extreme_##SUF,                                 \
+                (bool mx, const TYPE *restrict x, size_t n), (mx, x, n))       \
     {                                                                          \
         typedef TYPE vec_t __attribute__((vector_size(32)));                   \
         enum { VL = 32 / sizeof(TYPE) };                                       \
@@ -245,8 +245,9 @@ DEF_EXTREME_ENTRY(u64, uint64_t)
 static const double zero_shift[CH];
 
 #define DEF_REDUCE(SUF, TYPE, ACC, D)                                          \
-    static CPU_HOT ACC                                                             \
-    run_##SUF(pass p, const TYPE *restrict x, size_t n, ACC acc, double sh)    \
+    CPU_HOT_RET(static, , ACC, run_##SUF,                                      \
+                (pass p, const TYPE *restrict x, size_t n, ACC acc, double sh), \
+                (p, x, n, acc, sh))                                            \
     {                                                                          \
         typedef ACC acc_t;                                                     \
         if ((p == P_MAX || p == P_MIN) && n > 0) {                             \
@@ -281,19 +282,21 @@ static const double zero_shift[CH];
         }                                                                      \
         return acc;                                                            \
     }                                                                          \
-    static CPU_HOT void                                                            \
-    rows_##SUF(pass p, const TYPE *restrict x, size_t nrows, uint64_t stride,  \
-               size_t len, ACC *restrict acc, const double *shift)             \
+    CPU_HOT_VOID(static, , rows_##SUF,                                         \
+                 (pass p, const TYPE *restrict x, size_t nrows, uint64_t stride, \
+                  size_t len, ACC *restrict acc, const double *shift),         \
+                 (p, x, nrows, stride, len, acc, shift))                       \
     {                                                                          \
         typedef ACC acc_t;                                                     \
         typedef TYPE T;                                                        \
         const double *shv = shift ? shift : zero_shift;                        \
         PASS_SWITCH(D, ROWS_LOOP)                                              \
     }                                                                          \
-    static CPU_HOT void                                                            \
-    small_##SUF(pass p, const TYPE *restrict x, const uint64_t *offs,          \
-                size_t nout, size_t rin, ACC *restrict acc,                    \
-                const double *shift)                                           \
+    CPU_HOT_VOID(static, , small_##SUF,                                        \
+                 (pass p, const TYPE *restrict x, const uint64_t *offs,        \
+                  size_t nout, size_t rin, ACC *restrict acc,                  \
+                  const double *shift),                                        \
+                 (p, x, offs, nout, rin, acc, shift))                          \
     {                                                                          \
         typedef ACC acc_t;                                                     \
         typedef TYPE T;                                                        \

@@ -13,9 +13,10 @@ typedef struct abest {
 #define DEF_ARG(SUF, T)                                                        \
     /* contiguous x[0, n) at axis positions j0..: into *bv / *bi, which hold   \
      * a candidate already */                                                  \
-    static CPU_HOT void                                                            \
-    argrun_##SUF(bool mx, const T *restrict x, size_t n, T *bv, int64_t *bi,   \
-                 int64_t j0)                                                   \
+    CPU_HOT_VOID(static, , argrun_##SUF,                                       \
+                 (bool mx, const T *restrict x, size_t n, T *bv, int64_t *bi,  \
+                  int64_t j0),                                                 \
+                 (mx, x, n, bv, bi, j0))                                       \
     {                                                                          \
         for (size_t c0 = 0; c0 < n; c0 += CH) {                                \
             size_t m = n - c0 < CH ? n - c0 : CH;                              \
@@ -32,9 +33,10 @@ typedef struct abest {
         }                                                                      \
     }                                                                          \
     /* rows r < nrows of len elements at x + r * stride, axis positions j0.. */ \
-    static CPU_HOT void                                                            \
-    argrows_##SUF(bool mx, const T *restrict x, size_t nrows, uint64_t stride, \
-                  size_t len, T *restrict bv, int64_t *restrict bi, int64_t j0) \
+    CPU_HOT_VOID(static, , argrows_##SUF,                                      \
+                 (bool mx, const T *restrict x, size_t nrows, uint64_t stride, \
+                  size_t len, T *restrict bv, int64_t *restrict bi, int64_t j0), \
+                 (mx, x, nrows, stride, len, bv, bi, j0))                      \
     {                                                                          \
         for (size_t r = 0; r < nrows; r++) {                                   \
             const T *xr = x + r * stride;                                      \

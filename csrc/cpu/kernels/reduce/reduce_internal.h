@@ -224,10 +224,8 @@ static inline uint64_t toacc_u(uint64_t v) { return v; }
 #define BETTER_MIN(x, b) (((x) < (b)) | (((x) != (x)) & ((b) == (b))))
 
 /* The extreme (max or min, NaN-propagating) of x[0, n), n >= 1, in the data
- * type (reduce.c: plain entry points to its CPU_HOT clones, which stay
- * static there: a global target_clones symbol is an ifunc that the dynamic
- * linker may resolve before the library's own relocations, which crashes
- * under ThreadSanitizer). */
+ * type (reduce.c: plain entry points to its hot loops, CPU_HOT_RET, which
+ * stay static there). */
 float cpu_extreme_f32(bool mx, const float *restrict x, size_t n);
 int8_t cpu_extreme_i8(bool mx, const int8_t *restrict x, size_t n);
 uint8_t cpu_extreme_u8(bool mx, const uint8_t *restrict x, size_t n);

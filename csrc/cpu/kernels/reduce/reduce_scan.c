@@ -69,9 +69,10 @@ scan_run(const sctx *c, uint64_t base, uint64_t a, uint64_t b, cbuf *acc,
 }
 
 /* inner > 1: positions [a, b) of len-element rows at base + pos * inner */
-static CPU_HOT void
-scan_rows(const sctx *c, uint64_t base, size_t len, uint64_t a, uint64_t b,
-          cbuf *acc, bool write)
+CPU_HOT_VOID(static, , scan_rows,
+             (const sctx *c, uint64_t base, size_t len, uint64_t a,
+              uint64_t b, cbuf *acc, bool write),
+             (c, base, len, a, b, acc, write))
 {
     cbuf buf, out;
     for (uint64_t j = a; j < b; j++) {
@@ -131,9 +132,10 @@ scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
  * run (inner == 1) or of rows `stride` apart, scanned backwards when
  * reversed; the running sums (double, or uint64 wrapping) start from acc. */
 #define DEF_SCAN(SUF, TYPE, ACC, D)                                            \
-    static CPU_HOT void                                                            \
-    scanrun_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
-                  ACC *acc, bool excl, bool rev)                               \
+    CPU_HOT_VOID(static, , scanrun_##SUF,                                      \
+                 (const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
+                  ACC *acc, bool excl, bool rev),                              \
+                 (x, y, cnt, acc, excl, rev))                                  \
     {                                                                          \
         ACC s = *acc;                                                          \
         for (size_t q = 0; q < cnt; q++) {                                     \
@@ -149,10 +151,11 @@ scan_item(const sctx *c, uint64_t it, uint64_t *base, size_t *len)
         }                                                                      \
         *acc = s;                                                              \
     }                                                                          \
-    static CPU_HOT void                                                            \
-    scanrows_##SUF(const TYPE *restrict x, TYPE *restrict y, size_t cnt,       \
-                   uint64_t stride, size_t len, ACC *restrict acc, bool excl,  \
-                   bool rev)                                                   \
+    CPU_HOT_VOID(static, , scanrows_##SUF,                                     \
+                 (const TYPE *restrict x, TYPE *restrict y, size_t cnt,        \
+                  uint64_t stride, size_t len, ACC *restrict acc, bool excl,   \
+                  bool rev),                                                   \
+                 (x, y, cnt, stride, len, acc, excl, rev))                     \
     {                                                                          \
         for (size_t q = 0; q < cnt; q++) {                                     \
             size_t r = rev ? cnt - 1 - q : q;                                  \

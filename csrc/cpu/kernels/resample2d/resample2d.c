@@ -36,18 +36,10 @@
 
 #include "../../cpu.h"
 
-/* Clones by instruction set, not by "arch=": GCC's resolver picks an
- * "arch=skylake-avx512" or "arch=haswell" clone only on those very Intel
- * CPU models (it tests the model), so an AVX-512 AMD EPYC ran the baseline
- * SSE2 code.  No AVX-512 clone: these loops are memory-bound, and the
- * 512-bit build measured slower than AVX2 on that EPYC (max pooling
- * 3x3/2 on [8,64,112,112], one thread: SSE2 3.9 ms, AVX2 2.1, AVX-512 3.5). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(WNN_NO_CLONES)
-#define HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define HOT
-#endif
+/* Hot loops built twice (CPU_HOT2_VOID, cpu.h): AVX2 and baseline x86-64.
+ * No AVX-512 build: these loops are memory-bound, and the 512-bit build
+ * measured slower than AVX2 on an AVX-512 EPYC (max pooling 3x3/2 on
+ * [8,64,112,112], one thread: SSE2 3.9 ms, AVX2 2.1, AVX-512 3.5). */
 
 /* One axis of the walk: the input index (or two and a weight) of each
  * output coordinate.  Axes that are not resampled map o -> o. */
@@ -286,9 +278,10 @@ RF(hrow)(const rs_geom *g, const RS_T *restrict src, const RS_W *restrict ux,
  * two input rows interpolated along the last axis; those are kept in two
  * buffers, since consecutive output rows mostly reuse the same input rows.
  * Returns false (nothing done) when out of memory. */
-HOT static bool
-RF(rows_last)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
-              int64_t r0, int64_t r1, int64_t *oc)
+CPU_HOT2_RET(static, , bool, RF(rows_last),
+             (const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
+              int64_t r0, int64_t r1, int64_t *oc),
+             (g, x, y, r0, r1, oc))
 {
     const int64_t n3 = g->out[3];
     const uint32_t ya = g->ya;
@@ -341,9 +334,10 @@ RF(rows_last)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
 #endif
 
 /* Output rows [r0, r1), the coordinates counted like an odometer. */
-HOT static void
-RF(rows)(const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
-         int64_t r0, int64_t r1)
+CPU_HOT2_VOID(static, , RF(rows),
+              (const rs_geom *g, const RS_T *restrict x, RS_T *restrict y,
+               int64_t r0, int64_t r1),
+              (g, x, y, r0, r1))
 {
     int64_t oc[3], rem = r0;
     for (int d = 2; d >= 0; d--) {
