@@ -932,8 +932,8 @@ direct_1x1(const float *x, int64_t P, int64_t C, int64_t O, int64_t G,
      * most 16 MiB) is re-read from the caches.  Groups of 256 KiB had each
      * thread stream all the weights, from memory where a model's weights
      * do not fit in L3.  2 threads, Zen 4, both schedules alternating in
-     * one process, min of 15: BERT-base 143.0 -> 128.7 ms at AVX2, 119.7 ->
-     * 115.9 at AVX-512; ViT-B/16 186.3 -> 182.7 and 180.1 -> 170.2; 12
+     * one process, min of 15-16: BERT-base 143.0 -> 128.7 ms at AVX2,
+     * 119.7 -> 115.9 at AVX-512; ViT-B/16 186.3 -> 182.7 and 180.1 -> 170.2; 12
      * layers of 128 x 768 x 3072 and 3072 x 768 (weights from memory) 3.26
      * -> 3.07 ms a product at AVX2, 2.83 -> 2.79 at AVX-512; GPT-2, Llama,
      * ResNet-50, ConvNeXt-T, EfficientNet-B0 and Whisper-tiny within 2 %.
