@@ -265,7 +265,7 @@ geom_from(geom *g, const wnn_conv_params *p)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(WNN_NO_CLONES) && __GNUC__ >= 12
 #define HAVE_DIRECT 1
-#define DIRECT __attribute__((target("arch=x86-64-v4")))
+#define DIRECT CPU_TARGET_V4
 #define DIRECT_PB 6
 typedef void (*direct_fn)(const float *, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, const float *, int64_t,

@@ -225,7 +225,7 @@ typedef void (*dwk_row_fn)(const geom *, const float *, const float *,
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 #define DWK_VT v8
 #define DWK_VW 8
-#define DWK_TARGET __attribute__((target("arch=x86-64-v3")))
+#define DWK_TARGET CPU_TARGET_V3
 #define DWK_NAME(s) dwk_##s##_avx2
 #include "depthwise_k.h"
 #undef DWK_VT
@@ -429,7 +429,7 @@ CPU_HOT_VOID(static, , dw_plane_nchw_padded,
 #define DW3_ZERO _mm512_setzero_ps()
 #define DW3_STORE(yo, v, cl) _mm512_storeu_ps(yo, reg_epi512(v, NULL, 0, cl))
 #include "dw3_k.h"
-#define DW3_TARGET __attribute__((target("arch=x86-64-v3")))
+#define DW3_TARGET CPU_TARGET_V3
 /* max(lo, v) then min(hi, v) (a NaN v kept, as reg_epi512) + cl[2] */
 DW3_TARGET static inline __attribute__((always_inline)) __m256
 dw3_clamp256(__m256 v, const float *cl)

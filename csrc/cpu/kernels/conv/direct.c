@@ -239,7 +239,7 @@ DIRECT_SPANS8(24)
  * threads, AVX2 on Zen 4: 128 x 768 x 3072 3.7 against 4.4 ms, 1x1 14 x
  * 14 1024 -> 256 0.50 against 0.72 ms -- each weight vector feeds 6 pixels,
  * not 3, so half as many bytes of weights come from L2 per multiply-add. */
-#define DIRECT2 __attribute__((target("arch=x86-64-v3")))
+#define DIRECT2 CPU_TARGET_V3
 #define DIRECT2_TOP1 6
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int v8i __attribute__((vector_size(32)));

@@ -67,7 +67,7 @@ typedef float wk_v8 __attribute__((vector_size(32), aligned(4), may_alias));
 #undef WK_NAME
 #undef WK_V
 #undef WK_L
-#define WK_TARGET __attribute__((target("arch=x86-64-v3")))
+#define WK_TARGET CPU_TARGET_V3
 #define WK_NAME(s) s##_avx2
 #define WK_V wk_v8
 #define WK_L 8
