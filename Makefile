@@ -12,6 +12,8 @@ CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-un
                -Wno-format-truncation -Icsrc/include -I/usr/include/x86_64-linux-gnu
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SRC := $(shell find csrc -name '*.c' -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/*')
+# the C tests of the core (make test-c; csrc/tests/harness.h says which file tests what)
+TEST_C_SRC := $(sort $(wildcard csrc/tests/*.c))
 
 .PHONY: all deps venv build demo test test-c test-py test-onnx test-wpt test-asan test-isa bench clean \
         gpu-deps gpu-check test-cuda-emu bench-gpu wheel sdist test-wheel test-sdist \
@@ -52,9 +54,9 @@ build: deps venv
 demo: build
 	$(PY) examples/main.py
 
-build/test_core: deps $(CORE_SRC) csrc/tests/test_core.c
+build/test_core: deps $(CORE_SRC) $(TEST_C_SRC) csrc/tests/harness.h
 	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
+	$(CC) $(CFLAGS_CORE) -o $@ $(CORE_SRC) $(TEST_C_SRC) -lblis -lm -lpthread -ldl
 
 # The fuzz harness as a plain program (gcc, no libFuzzer): replays every
 # crash input found so far and the seed corpus (csrc/fuzz/).
@@ -163,9 +165,9 @@ docs: build
 # extension in build/asan (Python itself is not instrumented: ASan is
 # preloaded, leak detection is left to the C tests and valgrind).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-build/test_core_asan: deps $(CORE_SRC) csrc/tests/test_core.c
+build/test_core_asan: deps $(CORE_SRC) $(TEST_C_SRC) csrc/tests/harness.h
 	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) csrc/tests/test_core.c -lblis -lm -lpthread -ldl
+	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) $(TEST_C_SRC) -lblis -lm -lpthread -ldl
 
 test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan

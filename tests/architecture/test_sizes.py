@@ -1,6 +1,7 @@
 """Sizes of the hand-written sources (issue 33): no C or Python file of the
 library (csrc/ but its unit tests and fuzz harness, kernels_cuda/, webnn/)
-over 1,500 lines, no function over 150 lines.  Generated files (a "Generated
+over 1,500 lines, no function over 150 lines; no file of the tests, fuzz
+harnesses, benchmarks or scripts over 1,500 lines either.  Generated files (a "Generated
 by ... Do not edit" header) are left out.  ALLOWED lists what is still over
 the limit, each with its length now: it may only shrink (a listed function
 that grows, or a new one over the limit, fails)."""
@@ -90,6 +91,18 @@ def test_the_parsers_measure_functions():
 def test_no_file_over_the_limit():
     files = _sources()
     assert len(files) > 100, "the sources were not found"
+    big = [f"{p.relative_to(ROOT)}: {n} lines" for p in files
+           if (n := p.read_text(errors="replace").count("\n")) > MAX_FILE_LINES]
+    assert not big, "files over %d lines: %s" % (MAX_FILE_LINES, big)
+
+
+def test_no_test_file_over_the_limit():
+    # the tests too, by file (their functions may be long tables of cases):
+    # the C tests, the fuzz harnesses, the Python suites and benchmarks
+    files = [p for d in ("csrc/tests", "csrc/fuzz", "tests", "benchmarks", "scripts")
+             for p in sorted((ROOT / d).rglob("*"))
+             if p.is_file() and p.suffix in C_SUFFIXES + (".py", ".sh")]
+    assert len(files) > 50, "the tests were not found"
     big = [f"{p.relative_to(ROOT)}: {n} lines" for p in files
            if (n := p.read_text(errors="replace").count("\n")) > MAX_FILE_LINES]
     assert not big, "files over %d lines: %s" % (MAX_FILE_LINES, big)
