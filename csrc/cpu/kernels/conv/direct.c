@@ -22,19 +22,22 @@
  * per-vector lane masks (and the store chosen by mask) measured 3-10 %
  * slower single-thread (1x1 16 -> 128 channels 38.5 against 35-36.5 us,
  * 32 -> 16 at 112 x 112 146 against 138 us). */
-/* The AVX2 kernels on weights packed one vector wide (OP 16: each block's
- * weights one contiguous stream, conv_direct_bw) over C >= 128 rows ask for
- * the weights DIRECT2_PF_ROWS rows (2 KiB) ahead.  Their loop reads one
- * 64-byte line a step of 12 multiply-adds, so that the out-of-order window
- * holds about 16 lines in flight where the AVX-512 kernels' (one 256-byte
- * row a step of 24) hold about 36: weights from L3 or memory (a model's)
- * came too slowly.  In-process A/B at WEBNN_CPU_ISA=avx2, 2 threads, Zen 4,
- * min of 16 runs, ms, without / with: SmolLM-135M 64 tokens 103.1 / 98.0,
- * BERT-base 120.4 / 115.8, GPT-2 prefill 175.8 / 168.1, ResNet-50 40.5 /
- * 39.3, ConvNeXt-T 52.2 / 51.3, EfficientNet-B0 7.60 / 7.54; 16 and 64
- * rows ahead within 1 % of 32.  At AVX-512 the same (every line of a row)
- * measured 2-3 % slower, and with fewer rows (ConvNeXt's 96 channels) 1-3
- * % slower: neither asks.  The sums are the same. */
+/* The AVX2 kernels of 3 pixels or more over C >= 128 rows of weights ask
+ * for each row's lines DIRECT2_PF_ROWS rows ahead (2 KiB where the weights
+ * are packed one vector wide, conv_direct_bw).  Their loop reads one 64-byte line a step
+ * of 12 multiply-adds, so that the out-of-order window holds about 16
+ * lines in flight where the AVX-512 kernels' (one 256-byte row a step of
+ * 24) hold about 36: weights from L3 or memory (a model's) came too
+ * slowly.  In-process A/B at WEBNN_CPU_ISA=avx2, 2 threads, Zen 4, min of
+ * 16 runs, ms, without / with (the blocks of one vector): SmolLM-135M 64
+ * tokens 103.1 / 98.0, BERT-base 120.4 / 115.8, GPT-2 prefill 175.8 /
+ * 168.1, ResNet-50 40.5 / 39.3, ConvNeXt-T 52.2 / 51.3, EfficientNet-B0
+ * 7.60 / 7.54; 16 and 64 rows ahead within 1 % of 32.  The rows OP apart
+ * of Winograd's products too: ResNet-50's 14 x 14 256 -> 256 0.89 -> 0.79
+ * ms.  At AVX-512 the same measured 1-3 % slower (Winograd's even),
+ * with fewer rows (ConvNeXt's 96 channels) 1-3 % slower, and so did the
+ * blocks of 1 or 2 pixels of a decode step (which stream at the speed of
+ * memory anyway): none of them asks.  The sums are the same. */
 #define DIRECT2_PF_ROWS 32
 #define DIRECT_BLOCK_AT(N, S, TGT, VT, VW, NV, PB)                             \
     TGT static void N##_##NV##_##PB(                                           \
@@ -59,11 +62,12 @@
             for (int64_t kw = 0; kw < nkw; kw++) {                             \
                 const float *xp = x0 + kh * rs + kw * cs;                      \
                 const float *wp = w + (kh * KW + kw) * C * OP;                 \
-                const bool pf_ = VW == 8 && OP == 16 && C >= 128;              \
+                const bool pf_ = VW == 8 && PB >= 3 && C >= 128;               \
                 for (int64_t c = 0; c < C; c++) {                              \
                     VT wv[NV * 16 / VW];                                       \
                     if (pf_) {                                                 \
-                        __builtin_prefetch(wp + (c + DIRECT2_PF_ROWS) * OP, 0, 3); \
+                        _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)   \
+                            __builtin_prefetch(wp + (c + DIRECT2_PF_ROWS) * OP + 16 * j, 0, 3); \
                     }                                                          \
                     _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) wv[j] = \
                         *(const VT *)(wp + c * OP + VW * j);                   \
