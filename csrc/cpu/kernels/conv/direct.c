@@ -24,15 +24,16 @@
  * 32 -> 16 at 112 x 112 146 against 138 us). */
 /* The AVX2 kernels of 3 pixels or more over C >= 128 rows of weights ask
  * for each row's lines DIRECT2_PF_ROWS rows ahead (2 KiB where the weights
- * are packed one vector wide, conv_direct_bw).  Their loop reads one 64-byte line a step
- * of 12 multiply-adds, so that the out-of-order window holds about 16
- * lines in flight where the AVX-512 kernels' (one 256-byte row a step of
- * 24) hold about 36: weights from L3 or memory (a model's) came too
- * slowly.  In-process A/B at WEBNN_CPU_ISA=avx2, 2 threads, Zen 4, min of
+ * are packed one vector wide, conv_direct_bw; the address is computed as
+ * an integer: it may lie past the weights, which a prefetch may read).
+ * Their loop reads one 64-byte line a step of 12 multiply-adds, so that
+ * the out-of-order window holds about 16 lines in flight where the
+ * AVX-512 kernels' (one 256-byte row a step of 24) hold about 36: weights
+ * from L3 or memory (a model's) came too slowly.  In-process A/B at WEBNN_CPU_ISA=avx2, 2 threads, Zen 4, min of
  * 16 runs, ms, without / with (the blocks of one vector): SmolLM-135M 64
  * tokens 103.1 / 98.0, BERT-base 120.4 / 115.8, GPT-2 prefill 175.8 /
  * 168.1, ResNet-50 40.5 / 39.3, ConvNeXt-T 52.2 / 51.3, EfficientNet-B0
- * 7.60 / 7.54; 16 and 64 rows ahead within 1 % of 32.  The rows OP apart
+ * 7.60 / 7.54; 16 and 64 rows ahead within 1.5 % of 32.  The rows OP apart
  * of Winograd's products too: ResNet-50's 14 x 14 256 -> 256 0.89 -> 0.79
  * ms.  At AVX-512 the same measured 1-3 % slower (Winograd's even),
  * with fewer rows (ConvNeXt's 96 channels) 1-3 % slower, and so did the
@@ -67,7 +68,10 @@
                     VT wv[NV * 16 / VW];                                       \
                     if (pf_) {                                                 \
                         _Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)   \
-                            __builtin_prefetch(wp + (c + DIRECT2_PF_ROWS) * OP + 16 * j, 0, 3); \
+                            __builtin_prefetch(                                \
+                                (const void *)((uintptr_t)(wp + c * OP + 16 * j) + \
+                                               (uintptr_t)(DIRECT2_PF_ROWS * OP * 4)), \
+                                0, 3);                                         \
                     }                                                          \
                     _Pragma("GCC unroll 8") for (int j = 0; j < NV * 16 / VW; j++) wv[j] = \
                         *(const VT *)(wp + c * OP + VW * j);                   \
