@@ -54,15 +54,48 @@ build: deps venv
 demo: build
 	$(PY) examples/main.py
 
-build/test_core: deps $(CORE_SRC) $(TEST_C_SRC) csrc/tests/harness.h
-	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -o $@ $(CORE_SRC) $(TEST_C_SRC) -lblis -lm -lpthread -ldl
+# The C programs (test_core, fuzz_replay and their ASan twins, the libFuzzer
+# harness) link objects compiled once per flavour, one file per job: build/obj
+# (CFLAGS_CORE), build/obj-asan (ASan + UBSan), build/obj-fuzz (clang,
+# libFuzzer's coverage).  Each object depends on the headers it includes
+# (-MMD); the compile commands are not echoed (the link commands show the
+# flags).  `make test` compiles them with -j$(JOBS); by hand, `make -j2 test-c`.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+C_LIBS := -lblis -lm -lpthread -ldl
+objs = $(patsubst csrc/%.c,build/$(1)/%.o,$(2))
+CORE_OBJ      := $(call objs,obj,$(CORE_SRC))
+CORE_OBJ_ASAN := $(call objs,obj-asan,$(CORE_SRC))
+CORE_OBJ_FUZZ := $(call objs,obj-fuzz,$(CORE_SRC))
+TEST_C_OBJ      := $(call objs,obj,$(TEST_C_SRC))
+TEST_C_OBJ_ASAN := $(call objs,obj-asan,$(TEST_C_SRC))
+
+build/obj/%.o: csrc/%.c | deps
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_CORE) -MMD -MP -c -o $@ $<
+build/obj-asan/%.o: csrc/%.c | deps
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -MMD -MP -c -o $@ $<
+build/obj-fuzz/%.o: csrc/%.c | fuzz-deps
+	@mkdir -p $(dir $@)
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
+# the fuzz harness as a plain program (below) is the same source built with -DWNN_FUZZ_STANDALONE
+build/obj/fuzz/fuzz_replay.o: csrc/fuzz/fuzz_builder.c | deps
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE -MMD -MP -c -o $@ $<
+build/obj-asan/fuzz/fuzz_replay.o: csrc/fuzz/fuzz_builder.c | deps
+	@mkdir -p $(dir $@)
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE -MMD -MP -c -o $@ $<
+-include $(shell find build/obj build/obj-asan build/obj-fuzz -name '*.d' 2>/dev/null)
+
+build/test_core: $(CORE_OBJ) $(TEST_C_OBJ)
+	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE))"
+	@$(CC) $(CFLAGS_CORE) -o $@ $^ $(C_LIBS)
 
 # The fuzz harness as a plain program (gcc, no libFuzzer): replays every
 # crash input found so far and the seed corpus (csrc/fuzz/).
-build/fuzz_replay: deps $(CORE_SRC) csrc/fuzz/fuzz_builder.c
-	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+build/fuzz_replay: $(CORE_OBJ) build/obj/fuzz/fuzz_replay.o
+	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE)"
+	@$(CC) $(CFLAGS_CORE) -o $@ $^ $(C_LIBS)
 
 test-c: build/test_core build/fuzz_replay
 	./build/test_core
@@ -91,11 +124,14 @@ test-onnx: build
 # before the Python suite starts, so that CI's log says where its minutes go.
 TEST_PARTS = test-c fuzz fuzz-py fuzz-onnx test-asan test-tsan test-packaging test-pythons \
       test-types test-notebooks docs test-isa
+# the parts that compile C programs, run with -j$(JOBS) (their objects, one per job)
+C_PARTS = test-c fuzz test-asan
 test: build
 	@times=""; total=$$(date +%s); \
 	for t in $(TEST_PARTS); do \
 	  s=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$t || { echo "== $$t failed after $$(( $$(date +%s) - s )) s"; exit 1; }; \
+	  j=; case " $(C_PARTS) " in *" $$t "*) j=-j$(JOBS);; esac; \
+	  $(MAKE) --no-print-directory $$j $$t || { echo "== $$t failed after $$(( $$(date +%s) - s )) s"; exit 1; }; \
 	  times="$$times $$t=$$(( $$(date +%s) - s ))s"; echo "== $$t: $$(( $$(date +%s) - s )) s"; \
 	done; \
 	echo "== before test-py: $$(( $$(date +%s) - total )) s:$$times"
@@ -165,9 +201,9 @@ docs: build
 # extension in build/asan (Python itself is not instrumented: ASan is
 # preloaded, leak detection is left to the C tests and valgrind).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-build/test_core_asan: deps $(CORE_SRC) $(TEST_C_SRC) csrc/tests/harness.h
-	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_SRC) $(TEST_C_SRC) -lblis -lm -lpthread -ldl
+build/test_core_asan: $(CORE_OBJ_ASAN) $(TEST_C_OBJ_ASAN)
+	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -O1 $(SAN))"
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $^ $(C_LIBS)
 
 test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
@@ -187,9 +223,9 @@ test-asan: build/test_core_asan build
 VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
                   --show-leak-kinds=definite,indirect,possible --error-exitcode=1 \
                   --suppressions=csrc/tests/valgrind.supp
-build/fuzz_replay_asan: deps $(CORE_SRC) csrc/fuzz/fuzz_builder.c
-	@mkdir -p build
-	$(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+build/fuzz_replay_asan: $(CORE_OBJ_ASAN) build/obj-asan/fuzz/fuzz_replay.o
+	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE)"
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $^ $(C_LIBS)
 
 leakcheck: build/test_core build/test_core_asan build/fuzz_replay build/fuzz_replay_asan
 	@command -v valgrind >/dev/null || (apt-get install -y -qq valgrind >/dev/null 2>&1 || \
@@ -234,10 +270,9 @@ fuzz-deps: deps
 	  (sudo apt-get update -qq && sudo apt-get install -y -qq clang libclang-rt-14-dev libomp-dev); \
 	fi
 
-build/fuzz_builder: $(CORE_SRC) csrc/fuzz/fuzz_builder.c
-	@$(MAKE) --no-print-directory fuzz-deps
-	@mkdir -p build
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(CORE_SRC) csrc/fuzz/fuzz_builder.c -lblis -lm -lpthread -ldl
+build/fuzz_builder: $(CORE_OBJ_FUZZ) build/obj-fuzz/fuzz/fuzz_builder.o
+	@echo "link $@ ($(words $^) objects: $(FUZZ_CC) $(FUZZ_FLAGS))"
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(C_LIBS)
 
 fuzz-replay: build/fuzz_builder
 	@if ls csrc/fuzz/regressions/* >/dev/null 2>&1; then \
