@@ -7,7 +7,8 @@
 # against it.  The builds share the object folder of `make build`
 # (setup.py keeps an object compiled by the same compiler flags, so only
 # webnn/_binding/, which includes Python.h, is compiled for each version, and
-# the core again only for an interpreter whose flags differ).
+# the core again, into build/py<V>/temp, only for an interpreter whose
+# flags differ).
 #   tests/packaging/test_pythons.sh [3.10 3.12 3.13]   (make test-pythons)
 # Interpreters: python<V> on PATH, else pyenv's ($PYENV_ROOT or ~/.pyenv).
 # TESTS overrides the test folders (default below; "tests" for all of it).
@@ -35,6 +36,11 @@ find_python() {
   return 1
 }
 
+codegen_flags() {
+  [ -x "$1" ] || return 0
+  "$1" -c 'import sysconfig; print(" ".join(f for f in (sysconfig.get_config_var("CC") or "").split() + (sysconfig.get_config_var("CFLAGS") or "").split() + (sysconfig.get_config_var("CCSHARED") or "").split() if not f.startswith("-W")))'
+}
+
 build_one() {
   local v=$1 base=$2 d=build/py$1
   if [ ! -f "$d/venv/.deps-1" ]; then
@@ -44,7 +50,14 @@ build_one() {
     "$d/venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" "setuptools>=77"
     touch "$d/venv/.deps-1"
   fi
-  WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$TEMP"
+  # the main build's objects where this interpreter compiles with the same
+  # flags (warnings aside), else a folder of its own (so that neither
+  # build's objects replace the other's)
+  local temp=$TEMP
+  if [ "$(codegen_flags "$d/venv/bin/python")" != "$(codegen_flags "$MAIN_PY")" ]; then
+    temp=$d/temp
+  fi
+  WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$temp"
   # the whole package (subpackages, stubs, py.typed), not this checkout's
   # built libraries
   tar -C webnn --exclude='*.so' --exclude='__pycache__' --exclude='_binding' -cf - . | \
@@ -59,13 +72,27 @@ for v in $VERSIONS; do
   echo "Python $v: $base ($("$base" -c 'import sys; print(sys.version.split()[0])')), built in $((SECONDS - t)) s"
 done
 echo "test-pythons: built on $VERSIONS in $((SECONDS - start)) s"
+# The versions' suites run side by side (the builds above share objects and
+# run one after the other), each into build/py<V>/test.log, shown after.
+t=$SECONDS
 for v in $VERSIONS; do
-  t=$SECONDS
-  echo "== Python $v: $TESTS"
+  rm -f "build/py$v/test.rc"
   # tests/wpt: the conformance vectors only (all three WPT sets run on .venv's Python)
-  (cd "build/py$v/lib" && PYTHONPATH="$ROOT/build/py$v/lib" WEBNN_WPT_SETS=${WEBNN_WPT_SETS:-conformance} \
+  (rc=0; cd "build/py$v/lib" && PYTHONPATH="$ROOT/build/py$v/lib" WEBNN_WPT_SETS=${WEBNN_WPT_SETS:-conformance} \
      "$ROOT/build/py$v/venv/bin/python" \
-     -m pytest -q -p no:cacheprovider $(for x in $TESTS; do echo "$ROOT/$x"; done))
-  echo "Python $v: $((SECONDS - t)) s"
+     -m pytest -q -p no:cacheprovider $(for x in $TESTS; do echo "$ROOT/$x"; done) \
+     > "$ROOT/build/py$v/test.log" 2>&1 || rc=$?; echo $rc > "$ROOT/build/py$v/test.rc") &
 done
-echo "test-pythons: passed in $((SECONDS - start)) s"
+wait
+failed=0
+for v in $VERSIONS; do
+  echo "== Python $v: $TESTS"
+  if [ "$(cat "build/py$v/test.rc" 2>/dev/null)" = 0 ]; then
+    grep -v '^[.sx]*\( *\[ *[0-9]*%\]\)\?$' "build/py$v/test.log" | tail -n 4
+  else
+    grep -v '^[.sx]*\( *\[ *[0-9]*%\]\)\?$' "build/py$v/test.log" | tail -n 80
+    echo "test-pythons: the suite failed on Python $v"; failed=1
+  fi
+done
+[ $failed = 0 ] || exit 1
+echo "test-pythons: the suites in $((SECONDS - t)) s; passed in $((SECONDS - start)) s"
