@@ -140,19 +140,12 @@ test: build
 # The operator and model suites with the hand-written CPU kernels capped to
 # each lower instruction-set level (WEBNN_CPU_ISA; the full run in test-py
 # takes the CPU's own level), so every ISA path is tested on any machine.
-# The levels run side by side, each into build/test-isa-<level>.log (on 2
-# cores 42 s against 74 one after the other); a failing level's log is shown.
+# The levels run side by side (scripts/side_by_side.sh; on 2 cores 42 s
+# against 74 one after the other), each into build/test-isa/<level>.log.
 ISA_LEVELS ?= avx2 baseline
 test-isa: build
-	@for isa in $(ISA_LEVELS); do rm -f build/test-isa-$$isa.rc; \
-	  (WEBNN_CPU_ISA=$$isa $(PY) -m pytest -q -p no:cacheprovider tests/ops tests/models \
-	     > build/test-isa-$$isa.log 2>&1; echo $$? > build/test-isa-$$isa.rc) & \
-	done; wait; rc=0; \
-	for isa in $(ISA_LEVELS); do \
-	  if [ "$$(cat build/test-isa-$$isa.rc 2>/dev/null)" = 0 ]; then \
-	    echo "WEBNN_CPU_ISA=$$isa: $$(tail -n 1 build/test-isa-$$isa.log)"; \
-	  else echo "WEBNN_CPU_ISA=$$isa failed:"; grep -v '^[.sx]*\( *\[ *[0-9]*%\]\)\?$$' build/test-isa-$$isa.log | tail -n 80; rc=1; fi; \
-	done; exit $$rc
+	scripts/side_by_side.sh build/test-isa $(foreach isa,$(ISA_LEVELS),$(isa) \
+	  "WEBNN_CPU_ISA=$(isa) $(PY) -m pytest -q -p no:cacheprovider tests/ops tests/models")
 
 # ---- packages (README, "Install"; tests/packaging/) -------------------------------
 # The self-contained manylinux wheel (BLIS bundled by auditwheel) into dist/.
@@ -214,15 +207,21 @@ build/test_core_asan: $(CORE_OBJ_ASAN) $(TEST_C_OBJ_ASAN)
 	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -O1 $(SAN))"
 	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $^ $(C_LIBS)
 
+# The Python suite in two halves side by side (scripts/side_by_side.sh; on 2
+# cores 152 s against 196 one after the other): tests/ops and tests/wpt, and
+# the rest.
+ASAN_PYTEST = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x
+ASAN_A = $(CURDIR)/tests/ops $(CURDIR)/tests/wpt
 test-asan: build/test_core_asan build
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
 	rm -rf build/asan && mkdir -p build/asan
 	cp -r webnn build/asan/ && rm -f build/asan/webnn/*.so
 	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
-	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
+	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  WEBNN_WPT_SETS=conformance \
-	  $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx
+	  WEBNN_WPT_SETS=conformance $(CURDIR)/scripts/side_by_side.sh $(CURDIR)/build/asan-logs \
+	  ops-wpt "$(ASAN_PYTEST) $(ASAN_A)" \
+	  rest "$(ASAN_PYTEST) $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx $(ASAN_A:%=--ignore=%)"
 
 .PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
 

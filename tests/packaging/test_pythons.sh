@@ -72,27 +72,16 @@ for v in $VERSIONS; do
   echo "Python $v: $base ($("$base" -c 'import sys; print(sys.version.split()[0])')), built in $((SECONDS - t)) s"
 done
 echo "test-pythons: built on $VERSIONS in $((SECONDS - start)) s"
-# The versions' suites run side by side (the builds above share objects and
-# run one after the other), each into build/py<V>/test.log, shown after.
+# The versions' suites side by side (scripts/side_by_side.sh; the builds
+# above share objects and run one after the other), each into
+# build/pythons/<V>.log.  tests/wpt: the conformance vectors only (all three
+# WPT sets run on .venv's Python).
 t=$SECONDS
+args=()
 for v in $VERSIONS; do
-  rm -f "build/py$v/test.rc"
-  # tests/wpt: the conformance vectors only (all three WPT sets run on .venv's Python)
-  (rc=0; cd "build/py$v/lib" && PYTHONPATH="$ROOT/build/py$v/lib" WEBNN_WPT_SETS=${WEBNN_WPT_SETS:-conformance} \
-     "$ROOT/build/py$v/venv/bin/python" \
-     -m pytest -q -p no:cacheprovider $(for x in $TESTS; do echo "$ROOT/$x"; done) \
-     > "$ROOT/build/py$v/test.log" 2>&1 || rc=$?; echo $rc > "$ROOT/build/py$v/test.rc") &
+  args+=("$v" "cd build/py$v/lib && PYTHONPATH='$ROOT/build/py$v/lib' \
+WEBNN_WPT_SETS=${WEBNN_WPT_SETS:-conformance} '$ROOT/build/py$v/venv/bin/python' \
+-m pytest -q -p no:cacheprovider $(for x in $TESTS; do printf "'%s' " "$ROOT/$x"; done)")
 done
-wait
-failed=0
-for v in $VERSIONS; do
-  echo "== Python $v: $TESTS"
-  if [ "$(cat "build/py$v/test.rc" 2>/dev/null)" = 0 ]; then
-    grep -v '^[.sx]*\( *\[ *[0-9]*%\]\)\?$' "build/py$v/test.log" | tail -n 4
-  else
-    grep -v '^[.sx]*\( *\[ *[0-9]*%\]\)\?$' "build/py$v/test.log" | tail -n 80
-    echo "test-pythons: the suite failed on Python $v"; failed=1
-  fi
-done
-[ $failed = 0 ] || exit 1
+SHOW=3 scripts/side_by_side.sh build/pythons "${args[@]}" || { echo "test-pythons: failed"; exit 1; }
 echo "test-pythons: the suites in $((SECONDS - t)) s; passed in $((SECONDS - start)) s"
