@@ -17,7 +17,9 @@
 #include "webnn_core.h"
 #include "steps.h"
 
-/* 13: wnn_epilogue grew guard, scale (WNN_FUSE_ATTENTION), wnn_step_kind
+/* 14: wnn_epilogue grew in_scale (WNN_FUSE_IN_SCALE); a step of such a
+ * chain reads the mul's x as in[0] and its scale as in[n_in - 1];
+ * 13: wnn_epilogue grew guard, scale (WNN_FUSE_ATTENTION), wnn_step_kind
  * WNN_STEP_ATTENTION (a backend built against 12 would index
  * g->fusion.chains with the old size);
  * 12: triangular, resample2d and the recurrent networks lowered
@@ -38,7 +40,7 @@
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 13
+#define WNN_BACKEND_API_VERSION 14
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -88,6 +90,13 @@ enum {
      * whole (compiler/fuse_attention.c, wnn_epilogue kind
      * WNN_FUSE_ATTENTION, WNN_STEP_ATTENTION) */
     WNN_FUSE_ATTENTION = 1u << 8,
+    /* an epilogue chain whose conv2d (groups 1, float32) reads mul(x, s),
+     * s one value per input channel (a squeeze-and-excitation block's
+     * scale) and the mul's result read by that conv2d only: the mul joins
+     * the chain (wnn_epilogue.in_scale), the backend scales the filter's
+     * input channels by s per dispatch instead of storing x * s
+     * (compiler/fuse.h) */
+    WNN_FUSE_IN_SCALE = 1u << 9,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -54,8 +54,10 @@ typedef struct wnn_step {
     const struct wnn_lowered *lowered; /* &g->lowered[node]               */
     const struct wnn_epilogue *epi;    /* the chain (g->fusion), or NULL  */
     /* operand ids the step reads and writes: a node's inputs and outputs;
-     * a chain's producer's inputs and the chain's result; a run's inputs
-     * from outside the run (each once) and its result */
+     * a chain's producer's inputs and the chain's result (with an input
+     * scale, epi->in_scale: in[0] the mul's x instead of x * s, and s
+     * after the producer's inputs, in[n_in - 1]); a run's inputs from
+     * outside the run (each once) and its result */
     uint32_t n_in, n_out;
     const uint32_t *in, *out;
     uint32_t result;         /* out[0]                                    */

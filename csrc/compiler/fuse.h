@@ -59,7 +59,21 @@
  * float32, t (the producer's, bn's or add's result) read by the sigmoid and
  * the mul only and no graph output (wnn_epilogue.gate; act is the sigmoid,
  * last the mul) -- how EfficientNet's exports write swish after each
- * convolution. */
+ * convolution.
+ *
+ * Input scales (WNN_FUSE_IN_SCALE): for a backend that declares it, a
+ * float32 conv2d of groups 1 whose input is mul(x, s), s one value per
+ * input channel (1 everywhere but at the input's channel axis), the mul's
+ * result read by that conv2d alone and no graph output, starts a chain
+ * with the mul before the producer (wnn_epilogue.in_scale; a chain of the
+ * mul and the conv2d alone is recorded too): the backend computes
+ * conv(x, W diag(s)) instead of conv(x * s, W), the filter's input channels
+ * scaled per dispatch, x * s never stored -- the end of a
+ * squeeze-and-excitation block (EfficientNet, MobileNetV3, RegNetY),
+ * which scales the depthwise convolution's output by a sigmoid per
+ * channel before the projection.  Only where the input has four times as
+ * many pixels as the filter has values per input channel or more (N H W
+ * >= 4 O KH KW), where the scaled filter is the cheaper pass. */
 #ifndef WNN_FUSE_H
 #define WNN_FUSE_H
 #include "../core/internal.h"

@@ -8,7 +8,8 @@
  *   - an aliased reshape (WNN_PLAN_ALIAS) is no step: its output's slot is
  *     its input's storage (plan.c);
  *   - a chain is one step at its last node's position, its other nodes no
- *     step: an epilogue chain runs its producer's kernel (WNN_STEP_EPILOGUE),
+ *     step: an epilogue chain runs its producer's kernel (WNN_STEP_EPILOGUE;
+ *     with an input scale, WNN_FUSE_IN_SCALE, it reads the mul's x and s),
  *     an element-wise run and a quantized region their nodes
  *     (WNN_STEP_ELTWISE, WNN_STEP_QDQ);
  *   - a chain linked into another (a conv pair, wnn_epilogue.into / pair)
@@ -114,6 +115,16 @@ chain_step(const wnn_graph *g, wnn_step *st, const wnn_epilogue *ch,
     st->node = ch->producer;
     st->n_in = pr->n_in;
     st->in = pr->in;
+    if (ch->in_scale) { /* x instead of x * s, and s after the inputs */
+        const wnn_node *m = &ir->nodes[ch->in_scale - 1];
+        uint32_t *in = *cur;
+        memcpy(in, pr->in, pr->n_in * sizeof(uint32_t));
+        in[0] = m->in[1 - ch->scale_in];
+        in[pr->n_in] = m->in[ch->scale_in];
+        st->n_in = pr->n_in + 1;
+        st->in = in;
+        *cur += st->n_in;
+    }
     st->addend = ch->add != WNN_NO_NODE ? ch->addend : WNN_NO_NODE;
     st->act = ch->act;
     st->bn = ch->bn ? ch->bn - 1 : WNN_NO_NODE;
@@ -256,7 +267,9 @@ wnn_schedule_make(const wnn_graph *g, wnn_schedule *s, wnn_error *err)
         const wnn_epilogue *ch = chain_of(g, id);
         n_ids += 1 + (ch && ch->kind == WNN_FUSE_ELTWISE ? g->ir->nodes[id].n_in
                       : ch && ch->kind == WNN_FUSE_ATTENTION && ch->last == id ? 4
-                                                                              : 0);
+                      : ch && ch->in_scale && ch->producer == id
+                          ? g->ir->nodes[id].n_in + 1
+                          : 0);
         if (is_step(g, id)) {
             s->n_steps++;
             s->n_run += !is_inner(ch);

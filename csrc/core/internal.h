@@ -178,6 +178,11 @@ typedef struct wnn_epilogue {
      * node id + 1 of where(isNaN(p), 0, p) between them, scale that of a
      * mul or div of the scores by a constant before the add (0: none) */
     uint32_t guard, scale;
+    /* WNN_FUSE_IN_SCALE: node id + 1 of a mul(x, s) whose result is the
+     * producer's input 0 (a conv2d, groups 1), s per input channel (1
+     * everywhere but at the input's channel axis); scale_in: which of the
+     * mul's inputs is s (0 or 1).  0: none */
+    uint32_t in_scale, scale_in;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

@@ -128,7 +128,9 @@ wnn_graph_fusion_groups(const wnn_graph *g, uint32_t *group_of)
             /* a chain of one node (a projection made a chain to run a
              * conv pair) is no fused group */
             group_of[i] = k && g->fusion.chains[k - 1].producer ==
-                                   g->fusion.chains[k - 1].last ? 0 : k;
+                                   g->fusion.chains[k - 1].last &&
+                                   !g->fusion.chains[k - 1].in_scale
+                              ? 0 : k;
         }
         return (int)g->fusion.n_chains;
     }

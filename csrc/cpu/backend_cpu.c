@@ -429,6 +429,9 @@ bind(const wnn_graph *g, cpu_compiled *c, cpu_node *cn, void *const *in,
             bn_coefficients(g, c, cn, in, out);
         }
     }
+    if (s->epi && s->epi->in_scale) { /* s after the producer's inputs */
+        cn->call.in_scale = cn->in[s->n_in - 1];
+    }
     if (cn->fold_w) {
         cn->in[1] = cn->fold_w;
         cn->in[cn->fold_bias_in] = cn->fold_b;
@@ -691,6 +694,11 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
                     ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE | WNN_FUSE_BN |
                           WNN_FUSE_GATE
                     : 0;
+    /* a conv2d reading x * s (s per input channel) as conv(x, W diag(s)):
+     * the end of a squeeze-and-excitation block (kernels/conv/conv2d.c) */
+    if (be->fuses && cpu_config_in_scale()) {
+        be->fuses |= WNN_FUSE_IN_SCALE;
+    }
     /* and a 1x1 expansion with the depthwise convolution that reads it,
      * band of rows by band of rows (kernels/conv/pair.c) */
     if (be->fuses && cpu_config_conv_pairs()) {

@@ -59,6 +59,12 @@ cpu_config_fold_bn(void)
 }
 
 bool
+cpu_config_in_scale(void)
+{
+    return !env_off("WEBNN_CPU_IN_SCALE");
+}
+
+bool
 cpu_config_int8(void)
 {
     return !env_off("WEBNN_CPU_INT8");

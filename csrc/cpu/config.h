@@ -54,6 +54,11 @@ bool cpu_config_layout(void);
  * filter and bias (backend_cpu.c, fold_bn; read when a context's backend is
  * created) */
 bool cpu_config_fold_bn(void);
+/* WEBNN_CPU_IN_SCALE=0: a conv2d reading x * s (s per input channel: a
+ * squeeze-and-excitation block's scale) runs after the mul, as the graph
+ * writes it, instead of as conv(x, W diag(s)) (backend_cpu.c,
+ * apply_in_scale; read when a context's backend is created) */
+bool cpu_config_in_scale(void);
 /* WEBNN_CPU_INT8=0: quantized regions (dequantizeLinear -> conv2d /
  * matmul / gemm -> quantizeLinear) run as their float operators instead of
  * one integer step (qdq.c; read when a context's backend is created) */

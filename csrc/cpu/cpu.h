@@ -54,6 +54,8 @@ enum {
     CPU_PREP_DEPTHWISE,  /* conv: reordered depthwise filter            */
     CPU_PREP_GEMM,       /* conv: filter in the im2col path's layout     */
     CPU_PREP_1X1,        /* conv: [O][C] filter of the nchw 1x1 product  */
+    CPU_PREP_SCALED,     /* conv: CPU_PREP_DIRECT's filter times an input
+                          * scale, refilled per dispatch (direct.c)     */
     CPU_PREP_SLOTS
 };
 typedef struct cpu_prep {
@@ -73,6 +75,10 @@ typedef struct cpu_call {
                                 * otherwise the backend applies it to the
                                 * whole output after the kernel.        */
     const cpu_config *config;  /* kernel choices (cpu/config.h) */
+    /* NULL, or a conv2d's input scale (WNN_FUSE_IN_SCALE, compiler/
+     * fuse.h): one float32 per input channel, by which the kernel scales
+     * its input, x * s, before the convolution (kernels/conv/conv2d.c) */
+    const float *in_scale;
     const wnn_lowered *lowered; /* the node's parameters, resolved at
                                  * compile (compiler/lower/lower.h) */
     const void *options;

@@ -64,6 +64,7 @@ void test_dispatch_errors(wnn_context *c);
 void test_destroyed_context(void);
 /* test_compiler.c */
 void test_fusion(wnn_context *c);
+void test_fusion_in_scale(wnn_context *c);
 void test_plan_fused(wnn_context *c);
 
 #endif

@@ -223,6 +223,58 @@ test_fusion(wnn_context *c)
     }
 }
 
+/* mul(x, s) -> conv2d, s per input channel (WNN_FUSE_IN_SCALE): the mul
+ * joins the conv's chain, s named; not without that kind, nor where the
+ * image is too small for the filter (N H W < 4 O KH KW) */
+static void
+fx_in_scale(wnn_context *c, const char *what, uint32_t hw, uint32_t kinds,
+            bool want)
+{
+    fx f;
+    const uint32_t sx[4] = { 1, hw, hw, 8 }, ss[4] = { 1, 1, 1, 8 },
+                   sw[4] = { 4, 8, 1, 1 };
+    if (!fx_begin(c, &f)) {
+        return;
+    }
+    uint32_t x = fx_input(&f, 4, sx), s = fx_input(&f, 4, ss), w = fx_input(&f, 4, sw);
+    uint32_t m = fx_op(&f, WNN_OP_MUL, s, x, 2, 0);
+    uint32_t y = fx_op(&f, WNN_OP_CONV2D, m, w, 2, 1);
+    wnn_graph *g = NULL;
+    const char *name = "o0";
+    if (!f.ok || wnn_builder_build(f.b, 1, &name, &f.id[y], &g, &f.err) != WNN_OK) {
+        check_ok(WNN_ERR, &f.err, what);
+        wnn_builder_free(f.b);
+        return;
+    }
+    wnn_fusion fu;
+    wnn_error err;
+    if (check_ok(wnn_fusion_find(g, kinds, &fu, &err), &err, what)) {
+        const wnn_ir *ir = g->ir;
+        uint32_t mn = ir->operands[f.id[m]].node, cn = ir->operands[f.id[y]].node;
+        bool ok = want ? fu.n_chains == 1 && fu.chains[0].in_scale == mn + 1 &&
+                             fu.chains[0].scale_in == 0 &&
+                             fu.chains[0].producer == cn && fu.chains[0].last == cn &&
+                             fu.chain_of[mn] == 1 && fu.chain_of[cn] == 1
+                       : fu.n_chains == 0 && fu.chain_of[mn] == 0;
+        check(ok, what, "%u chains", fu.n_chains);
+        wnn_fusion_free(&fu);
+    }
+    wnn_graph_release(g);
+    wnn_builder_free(f.b);
+}
+
+void
+test_fusion_in_scale(wnn_context *c)
+{
+    const uint32_t both = WNN_FUSE_EPILOGUE | WNN_FUSE_IN_SCALE;
+    fx_in_scale(c, "fusion: mul(s, x) -> conv2d, an input scale", 8, both, true);
+    fx_in_scale(c, "fusion: no input scale without WNN_FUSE_IN_SCALE", 8,
+                WNN_FUSE_EPILOGUE, false);
+    /* 3 x 3 pixels against 4 output channels: 9 < 16 */
+    fx_in_scale(c, "fusion: no input scale on a small image", 3, both, false);
+    fx_in_scale(c, "fusion: an input scale at 4 O pixels", 4, both, true);
+}
+
 /* ---- the memory plan of fused chains (compiler/plan.c) --------------------- */
 int cpu_isa(void); /* cpu/support.c: CPU_ISA_* (cpu/config.h) */
 

@@ -849,6 +849,7 @@ main(void)
         test_constant_view(c);
         test_dispatch_errors(c);
         test_fusion(c);
+        test_fusion_in_scale(c);
         test_plan_fused(c);
         test_signatures_and_views(c);
         test_device_interop_on_host(c);

@@ -220,6 +220,9 @@ typedef struct geom {
      * backend.  A path that computes in another layout (nchw through
      * nhwc) clears it for the inner call. */
     cpu_epi *epi;
+    /* an input scale (cpu_call.in_scale) that the direct nhwc path applies
+     * to its packed filter (conv2d.c chooses), or NULL */
+    const float *in_scale;
 } geom;
 
 /* Strides of a conv2d filter layout, in (o, i, h, w) order. */
@@ -249,6 +252,8 @@ geom_from(geom *g, const wnn_conv_params *p)
     g->G = p->G, g->Cg = p->Cg, g->Og = p->Og;
     g->pt = p->pad[0], g->pl = p->pad[2];
     g->sh = p->sh, g->sw = p->sw, g->dh = p->dh, g->dw = p->dw;
+    g->epi = NULL;
+    g->in_scale = NULL;
 }
 
 

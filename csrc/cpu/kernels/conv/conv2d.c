@@ -1,6 +1,77 @@
 /* conv2d.c -- conv2d: the choice of path (conv.h has the overview and the
  * files of each algorithm). */
+#include <math.h>
+
 #include "conv.h"
+
+/* ---- input scales (cpu_call.in_scale) ------------------------------------ */
+/* conv(x * s, W) computed as conv(x, W diag(s)), s per input channel: the
+ * end of a squeeze-and-excitation block (compiler/fuse.h,
+ * WNN_FUSE_IN_SCALE), without the pass over x.  Each term is then rounded
+ * as x (w s) instead of (x s) w: the same but for the last bit of some
+ * terms where no w s overflows or falls into the subnormals: every |s| <= 1
+ * (a sigmoid's, a hardSigmoid's) and 0 or >= 2^-64; a NaN makes every
+ * output NaN both ways. */
+static bool
+scale_exact(const float *s, int64_t C)
+{
+    for (int64_t c = 0; c < C; c++) {
+        float a = fabsf(s[c]);
+        if (!(isnan(a) || a == 0.0f || (a <= 1.0f && a >= 0x1p-64f))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* x * s as the mul computes it (another s), channel c of element i:
+ * (i / cs) % C */
+static float *
+scaled_input(const float *x, const float *s, const geom *g)
+{
+    const uint64_t n = (uint64_t)(g->N * g->C * g->H * g->W),
+                   cs = g->nhwc ? 1 : (uint64_t)(g->H * g->W);
+    float *d = falloc(n);
+    for (uint64_t i = 0; d && i < n; i++) {
+        d[i] = x[i] * s[(i / cs) % (uint64_t)g->C];
+    }
+    return d;
+}
+
+/* W diag(s) in W's layout (groups 1), for the paths other than the direct
+ * nhwc one (which scales its packed filter: direct.c) */
+static float *
+scaled_filter(const float *w, const float *s, const geom *g, int layout)
+{
+    int64_t st[4], d[4] = { g->O, g->C, g->KH, g->KW };
+    conv_filter_strides(layout, g, st);
+    float *o = falloc((size_t)(g->O * g->C * g->KH * g->KW));
+    for (int64_t a = 0; o && a < d[0]; a++) {
+        for (int64_t c = 0; c < d[1]; c++) {
+            for (int64_t h = 0; h < d[2]; h++) {
+                for (int64_t v = 0; v < d[3]; v++) {
+                    int64_t i = a * st[0] + c * st[1] + h * st[2] + v * st[3];
+                    o[i] = w[i] * s[c];
+                }
+            }
+        }
+    }
+    return o;
+}
+
+/* the direct nhwc path runs this call with a constant filter (packed once;
+ * it scales the packed copy per call) */
+static bool
+scale_packed(const cpu_call *k, const geom *g, const float *x, const float *w)
+{
+#if HAVE_DIRECT
+    return g->nhwc && g->G == 1 && (k->const_in & 2u) &&
+           !winograd_usable(k, g, x, w) && direct_usable(g);
+#else
+    (void)k, (void)g, (void)x, (void)w;
+    return false;
+#endif
+}
 
 /* ---- conv2d --------------------------------------------------------------- */
 wnn_status
@@ -29,6 +100,21 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     if (t != WNN_FLOAT32) {
         y = oy = falloc(ny);
     }
+    /* an input scale (float32 only, as fuse.c fuses it) */
+    cpu_call ks;
+    float *sx = NULL, *sw = NULL;
+    if (k->in_scale && t == WNN_FLOAT32 && x && w) {
+        if (!scale_exact(k->in_scale, g.C)) {
+            x = sx = scaled_input(x, k->in_scale, &g);
+        } else if (scale_packed(k, &g, x, w)) {
+            g.in_scale = k->in_scale;
+        } else {
+            w = sw = scaled_filter(w, k->in_scale, &g, o->filter_layout);
+            ks = *k;
+            ks.const_in &= ~2u; /* a filter of this call only */
+            k = &ks;
+        }
+    }
     wnn_status st;
     if (!x || !w || (o->bias && !b) || !y) {
         st = cpu_fail(k, err, "out of memory");
@@ -56,6 +142,8 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     }
     free(ox);
     free(ow);
+    free(sx);
+    free(sw);
     free(ob);
     free(oy);
     return st;

@@ -1201,6 +1201,44 @@ conv_direct_prow(const geom *g, const float *x, const float *wt,
     }
 }
 
+/* The packed filter wt (groups 1) with each input channel c's rows
+ * times s[c] (g->in_scale, conv2d.c), into the node's CPU_PREP_SCALED
+ * slot (made once, refilled per call; or a block in *own for the caller
+ * to free).  Each block of bw columns is [KH][KW][C][wb]: row r is input
+ * channel r % C. */
+static const float *
+direct_scaled(const cpu_call *k, const geom *g, const float *wt, float **own)
+{
+    const int64_t C = g->C, rows = g->KH * g->KW * C,
+                  OP = (g->O + 15) / 16 * 16,
+                  bw = conv_direct_bw(rows);
+    const float *s = g->in_scale;
+    float *d = k->prep ? k->prep->slot[CPU_PREP_SCALED] : NULL;
+    if (!d) {
+        d = falloc((size_t)(rows * OP));
+        if (!d) {
+            return NULL;
+        }
+        if (k->prep) {
+            k->prep->slot[CPU_PREP_SCALED] = d;
+        } else {
+            *own = d;
+        }
+    }
+    for (int64_t o0 = 0; o0 < OP; o0 += bw) {
+        const int64_t wb = OP - o0 < bw ? OP - o0 : bw;
+        const float *src = wt + o0 * rows;
+        float *dst = d + o0 * rows;
+        for (int64_t r = 0; r < rows; r++) {
+            const float f = s[r % C];
+            for (int64_t j = 0; j < wb; j++) {
+                dst[r * wb + j] = src[r * wb + j] * f;
+            }
+        }
+    }
+    return d;
+}
+
 wnn_status
 conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
                  int layout, const float *x, const float *w, const float *b,
@@ -1208,11 +1246,15 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
 {
     const int64_t C = g->C, O = g->O, KH = g->KH, KW = g->KW, G = g->G;
     const int64_t Og = g->Og, OP = (Og + 15) / 16 * 16; /* per group */
-    float *own = NULL;
+    float *own = NULL, *own_s = NULL;
     const float *wt = conv_direct_pack(k, g, layout, w, &own);
+    if (wt && g->in_scale && G == 1) {
+        wt = direct_scaled(k, g, wt, &own_s);
+    }
     float *bp = fcalloc((size_t)(G * OP) + 16);
     if (!wt || !bp) {
         free(own);
+        free(own_s);
         free(bp);
         return cpu_fail(k, err, "out of memory");
     }
@@ -1233,6 +1275,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
             g->epi->applied = true;
         }
         free(own);
+        free(own_s);
         free(bp);
         return WNN_OK;
     }
@@ -1246,6 +1289,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
         g->epi->applied = true;
     }
     free(own);
+    free(own_s);
     free(bp);
     return WNN_OK;
 }
