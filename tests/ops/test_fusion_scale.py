@@ -282,3 +282,48 @@ def test_efficientnet_projection_shapes(contexts):
         close(got, ref, mag)
         close(plain, ref, mag)
         assert np.max(np.abs(got - plain)) <= 1e-5 * np.max(np.abs(plain))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_geometries(contexts, seed):
+    """random conv2d geometries (filter sizes, strides, dilations, padding,
+    batch, both layouts, every filter layout, a residual or not) behind an
+    input scale: the fused graph against the unfused one, within a few ulps
+    of the sum of the terms' magnitudes, on whichever path the kernel takes"""
+    rng = np.random.default_rng(1000 + seed)
+    layout = ["nhwc", "nchw"][seed % 2]
+    flayout = ["ohwi", "oihw", "hwio", "ihwo"][seed // 2 % 4]
+    n = int(rng.integers(1, 3))
+    k = int(rng.choice([1, 1, 2, 3, 5]))
+    stride = int(rng.integers(1, 3))
+    dil = int(rng.integers(1, 3)) if k > 1 else 1
+    pad = [int(v) for v in rng.integers(0, k, 4)]
+    cin, cout = int(rng.integers(1, 70)), int(rng.integers(1, 40))
+    span = (k - 1) * dil + 1
+    hw = int(rng.integers(span, span + 24))
+    xs = (n, hw, hw, cin) if layout == "nhwc" else (n, cin, hw, hw)
+    ss = (1, 1, 1, cin) if layout == "nhwc" else (1, cin, 1, 1)
+    x = rng.standard_normal(xs).astype(np.float32)
+    s = sigmoid(rng.standard_normal(cin) * 4).astype(np.float32).reshape(ss)
+    w_oihw = rng.standard_normal((cout, cin, k, k)).astype(np.float32)
+    w = np.ascontiguousarray(w_oihw.transpose(PERM[flayout]))
+    opts = {"input_layout": layout, "filter_layout": flayout, "strides": [stride] * 2,
+            "dilations": [dil] * 2, "padding": pad}
+
+    def make(b, ops):
+        return b.conv2d(b.mul(ops["x"], ops["s"]), b.constant(w), **opts)
+
+    inputs = {"x": x, "s": s}
+    got, summary = run(contexts[0], make, inputs)
+    plain, _ = run(contexts[1], make, inputs)
+    oh = (hw + pad[0] + pad[1] - span) // stride + 1
+    fuses = n * hw * hw >= 4 * cout * k * k
+    assert len(fused_groups(summary)) == int(fuses), (summary, n, hw, cout, k)
+    # |x s| |w| summed over the window: the unfused result through abs values
+    absw = np.abs(w)
+    mag, _ = run(contexts[1], lambda b, ops: b.conv2d(b.abs(b.mul(ops["x"], ops["s"])),
+                                                       b.constant(absw), **opts), inputs)
+    assert got.shape == plain.shape and got.shape[1 if layout == "nhwc" else 2] == oh
+    err = np.abs(got.astype(np.float64) - plain)
+    assert np.all(err <= 16 * np.finfo(np.float32).eps * (mag.astype(np.float64) + 1e-30)), \
+        float(np.max(err / (mag + 1e-30)))
