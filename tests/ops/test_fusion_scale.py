@@ -132,7 +132,7 @@ def test_fused_against_unfused_and_numpy(contexts, flayout, epi):
 
 
 @pytest.mark.parametrize("case", ["nchw", "filter_input", "3x3_padded", "3x3_winograd",
-                                  "batch2", "odd_channels"])
+                                  "batch2", "odd_channels", "one_channel", "one_channel_3x3"])
 def test_other_paths(contexts, case):
     """the paths that scale the filter in its own layout (nchw, a filter
     that is no constant, Winograd's 3x3: 16 channels in and out or more),
@@ -143,7 +143,11 @@ def test_other_paths(contexts, case):
           "3x3_padded": dict(k=3, pad=1, hw=32, cin=32, cout=8),
           "3x3_winograd": dict(k=3, pad=1, hw=48, cin=32, cout=16),
           "batch2": dict(n=2, hw=9),
-          "odd_channels": dict(cin=37, cout=5, hw=7)}[case]
+          "odd_channels": dict(cin=37, cout=5, hw=7),
+          # one input channel: groups 1 and depthwise at once (the
+          # depthwise kernel runs it, on a scaled filter)
+          "one_channel": dict(cin=1, cout=3, hw=8),
+          "one_channel_3x3": dict(cin=1, cout=1, hw=8, k=3, pad=1)}[case]
     inputs, make, ref, mag = se_case(rng, **kw)
     got, summary = run(contexts[0], make, inputs)
     assert len(fused_groups(summary)) == 1, summary

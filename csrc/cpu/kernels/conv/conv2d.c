@@ -60,12 +60,13 @@ scaled_filter(const float *w, const float *s, const geom *g, int layout)
 }
 
 /* the direct nhwc path runs this call with a constant filter (packed once;
- * it scales the packed copy per call) */
+ * it scales the packed copy per call): cpu_conv2d's choice below (one
+ * input channel is a depthwise convolution there) */
 static bool
 scale_packed(const cpu_call *k, const geom *g, const float *x, const float *w)
 {
 #if HAVE_DIRECT
-    return g->nhwc && g->G == 1 && (k->const_in & 2u) &&
+    return g->nhwc && g->G == 1 && g->C > 1 && (k->const_in & 2u) &&
            !winograd_usable(k, g, x, w) && direct_usable(g);
 #else
     (void)k, (void)g, (void)x, (void)w;
