@@ -75,7 +75,7 @@ build/obj/%.o: csrc/%.c | deps
 build/obj-asan/%.o: csrc/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -MMD -MP -c -o $@ $<
-build/obj-fuzz/%.o: csrc/%.c | fuzz-deps
+build/obj-fuzz/%.o: csrc/%.c csrc/fuzz/coverage_ignore.txt | fuzz-deps
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
 # the fuzz harness as a plain program (below) is the same source built with -DWNN_FUZZ_STANDALONE
@@ -264,7 +264,8 @@ FUZZ_JOBS ?= 1
 FUZZ_FLAGS := -std=c11 -g -O1 -fopenmp-simd -D_GNU_SOURCE -Wall -Wno-unused-parameter \
               -Icsrc/include -I/usr/include/x86_64-linux-gnu \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-              -fno-omit-frame-pointer -Wno-pass-failed
+              -fno-omit-frame-pointer -Wno-pass-failed \
+              -fsanitize-coverage-ignorelist=csrc/fuzz/coverage_ignore.txt
 FUZZ_ENV  := OMP_NUM_THREADS=2 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 FUZZ_ARGS := -timeout=20 -rss_limit_mb=3072 -max_len=4096 -print_final_stats=1 \
