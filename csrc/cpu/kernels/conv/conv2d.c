@@ -59,22 +59,40 @@ scaled_filter(const float *w, const float *s, const geom *g, int layout)
     return o;
 }
 
-/* the direct nhwc path runs this call with a constant filter (packed once;
- * it scales the packed copy per call): cpu_conv2d's choice below (one
- * input channel is a depthwise convolution there) */
-static bool
-scale_packed(const cpu_call *k, const geom *g, const float *x, const float *w)
+/* ---- conv2d --------------------------------------------------------------- */
+/* the paths (conv.h), in the order they are tried */
+enum { P_DEPTHWISE, P_WINOGRAD, P_DIRECT_NHWC, P_DIRECT_1X1_NCHW,
+       P_DIRECT_NCHW, P_GEMM };
+
+static int
+conv_path(const cpu_call *k, const geom *g, const float *x, const float *w)
 {
+    if (g->G == g->C && g->Cg == 1) {
+        return P_DEPTHWISE;
+    }
 #if HAVE_DIRECT
-    return g->nhwc && g->G == 1 && g->C > 1 && (k->const_in & 2u) &&
-           !winograd_usable(k, g, x, w) && direct_usable(g);
+    if (g->nhwc && winograd_usable(k, g, x, w)) {
+        /* (also where the direct kernel would not run: AVX2 on rows
+         * narrower than its blocks, 14 x 14 3x3 convolutions) */
+        return P_WINOGRAD;
+    }
+    if ((direct_usable(g) || direct_grouped_usable(g)) && g->nhwc) {
+        return P_DIRECT_NHWC;
+    }
+    if (direct_usable(g) && g->KH == 1 && g->KW == 1 && g->sh == 1 &&
+        g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H &&
+        g->OW == g->W) {
+        return P_DIRECT_1X1_NCHW;
+    }
+    if (direct_usable(g) && g->KH * g->KW > 1) {
+        return P_DIRECT_NCHW;
+    }
 #else
-    (void)k, (void)g, (void)x, (void)w;
-    return false;
+    (void)k, (void)x, (void)w;
 #endif
+    return P_GEMM;
 }
 
-/* ---- conv2d --------------------------------------------------------------- */
 wnn_status
 cpu_conv2d(const cpu_call *k, wnn_error *err)
 {
@@ -101,46 +119,64 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     if (t != WNN_FLOAT32) {
         y = oy = falloc(ny);
     }
-    /* an input scale (float32 only, as fuse.c fuses it) */
+    /* an input scale (float32 only, as fuse.c fuses it): an s outside the
+     * exact range multiplies x before the path is chosen (Winograd's scan
+     * must see x * s) */
     cpu_call ks;
     float *sx = NULL, *sw = NULL;
-    if (k->in_scale && t == WNN_FLOAT32 && x && w) {
-        if (!scale_exact(k->in_scale, g.C)) {
-            x = sx = scaled_input(x, k->in_scale, &g);
-        } else if (scale_packed(k, &g, x, w)) {
+    const bool scaled = k->in_scale && t == WNN_FLOAT32;
+    if (scaled && x && !scale_exact(k->in_scale, g.C)) {
+        x = sx = scaled_input(x, k->in_scale, &g);
+    }
+    wnn_status st;
+    if (!x || !w || (o->bias && !b) || !y) {
+        st = cpu_fail(k, err, "out of memory");
+        goto done;
+    }
+    const int path = conv_path(k, &g, x, w);
+    if (scaled && !sx) {
+        /* the direct nhwc path scales its packed constant filter per call
+         * (groups 1); the others read a scaled copy (Winograd chose from
+         * the filter's scan: |w s| <= |w|) */
+        if (path == P_DIRECT_NHWC && g.G == 1 && (k->const_in & 2u)) {
             g.in_scale = k->in_scale;
         } else {
             w = sw = scaled_filter(w, k->in_scale, &g, o->filter_layout);
             ks = *k;
             ks.const_in &= ~2u; /* a filter of this call only */
             k = &ks;
+            if (!w) {
+                st = cpu_fail(k, err, "out of memory");
+                goto done;
+            }
         }
     }
-    wnn_status st;
-    if (!x || !w || (o->bias && !b) || !y) {
-        st = cpu_fail(k, err, "out of memory");
-    } else if (g.G == g.C && g.Cg == 1) {
+    switch (path) {
+    case P_DEPTHWISE:
         st = conv_depthwise(k, err, &g, o->filter_layout, x, w, b, y);
+        break;
 #if HAVE_DIRECT
-    } else if (g.nhwc && winograd_usable(k, &g, x, w)) {
-        /* (also where the direct kernel would not run: AVX2 on rows
-         * narrower than its blocks, 14 x 14 3x3 convolutions) */
+    case P_WINOGRAD:
         st = conv_winograd_nhwc(k, err, &g, o->filter_layout, x, w, b, y);
-    } else if ((direct_usable(&g) || direct_grouped_usable(&g)) && g.nhwc) {
+        break;
+    case P_DIRECT_NHWC:
         st = conv_direct_nhwc(k, err, &g, o->filter_layout, x, w, b, y);
-    } else if (direct_usable(&g) && g.KH == 1 && g.KW == 1 && g.sh == 1 &&
-               g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
-               g.OW == g.W) {
+        break;
+    case P_DIRECT_1X1_NCHW:
         st = conv_direct_1x1_nchw(k, err, &g, o->filter_layout, x, w, b, y);
-    } else if (direct_usable(&g) && g.KH * g.KW > 1) {
+        break;
+    case P_DIRECT_NCHW:
         st = conv_direct_nchw(k, err, &g, o->filter_layout, x, w, b, y);
+        break;
 #endif
-    } else {
+    default:
         st = conv_gemm(k, err, &g, o->filter_layout, x, w, b, y);
+        break;
     }
     if (st == WNN_OK && oy) {
         cpu_from_f32(oy, k->out[0], t, ny);
     }
+done:
     free(ox);
     free(ow);
     free(sx);
