@@ -20,6 +20,7 @@ cpu_config_read(cpu_config *c)
 {
     c->conv_direct = !env_off("WEBNN_CONV_DIRECT");
     c->conv_winograd = !env_off("WEBNN_CONV_WINOGRAD");
+    c->conv_gather = !env_off("WEBNN_CONV_GATHER");
 }
 
 bool

@@ -13,7 +13,9 @@
  *   WEBNN_CONV_DIRECT=0    no AVX-512 direct convolution (nor Winograd):
  *                          the portable im2col + BLIS path; and matmul /
  *                          gemm on BLIS instead of the direct kernel
- *   WEBNN_CONV_WINOGRAD=0  no Winograd for 3x3 filters (direct instead) */
+ *   WEBNN_CONV_WINOGRAD=0  no Winograd for 3x3 filters (direct instead)
+ *   WEBNN_CONV_GATHER=0    no gathered short rows (direct.c): the direct
+ *                          kernel row by row (or im2col + BLIS) instead */
 #ifndef WNN_CPU_CONFIG_H
 #define WNN_CPU_CONFIG_H
 #include <stdbool.h>
@@ -26,6 +28,7 @@ enum { CPU_ISA_BASELINE = 1, CPU_ISA_AVX2 = 3, CPU_ISA_AVX512 = 4 };
 typedef struct cpu_config {
     bool conv_direct;       /* WEBNN_CONV_DIRECT != 0   */
     bool conv_winograd;     /* WEBNN_CONV_WINOGRAD != 0 */
+    bool conv_gather;       /* WEBNN_CONV_GATHER != 0   */
     bool fold_bn;           /* the context's cpu_config_fold_bn() */
 } cpu_config;
 

@@ -24,7 +24,9 @@
  *              32 channels, 8 x (16 + 8 lanes) for exactly 24) with no
  *              im2col and no packing.  nhwc: 6 output pixels x 64 output channels, any
  *              filter size, strides, dilations, padding (the border pixels
- *              take only their valid taps).  nchw 1x1 with strides 1 and no
+ *              take only their valid taps; short rows, groups 1: the
+ *              taps gathered into a column matrix for one 1x1 product
+ *              over all pixels, conv_direct_gathered).  nchw 1x1 with strides 1 and no
  *              padding: the product W (O x C) X (C x HW), 6 output channels
  *              x 64 pixels.  nchw with larger filters: the input transposed
  *              to nhwc and the result back (vectorised 16 x 16 transposes;
@@ -213,7 +215,7 @@ typedef struct geom {
     int64_t pt, pl;         /* padding at the top and left            */
     int64_t sh, sw, dh, dw; /* strides, dilations                     */
     bool nhwc;
-    bool direct_ok, winograd_ok; /* kernel choice (cpu/config.h)  */
+    bool direct_ok, winograd_ok, gather_ok; /* cpu/config.h */
     /* a fused epilogue (float32 only) that the path may apply on each
      * block it stores (cpu_epi_tile, offsets in this geometry's layout)
      * and then mark applied; a path that does not leaves it to the
@@ -254,6 +256,7 @@ geom_from(geom *g, const wnn_conv_params *p)
     g->sh = p->sh, g->sw = p->sw, g->dh = p->dh, g->dw = p->dw;
     g->epi = NULL;
     g->in_scale = NULL;
+    g->direct_ok = g->winograd_ok = g->gather_ok = false; /* the caller's */
 }
 
 
@@ -378,12 +381,18 @@ void conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
 wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,
                           int layout, const float *x, const float *w,
                           const float *b, float *y);
+/* im2col.c: the rows of the column matrix of output row oh of image n,
+ * group gi (nhwc): OW rows of KH KW Cg values in (kh, kw, ci) order, zeros
+ * where a tap falls in the padding */
+void conv_im2col_nhwc_row(const geom *g, const float *x, int64_t n,
+                          int64_t gi, int64_t oh, float *dst);
 wnn_status conv_gemm(const cpu_call *k, wnn_error *err, const geom *g,
                      int layout, const float *x, const float *w,
                      const float *b, float *y);
 #if HAVE_DIRECT
 bool conv_direct_usable(const geom *g);
 bool conv_direct_grouped_usable(const geom *g);
+bool conv_direct_gathered(const geom *g);
 bool conv_winograd_usable(const cpu_call *k, const geom *g, const float *x,
                           const float *w);
 wnn_status conv_winograd_nhwc(const cpu_call *k, wnn_error *err,

@@ -76,7 +76,8 @@ conv_path(const cpu_call *k, const geom *g, const float *x, const float *w)
          * narrower than its blocks, 14 x 14 3x3 convolutions) */
         return P_WINOGRAD;
     }
-    if ((direct_usable(g) || direct_grouped_usable(g)) && g->nhwc) {
+    if ((direct_usable(g) || direct_grouped_usable(g) ||
+         conv_direct_gathered(g)) && g->nhwc) {
         return P_DIRECT_NHWC;
     }
     if (direct_usable(g) && g->KH == 1 && g->KW == 1 && g->sh == 1 &&
@@ -104,6 +105,7 @@ cpu_conv2d(const cpu_call *k, wnn_error *err)
     geom_from(&g, &k->lowered->u.conv);
     g.direct_ok = k->config->conv_direct;
     g.winograd_ok = k->config->conv_direct && k->config->conv_winograd;
+    g.gather_ok = k->config->conv_direct && k->config->conv_gather;
     g.epi = t == WNN_FLOAT32 ? k->epi : NULL;
 
     uint64_t nx = wnn_desc_elements(xd), nw = wnn_desc_elements(wd),

@@ -45,9 +45,9 @@ CPU_HOT_VOID(static, , im2col_nchw_row,
 
 /* nhwc: the rows of the column matrix for output row oh of image n, group
  * gi: OW rows of K = KH * KW * Cg values in (kh, kw, ci) order. */
-static void
-im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
-                int64_t oh, float *dst)
+void
+conv_im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
+                     int64_t oh, float *dst)
 {
     const int64_t Cg = g->Cg, K = g->KH * g->KW * Cg;
     for (int64_t ow = 0; ow < g->OW; ow++) {
@@ -193,7 +193,7 @@ i2c_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     float *cols = j_->cols;
     int64_t K = j_->K;
     for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
-        im2col_nhwc_row(g, x, n, gi, oh,
+        conv_im2col_nhwc_row(g, x, n, gi, oh,
                         cols + oh * g->OW * K);
     }
 }
@@ -244,7 +244,7 @@ bands_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 }
             } else {
                 for (int64_t oh = oh0; oh < oh1; oh++) {
-                    im2col_nhwc_row(g, x, n, gi, oh,
+                    conv_im2col_nhwc_row(g, x, n, gi, oh,
                                     col + (oh - oh0) * g->OW * K);
                 }
             }
