@@ -215,21 +215,25 @@ typedef void (*dwk_row_fn)(const geom *, const float *, const float *,
 #if HAVE_DIRECT
 #define DWK_VT v16
 #define DWK_VW 16
+#define DWK_SP 8
 #define DWK_TARGET DIRECT
 #define DWK_NAME(s) dwk_##s##_avx512
 #include "depthwise_k.h"
 #undef DWK_VT
 #undef DWK_VW
+#undef DWK_SP
 #undef DWK_TARGET
 #undef DWK_NAME
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 #define DWK_VT v8
 #define DWK_VW 8
+#define DWK_SP 8
 #define DWK_TARGET CPU_TARGET_V3
 #define DWK_NAME(s) dwk_##s##_avx2
 #include "depthwise_k.h"
 #undef DWK_VT
 #undef DWK_VW
+#undef DWK_SP
 #undef DWK_TARGET
 #undef DWK_NAME
 #endif

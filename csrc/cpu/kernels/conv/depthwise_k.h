@@ -14,8 +14,10 @@
  * columns run one at a time with only their taps inside the row, four
  * vectors of channels at once (independent sums: a 7 x 7 image has few
  * interior columns, and one chain of 25 dependent multiply-adds a vector
- * waited on each one's latency).  Every output is bias + the taps in
- * (kh, kw) order, in the kernel's rows and columns alike. */
+ * waited on each one's latency).  Stride 1 across with 5 or 7 taps a row:
+ * sliding windows instead (slide5, slide7 below), borders included.  Every
+ * output is bias + the taps in (kh, kw) order, in the kernel's rows and
+ * columns alike. */
 
 #define DWK_P 8
 #define DWK_TAPS 49
@@ -216,6 +218,64 @@ DWK_NAME(edge)(const geom *g, const float *xn, const float *wk,
     }
 }
 
+/* Stride 1 and dilation 1 across, KW = KWC (5 or 7), at most DWK_SLIDE_ROWS
+ * tap rows (any stride and dilation down): DWK_SP columns ow .. ow + DWK_SP - 1 of row oh (np of them stored),
+ * borders included.  Per tap row the window of DWK_SP + KWC - 1 input
+ * columns is loaded once (a column of zeros for one outside the row) and
+ * serves all KWC x DWK_SP multiply-adds: the interior block loaded every
+ * (column, kw) pair again, 9 loads for 8 multiply-adds, and a row of
+ * ConvNeXt's 7x7 (56 x 56 x 96) ran whole through the pointer table of
+ * tblock (2 loads and a pointer a multiply-add).  The sums: bias + the taps
+ * in (kh, kw) order, a tap left or right of the row adding 0 * w (as
+ * tblock; tap rows outside the image are skipped). */
+#define DWK_SLIDE_ROWS 7
+#define DWK_SLIDE(KWC)                                                        \
+    DWK_TARGET static void DWK_NAME(slide##KWC)(                              \
+        const geom *g, const float *xn, const float *wk, const float *b,     \
+        float *yo, int64_t oh, int64_t ow, int64_t np, const float *zeros)   \
+    {                                                                         \
+        enum { Q = DWK_SP + KWC - 1 };                                        \
+        const int64_t C = g->C, W = g->W, CV = C / DWK_VW * DWK_VW;           \
+        int64_t kh_lo, kh_hi;                                                 \
+        const int64_t ih0 = oh * g->sh - g->pt;                               \
+        valid_range(g->KH, g->dh, ih0, g->H, &kh_lo, &kh_hi);                 \
+        const int64_t nr = kh_hi - kh_lo, iw0 = ow - g->pl;                   \
+        const float *tab[DWK_SLIDE_ROWS][Q];                                  \
+        for (int64_t r = 0; r < nr; r++) {                                    \
+            const float *xr = xn + (ih0 + (kh_lo + r) * g->dh) * W * C;       \
+            for (int q = 0; q < Q; q++) {                                     \
+                const int64_t iw = iw0 + q;                                   \
+                tab[r][q] = iw >= 0 && iw < W ? xr + iw * C : zeros;          \
+            }                                                                 \
+        }                                                                     \
+        const float *w0 = wk + kh_lo * KWC * C;                               \
+        for (int64_t c0 = 0; c0 < CV; c0 += DWK_VW) {                         \
+            const DWK_VT bv = b ? *(const DWK_VT *)(b + c0) : (DWK_VT){ 0 };  \
+            DWK_VT a[DWK_SP];                                                 \
+            _Pragma("GCC unroll 8") for (int p = 0; p < DWK_SP; p++) a[p] = bv; \
+            for (int64_t r = 0; r < nr; r++) {                                \
+                const float *wr = w0 + r * KWC * C + c0;                      \
+                DWK_VT xw[Q];                                                 \
+                _Pragma("GCC unroll 16") for (int q = 0; q < Q; q++)          \
+                    xw[q] = *(const DWK_VT *)(tab[r][q] + c0);                \
+                _Pragma("GCC unroll 8") for (int kw = 0; kw < KWC; kw++)      \
+                {                                                             \
+                    const DWK_VT w = *(const DWK_VT *)(wr + kw * C);          \
+                    _Pragma("GCC unroll 8") for (int p = 0; p < DWK_SP; p++)  \
+                        a[p] += xw[p + kw] * w;                               \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 8") for (int p = 0; p < DWK_SP; p++)          \
+            {                                                                 \
+                if (p < np) {                                                 \
+                    *(DWK_VT *)(yo + p * C + c0) = a[p];                      \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+DWK_SLIDE(5)
+DWK_SLIDE(7)
+
 /* output row oh of image n: the interior columns from lo in blocks of
  * DWK_P (every tap inside the row), the columns left and right of them by
  * edge */
@@ -228,6 +288,21 @@ DWK_NAME(row)(const geom *g, const float *x, const float *wk, const float *b,
     const int64_t CV = C / DWK_VW * DWK_VW;
     const float *xn = x + n * g->H * g->W * C;
     float *yr = y + (n * g->OH + oh) * OW * C;
+    if (zeros && CV > 0 && g->sw == 1 && g->dw == 1 &&
+        (g->KW == 5 || g->KW == 7) && g->KH <= DWK_SLIDE_ROWS) {
+        for (int64_t ow = 0; ow < OW; ow += DWK_SP) {
+            const int64_t np = OW - ow < DWK_SP ? OW - ow : DWK_SP;
+            if (g->KW == 7) {
+                DWK_NAME(slide7)(g, xn, wk, b, yr + ow * C, oh, ow, np, zeros);
+            } else {
+                DWK_NAME(slide5)(g, xn, wk, b, yr + ow * C, oh, ow, np, zeros);
+            }
+            for (int64_t p = 0; p < np && CV < C; p++) {
+                DWK_NAME(column)(g, xn, wk, b, yr + (ow + p) * C, oh, ow + p, CV);
+            }
+        }
+        return;
+    }
     int64_t nb = hi > lo && CV > 0 ? (hi - lo) / DWK_P : 0;
     /* the whole row in table blocks where that costs less than the
      * interior blocks and the columns left and right of them one at a time
@@ -257,3 +332,5 @@ DWK_NAME(row)(const geom *g, const float *x, const float *wk, const float *b,
 #undef DWK_COLUMN_BODY
 #undef DWK_P
 #undef DWK_TAPS
+#undef DWK_SLIDE
+#undef DWK_SLIDE_ROWS
