@@ -219,10 +219,11 @@ DWK_NAME(edge)(const geom *g, const float *xn, const float *wk,
 }
 
 /* Stride 1 and dilation 1 across, KW = KWC (5 or 7), at most DWK_SLIDE_ROWS
- * tap rows (any stride and dilation down): DWK_SP columns ow .. ow + DWK_SP - 1 of row oh (np of them stored),
- * borders included.  Per tap row the window of DWK_SP + KWC - 1 input
- * columns is loaded once (a column of zeros for one outside the row) and
- * serves all KWC x DWK_SP multiply-adds: the interior block loaded every
+ * tap rows (any stride and dilation down): DWK_SP columns ow .. ow +
+ * DWK_SP - 1 of row oh (np of them stored), borders included.  Per tap
+ * row the window of DWK_SP + KWC - 1 input columns is loaded once (a
+ * column of zeros for one outside the row) and serves all KWC x DWK_SP
+ * multiply-adds: the interior block loaded every
  * (column, kw) pair again, 9 loads for 8 multiply-adds, and a row of
  * ConvNeXt's 7x7 (56 x 56 x 96) ran whole through the pointer table of
  * tblock (2 loads and a pointer a multiply-add).  The sums: bias + the taps
