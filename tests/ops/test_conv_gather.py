@@ -9,6 +9,7 @@ WEBNN_CONV_GATHER=0.  The sums are the row kernel's, in the same (kh, kw, c)
 order, plus the padding's zero products, so a padded tap that meets an
 infinite weight gives a NaN, as the float64 reference (and im2col + BLIS)
 give it: test_padding_meets_an_infinite_weight shows the path is taken."""
+import os
 import zlib
 
 import numpy as np
@@ -121,8 +122,8 @@ def test_padding_meets_an_infinite_weight(ctx, monkeypatch):
     at the top row and left column of outputs.  Gathered, 0 * inf is a NaN
     there, as in the float64 reference (zero-padded input); the row kernel
     skips the padded taps and gives finite values."""
-    if cpu_level() == "baseline":
-        pytest.skip("no direct kernels at the baseline level")
+    if cpu_level() == "baseline" or os.environ.get("WEBNN_CONV_DIRECT") == "0":
+        pytest.skip("no direct kernels (the baseline level, or WEBNN_CONV_DIRECT=0)")
     x, f, b = make_case(seed("gather inf weight"), "float32", 1, 16, 14, 14, 16, 3, 3, 1,
                         True)
     f[2, 5, 0, 0] = np.inf

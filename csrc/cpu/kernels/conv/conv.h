@@ -381,11 +381,11 @@ void conv_dw3_span(const geom *g, const float *const r[3], const float *wk,
 wnn_status conv_depthwise(const cpu_call *k, wnn_error *err, const geom *g,
                           int layout, const float *x, const float *w,
                           const float *b, float *y);
-/* im2col.c: the rows of the column matrix of output row oh of image n,
- * group gi (nhwc): OW rows of KH KW Cg values in (kh, kw, ci) order, zeros
- * where a tap falls in the padding */
-void conv_im2col_nhwc_row(const geom *g, const float *x, int64_t n,
-                          int64_t gi, int64_t oh, float *dst);
+/* im2col.c: the column matrix of group gi of images [n0, n0 + nimg) (nhwc),
+ * on nt threads: for each output pixel in order, a row of KH KW Cg values
+ * in (kh, kw, ci) order, zeros where a tap falls in the padding */
+void conv_im2col_nhwc(const geom *g, const float *x, int64_t n0,
+                      int64_t nimg, int64_t gi, float *cols, int nt);
 wnn_status conv_gemm(const cpu_call *k, wnn_error *err, const geom *g,
                      int layout, const float *x, const float *w,
                      const float *b, float *y);

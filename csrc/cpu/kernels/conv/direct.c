@@ -605,25 +605,6 @@ conv_direct_gathered(const geom *g)
            (double)P * K * sizeof(float) <= (double)GATHER_MAX_BYTES;
 }
 
-typedef struct gather_job {
-    const geom *g;
-    const float *x;
-    float *cols;
-} gather_job;
-
-static void
-gather_body(void *p_, int64_t b_, int64_t e_, int tid_)
-{
-    (void)tid_;
-    const gather_job *j = p_;
-    const geom *g = j->g;
-    const int64_t K = g->KH * g->KW * g->C;
-    for (int64_t r = b_; r < e_; r++) { /* output row r of the batch */
-        conv_im2col_nhwc_row(g, j->x, r / g->OH, 0, r % g->OH,
-                             j->cols + r * g->OW * K);
-    }
-}
-
 /* direct_row's block of nv vectors, OP wide (the rows of its weights OP
  * floats apart), without the epilogue that is not in registers */
 static void
@@ -1343,8 +1324,7 @@ conv_direct_nhwc(const cpu_call *k, wnn_error *err, const geom *g,
             free(bp);
             return cpu_fail(k, err, "out of memory");
         }
-        gather_job gj = {.g = g, .x = x, .cols = cols};
-        cpu_parallel_for(g->N * g->OH, nt, gather_body, &gj);
+        conv_im2col_nhwc(g, x, 0, g->N, 0, cols, nt);
         direct_1x1(cols, P, K, O, 1, wt, bp, y, g->epi, nt);
         free(own_c);
     } else {

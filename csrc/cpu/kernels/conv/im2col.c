@@ -45,9 +45,9 @@ CPU_HOT_VOID(static, , im2col_nchw_row,
 
 /* nhwc: the rows of the column matrix for output row oh of image n, group
  * gi: OW rows of K = KH * KW * Cg values in (kh, kw, ci) order. */
-void
-conv_im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
-                     int64_t oh, float *dst)
+static void
+im2col_nhwc_row(const geom *g, const float *x, int64_t n, int64_t gi,
+                int64_t oh, float *dst)
 {
     const int64_t Cg = g->Cg, K = g->KH * g->KW * Cg;
     for (int64_t ow = 0; ow < g->OW; ow++) {
@@ -175,10 +175,9 @@ i2c_nchw_body(void *p_, int64_t b_, int64_t e_, int tid_)
 typedef struct i2c_nhwc_job {
     const geom *g;
     const float *x;
-    int64_t n;
+    int64_t n0;
     int64_t gi;
     float *cols;
-    int64_t K;
 } i2c_nhwc_job;
 
 static void
@@ -187,15 +186,19 @@ i2c_nhwc_body(void *p_, int64_t b_, int64_t e_, int tid_)
     (void)tid_;
     const i2c_nhwc_job *j_ = p_;
     const geom *g = j_->g;
-    const float *x = j_->x;
-    int64_t n = j_->n;
-    int64_t gi = j_->gi;
-    float *cols = j_->cols;
-    int64_t K = j_->K;
-    for (int64_t oh = (int64_t)b_; oh < (int64_t)e_; oh++) {
-        conv_im2col_nhwc_row(g, x, n, gi, oh,
-                        cols + oh * g->OW * K);
+    const int64_t K = g->KH * g->KW * g->Cg;
+    for (int64_t r = (int64_t)b_; r < (int64_t)e_; r++) { /* row r of the run */
+        im2col_nhwc_row(g, j_->x, j_->n0 + r / g->OH, j_->gi, r % g->OH,
+                        j_->cols + r * g->OW * K);
     }
+}
+
+void
+conv_im2col_nhwc(const geom *g, const float *x, int64_t n0, int64_t nimg,
+                 int64_t gi, float *cols, int nt)
+{
+    i2c_nhwc_job j_ = {.g = g, .x = x, .n0 = n0, .gi = gi, .cols = cols};
+    cpu_parallel_for(nimg * g->OH, nt, i2c_nhwc_body, &j_);
 }
 
 typedef struct bands_job {
@@ -244,7 +247,7 @@ bands_body(void *p_, int64_t b_, int64_t e_, int tid_)
                 }
             } else {
                 for (int64_t oh = oh0; oh < oh1; oh++) {
-                    conv_im2col_nhwc_row(g, x, n, gi, oh,
+                    im2col_nhwc_row(g, x, n, gi, oh,
                                     col + (oh - oh0) * g->OW * K);
                 }
             }
@@ -337,11 +340,7 @@ conv_gemm(const cpu_call *k, wnn_error *err, const geom *g, int layout,
                         cpu_parallel_for((int64_t)(K), nt, i2c_nchw_body, &j_);
                     }
                 } else {
-                    {
-                        i2c_nhwc_job j_ = {.g = g, .x = x, .n = n, .gi = gi,
-                                           .cols = cols, .K = K};
-                        cpu_parallel_for((int64_t)(g->OH), nt, i2c_nhwc_body, &j_);
-                    }
+                    conv_im2col_nhwc(g, x, n, 1, gi, cols, nt);
                 }
             }
             band_gemm(g, x, w, w_ohwi, b, y, n, gi, 0, g->OH, cols, true);
