@@ -188,13 +188,27 @@ b = webnn.MLGraphBuilder(ctx)
 pa = b.input("a", {"dataType": "float32", "shape": [x.size]})
 pb = b.input("b", {"dataType": "float32", "shape": [x.size]})
 out["pow"] = ctx.compute(b.build({"y": b.pow(pa, pb)}), {"a": x, "b": e})["y"]
+# softmax rows (the row pass's exp(x - max) at each level): differences from
+# the row's maximum over [-130, 0] (exp of them normal, subnormal and 0),
+# -inf entries, a row of -inf, rows holding +inf or NaN, odd lengths
+rng = np.random.default_rng(5)
+sm = rng.uniform(-130, 0, (64, 1501)).astype(np.float32)
+sm[:, ::97] = -np.inf
+sm[1, :] = -np.inf
+sm[2, 7] = np.inf
+sm[3, 100] = np.nan
+sm[4, :] = np.float32(1e30) * rng.uniform(-1, 1, 1501).astype(np.float32)
+b = webnn.MLGraphBuilder(ctx)
+i = b.input("x", {"dataType": "float32", "shape": list(sm.shape)})
+out["softmax"] = ctx.compute(b.build({"y": b.softmax(i, 1)}), {"x": sm})["y"]
 np.savez(sys.argv[1], **out)
 """
 
 
 def test_avx2_twins_match_the_compilers_loops(tmp_path):
     """exp, sigmoid, gelu, tanh, erf and the x sigmoid(x) epilogue at AVX2 run the
-    intrinsics twins of vmath256.h; with WEBNN_CPU_VM_TWINS=0, the loops GCC
+    intrinsics twins of vmath256.h (softmax's row pass too, on rows, with its
+    branch-free exp of x - max <= 0); with WEBNN_CPU_VM_TWINS=0, the loops GCC
     vectorises from vmath.h, built for the same level (AVX2 + FMA).  The
     twins follow the same sequence, so every bit pattern of the grid must
     give the same bits (NaN as NaN); so must the CPU's own level (the

@@ -163,16 +163,27 @@ exp256(__m256 x)
     return exp256_clamped(c);
 }
 
+/* exp(x) for x <= 0 or NaN (exp256's bits there): split64 and scale_neg,
+ * no branch; x below -104 is clamped to it (exp rounds to 0 below about
+ * -103.3 either way), a NaN runs through (max returns its second operand).
+ * sigmoid's exp(-|x|), and softmax's exp(x - max): with exp256 its row pass
+ * spilled two of its four sums to the stack at this level (16 registers;
+ * the far test's constants), each a store and a reload an iteration. */
+EXP256 __m256
+exp256_neg(__m256 x)
+{
+    __m256 c = _mm256_max_ps(_mm256_set1_ps(-104.0f), x), n, t;
+    __m256 r = exp256_split64(c, &n, &t);
+    return scale_neg256(_mm256_add_ps(expm1_poly256(r), _mm256_set1_ps(1.0f)), t);
+}
+
 /* vm_sigmoid: (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) (a NaN runs
  * through, as in exp256) */
 EXP256 __m256
 sigmoid256(__m256 x)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 a = _mm256_or_ps(x, _mm256_set1_ps(-0.0f)); /* -|x| */
-    __m256 c = _mm256_max_ps(_mm256_set1_ps(-104.0f), a), n, t;
-    __m256 r = exp256_split64(c, &n, &t);
-    __m256 e = scale_neg256(_mm256_add_ps(expm1_poly256(r), one), t);
+    __m256 e = exp256_neg(_mm256_or_ps(x, _mm256_set1_ps(-0.0f))); /* -|x| */
     __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
     return _mm256_div_ps(_mm256_blendv_ps(e, one, pos), _mm256_add_ps(one, e));
 }

@@ -784,6 +784,7 @@ enum { SM_STORE, SM_SUM, SM_SCALED };
 #define SMK_MSTORE(p, k, v) _mm512_mask_storeu_ps(p, k, v)
 #define SMK_MZERO(k, v) _mm512_maskz_mov_ps(k, v)
 #define SMK_REDUCE(d) _mm512_reduce_add_pd(d)
+#define SMK_PIN(a, b, c, d) (void)0
 #include "softmax_k.h" /* (undefines the SMK_ macros) */
 
 #define SMK_NAME(s) softmax_##s##_avx2
@@ -792,7 +793,7 @@ enum { SM_STORE, SM_SUM, SM_SCALED };
 #define SMK_VD __m256d
 #define SMK_W 8
 #define SMK(op) _mm256_##op
-#define SMK_EXP(v) exp256(v)
+#define SMK_EXP(v) exp256_neg(v)
 #define SMK_KEEP_GT(a, b, v) _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), v)
 #define SMK_LO(r) _mm256_castps256_ps128(r)
 #define SMK_HI(r) _mm256_extractf128_ps(r, 1)
@@ -803,6 +804,7 @@ enum { SM_STORE, SM_SUM, SM_SCALED };
 #define SMK_MSTORE(p, k, v) _mm256_maskstore_ps(p, k, v)
 #define SMK_MZERO(k, v) _mm256_and_ps(_mm256_castsi256_ps(k), v)
 #define SMK_REDUCE(d) sm_reduce256(d)
+#define SMK_PIN(a, b, c, d) __asm__("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d))
 __attribute__((target("arch=x86-64-v3"))) static inline double
 sm_reduce256(__m256d s)
 {
