@@ -17,7 +17,10 @@
 #include "webnn_core.h"
 #include "steps.h"
 
-/* 14: wnn_epilogue grew in_scale (WNN_FUSE_IN_SCALE); a step of such a
+/* 15: wnn_epilogue grew n_prog, prog (WNN_FUSE_EPI_PROG: an epilogue
+ * chain's element-wise program; a backend built against 14 would index
+ * g->fusion.chains with the old size);
+ * 14: wnn_epilogue grew in_scale (WNN_FUSE_IN_SCALE); a step of such a
  * chain reads the mul's x as in[0] and its scale as in[n_in - 1];
  * 13: wnn_epilogue grew guard, scale (WNN_FUSE_ATTENTION), wnn_step_kind
  * WNN_STEP_ATTENTION (a backend built against 12 would index
@@ -40,7 +43,7 @@
  * 8: wnn_backend_i.threads (the core asks the backend, never calls it);
  * 7: wnn_epilogue grew the fields of WNN_FUSE_QDQ chains (a backend
  * built against 6 would index g->fusion.chains with the old size) */
-#define WNN_BACKEND_API_VERSION 14
+#define WNN_BACKEND_API_VERSION 15
 
 /* What a backend can run fused (wnn_backend.fuses): the core's compiler
  * (core/compile.c) finds those chains and plans memory for them before
@@ -97,6 +100,13 @@ enum {
      * input channels by s per dispatch instead of storing x * s
      * (compiler/fuse.h) */
     WNN_FUSE_IN_SCALE = 1u << 9,
+    /* an epilogue chain may end in a program instead of an activation or
+     * a gate: float32 element-wise nodes that read t (the producer's, bn's
+     * or add's result), each other's results and constant scalars only,
+     * every result but the last read inside the program only, t too
+     * (wnn_epilogue.n_prog, prog; compiler/fuse.h) -- GPT-2's tanh gelu,
+     * hard-swish, a scale by a constant */
+    WNN_FUSE_EPI_PROG = 1u << 10,
 };
 
 typedef struct wnn_backend wnn_backend;

@@ -243,6 +243,109 @@ gate_of(const fz *z, uint32_t t, uint32_t *sig, uint32_t *mul)
     return true;
 }
 
+/* how far past the last node of a program prog_of looks for the next one
+ * (plan positions): an exporter writes a program's nodes together */
+#define PROG_WINDOW 16
+
+/* operand id is a float32 constant of one value (a program's scalar) */
+static bool
+scalar_constant(const wnn_ir *ir, uint32_t id)
+{
+    const wnn_operand *o = &ir->operands[id];
+    return o->kind == WNN_OPERAND_CONSTANT && o->desc.dtype == WNN_FLOAT32 &&
+           wnn_desc_elements(&o->desc) == 1;
+}
+
+/* The program of a chain whose running value is t, from plan position
+ * pos0 on (WNN_FUSE_EPI_PROG): float32 element-wise nodes (not
+ * batchNormalization) of t's shape, in no chain yet, each reading t,
+ * results of the nodes before it and float32 constants of one value only,
+ * at least one of the former; the longest run of them in which every
+ * value but the last result (t included) is read inside the run only and
+ * is no graph output.  A reshape that is t's only reader (and no graph
+ * output) may come first: the program reads its result as t (the same
+ * values in the same order).  Into e (n_prog, prog, prog_view, last,
+ * result); false: none. */
+static bool
+prog_of(const fz *z, uint32_t t, uint32_t pos0, wnn_epilogue *e)
+{
+    const wnn_ir *ir = z->ir;
+    const wnn_plan *p = &z->g->plan;
+    const wnn_desc *td = &ir->operands[t].desc;
+    if (!(z->kinds & WNN_FUSE_EPI_PROG) || td->dtype != WNN_FLOAT32 ||
+        z->is_out[t] || ir->operands[t].kind != WNN_OPERAND_NODE) {
+        return false;
+    }
+    /* vals[0] = t, vals[k] the result of node prog[k - 1] */
+    uint32_t vals[WNN_EPI_PROG_MAX + 1], prog[WNN_EPI_PROG_MAX], n = 0;
+    uint32_t view = 0;
+    if (sole(z, t) && !z->f->chain_of[z->consumer[t]]) {
+        const wnn_node *r = &ir->nodes[z->consumer[t]];
+        if (r->op == WNN_OP_RESHAPE && r->n_in == 1 && r->n_out == 1 &&
+            r->in[0] == t &&
+            ir->operands[r->out[0]].desc.dtype == WNN_FLOAT32) {
+            view = z->consumer[t] + 1;
+            t = r->out[0];
+            td = &ir->operands[t].desc;
+            if (z->is_out[t]) {
+                return false;
+            }
+        }
+    }
+    vals[0] = t;
+    for (uint32_t pos = pos0 + 1, end = pos0 + 1 + PROG_WINDOW;
+         pos < p->n_order && pos < end && n < WNN_EPI_PROG_MAX; pos++) {
+        uint32_t id = p->order[pos];
+        const wnn_node *nd = &ir->nodes[id];
+        if (z->f->chain_of[id] || nd->op == WNN_OP_BATCH_NORMALIZATION ||
+            !eltwise_node(ir, nd) ||
+            ir->operands[nd->out[0]].desc.dtype != WNN_FLOAT32 ||
+            !wnn_desc_same_shape(&ir->operands[nd->out[0]].desc, td)) {
+            continue;
+        }
+        bool reads = false, ok = true;
+        for (uint32_t j = 0; j < nd->n_in && ok; j++) {
+            bool in = false;
+            for (uint32_t k = 0; k <= n && !in; k++) {
+                in = vals[k] == nd->in[j];
+            }
+            reads |= in;
+            ok = in || scalar_constant(ir, nd->in[j]);
+        }
+        if (!ok || !reads) {
+            continue;
+        }
+        prog[n++] = id;
+        vals[n] = nd->out[0];
+        end = pos + 1 + PROG_WINDOW;
+    }
+    /* the longest prefix whose values but its last are its own */
+    for (uint32_t m = n; m > 0; m--) {
+        uint32_t inside[WNN_EPI_PROG_MAX + 1] = { 0 };
+        for (uint32_t i = 0; i < m; i++) {
+            const wnn_node *nd = &ir->nodes[prog[i]];
+            for (uint32_t j = 0; j < nd->n_in; j++) {
+                for (uint32_t k = 0; k <= i; k++) {
+                    inside[k] += vals[k] == nd->in[j];
+                }
+            }
+        }
+        bool closed = true;
+        for (uint32_t k = 0; k < m && closed; k++) {
+            closed = inside[k] == z->uses[vals[k]] && !z->is_out[vals[k]];
+        }
+        if (closed) {
+            e->n_prog = m;
+            e->prog_view = view;
+            memcpy(e->prog, prog, m * sizeof(uint32_t));
+            e->last = prog[m - 1];
+            e->result = vals[m];
+            return true;
+        }
+    }
+    return false;
+}
+
 /* the add of a chain whose result is t, read by node `next` (nn): a
  * residual or a per-channel addend of the producer output's shape od */
 static bool
@@ -341,9 +444,16 @@ record_chain(fz *z, const wnn_epilogue *e)
     if (e->in_scale) {
         f->chain_of[e->in_scale - 1] = k + 1;
     }
+    for (uint32_t i = 0; i < e->n_prog; i++) {
+        f->chain_of[e->prog[i]] = k + 1;
+    }
+    if (e->prog_view) {
+        f->chain_of[e->prog_view - 1] = k + 1;
+    }
 }
 
-/* producer -> [bn] -> [add] -> [activation, or a gate: t * sigmoid(t)] */
+/* producer -> [bn] -> [add] -> [activation, or a gate: t * sigmoid(t), or
+ * a program] */
 static void
 find_epilogues(fz *z)
 {
@@ -394,6 +504,8 @@ find_epilogues(fz *z)
             e.gate = 1;
             e.last = mul;
             e.result = ir->nodes[mul].out[0];
+        } else {
+            (void)prog_of(z, t, pos, &e);
         }
         if (e.last != id || e.in_scale) {
             record_chain(z, &e);
@@ -425,8 +537,9 @@ find_conv_pairs(fz *z)
          * expansion of the next depthwise convolution: a run of linked
          * pairs is at most expansion -> depthwise -> projection */
         if (!kind || (kind == 1 && z->target[k]) || f->chains[k].in_scale ||
-            (kb && f->chains[kb - 1].in_scale)) {
-            continue; /* a chain with an input scale runs alone */
+            (kb && f->chains[kb - 1].in_scale) || f->chains[k].n_prog ||
+            (kb && f->chains[kb - 1].n_prog)) {
+            continue; /* a chain with an input scale or a program runs alone */
         }
         /* b: the producer of its own chain, not the second of a pair yet;
          * or a projection without an add or activation (the linear

@@ -61,6 +61,20 @@
  * last the mul) -- how EfficientNet's exports write swish after each
  * convolution.
  *
+ * Programs (WNN_FUSE_EPI_PROG): for a backend that declares it, the chain
+ * may end in a program instead of an activation or a gate: float32
+ * element-wise nodes (not batchNormalization) of t's shape, in the plan's
+ * order, each reading t (the producer's, bn's or add's result), results of
+ * the nodes before it and float32 constants of one value only -- the
+ * longest such run, up to WNN_EPI_PROG_MAX nodes, in which every value but
+ * the last result (t included) is read inside the run only and is no graph
+ * output (wnn_epilogue.n_prog, prog; `last` its last node).  A reshape
+ * that is t's only reader may come first (prog_view): the program reads
+ * its result as t.  GPT-2's tanh gelu (t read three times: mul, pow,
+ * add), hard-swish, Mish, a query scaled by a constant.  The CPU runs the
+ * nodes on each tile with the element-wise chains' loops, so the results
+ * stay the unfused graph's.
+ *
  * Input scales (WNN_FUSE_IN_SCALE): for a backend that declares it, a
  * float32 conv2d of groups 1 whose input is mul(x, s), s one value per
  * input channel (1 everywhere but at the input's channel axis), the mul's

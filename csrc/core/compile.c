@@ -68,7 +68,8 @@ wnn_compile_graph(wnn_graph *g, wnn_error *err)
     uint32_t chains = be->fuses & (WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE |
                                    WNN_FUSE_CONV_PAIR | WNN_FUSE_BN |
                                    WNN_FUSE_QDQ | WNN_FUSE_GATE |
-                                   WNN_FUSE_ATTENTION | WNN_FUSE_IN_SCALE);
+                                   WNN_FUSE_ATTENTION | WNN_FUSE_IN_SCALE |
+                                   WNN_FUSE_EPI_PROG);
     if (chains && wnn_fusion_find(g, chains, &g->fusion, err) != WNN_OK) {
         return WNN_ERR;
     }

@@ -133,6 +133,9 @@ typedef enum wnn_epilogue_add {
     WNN_EPI_ADD_CHANNEL     /* addend broadcasts along the channel axis */
 } wnn_epilogue_add;
 
+/* the most nodes of an epilogue chain's program (WNN_FUSE_EPI_PROG) */
+#define WNN_EPI_PROG_MAX 16
+
 typedef struct wnn_epilogue {
     uint32_t producer;      /* node id                                  */
     uint32_t add;           /* node id of the add, or WNN_NO_NODE       */
@@ -183,6 +186,15 @@ typedef struct wnn_epilogue {
      * everywhere but at the input's channel axis); scale_in: which of the
      * mul's inputs is s (0 or 1).  0: none */
     uint32_t in_scale, scale_in;
+    /* WNN_FUSE_EPI_PROG: the nodes of the chain's element-wise program in
+     * the plan's order (`last` the last of them; act: none), 0 nodes: none
+     * (compiler/fuse.h) */
+    uint32_t n_prog;
+    uint32_t prog[WNN_EPI_PROG_MAX];
+    /* with a program: node id + 1 of a reshape of t that the program reads
+     * instead of t (the same values in the same order: HF GPT-2's Conv1D
+     * is gemm -> reshape), 0: none */
+    uint32_t prog_view;
 } wnn_epilogue;
 
 typedef struct wnn_fusion {

@@ -54,6 +54,7 @@ struct cpu_node {
     cpu_chain *chain;        /* an element-wise run (WNN_STEP_ELTWISE)     */
     cpu_qdq *qdq;            /* a quantized region (WNN_STEP_QDQ)          */
     cpu_attn *attn;          /* an attention block (WNN_STEP_ATTENTION)    */
+    cpu_prog *prog;          /* the epilogue's program (epi.prog)          */
     /* conv pairs (kernels/conv/pair.c, WNN_STEP_CONV_PAIR): the expansion
      * run inside this depthwise chain, the depthwise chain run inside this
      * projection (its own expansion in its pre_e), or NULL: the step's
@@ -105,6 +106,7 @@ cpu_compiled_free(wnn_backend *be, void *p)
         free(c->nodes[i].prep.scratch);
         free(c->nodes[i].chain_ptrs);
         free(c->nodes[i].bn_coef);
+        free(c->nodes[i].prog);
         free(c->nodes[i].fold_w);
         free(c->nodes[i].fold_b);
         free(c->nodes[i].in);
@@ -268,9 +270,122 @@ prepare_run(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
     return cn->chain_ptrs != NULL;
 }
 
-/* an epilogue chain's epilogue: [bn] -> [add] -> [activation | gate] */
+/* the node of value v (v >= 1), or NULL */
+static const cpu_prog_node *
+prog_node(const cpu_prog *pg, int v)
+{
+    return v >= 1 && v <= (int)pg->n ? &pg->nodes[v - 1] : NULL;
+}
+
+/* nd is op(value, scalar), or op(scalar, value) but for pow: the value's
+ * index in *v, the scalar in *s */
 static bool
-prepare_epilogue(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
+scalar_op(const cpu_prog_node *nd, wnn_op op, int *v, float *s)
+{
+    if (!nd || nd->op != op || !nd->binary) {
+        return false;
+    }
+    if (nd->src[0] >= 0 && nd->src[1] < 0) {
+        *v = nd->src[0];
+    } else if (nd->src[1] >= 0 && nd->src[0] < 0 && op != WNN_OP_POW) {
+        *v = nd->src[1];
+    } else {
+        return false;
+    }
+    *s = nd->s;
+    return true;
+}
+
+/* GPT-2's tanh gelu, (t a) (tanh((t + t^3 b) c) + d), as its exporter
+ * writes it (any order of the nodes; the scalars on either side): the
+ * program's kind CPU_PROG_GELU_TANH, run in registers (vl_gelu_tanh) */
+static void
+prog_gelu_tanh(cpu_prog *pg)
+{
+    const cpu_prog_node *l = &pg->nodes[pg->n - 1];
+    if (pg->n != 8 || l->op != WNN_OP_MUL || !l->binary || l->src[0] < 1 ||
+        l->src[1] < 1) {
+        return;
+    }
+    for (int o = 0; o < 2; o++) {
+        int vt, ve, vc, va, ct;
+        float k[4], three;
+        const cpu_prog_node *gn = prog_node(pg, l->src[o]);
+        const cpu_prog_node *fn = prog_node(pg, l->src[1 - o]), *en, *cn;
+        if (!scalar_op(gn, WNN_OP_MUL, &vt, &k[0]) || vt != 0 ||
+            !scalar_op(fn, WNN_OP_ADD, &ve, &k[3]) ||
+            !(en = prog_node(pg, ve)) || en->op != WNN_OP_TANH || en->binary ||
+            !scalar_op(prog_node(pg, en->src[0]), WNN_OP_MUL, &vc, &k[2]) ||
+            !(cn = prog_node(pg, vc)) || cn->op != WNN_OP_ADD || !cn->binary) {
+            continue;
+        }
+        ct = cn->src[0] == 0 ? 0 : cn->src[1] == 0 ? 1 : -1;
+        if (ct < 0 ||
+            !scalar_op(prog_node(pg, cn->src[1 - ct]), WNN_OP_MUL, &va, &k[1]) ||
+            !scalar_op(prog_node(pg, va), WNN_OP_POW, &vt, &three) ||
+            vt != 0 || three != 3.0f) {
+            continue;
+        }
+        pg->kind = CPU_PROG_GELU_TANH;
+        memcpy(pg->k, k, sizeof(k));
+        pg->order = ct | o << 1;
+        return;
+    }
+}
+
+/* an epilogue chain's program (fuse.c prog_of): each node's operands as
+ * value indices (0: the running value, k: node k - 1's result), its scalar
+ * read from the graph's constants now */
+static bool
+prepare_prog(const wnn_graph *g, const cpu_compiled *c, const wnn_epilogue *e,
+             cpu_node *cn)
+{
+    const wnn_ir *ir = g->ir;
+    cpu_prog *pg = calloc(1, sizeof(*pg));
+    if (!pg) {
+        return false;
+    }
+    pg->n = e->n_prog;
+    /* vals[k]: the operand id of value k (0: the chain's running value,
+     * the first program node's input that no program node produces) */
+    uint32_t vals[WNN_EPI_PROG_MAX + 1];
+    vals[0] = WNN_NO_NODE;
+    for (uint32_t i = 0; i < e->n_prog; i++) {
+        vals[i + 1] = ir->nodes[e->prog[i]].out[0];
+    }
+    for (uint32_t i = 0; i < e->n_prog; i++) {
+        const wnn_node *nd = &ir->nodes[e->prog[i]];
+        cpu_prog_node *pn = &pg->nodes[i];
+        pn->op = nd->op;
+        pn->binary = nd->n_in == 2;
+        wnn_scalar_params_of(nd->op, nd->options, WNN_FLOAT32, &pn->pr);
+        for (uint32_t j = 0; j < nd->n_in; j++) {
+            uint32_t id = nd->in[j];
+            int v = -1;
+            for (uint32_t k = 1; k <= i && v < 0; k++) {
+                v = vals[k] == id ? (int)k : -1;
+            }
+            if (v < 0 && ir->operands[id].kind == WNN_OPERAND_CONSTANT &&
+                wnn_desc_elements(&ir->operands[id].desc) == 1 &&
+                c->constants[id]) {
+                pn->s = *(const float *)c->constants[id];
+            } else if (v < 0) {
+                v = 0; /* the running value */
+            }
+            pn->src[j] = v;
+        }
+    }
+    prog_gelu_tanh(pg);
+    cn->prog = pg;
+    cn->epi.prog = pg;
+    return true;
+}
+
+/* an epilogue chain's epilogue: [bn] -> [add] -> [activation | gate |
+ * program] */
+static bool
+prepare_epilogue(const wnn_graph *g, const cpu_compiled *c, const wnn_step *s,
+                 cpu_node *cn)
 {
     const wnn_ir *ir = g->ir;
     const wnn_node *act = s->act != WNN_NO_NODE ? &ir->nodes[s->act] : NULL;
@@ -284,6 +399,9 @@ prepare_epilogue(const wnn_graph *g, const wnn_step *s, cpu_node *cn)
     if (act) {
         wnn_scalar_params_of(act->op, act->options, cn->out_desc[0].dtype,
                              &cn->epi.pr);
+    }
+    if (s->epi->n_prog && !prepare_prog(g, c, s->epi, cn)) {
+        return false;
     }
     if (s->bn != WNN_NO_NODE) {
         cn->bn_node = &ir->nodes[s->bn];
@@ -318,7 +436,7 @@ prepare_kernel(const wnn_graph *g, cpu_compiled *c, const wnn_step *s,
     for (uint32_t j = 0; j < node->n_out; j++) {
         cn->out_desc[j] = ir->operands[node->out[j]].desc;
     }
-    if (s->epi && !prepare_epilogue(g, s, cn)) {
+    if (s->epi && !prepare_epilogue(g, c, s, cn)) {
         return false;
     }
     cn->call = (cpu_call){ .node = node,
@@ -694,6 +812,10 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
                     ? WNN_FUSE_EPILOGUE | WNN_FUSE_ELTWISE | WNN_FUSE_BN |
                           WNN_FUSE_GATE
                     : 0;
+    /* element-wise programs after a producer's add (epilogue.c) */
+    if (be->fuses && cpu_config_epi_prog()) {
+        be->fuses |= WNN_FUSE_EPI_PROG;
+    }
     /* a conv2d reading x * s (s per input channel) as conv(x, W diag(s)):
      * the end of a squeeze-and-excitation block (kernels/conv/conv2d.c) */
     if (be->fuses && cpu_config_in_scale()) {

@@ -60,6 +60,12 @@ cpu_config_fold_bn(void)
 }
 
 bool
+cpu_config_epi_prog(void)
+{
+    return !env_off("WEBNN_CPU_EPI_PROGRAM");
+}
+
+bool
 cpu_config_in_scale(void)
 {
     return !env_off("WEBNN_CPU_IN_SCALE");

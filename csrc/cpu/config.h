@@ -62,6 +62,11 @@ bool cpu_config_fold_bn(void);
  * writes it, instead of as conv(x, W diag(s)) (backend_cpu.c,
  * apply_in_scale; read when a context's backend is created) */
 bool cpu_config_in_scale(void);
+/* WEBNN_CPU_EPI_PROGRAM=0: no epilogue programs (WNN_FUSE_EPI_PROG: the
+ * element-wise nodes after a producer's add that read its result and
+ * constant scalars only run as an element-wise chain instead; read when a
+ * context's backend is created) */
+bool cpu_config_epi_prog(void);
 /* WEBNN_CPU_INT8=0: quantized regions (dequantizeLinear -> conv2d /
  * matmul / gemm -> quantizeLinear) run as their float operators instead of
  * one integer step (qdq.c; read when a context's backend is created) */

@@ -12,6 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An epilogue chain's program (WNN_FUSE_EPI_PROG, compiler/fuse.h), made
+ * at compile (its scalars are constants): node k computes value k + 1 from
+ * values (0: the running value t) and scalars, the last one the result. */
+typedef struct cpu_prog_node {
+    wnn_op op;
+    bool binary;
+    wnn_scalar_params pr;       /* a unary node's parameters              */
+    int src[2];                 /* value index, or -1: the scalar s       */
+    float s;                    /* a binary node's scalar operand         */
+} cpu_prog_node;
+typedef struct cpu_prog {
+    uint32_t n;
+    cpu_prog_node nodes[WNN_EPI_PROG_MAX];
+    /* CPU_PROG_GELU_TANH: the nodes are GPT-2's tanh gelu (vloops.h
+     * vl_gelu_tanh: its constants k, its operand order) */
+    int kind;
+    float k[4];
+    int order;
+} cpu_prog;
+enum { CPU_PROG_NODES, CPU_PROG_GELU_TANH };
+
 /* A fused epilogue (compiler/fuse.h): what runs on the producer's output
  * (conv2d, convTranspose2d, matmul, gemm) before it is stored as the
  * chain's result: y = act(y + addend).  The backend makes one per chain at
@@ -33,6 +54,9 @@ typedef struct cpu_epi {
     const double *bn;
     int64_t bn_c;               /* C, the channels                        */
     bool applied;               /* set by a kernel that applied it itself */
+    /* a program after the add instead of an activation (float32), or
+     * NULL */
+    const cpu_prog *prog;
 } cpu_epi;
 
 /* the epilogue depends on the channel of each element (a per-channel add

@@ -6,11 +6,96 @@
  * (elementwise.c); float16 chains round after the add and after the
  * activation, as the separate operators do.
  *
+ * An epilogue program (WNN_FUSE_EPI_PROG) instead of the activation runs
+ * its nodes in pieces of PROG_PIECE values, each node's result in a buffer
+ * of its own, with the loops an element-wise chain runs (chain.c:
+ * cpu_unary_f32, cpu_binary_f32 and cpu_binary_scalar_f32), so it too
+ * gives the unfused operators' values.
+ *
  * A convolution or product kernel calls cpu_epi_tile on each block of its
  * output right after storing it (the block is still in the cache); where a
  * kernel does not, the backend calls cpu_epi_output after it, one pass over
  * the output instead of the add's and the activation's two. */
 #include "cpu.h"
+#include "kernels/elementwise/vloops.h"
+
+#define PROG_PIECE 256
+
+/* the program on x[0, m), m <= PROG_PIECE, its result in out[0, m) */
+static void
+prog_piece(const cpu_prog *pg, const float *x, size_t m, float *out)
+{
+    if (pg->kind == CPU_PROG_GELU_TANH &&
+        vl_gelu_tanh(pg->k, pg->order, m, x, out)) {
+        return;
+    }
+    float buf[WNN_EPI_PROG_MAX][PROG_PIECE], side[PROG_PIECE];
+    for (uint32_t k = 0; k < pg->n; k++) {
+        const cpu_prog_node *pn = &pg->nodes[k];
+        const float *a = pn->src[0] > 0    ? buf[pn->src[0] - 1]
+                         : pn->src[0] == 0 ? x
+                                           : NULL;
+        if (!pn->binary) {
+            cpu_unary_f32(pn->op, &pn->pr, m, a, buf[k]);
+            continue;
+        }
+        const float *b = pn->src[1] > 0    ? buf[pn->src[1] - 1]
+                         : pn->src[1] == 0 ? x
+                                           : NULL;
+        if (a && b) {
+            cpu_binary_f32(pn->op, m, a, b, buf[k]);
+        } else if (!cpu_binary_scalar_f32(pn->op, m, a ? a : b, pn->s, !a,
+                                          buf[k])) {
+            for (size_t q = 0; q < m; q++) {
+                side[q] = pn->s;
+            }
+            cpu_binary_f32(pn->op, m, a ? a : side, b ? b : side, buf[k]);
+        }
+    }
+    memcpy(out, buf[pg->n - 1], m * sizeof(float));
+}
+
+/* the program on y[0, n) in place */
+static void
+run_prog(const cpu_prog *pg, float *y, int64_t n)
+{
+    if (pg->kind == CPU_PROG_GELU_TANH &&
+        vl_gelu_tanh(pg->k, pg->order, (size_t)n, y, y)) {
+        return;
+    }
+    for (int64_t i = 0; i < n; i += PROG_PIECE) {
+        const size_t m = (size_t)(n - i < PROG_PIECE ? n - i : PROG_PIECE);
+        prog_piece(pg, y + i, m, y + i);
+    }
+}
+
+/* the program on rows r < rows of y (stride ys), n values each, in place:
+ * rows shorter than a piece gathered into pieces of whole rows (a product
+ * kernel's block is 64 columns wide: one piece of 4 rows runs each node's
+ * loop once, not 4 times) */
+static void
+run_prog_rows(const cpu_prog *pg, float *y, int64_t ys, int64_t rows,
+              int64_t n)
+{
+    if (n >= PROG_PIECE / 2 || rows == 1 || pg->kind == CPU_PROG_GELU_TANH) {
+        for (int64_t r = 0; r < rows; r++) {
+            run_prog(pg, y + r * ys, n);
+        }
+        return;
+    }
+    float in[PROG_PIECE];
+    const int64_t per = PROG_PIECE / n; /* rows a piece */
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+        const int64_t nr = rows - r0 < per ? rows - r0 : per;
+        for (int64_t r = 0; r < nr; r++) {
+            memcpy(in + r * n, y + (r0 + r) * ys, (size_t)n * sizeof(float));
+        }
+        prog_piece(pg, in, (size_t)(nr * n), in);
+        for (int64_t r = 0; r < nr; r++) {
+            memcpy(y + (r0 + r) * ys, in + r * n, (size_t)n * sizeof(float));
+        }
+    }
+}
 
 /* float32: add (when `add`), then the activation (when `act`); compiled
  * for AVX-512, AVX2 and baseline (it runs on every block a kernel stores) */
@@ -51,6 +136,10 @@ CPU_HOT_VOID(static, , epi_f32,
         }
     }
     if (!act) {
+        return;
+    }
+    if (e->prog) {
+        run_prog(e->prog, y, n);
         return;
     }
     if (e->gate) { /* y * act(y): the act's loop, then the mul, as unfused */
@@ -111,6 +200,14 @@ cpu_epi_rows(const cpu_epi *e, float *y, int64_t ys, int64_t rows,
     if (plain && e->act != WNN_OP_COUNT &&
         cpu_act_rows_f32(e->act, e->gate, (size_t)rows, (size_t)n, y,
                          (size_t)ys, b)) {
+        return;
+    }
+    if (e->prog && e->dtype == WNN_FLOAT32) { /* the add row by row, then
+                                               * the program on the rows */
+        for (int64_t r = 0; r < rows; r++) {
+            epi_f32(e, y + r * ys, off + r * ys, n, ch, 1, true, false);
+        }
+        run_prog_rows(e->prog, y, ys, rows, n);
         return;
     }
     for (int64_t r = 0; r < rows; r++) {

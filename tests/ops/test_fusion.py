@@ -318,9 +318,12 @@ def test_patterns_that_must_not_fuse(contexts):
         return {"c1": c1, "y1": y1, "y2": y2, "y3": y3, "y4": y4, "y5": y5, "y6": y6}
 
     fused, plain, summary = run_both(contexts, make, {"x": x, "r": r})
-    # only conv c3 + add fuses (the add's output has two readers, so relu
-    # and neg stay apart)
-    assert summary.fused_groups == [["conv2d", "add"]], summary.fused_groups
+    # conv c3 + add fuses (the add's output has two readers, so relu and
+    # neg stay apart); c4 + c4 is no residual add (its addend would be the
+    # tile being written) but a program of one add, both operands the
+    # running value (test_epi_program.py)
+    assert summary.fused_groups == [["conv2d", "add"], ["conv2d", "add"]], \
+        summary.fused_groups
     assert_same(fused, plain)
     assert (fused["c1"] > 0.5).any() and (fused["c1"] < 0).any()
     np.testing.assert_array_equal(fused["y1"], np.clip(fused["c1"], 0, 0.5))

@@ -328,7 +328,7 @@ reg_epi_of(const cpu_epi *e, float clamp[3], const float **res,
 {
     *res = NULL;
     *cl = NULL;
-    if (!e || e->bn || (e->add_kind != WNN_EPI_ADD_NONE &&
+    if (!e || e->bn || e->prog || (e->add_kind != WNN_EPI_ADD_NONE &&
                e->add_kind != WNN_EPI_ADD_RESIDUAL) ||
         (e->act != WNN_OP_COUNT && e->act != WNN_OP_CLAMP &&
          e->act != WNN_OP_RELU)) {

@@ -307,6 +307,80 @@ vl_binary_nt(int op, size_t n, const float *a, const float *b, float *y)
     }
     return cpu_isa() >= CPU_ISA_AVX2 ? binary_nt256(op, n, a, b, y) : 0;
 }
+
+/* GPT-2's tanh gelu in registers (vl_gelu_tanh): each step the float32
+ * operation its node computes, in the graph's order -- the cube in double
+ * as pow_int_f32 rounds it, the tanh the level's twin, the operands of the
+ * two operations of two values in the nodes' order (where both are NaN
+ * the first one's payload wins) -- so the values of the operators one by
+ * one; every vector through a lane mask (the last one partial) */
+__attribute__((target("avx512f"))) static void
+tgelu_avx512(const float k[4], int order, size_t n, const float *x, float *y)
+{
+    const __m512 ka = _mm512_set1_ps(k[0]), kb = _mm512_set1_ps(k[1]);
+    const __m512 kc = _mm512_set1_ps(k[2]), kd = _mm512_set1_ps(k[3]);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff
+                                        : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 t = _mm512_maskz_loadu_ps(m, x + i);
+        __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(t));
+        __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(
+            _mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+        lo = _mm512_mul_pd(_mm512_mul_pd(lo, lo), lo);
+        hi = _mm512_mul_pd(_mm512_mul_pd(hi, hi), hi);
+        const __m512 a = _mm512_castpd_ps(_mm512_insertf64x4(
+            _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
+            _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1));
+        const __m512 b = _mm512_mul_ps(a, kb);
+        const __m512 c = order & 1 ? _mm512_add_ps(b, t) : _mm512_add_ps(t, b);
+        const __m512 e = tanh512(_mm512_mul_ps(c, kc));
+        const __m512 g = _mm512_mul_ps(t, ka), f = _mm512_add_ps(e, kd);
+        _mm512_mask_storeu_ps(y + i, m, order & 2 ? _mm512_mul_ps(f, g)
+                                                  : _mm512_mul_ps(g, f));
+    }
+}
+
+__attribute__((target("arch=x86-64-v3"))) static void
+tgelu_avx2(const float k[4], int order, size_t n, const float *x, float *y)
+{
+    const __m256 ka = _mm256_set1_ps(k[0]), kb = _mm256_set1_ps(k[1]);
+    const __m256 kc = _mm256_set1_ps(k[2]), kd = _mm256_set1_ps(k[3]);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (size_t i = 0; i < n; i += 8) {
+        const __m256i m = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n - i >= 8 ? 8 : (int)(n - i)), lane);
+        const __m256 t = _mm256_maskload_ps(x + i, m);
+        __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(t));
+        __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1));
+        lo = _mm256_mul_pd(_mm256_mul_pd(lo, lo), lo);
+        hi = _mm256_mul_pd(_mm256_mul_pd(hi, hi), hi);
+        const __m256 a = _mm256_insertf128_ps(
+            _mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+        const __m256 b = _mm256_mul_ps(a, kb);
+        const __m256 c = order & 1 ? _mm256_add_ps(b, t) : _mm256_add_ps(t, b);
+        const __m256 e = tanh256(_mm256_mul_ps(c, kc));
+        const __m256 g = _mm256_mul_ps(t, ka), f = _mm256_add_ps(e, kd);
+        _mm256_maskstore_ps(y + i, m, order & 2 ? _mm256_mul_ps(f, g)
+                                                : _mm256_mul_ps(g, f));
+    }
+}
+
+bool
+vl_gelu_tanh(const float k[4], int order, size_t n, const float *x, float *y)
+{
+    if (!cpu_config_vm_twins()) {
+        return false;
+    }
+    if (cpu_has_avx512()) {
+        tgelu_avx512(k, order, n, x, y);
+        return true;
+    }
+    if (cpu_isa() >= CPU_ISA_AVX2) {
+        tgelu_avx2(k, order, n, x, y);
+        return true;
+    }
+    return false;
+}
 #else /* not x86-64 with GCC-compatible intrinsics: the portable loops */
 bool
 vl_map(vl_fn f, size_t n, const float *x, float *y)
@@ -340,6 +414,13 @@ size_t
 vl_nt_align(void)
 {
     return 0;
+}
+
+bool
+vl_gelu_tanh(const float k[4], int order, size_t n, const float *x, float *y)
+{
+    (void)k, (void)order, (void)n, (void)x, (void)y;
+    return false;
 }
 
 size_t

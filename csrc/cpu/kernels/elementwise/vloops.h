@@ -44,6 +44,16 @@ size_t vl_nt_align(void);
  * (the caller does the rest) */
 size_t vl_binary_nt(int op, size_t n, const float *a, const float *b, float *y);
 
+/* y[0, n) = GPT-2's tanh gelu of x[0, n) (x == y allowed), k = { a, b, c,
+ * d }: (x a) ((tanh((x + x^3 b) c)) + d), each operation rounded as the
+ * graph's nodes round it (pow(x, 3) as pow_int_f32, tanh as the level's
+ * twin; order bit 0: the add is (x^3 b) + x, bit 1: the last product
+ * (tanh(.) + d) (x a)): an epilogue program of that form
+ * (cpu/epilogue.c).  false: no twins at this level (or
+ * WEBNN_CPU_VM_TWINS=0) */
+bool vl_gelu_tanh(const float k[4], int order, size_t n, const float *x,
+                  float *y);
+
 /* pow of float32 (vloops.c says how): the elements done from the start,
  * 0 where this level has no such loop; the caller does the rest */
 size_t vl_pow(size_t n, const float *a, const float *b, float *y);
