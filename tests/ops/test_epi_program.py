@@ -207,9 +207,11 @@ def test_special_values(contexts):
 @pytest.mark.parametrize("swap_mul", [False, True])
 @pytest.mark.parametrize("scalars_left", [False, True])
 def test_operand_orders(contexts, swap_add, swap_mul, scalars_left):
-    """the gelu's operations with their operands either way round; with NaN
-    in t (where both operands of an operation are NaN, the first one's
-    payload wins: the fused kernel keeps the nodes' order)"""
+    """the gelu's operations with their operands either way round, with NaN
+    and infinities in t (the two operations of two values, t + x^3 b and the
+    last product, keep the nodes' operand order in the fused kernel; their
+    NaN operands here all carry t's payload, so that order is not observable
+    in the bits)"""
     rng = rng_for(f"orders{swap_add}{swap_mul}{scalars_left}")
     x = rng.standard_normal((7, 16)).astype(np.float32) * 3
     x[::3, 5] = np.nan
