@@ -26,6 +26,7 @@ wnn_context_create(wnn_device d, wnn_context **out, wnn_error *err)
     atomic_init(&c->refs, 1);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
+    wnn_timeline_prime();
     if (pthread_create(&c->worker, NULL, wnn_timeline_main, c) != 0) {
         c->backend->iface->destroy(c->backend);
         free(c);

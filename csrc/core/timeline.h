@@ -68,6 +68,10 @@ typedef struct wnn_task {
 int64_t wnn_now_ns(void);
 /* how long a waiting thread spins before it sleeps (WEBNN_SPIN_US; 0: never) */
 int64_t wnn_spin_budget_ns(void);
+/* reads the timeline's switches (WEBNN_SPIN_US, WEBNN_MERGE_READS) on the
+ * calling thread, before a context's timeline thread starts: that thread
+ * never calls getenv (which a setenv on another thread may race) */
+void wnn_timeline_prime(void);
 /* Spin until *flag is nonzero or the budget is spent; true if it is set. */
 bool wnn_spin_until(const atomic_uint *flag);
 /* a waiter with two references (the caller's and the task's); NULL: OOM */

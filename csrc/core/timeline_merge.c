@@ -52,6 +52,12 @@ merge_enabled(void)
     return v;
 }
 
+void
+wnn_timeline_prime(void)
+{
+    (void)merge_enabled(); /* and wnn_spin_budget_ns() */
+}
+
 static void
 score_add(wnn_context *c, int d)
 {

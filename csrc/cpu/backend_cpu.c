@@ -804,6 +804,7 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
                          "out of memory");
     }
     cpu_blis_init();
+    cpu_config_prime(); /* no getenv on the timeline or pool threads */
     be->iface = &cpu_iface;
     /* conv2d / convTranspose2d / matmul / gemm -> [add] -> [activation]
      * chains run as one kernel with its epilogue (epilogue.c); runs of

@@ -8,6 +8,8 @@
 
 #include "config.h"
 
+int cpu_isa(void); /* support.c (cpu.h) */
+
 static bool
 env_off(const char *name)
 {
@@ -139,15 +141,30 @@ cpu_nt_bytes(void)
     return x;
 }
 
-/* WEBNN_POOL_SPIN_US: default 50 us (read when the pool starts). */
+/* WEBNN_POOL_SPIN_US: default 50 us (read once; the pool takes it when it
+ * starts). */
 uint64_t
 cpu_pool_spin_ns(void)
 {
-    const char *s = getenv("WEBNN_POOL_SPIN_US");
-    if (s && *s) {
-        return (uint64_t)strtoull(s, NULL, 10) * 1000u;
+    static _Atomic uint64_t v = UINT64_MAX;
+    uint64_t x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x == UINT64_MAX) {
+        const char *s = getenv("WEBNN_POOL_SPIN_US");
+        x = s && *s ? (uint64_t)strtoull(s, NULL, 10) * 1000u : 50000;
+        x = x == UINT64_MAX ? UINT64_MAX - 1 : x;
+        atomic_store_explicit(&v, x, memory_order_relaxed);
     }
-    return 50000;
+    return x;
+}
+
+void
+cpu_config_prime(void)
+{
+    (void)cpu_num_threads();
+    (void)cpu_nt_bytes();
+    (void)cpu_pool_spin_ns();
+    (void)cpu_config_vm_twins();
+    (void)cpu_isa();
 }
 
 /* WEBNN_CPU_ISA=avx512|avx2|baseline (anything else: no cap) */

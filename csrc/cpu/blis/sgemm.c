@@ -28,6 +28,7 @@ blis_setup(void)
     if (!getenv("BLIS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) {
         bli_thread_set_num_threads(cpu_num_threads());
     }
+    bli_init(); /* BLIS reads its environment now, on this thread */
 }
 
 void
