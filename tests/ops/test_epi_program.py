@@ -83,7 +83,7 @@ def tanh_gelu64(t):
 GELU_OPS = ["mul", "pow", "mul", "add", "mul", "tanh", "add", "mul"]
 
 
-@pytest.mark.parametrize("m,k,n", [(37, 24, 48), (128, 64, 300), (5, 16, 1000), (1, 8, 3)])
+@pytest.mark.parametrize("m,k,n", [(37, 24, 48), (128, 64, 300), (5, 16, 1000), (1, 8, 3), (40, 600, 96)])
 def test_tanh_gelu_after_matmul(contexts, m, k, n):
     rng = rng_for(f"gelu{m},{k},{n}")
     x = rng.standard_normal((m, k)).astype(np.float32)

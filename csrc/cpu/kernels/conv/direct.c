@@ -375,40 +375,29 @@ DIRECT2_CUTS(1) DIRECT2_CUTS(2) DIRECT2_CUTS(3) DIRECT2_CUTS(4)
  * spans, but vector by vector of output channels (one vector where the
  * blocks of the packed weights are one vector wide: conv_direct_bw), each
  * over all the blocks, so that one vector's column of weights is read by
- * every block while it is in L1 / L2; and past DIRECT2_KC_MIN input
- * channels in slices of about DIRECT2_KC, each slice's sums added to the
- * stored ones (the first slice stores bias + its sums + the residual, the
- * last applies the clamp): a slice's column of weights (DIRECT2_KC x 64
- * bytes) stays in L1 and its rows of x in L2 while the blocks run (128 x
- * 3072 x 768 on 2 threads 5.8 -> 3.6-4.4 ms, BLIS 3.2-4.3, in turns).  Up
- * to DIRECT2_KC_MIN channels the sums are those of the AVX-512 kernels, in
- * the same order. */
-#define DIRECT2_KC 256
-#define DIRECT2_KC_MIN 512
+ * every block while it is in L1 / L2; the sums those of the AVX-512
+ * kernels, in the same order.  (Until 2026-11-29 the input channels past
+ * 512 ran in slices of about 256, each slice's sums added to the stored
+ * ones: 128 x 3072 x 768 5.8 -> 3.6-4.4 ms before the kernels asked for
+ * their weights ahead (DIRECT2_PF_ROWS); with that, unsliced measured the
+ * same or 1-4 % faster -- 128 x 3072 x 768 2.78 against 2.87 ms, 1500 x
+ * 1536 x 384 7.97 against 8.29, whole models within 1 % -- and the slices
+ * summed otherwise than the kernels of a block with an epilogue, so a
+ * fused activation changed the product's bits at this level.) */
 #define DIRECT2_SPAN(NV, PB)                                                   \
     DIRECT2 __attribute__((flatten)) static void span2_##NV##_##PB(            \
         const float *x, int64_t xs, int64_t C, const float *w, int64_t OP,     \
         const float *bias, float *y, int64_t ys, int64_t nvalid,               \
         const float *res, const float *cl, int nt, int64_t nb)                 \
     {                                                                          \
-        const int64_t ns = C <= DIRECT2_KC_MIN                                 \
-                               ? 1 : (C + DIRECT2_KC - 1) / DIRECT2_KC;        \
-        const float *z = cpu_zeros(16);                                        \
-        for (int64_t si = 0, k0 = 0, kc; si < ns; si++, k0 += kc) {           \
-            kc = C / ns + (si < C % ns);                                       \
-            const bool last = si == ns - 1;                                    \
-            for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {             \
-                for (int64_t b = 0; b < nb; b++) {                             \
-                    float *yb = y + b * PB * ys + 16 * j;                      \
-                    const float *rb = si ? yb                                  \
-                                      : res ? res + b * PB * ys + 16 * j       \
-                                            : NULL;                            \
-                    direct2n_1_##PB(x + b * PB * xs + k0, xs, 0, 0, 1, 1, 1,   \
-                                    kc, w + k0 * OP + 16 * j, OP,              \
-                                    si ? z : bias + 16 * j, NULL, yb, ys,      \
-                                    nvalid - 16 * j, rb, last ? cl : NULL,     \
-                                    last ? nt : 0);                            \
-                }                                                              \
+        for (int j = 0; j < NV && nvalid - 16 * j > 0; j++) {                  \
+            for (int64_t b = 0; b < nb; b++) {                                 \
+                float *yb = y + b * PB * ys + 16 * j;                          \
+                direct2n_1_##PB(x + b * PB * xs, xs, 0, 0, 1, 1, 1, C,         \
+                                w + 16 * j, OP, bias + 16 * j, NULL, yb, ys,   \
+                                nvalid - 16 * j,                               \
+                                res ? res + b * PB * ys + 16 * j : NULL, cl,   \
+                                nt);                                           \
             }                                                                  \
         }                                                                      \
     }
