@@ -794,6 +794,22 @@ static const wnn_backend_i cpu_iface = {
     .threads = cpu_threads,
 };
 
+/* Reads every switch that is read once per process and kept (the threads,
+ * WEBNN_NT_BYTES, WEBNN_POOL_SPIN_US, WEBNN_CPU_VM_TWINS, the ISA level and
+ * its cap) now, on the thread creating a context: the first kernel to need
+ * one would otherwise call getenv on the timeline or a pool thread, and
+ * getenv racing a setenv of the caller (Python's os.environ while another
+ * context runs) may read freed memory (tests/stress/test_getenv_threads.py) */
+static void
+prime_switches(void)
+{
+    (void)cpu_num_threads();
+    (void)cpu_nt_bytes();
+    (void)cpu_pool_spin_ns();
+    (void)cpu_config_vm_twins();
+    (void)cpu_isa();
+}
+
 wnn_status
 wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
 {
@@ -804,7 +820,7 @@ wnn_cpu_backend_create(wnn_backend **out, wnn_error *err)
                          "out of memory");
     }
     cpu_blis_init();
-    cpu_config_prime(); /* no getenv on the timeline or pool threads */
+    prime_switches(); /* no getenv on the timeline or pool threads */
     be->iface = &cpu_iface;
     /* conv2d / convTranspose2d / matmul / gemm -> [add] -> [activation]
      * chains run as one kernel with its epilogue (epilogue.c); runs of

@@ -8,8 +8,6 @@
 
 #include "config.h"
 
-int cpu_isa(void); /* support.c (cpu.h) */
-
 static bool
 env_off(const char *name)
 {
@@ -157,15 +155,6 @@ cpu_pool_spin_ns(void)
     return x;
 }
 
-void
-cpu_config_prime(void)
-{
-    (void)cpu_num_threads();
-    (void)cpu_nt_bytes();
-    (void)cpu_pool_spin_ns();
-    (void)cpu_config_vm_twins();
-    (void)cpu_isa();
-}
 
 /* WEBNN_CPU_ISA=avx512|avx2|baseline (anything else: no cap) */
 int

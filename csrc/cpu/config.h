@@ -81,12 +81,4 @@ bool cpu_config_attention(void);
  * those loops at the same level (read once per process) */
 bool cpu_config_vm_twins(void);
 
-/* Reads every switch that is read once per process and kept (the
- * threads, WEBNN_NT_BYTES, WEBNN_POOL_SPIN_US, WEBNN_CPU_VM_TWINS, the ISA
- * level and its cap) now, on the thread creating a context: the first
- * kernel to need one would otherwise call getenv on the timeline or a pool
- * thread, and getenv racing a setenv of the caller (Python's os.environ
- * while another context runs) may read freed memory. */
-void cpu_config_prime(void);
-
 #endif
