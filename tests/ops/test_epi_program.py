@@ -18,7 +18,7 @@ import pytest
 
 import webnn
 
-from .test_fusion import make_context
+from .test_fusion import make_context, run_in
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +39,8 @@ def scalar(b, v):
 
 def run_all(contexts, make, inputs):
     """the output and the summary's fused groups in each context"""
-    outs, groups = [], []
-    for ctx in contexts:
-        b = webnn.MLGraphBuilder(ctx)
-        ops = {k: b.input(k, {"dataType": str(v.dtype), "shape": list(v.shape)})
-               for k, v in inputs.items()}
-        res = make(b, ops)
-        res = res if isinstance(res, dict) else {"y": res}
-        g = b.build(res)
-        outs.append(ctx.compute(g, inputs))
-        groups.append(g.summary().fused_groups)
-    return outs, groups
+    outs, summaries = run_in(contexts, make, inputs)
+    return outs, [s.fused_groups for s in summaries]
 
 
 def assert_same_bits(outs):

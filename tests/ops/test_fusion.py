@@ -72,9 +72,10 @@ def edge_values(rng, shape, dtype):
         return a.astype(dtype)
 
 
-def run_both(contexts, make, inputs):
-    """make(builder, dtype) -> output operand; returns (fused, unfused)
-    results and the fused graph's summary."""
+def run_in(contexts, make, inputs):
+    """make(builder, operands) -> an output operand or a dict of them, built
+    and computed in each context: (the results, the graphs' summaries), one
+    per context"""
     outs, summaries = [], []
     for ctx in contexts:
         b = webnn.MLGraphBuilder(ctx)
@@ -86,6 +87,13 @@ def run_both(contexts, make, inputs):
         g = b.build(y)
         outs.append(ctx.compute(g, inputs))
         summaries.append(g.summary())
+    return outs, summaries
+
+
+def run_both(contexts, make, inputs):
+    """make(builder, dtype) -> output operand; returns (fused, unfused)
+    results and the fused graph's summary."""
+    outs, summaries = run_in(contexts, make, inputs)
     return outs[0], outs[1], summaries[0]
 
 
