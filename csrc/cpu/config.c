@@ -139,8 +139,8 @@ cpu_nt_bytes(void)
     return x;
 }
 
-/* WEBNN_POOL_SPIN_US: default 50 us (read once; the pool takes it when it
- * starts). */
+/* WEBNN_POOL_SPIN_US: default 1000 us (pool.c says why; read once; the
+ * pool takes it when it starts). */
 uint64_t
 cpu_pool_spin_ns(void)
 {
@@ -148,7 +148,7 @@ cpu_pool_spin_ns(void)
     uint64_t x = atomic_load_explicit(&v, memory_order_relaxed);
     if (x == UINT64_MAX) {
         const char *s = getenv("WEBNN_POOL_SPIN_US");
-        x = s && *s ? (uint64_t)strtoull(s, NULL, 10) * 1000u : 50000;
+        x = s && *s ? (uint64_t)strtoull(s, NULL, 10) * 1000u : 1000000;
         x = x == UINT64_MAX ? UINT64_MAX - 1 : x;
         atomic_store_explicit(&v, x, memory_order_relaxed);
     }

@@ -9,9 +9,18 @@
  * This pool's behaviour does not depend on anyone else's threads.
  *
  * Waiting: a helper spins (pause, now and then sched_yield) for
- * WEBNN_POOL_SPIN_US microseconds (default 50) after its last region, then
+ * WEBNN_POOL_SPIN_US microseconds (default 1000) after its last region, then
  * sleeps on a futex; a region wakes only the helpers it uses, and only those
  * asleep pay a system call.  The caller waits for its helpers the same way.
+ * Why 1 ms and not less: on a virtual machine a helper that slept wakes
+ * slowly, slower still when the machine was idle before (the host stops
+ * polling a halted virtual CPU after long halts), and a graph run that
+ * starts after an idle pause then pays that wake-up at every gap of more
+ * than the spin between its regions.  EfficientNet-B0 run once after 0.2 s
+ * idle (2-core Zen 3 VM, 20 runs each, medians, separate processes
+ * alternating): 17.4-20.4 ms with 50 us, 13.2-13.6 with 1000; back to back,
+ * no change (min 8.6-12.7 against 10.1-12.5).  ONNX Runtime's pool spins
+ * for about 50 ms after a run.
  *
  * Every share tid of a region runs exactly once: on helper tid, or, if that
  * helper has not started it by the time the caller is done with share 0, on
@@ -74,7 +83,7 @@ now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t spin_ns = 50000;
+static uint64_t spin_ns = 1000000;
 
 /* A futex word and whether someone sleeps on it. */
 typedef struct waitword {
