@@ -643,6 +643,7 @@ cpu_run(const wnn_graph *g, cpu_compiled *c, void *const *in,
                           wnn_desc_bytes(&g->outputs[cp->to_output].desc));
     }
     pthread_mutex_unlock(&c->mu);
+    cpu_pool_rest(); /* the long spin is for the gaps inside a run */
     return st;
 }
 
@@ -694,6 +695,7 @@ cpu_tensor_write(wnn_backend *be, void *storage, const void *src,
     (void)be;
     (void)err;
     cpu_parallel_copy(storage, src, bytes);
+    cpu_pool_rest(); /* a copy is a task of its own */
     return WNN_OK;
 }
 
@@ -704,6 +706,7 @@ cpu_tensor_read(wnn_backend *be, const void *storage, void *dst,
     (void)be;
     (void)err;
     cpu_parallel_copy(dst, storage, bytes);
+    cpu_pool_rest(); /* a copy is a task of its own */
     return WNN_OK;
 }
 

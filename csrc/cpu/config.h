@@ -4,7 +4,7 @@
  * Process-wide settings are read once per process, the first time they are
  * asked for (the pool and the thread count exist once per process):
  *   WEBNN_NUM_THREADS    threads of the pool and BLIS
- *   WEBNN_POOL_SPIN_US   how long the pool's helpers spin (default 1000)
+ *   WEBNN_POOL_SPIN_US   how long the pool's helpers spin inside a run (default 1000)
  *   WEBNN_NT_BYTES       output size from which streaming stores are used
  *   WEBNN_CPU_ISA        avx512|avx2|baseline: caps the instruction set of
  *                        every hand-written kernel (cpu_isa(), cpu.h)

@@ -203,6 +203,10 @@ int cpu_parallel(int nthreads, cpu_par_fn fn, void *arg);
 void cpu_barrier(int nt);
 /* whether the calling thread runs a share of a pool region */
 bool cpu_in_region(void);
+/* a graph's run is over: until the next region the helpers spin only
+ * CPU_POOL_REST_NS (or less) before they sleep, not WEBNN_POOL_SPIN_US
+ * (pool.c) */
+void cpu_pool_rest(void);
 /* for (i = 0; i < n; i++) on up to nthreads threads, fn(arg, begin, end,
  * tid) per block: _for splits [0, n) as OpenMP's schedule(static) does (nt
  * contiguous blocks, the first n % nt one longer); _dynamic hands out
