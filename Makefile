@@ -122,10 +122,10 @@ test-onnx: build
 # reference, then the Python suite (whose summary line ends the output).
 # Each part's time is printed after it ("== part: N s"), and all of them
 # before the Python suite starts, so that CI's log says where its minutes go.
-TEST_PARTS = test-c fuzz fuzz-py fuzz-onnx test-asan test-tsan test-packaging test-pythons \
+TEST_PARTS = test-c fuzz-all test-asan test-tsan test-packaging test-pythons \
       test-types test-notebooks docs test-isa
 # the parts that compile C programs, run with -j$(JOBS) (their objects, one per job)
-C_PARTS = test-c fuzz test-asan
+C_PARTS = test-c fuzz-all test-asan
 test: build
 	@times=""; total=$$(date +%s); \
 	for t in $(TEST_PARTS); do \
@@ -223,7 +223,7 @@ test-asan: build/test_core_asan build
 	  ops-wpt "$(ASAN_PYTEST) $(ASAN_A)" \
 	  rest "$(ASAN_PYTEST) $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx $(ASAN_A:%=--ignore=%)"
 
-.PHONY: leakcheck fuzz fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
+.PHONY: leakcheck fuzz fuzz-all fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
@@ -298,6 +298,19 @@ fuzz-long: fuzz-replay
 	@mkdir -p build/fuzz-corpus build/fuzz-crashes
 	$(FUZZ_ENV) ./build/fuzz_builder $(FUZZ_ARGS) -max_total_time=$(FUZZ_LONG_TIME) \
 	  -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) build/fuzz-corpus csrc/fuzz/corpus
+
+# make test's fuzzing: the three fuzzers below (fuzz, fuzz-py, fuzz-onnx)
+# built first (-j$(JOBS)), then their runs in two lanes side by side
+# (scripts/side_by_side.sh, into build/fuzz-logs/): fuzz then fuzz-py
+# (FUZZ_TIME + FUZZ_PY_TIME) beside fuzz-onnx (FUZZ_ONNX_TIME), each fuzzer
+# one process with a core to itself.  Each run's count of inputs and of new
+# ones is printed after.
+fuzz-all: build build/fuzz_builder build/pyfuzz/.built
+	rm -rf build/fuzz-logs
+	SHOW=0 scripts/side_by_side.sh build/fuzz-logs \
+	  fuzz+fuzz-py "$(MAKE) --no-print-directory fuzz && $(MAKE) --no-print-directory fuzz-py" \
+	  fuzz-onnx "$(MAKE) --no-print-directory fuzz-onnx"
+	@grep -H -E '^Done [0-9]+ runs|^stat::new_units_added' build/fuzz-logs/*.log
 
 bench: build
 	$(PY) benchmarks/bench_core.py

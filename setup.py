@@ -171,11 +171,23 @@ core = Extension(
 )
 
 
+# How CPython's own builds define signed overflow: 3.10-3.12 pass -fwrapv,
+# 3.13 -fno-strict-overflow (GCC: -fwrapv -fwrapv-pointer). The core's sources
+# are compiled with -fno-strict-overflow added, which makes the two the same
+# code, so one object of the core serves every interpreter.
+_OVERFLOW_FLAGS = ("-fwrapv", "-fno-strict-overflow")
+CORE_OVERFLOW_FLAG = "-fno-strict-overflow"
+
+
 def _codegen_key(cmd):
-    """The compile command without warning flags (-W...): objects compiled by
-    commands with the same key are the same code."""
-    return repr([a for a in cmd
-                 if not (a.startswith("-W") and not a.startswith(("-Wl,", "-Wa,", "-Wp,")))])
+    """The compile command without warning flags (-W...), and with -fwrapv
+    dropped where -fno-strict-overflow (which implies it) is given: objects
+    compiled by commands with the same key are the same code."""
+    cmd = [a for a in cmd
+           if not (a.startswith("-W") and not a.startswith(("-Wl,", "-Wa,", "-Wp,")))]
+    if CORE_OVERFLOW_FLAG in cmd:
+        cmd = [a for a in cmd if a not in _OVERFLOW_FLAGS] + [CORE_OVERFLOW_FLAG]
+    return repr(cmd)
 
 
 def _parallel_incremental_compile(compiler, python_includes, depends):
@@ -183,9 +195,10 @@ def _parallel_incremental_compile(compiler, python_includes, depends):
     default: the CPUs), and an object is kept when it is newer than its source
     and every header of the core and was compiled by the same command (warning
     flags aside; stored next to it as <obj>.cmd).  The core's own sources
-    (csrc/) are compiled without the Python headers they do not use, so their
-    objects are shared by the builds for every interpreter with the same
-    compiler flags (tests/packaging/test_pythons.sh)."""
+    (csrc/) are compiled without the Python headers they do not use and with
+    CORE_OVERFLOW_FLAG, so their objects are shared by the builds for every
+    interpreter whose compiler flags differ at most in how they define
+    overflow (tests/packaging/test_pythons.sh)."""
     import concurrent.futures
 
     def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
@@ -201,7 +214,7 @@ def _parallel_incremental_compile(compiler, python_includes, depends):
             args, pp = cc_args, pp_opts
             if os.path.normpath(src).startswith("csrc" + os.sep):
                 drop = {"-I" + d for d in python_includes}
-                args = [a for a in cc_args if a not in drop]
+                args = [a for a in cc_args if a not in drop] + [CORE_OVERFLOW_FLAG]
                 pp = [a for a in pp_opts if a not in drop]
             key = _codegen_key(list(compiler.compiler_so) + args + list(extra_postargs) + [src])
             stamp = obj + ".cmd"

@@ -4,11 +4,12 @@
 # environment build/py<V>/venv (NumPy, pytest, hypothesis, setuptools), the
 # extension built out of place into build/py<V>/lib (WEBNN_NO_CUDA=1: the CUDA
 # library does not depend on the interpreter), then a large part of the suite
-# against it.  The builds share the object folder of `make build`
-# (setup.py keeps an object compiled by the same compiler flags, so only
-# webnn/_binding/, which includes Python.h, is compiled for each version, and
-# the core again, into build/py<V>/temp, only for an interpreter whose
-# flags differ).
+# against it.  Each build's object folder, build/py<V>/temp, starts with a
+# copy of the core's objects of `make build` (setup.py keeps an object its own
+# compile command would make the same: the core's commands differ at most in
+# how the interpreters define overflow, which setup.py makes the same), so
+# only webnn/_binding/, which includes Python.h, is compiled for each
+# version.
 #   tests/packaging/test_pythons.sh [3.10 3.12 3.13]   (make test-pythons)
 # Interpreters: python<V> on PATH, else pyenv's ($PYENV_ROOT or ~/.pyenv).
 # TESTS overrides the test folders (default below; "tests" for all of it).
@@ -36,11 +37,6 @@ find_python() {
   return 1
 }
 
-codegen_flags() {
-  [ -x "$1" ] || return 0
-  "$1" -c 'import sysconfig; print(" ".join(f for f in (sysconfig.get_config_var("CC") or "").split() + (sysconfig.get_config_var("CFLAGS") or "").split() + (sysconfig.get_config_var("CCSHARED") or "").split() if not f.startswith("-W")))'
-}
-
 build_one() {
   local v=$1 base=$2 d=build/py$1
   if [ ! -f "$d/venv/.deps-1" ]; then
@@ -50,13 +46,11 @@ build_one() {
     "$d/venv/bin/python" -m pip install -q "numpy>=1.23" "pytest>=7" "hypothesis>=6" "setuptools>=77"
     touch "$d/venv/.deps-1"
   fi
-  # the main build's objects where this interpreter compiles with the same
-  # flags (warnings aside), else a folder of its own (so that neither
-  # build's objects replace the other's)
-  local temp=$TEMP
-  if [ "$(codegen_flags "$d/venv/bin/python")" != "$(codegen_flags "$MAIN_PY")" ]; then
-    temp=$d/temp
-  fi
+  # a folder of its own (the binding's objects differ by version), with the
+  # main build's objects of the core (their times kept)
+  local temp=$d/temp
+  mkdir -p "$temp"
+  if [ -d "$TEMP/csrc" ]; then cp -rp "$TEMP/csrc" "$temp/"; fi
   WEBNN_NO_CUDA=1 "$d/venv/bin/python" setup.py -q build_ext --build-lib "$d/lib" --build-temp "$temp"
   # the whole package (subpackages, stubs, py.typed), not this checkout's
   # built libraries

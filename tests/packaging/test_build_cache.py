@@ -1,0 +1,62 @@
+"""setup.py's incremental build keeps an object when its compile command, as
+_codegen_key writes it, is the one it would run now.  The core's sources are
+compiled with -fno-strict-overflow added, so that the builds for Python 3.10-
+3.12 (whose flags carry -fwrapv) and 3.13 (-fno-strict-overflow) share the
+core's objects (tests/packaging/test_pythons.sh): the key must say those
+commands are the same, and GCC must make the same object from both."""
+import importlib.util
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def setup_py():
+    spec = importlib.util.spec_from_file_location("webnn_setup_py_cache", ROOT / "setup.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # setup() runs only as __main__
+    return mod
+
+
+CORE = ["-c", "-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "csrc/ops/reduce.c"]
+PY311 = ["gcc", "-DNDEBUG", "-g", "-fwrapv", "-O3", "-fPIC", "-Wall"]
+PY313 = ["gcc", "-fno-strict-overflow", "-DNDEBUG", "-g", "-O3", "-fPIC"]
+
+
+def test_core_commands_of_both_interpreters_are_one_key(setup_py):
+    flag = setup_py.CORE_OVERFLOW_FLAG
+    assert setup_py._codegen_key(PY311 + CORE + [flag]) == setup_py._codegen_key(PY313 + CORE + [flag])
+    # without the core's flag they are different code (-fwrapv-pointer)
+    assert setup_py._codegen_key(PY311 + CORE) != setup_py._codegen_key(PY313 + CORE)
+    # warnings aside, every other flag still counts
+    assert setup_py._codegen_key(PY311 + CORE + ["-Wextra"]) == setup_py._codegen_key(PY311 + CORE)
+    assert setup_py._codegen_key(PY311 + CORE + ["-O2"]) != setup_py._codegen_key(PY311 + CORE)
+    assert setup_py._codegen_key(PY311 + CORE + ["-Wl,-z,now"]) != setup_py._codegen_key(PY311 + CORE)
+
+
+def compile_both(src, tmp_path, extra):
+    """src compiled by the two interpreters' commands as the builds run them
+    (no -g: its record of the command line is all it would add)"""
+    common = ["-c", "-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fPIC",
+              "-Icsrc/include", "-I/usr/include/x86_64-linux-gnu", src]
+    objs = []
+    for i, head in enumerate((["gcc", "-DNDEBUG", "-fwrapv", "-O3"],
+                              ["gcc", "-fno-strict-overflow", "-DNDEBUG", "-O3"])):
+        obj = tmp_path / f"{i}.o"
+        subprocess.run(head + common + extra + ["-o", str(obj)], cwd=ROOT, check=True)
+        objs.append(obj.read_bytes())
+    return objs
+
+
+# two of the core's sources whose code -fwrapv-pointer changes
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+@pytest.mark.parametrize("src", ["csrc/core/timeline.c", "csrc/cpu/attention.c"])
+def test_gcc_makes_the_same_object(setup_py, tmp_path, src):
+    plain = compile_both(src, tmp_path, [])
+    assert plain[0] != plain[1], "the interpreters' own flags make different code here"
+    core = compile_both(src, tmp_path, [setup_py.CORE_OVERFLOW_FLAG])
+    assert core[0] == core[1]
