@@ -21,8 +21,9 @@
 #include "vmath512.h"
 
 /* y[i] = fn(x[i]) at level L (512: AVX-512, 256: AVX2 + FMA, by the
- * VL<L>_ macros below): the whole vectors four at a time (independent
- * chains for the out-of-order core: 10-15 % faster than one at a time),
+ * VL<L>_ macros below): the whole vectors four at a time through fn_x4
+ * (independent chains for the out-of-order core: 10-15 % faster than one
+ * at a time; sigmoid and x sigmoid(x) at AVX2 in lock step, vmath256.h),
  * the last partial one masked.  STORE is the level's storeu, or its stream
  * for a large output written straight to memory (ALIGN: the loop then
  * starts with a masked vector up to y's vector boundary; y must be 4-byte
@@ -58,14 +59,14 @@
             VL##L##_MSTORE(y, m, fn(VL##L##_MLOAD(m, x)));                    \
         }                                                                     \
         for (; i + 4 * W <= n; i += 4 * W) {                                  \
-            VL##L##_T u0 = fn(VL##L##_LOAD(x + i));                           \
-            VL##L##_T u1 = fn(VL##L##_LOAD(x + i + W));                       \
-            VL##L##_T u2 = fn(VL##L##_LOAD(x + i + 2 * W));                   \
-            VL##L##_T u3 = fn(VL##L##_LOAD(x + i + 3 * W));                   \
-            STORE(y + i, u0);                                                 \
-            STORE(y + i + W, u1);                                             \
-            STORE(y + i + 2 * W, u2);                                         \
-            STORE(y + i + 3 * W, u3);                                         \
+            VL##L##_T v[4] = {VL##L##_LOAD(x + i), VL##L##_LOAD(x + i + W),   \
+                              VL##L##_LOAD(x + i + 2 * W),                    \
+                              VL##L##_LOAD(x + i + 3 * W)}, u[4];             \
+            fn##_x4(v, u);                                                    \
+            STORE(y + i, u[0]);                                               \
+            STORE(y + i + W, u[1]);                                           \
+            STORE(y + i + 2 * W, u[2]);                                       \
+            STORE(y + i + 3 * W, u[3]);                                       \
         }                                                                     \
         for (; i + W <= n; i += W) {                                          \
             STORE(y + i, fn(VL##L##_LOAD(x + i)));                            \
@@ -99,11 +100,39 @@ relu256(__m256 x)
     return _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NLE_UQ), x);
 }
 
+/* fn_x4 for the functions that run one vector after the other: fn of
+ * each of x[0..4) (sigmoid256_x4 and silu256_x4, in lock step, are
+ * vmath256.h's) */
+#define VL_SEQ4(T, TARGET, fn)                                                \
+    TARGET void fn##_x4(const T *x, T *y)                                     \
+    {                                                                         \
+        for (int j = 0; j < 4; j++) {                                         \
+            y[j] = fn(x[j]);                                                  \
+        }                                                                     \
+    }
+#define VL_SEQ512(fn) VL_SEQ4(__m512, EXP512, fn)
+#define VL_SEQ256(fn) VL_SEQ4(__m256, EXP256, fn)
+VL_SEQ512(exp512)
+VL_SEQ512(sigmoid512)
+VL_SEQ512(gelu512)
+VL_SEQ512(tanh512)
+VL_SEQ512(erf512)
+VL_SEQ512(silu512)
+VL_SEQ512(relu512)
+VL_SEQ256(exp256)
+VL_SEQ256(gelu256)
+VL_SEQ256(tanh256)
+VL_SEQ256(erf256)
+VL_SEQ256(relu256)
+#undef VL_SEQ512
+#undef VL_SEQ256
+#undef VL_SEQ4
+
 /* rows of a tile in place, y_r[i] = fn(y_r[i] + b[i]) for r < rows, y_r =
  * y + r ys, i < n: an epilogue's bias add and activation in one pass (the
  * float32 add, then fn, as the unfused add and activation round them;
- * cpu_act_rows_f32).  The whole vectors two at a time, the last partial
- * one masked. */
+ * cpu_act_rows_f32).  The whole vectors four at a time (fn_x4), the last
+ * partial one masked. */
 #define VL_ROWS(L, name, fn)                                                  \
     VL##L##_TARGET static void name(size_t rows, size_t n, float *y,          \
                                     size_t ys, const float *b)                \
@@ -111,13 +140,16 @@ relu256(__m256 x)
         const size_t W = VL##L##_W;                                           \
         for (size_t r = 0; r < rows; r++, y += ys) {                          \
             size_t i = 0;                                                     \
-            for (; i + 2 * W <= n; i += 2 * W) {                              \
-                VL##L##_T u0 = fn(VL##L##_ADD(VL##L##_LOAD(y + i),           \
-                                              VL##L##_LOAD(b + i)));         \
-                VL##L##_T u1 = fn(VL##L##_ADD(VL##L##_LOAD(y + i + W),       \
-                                              VL##L##_LOAD(b + i + W)));     \
-                VL##L##_STORE(y + i, u0);                                     \
-                VL##L##_STORE(y + i + W, u1);                                 \
+            for (; i + 4 * W <= n; i += 4 * W) {                              \
+                VL##L##_T v[4], u[4];                                         \
+                for (int j = 0; j < 4; j++) {                                 \
+                    v[j] = VL##L##_ADD(VL##L##_LOAD(y + i + j * W),          \
+                                       VL##L##_LOAD(b + i + j * W));         \
+                }                                                             \
+                fn##_x4(v, u);                                                \
+                for (int j = 0; j < 4; j++) {                                 \
+                    VL##L##_STORE(y + i + j * W, u[j]);                       \
+                }                                                             \
             }                                                                 \
             for (; i + W <= n; i += W) {                                      \
                 VL##L##_STORE(y + i, fn(VL##L##_ADD(VL##L##_LOAD(y + i),     \

@@ -13,6 +13,9 @@
  *   SMK_MLOAD(k, p), SMK_MSTORE(p, k, v), SMK_MZERO(k, v)
  *                        masked load (zeros), store, lanes outside k zeroed
  *   SMK_REDUCE(d)        the sum of a vector of doubles
+ *   SMK_EXP_X4(v, e)     (optional) SMK_EXP of v[0..4) into e[0..4) in lock
+ *                        step (exp256_neg_x4): the whole vectors then go four
+ *                        at a time, each step for the four in turn
  *   SMK_PIN(a, b, c, d)  keeps the four sums in registers (AVX2: an empty asm
  *                        whose operands they are; GCC spilled two or three
  *                        of them to the stack with 16 registers, a store and
@@ -21,7 +24,9 @@
  *
  * The same values as the portable loops: wnn_two_diff's v = x - m and its
  * rounding error lo, e = exp(v) and r = e + e lo (one fma); the sum in four
- * double accumulators of SMK_W / 2 lanes, the tail through lane masks.
+ * double accumulators of SMK_W / 2 lanes (vector 2k's halves into the
+ * first two, 2k + 1's into the last two, in the four-vector loop as in the
+ * two-vector one: the same sums), the tail through lane masks.
  * WHAT: SM_STORE y = r and return the sum (softmax_row), SM_SUM the sum
  * only (a long row's part statistics), SM_SCALED y = r inv (a long row's
  * write pass, returns 0).  The file undefines its parameters at its end. */
@@ -48,6 +53,33 @@ SMK_NAME(exp)(const float *x, float *y, int64_t n, float m, float inv, int what)
         sa = SMK(add_pd)(sa, SMK(cvtps_pd)(SMK_LO(r)));                        \
         sb = SMK(add_pd)(sb, SMK(cvtps_pd)(SMK_HI(r)));                        \
     } while (0)
+#ifdef SMK_EXP_X4
+    for (; i + 4 * SMK_W <= n; i += 4 * SMK_W) {
+        SMK_VT xv[4], v[4], lo[4], e[4], r[4];
+        VM_X4(j) xv[j] = SMK(loadu_ps)(x + i + j * SMK_W);
+        VM_X4(j) v[j] = SMK(sub_ps)(xv[j], vm);
+        VM_X4(j) { /* SM_STEP's */
+            SMK_VT bx = SMK(sub_ps)(v[j], xv[j]);
+            lo[j] = SMK(add_ps)(SMK(sub_ps)(xv[j], SMK(sub_ps)(v[j], bx)),
+                                SMK(sub_ps)(negm, bx));
+            lo[j] = SMK_KEEP_GT(v[j], ninf, lo[j]);
+        }
+        SMK_EXP_X4(v, e);
+        VM_X4(j) r[j] = SMK(fmadd_ps)(e[j], lo[j], e[j]);
+        if (what == SM_SCALED) {
+            VM_X4(j) SMK(storeu_ps)(y + i + j * SMK_W, SMK(mul_ps)(r[j], vinv));
+            continue;
+        }
+        if (what == SM_STORE) {
+            VM_X4(j) SMK(storeu_ps)(y + i + j * SMK_W, r[j]);
+        }
+        SM_ADD(s0, s1, r[0]);
+        SM_ADD(s2, s3, r[1]);
+        SM_ADD(s0, s1, r[2]);
+        SM_ADD(s2, s3, r[3]);
+        SMK_PIN(s0, s1, s2, s3);
+    }
+#endif
     for (; i + 2 * SMK_W <= n; i += 2 * SMK_W) {
         SMK_VT a = SMK(loadu_ps)(x + i), b = SMK(loadu_ps)(x + i + SMK_W);
         SMK_VT ra, rb;
@@ -120,3 +152,4 @@ SMK_NAME(part_write)(const float *x, float *y, int64_t n, float m, float inv)
 #undef SMK_MZERO
 #undef SMK_REDUCE
 #undef SMK_PIN
+#undef SMK_EXP_X4
