@@ -4,7 +4,6 @@ compiled with -fno-strict-overflow added, so that the builds for Python 3.10-
 3.12 (whose flags carry -fwrapv) and 3.13 (-fno-strict-overflow) share the
 core's objects (tests/packaging/test_pythons.sh): the key must say those
 commands are the same, and GCC must make the same object from both."""
-import importlib.util
 import pathlib
 import shutil
 import subprocess
@@ -12,15 +11,6 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def setup_py():
-    spec = importlib.util.spec_from_file_location("webnn_setup_py_cache", ROOT / "setup.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # setup() runs only as __main__
-    return mod
-
 
 CORE = ["-c", "-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "csrc/ops/reduce.c"]
 PY311 = ["gcc", "-DNDEBUG", "-g", "-fwrapv", "-O3", "-fPIC", "-Wall"]

@@ -1,6 +1,5 @@
 """Building without BLIS stops at once with a message that says what to
 install or how to point at it (setup.py's find_blis)."""
-import importlib.util
 import os
 import pathlib
 import subprocess
@@ -9,14 +8,6 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def setup_py():
-    spec = importlib.util.spec_from_file_location("webnn_setup_py", ROOT / "setup.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # setup() runs only as __main__
-    return mod
 
 
 def assert_says_what_to_install(msg):
