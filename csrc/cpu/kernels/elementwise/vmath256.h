@@ -201,8 +201,11 @@ silu256(__m256 x)
  * out-of-order core of a Zen 3 (whose floating-point scheduler holds about
  * one vector's chain of some 30 operations, 70 cycles long) ran about two
  * chains at once; in lock step the scheduler holds the same step of four.
- * A softmax row of 1500 in L1, one thread, min of 5: 0.73 -> 0.61 ns a
- * value (tmp microbenchmark; softmax_k.h). */
+ * Zen 3, 2 threads, min of 30 in three alternating processes a build:
+ * sigmoid of 16 Mi 4.70-5.44 -> 4.09-4.64 ms, of 256 Ki 0.095-0.104 ->
+ * 0.069-0.096, x sigmoid(x) of 4 Mi 1.32-1.56 -> 1.26-1.37, softmax of
+ * 9000 x 1500 (softmax_k.h) 7.5-8.3 -> 6.9-7.3; a row of 1500 in L1 alone,
+ * one thread: 0.73 -> 0.61 ns a value. */
 #define VM_X4(j) _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
 
 /* exp256_neg of x[0..4) into e[0..4) */
