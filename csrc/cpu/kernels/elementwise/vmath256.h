@@ -29,6 +29,22 @@
 
 #define EXP256 __attribute__((target("arch=x86-64-v3"), always_inline)) static inline
 
+/* Lock step: the _n functions below take k vectors (k <= 4, a constant
+ * where they are inlined) and run each step of their chain for the k in
+ * turn; the plain functions are their k = 1.  Written one vector after the
+ * other, four calls of a long chain (exp's: some 30 operations, about 70
+ * cycles) left the out-of-order core of a Zen 3, whose floating-point
+ * scheduler holds about one such chain, working on about two vectors at
+ * once; in lock step it holds the same step of four.  Zen 3, 2 threads,
+ * min of 30 in three alternating processes a build, k = 4 against four
+ * calls: sigmoid of 16 Mi 4.70-5.44 -> 4.09-4.64 ms, of 256 Ki
+ * 0.095-0.104 -> 0.069-0.096, x sigmoid(x) of 4 Mi 1.32-1.56 -> 1.26-1.37,
+ * softmax of 9000 x 1500 (softmax_k.h) 7.5-8.3 -> 6.9-7.3; a row of 1500 in
+ * L1 alone, one thread: 0.73 -> 0.61 ns a value (eight the same as four,
+ * three and six a little slower).  The bits are the same for every k. */
+#define VM_XN(j, k) _Pragma("GCC unroll 4") for (int j = 0; j < (k); j++)
+#define VM_X4(j) VM_XN(j, 4)
+
 /* vm_exp_split: c = n ln2 + r; returns r, n in *n, and in *t the sum
  * n + 1.5 2^23 whose low bits hold n (pow2_256) */
 EXP256 __m256
@@ -59,17 +75,25 @@ n_normal256(__m256 n)
     return _mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-126.0f), _CMP_LT_OQ)) == 0;
 }
 
-/* vm_expm1_poly: expm1(r) for |r| <= ln2 / 2 */
+/* vm_expm1_poly: expm1(r) for |r| <= ln2 / 2, of r[0..k) into p[0..k) */
+EXP256 void
+expm1_poly256_n(const __m256 *r, __m256 *p, int k)
+{
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500E-4f), r[j],
+                                       _mm256_set1_ps(1.3981999507E-3f));
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(8.3334519073E-3f));
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(4.1665795894E-2f));
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.6666665459E-1f));
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(5.0000001201E-1f));
+    VM_XN(j, k) p[j] = _mm256_fmadd_ps(_mm256_mul_ps(p[j], r[j]), r[j], r[j]);
+}
+
 EXP256 __m256
 expm1_poly256(__m256 r)
 {
-    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
-    return _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r);
+    __m256 p;
+    expm1_poly256_n(&r, &p, 1);
+    return p;
 }
 
 /* vm_scale2: v 2^n as v 2^n1 2^n2, n1 = n >> 1, n2 = n - n1 (n integral,
@@ -89,15 +113,18 @@ scale2_256(__m256 v, __m256 n)
  * with the magic number 1.5 2^23 + 191, so that t's low bits hold n + 191
  * and t << 23 is 2^(n + 64), a normal float for n in [-190, 63] (the same n
  * as exp256_split's: c / ln 2 is never a half-integer for |c| < 2^22, so the
- * magic's parity does not change the rounding) */
-EXP256 __m256
-exp256_split64(__m256 c, __m256 *n, __m256 *t)
+ * magic's parity does not change the rounding): of c[0..k), t[j] (n + 191
+ * in its low bits) and the reduced r[j] = c[j] - n ln 2 */
+EXP256 void
+exp256_split64_n(const __m256 *c, __m256 *t, __m256 *r, int k)
 {
     const __m256 magic = _mm256_set1_ps(12583103.0f); /* 1.5 2^23 + 191 */
-    *t = _mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), magic);
-    *n = _mm256_sub_ps(*t, magic);
-    __m256 r = _mm256_fnmadd_ps(*n, _mm256_set1_ps(0.693359375f), c);
-    return _mm256_fnmadd_ps(*n, _mm256_set1_ps(-2.12194440e-4f), r);
+    VM_XN(j, k) t[j] = _mm256_fmadd_ps(c[j], _mm256_set1_ps(1.44269504088896341f), magic);
+    VM_XN(j, k) {
+        __m256 n = _mm256_sub_ps(t[j], magic);
+        r[j] = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), c[j]);
+        r[j] = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r[j]);
+    }
 }
 
 /* v 2^n from split64's t, for n in [-190, 0] and v 2^(n + 64) normal: v
@@ -168,91 +195,76 @@ exp256(__m256 x)
  * -103.3 either way), a NaN runs through (max returns its second operand).
  * sigmoid's exp(-|x|), and softmax's exp(x - max): with exp256 its row pass
  * spilled two of its four sums to the stack at this level (16 registers;
- * the far test's constants), each a store and a reload an iteration. */
+ * the far test's constants), each a store and a reload an iteration.  Of
+ * x[0..k) into e[0..k). */
+EXP256 void
+exp256_neg_n(const __m256 *x, __m256 *e, int k)
+{
+    __m256 c[4], t[4], r[4], p[4];
+    VM_XN(j, k) c[j] = _mm256_max_ps(_mm256_set1_ps(-104.0f), x[j]);
+    exp256_split64_n(c, t, r, k);
+    expm1_poly256_n(r, p, k);
+    VM_XN(j, k) p[j] = _mm256_add_ps(p[j], _mm256_set1_ps(1.0f));
+    VM_XN(j, k) e[j] = scale_neg256(p[j], t[j]);
+}
+
 EXP256 __m256
 exp256_neg(__m256 x)
 {
-    __m256 c = _mm256_max_ps(_mm256_set1_ps(-104.0f), x), n, t;
-    __m256 r = exp256_split64(c, &n, &t);
-    return scale_neg256(_mm256_add_ps(expm1_poly256(r), _mm256_set1_ps(1.0f)), t);
+    __m256 e;
+    exp256_neg_n(&x, &e, 1);
+    return e;
 }
 
 /* vm_sigmoid: (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) (a NaN runs
- * through, as in exp256) */
+ * through, as in exp256), of x[0..k) into y[0..k) */
+EXP256 void
+sigmoid256_n(const __m256 *x, __m256 *y, int k)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 a[4], e[4];
+    VM_XN(j, k) a[j] = _mm256_or_ps(x[j], _mm256_set1_ps(-0.0f)); /* -|x| */
+    exp256_neg_n(a, e, k);
+    VM_XN(j, k) {
+        __m256 pos = _mm256_cmp_ps(x[j], _mm256_setzero_ps(), _CMP_GE_OQ);
+        y[j] = _mm256_div_ps(_mm256_blendv_ps(e[j], one, pos), _mm256_add_ps(one, e[j]));
+    }
+}
+
 EXP256 __m256
 sigmoid256(__m256 x)
 {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = exp256_neg(_mm256_or_ps(x, _mm256_set1_ps(-0.0f))); /* -|x| */
-    __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
-    return _mm256_div_ps(_mm256_blendv_ps(e, one, pos), _mm256_add_ps(one, e));
+    __m256 y;
+    sigmoid256_n(&x, &y, 1);
+    return y;
 }
 
-/* x * sigmoid(x), rounded as the separate sigmoid and mul (cpu_gate_f32) */
+/* x * sigmoid(x), rounded as the separate sigmoid and mul (cpu_gate_f32),
+ * of x[0..k) into y[0..k) */
+EXP256 void
+silu256_n(const __m256 *x, __m256 *y, int k)
+{
+    sigmoid256_n(x, y, k);
+    VM_XN(j, k) y[j] = _mm256_mul_ps(x[j], y[j]);
+}
+
 EXP256 __m256
 silu256(__m256 x)
 {
     return _mm256_mul_ps(x, sigmoid256(x));
 }
 
-/* Four vectors in lock step: each step of the chain for the four in turn
- * (VM_X4), the same operations and bits as the functions above on each.
- * Written one vector after the other, as the loops called them, the
- * out-of-order core of a Zen 3 (whose floating-point scheduler holds about
- * one vector's chain of some 30 operations, 70 cycles long) ran about two
- * chains at once; in lock step the scheduler holds the same step of four.
- * Zen 3, 2 threads, min of 30 in three alternating processes a build:
- * sigmoid of 16 Mi 4.70-5.44 -> 4.09-4.64 ms, of 256 Ki 0.095-0.104 ->
- * 0.069-0.096, x sigmoid(x) of 4 Mi 1.32-1.56 -> 1.26-1.37, softmax of
- * 9000 x 1500 (softmax_k.h) 7.5-8.3 -> 6.9-7.3; a row of 1500 in L1 alone,
- * one thread: 0.73 -> 0.61 ns a value. */
-#define VM_X4(j) _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)
-
-/* exp256_neg of x[0..4) into e[0..4) */
-EXP256 void
-exp256_neg_x4(const __m256 *x, __m256 *e)
-{
-    const __m256 magic = _mm256_set1_ps(12583103.0f); /* split64's */
-    __m256 c[4], t[4], r[4], p[4];
-    VM_X4(j) c[j] = _mm256_max_ps(_mm256_set1_ps(-104.0f), x[j]);
-    VM_X4(j) t[j] = _mm256_fmadd_ps(c[j], _mm256_set1_ps(1.44269504088896341f), magic);
-    VM_X4(j) {
-        __m256 n = _mm256_sub_ps(t[j], magic);
-        r[j] = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), c[j]);
-        r[j] = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r[j]);
-    }
-    /* expm1_poly256 */
-    VM_X4(j) p[j] = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500E-4f), r[j],
-                                 _mm256_set1_ps(1.3981999507E-3f));
-    VM_X4(j) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(8.3334519073E-3f));
-    VM_X4(j) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(4.1665795894E-2f));
-    VM_X4(j) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.6666665459E-1f));
-    VM_X4(j) p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(5.0000001201E-1f));
-    VM_X4(j) p[j] = _mm256_fmadd_ps(_mm256_mul_ps(p[j], r[j]), r[j], r[j]);
-    VM_X4(j) p[j] = _mm256_add_ps(p[j], _mm256_set1_ps(1.0f));
-    VM_X4(j) e[j] = scale_neg256(p[j], t[j]);
-}
-
-/* sigmoid256 of x[0..4) into y[0..4) */
+/* the lock step of four (vloops.c's fn_x4) */
 EXP256 void
 sigmoid256_x4(const __m256 *x, __m256 *y)
 {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 a[4], e[4];
-    VM_X4(j) a[j] = _mm256_or_ps(x[j], _mm256_set1_ps(-0.0f)); /* -|x| */
-    exp256_neg_x4(a, e);
-    VM_X4(j) {
-        __m256 pos = _mm256_cmp_ps(x[j], _mm256_setzero_ps(), _CMP_GE_OQ);
-        y[j] = _mm256_div_ps(_mm256_blendv_ps(e[j], one, pos), _mm256_add_ps(one, e[j]));
-    }
+    sigmoid256_n(x, y, 4);
 }
 
-/* silu256 of x[0..4) into y[0..4) */
 EXP256 void
 silu256_x4(const __m256 *x, __m256 *y)
 {
-    sigmoid256_x4(x, y);
-    VM_X4(j) y[j] = _mm256_mul_ps(x[j], y[j]);
+    silu256_n(x, y, 4);
 }
 
 /* vm_gelu: the same sequence (fmadd where GCC contracts vm_gelu's

@@ -794,7 +794,7 @@ enum { SM_STORE, SM_SUM, SM_SCALED };
 #define SMK_W 8
 #define SMK(op) _mm256_##op
 #define SMK_EXP(v) exp256_neg(v)
-#define SMK_EXP_X4(v, e) exp256_neg_x4(v, e)
+#define SMK_EXP_X4(v, e) exp256_neg_n(v, e, 4)
 #define SMK_KEEP_GT(a, b, v) _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), v)
 #define SMK_LO(r) _mm256_castps256_ps128(r)
 #define SMK_HI(r) _mm256_extractf128_ps(r, 1)

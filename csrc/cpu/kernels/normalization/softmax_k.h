@@ -14,7 +14,7 @@
  *                        masked load (zeros), store, lanes outside k zeroed
  *   SMK_REDUCE(d)        the sum of a vector of doubles
  *   SMK_EXP_X4(v, e)     (optional) SMK_EXP of v[0..4) into e[0..4) in lock
- *                        step (exp256_neg_x4): the whole vectors then go four
+ *                        step (exp256_neg_n): the whole vectors then go four
  *                        at a time, each step for the four in turn
  *   SMK_PIN(a, b, c, d)  keeps the four sums in registers (AVX2: an empty asm
  *                        whose operands they are; GCC spilled two or three
@@ -58,7 +58,8 @@ SMK_NAME(exp)(const float *x, float *y, int64_t n, float m, float inv, int what)
         SMK_VT xv[4], v[4], lo[4], e[4], r[4];
         VM_X4(j) xv[j] = SMK(loadu_ps)(x + i + j * SMK_W);
         VM_X4(j) v[j] = SMK(sub_ps)(xv[j], vm);
-        VM_X4(j) { /* SM_STEP's */
+        VM_X4(j) { /* SM_STEP's (a macro shared with it, giving each
+                    * vector's steps in turn, measured 3 % slower) */
             SMK_VT bx = SMK(sub_ps)(v[j], xv[j]);
             lo[j] = SMK(add_ps)(SMK(sub_ps)(xv[j], SMK(sub_ps)(v[j], bx)),
                                 SMK(sub_ps)(negm, bx));
