@@ -7,6 +7,8 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# setup.py's object folder (its default; the C programs link its objects of the core)
+CORE_TEMP := build/temp
 CC     ?= gcc
 CFLAGS_CORE := -std=c11 -O2 -g -fopenmp-simd -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
                -Wno-format-truncation -Icsrc/include -I/usr/include/x86_64-linux-gnu
@@ -55,17 +57,24 @@ demo: build
 	$(PY) examples/main.py
 
 # The C programs (test_core, fuzz_replay and their ASan twins, the libFuzzer
-# harness) link objects compiled once per flavour, one file per job: build/obj
-# (CFLAGS_CORE), build/obj-asan (ASan + UBSan), build/obj-fuzz (clang,
-# libFuzzer's coverage).  Each object depends on the headers it includes
-# (-MMD); the compile commands are not echoed (the link commands show the
-# flags).  `make test` compiles them with -j$(JOBS); by hand, `make -j2 test-c`.
+# harness) link the core's objects as setup.py compiles them for the
+# extension, one compile of the core per flavour (setup.py keeps an object
+# while its source, headers and command are unchanged):
+#   CORE_TEMP      (make build: the extension as shipped)  test_core, fuzz_replay
+#   build/asan-tmp (ASan + UBSan, build-asan)              test_core_asan, fuzz_replay_asan
+#   build/pyfuzz/tmp (clang, ASan + UBSan + libFuzzer's coverage, build/pyfuzz/.built)
+#                                                          fuzz_builder
+# Their own sources (csrc/tests/, the fuzz harness) are compiled here, one
+# file per job, into build/obj, build/obj-asan and build/obj-fuzz; each
+# object depends on the headers it includes (-MMD).  The compile commands are
+# not echoed (the link commands show the flags).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 C_LIBS := -lblis -lm -lpthread -ldl
 objs = $(patsubst csrc/%.c,build/$(1)/%.o,$(2))
-CORE_OBJ      := $(call objs,obj,$(CORE_SRC))
-CORE_OBJ_ASAN := $(call objs,obj-asan,$(CORE_SRC))
-CORE_OBJ_FUZZ := $(call objs,obj-fuzz,$(CORE_SRC))
+setup_objs = $(patsubst %.c,$(1)/%.o,$(CORE_SRC))
+CORE_OBJ      = $(call setup_objs,$(CORE_TEMP))
+CORE_OBJ_ASAN = $(call setup_objs,build/asan-tmp)
+CORE_OBJ_FUZZ = $(call setup_objs,build/pyfuzz/tmp)
 TEST_C_OBJ      := $(call objs,obj,$(TEST_C_SRC))
 TEST_C_OBJ_ASAN := $(call objs,obj-asan,$(TEST_C_SRC))
 
@@ -87,15 +96,16 @@ build/obj-asan/fuzz/fuzz_replay.o: csrc/fuzz/fuzz_builder.c | deps
 	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE -MMD -MP -c -o $@ $<
 -include $(shell find build/obj build/obj-asan build/obj-fuzz -name '*.d' 2>/dev/null)
 
-build/test_core: $(CORE_OBJ) $(TEST_C_OBJ)
-	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE))"
-	@$(CC) $(CFLAGS_CORE) -o $@ $^ $(C_LIBS)
+# (`build` is phony: the programs are linked again each time, about a second.)
+build/test_core: build $(TEST_C_OBJ)
+	@echo "link $@ ($(words $(CORE_OBJ) $(TEST_C_OBJ)) objects: the extension's core, $(CC) $(CFLAGS_CORE))"
+	@$(CC) $(CFLAGS_CORE) -o $@ $(CORE_OBJ) $(TEST_C_OBJ) $(C_LIBS)
 
 # The fuzz harness as a plain program (gcc, no libFuzzer): replays every
 # crash input found so far and the seed corpus (csrc/fuzz/).
-build/fuzz_replay: $(CORE_OBJ) build/obj/fuzz/fuzz_replay.o
-	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE)"
-	@$(CC) $(CFLAGS_CORE) -o $@ $^ $(C_LIBS)
+build/fuzz_replay: build build/obj/fuzz/fuzz_replay.o
+	@echo "link $@ (the extension's core, $(CC) $(CFLAGS_CORE) -DWNN_FUZZ_STANDALONE)"
+	@$(CC) $(CFLAGS_CORE) -o $@ $(CORE_OBJ) build/obj/fuzz/fuzz_replay.o $(C_LIBS)
 
 test-c: build/test_core build/fuzz_replay
 	./build/test_core
@@ -201,11 +211,21 @@ docs: build
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C tests (with leak
 # detection) and the whole Python suite against an instrumented build of the
 # extension in build/asan (Python itself is not instrumented: ASan is
-# preloaded, leak detection is left to the C tests and valgrind).
+# preloaded, leak detection is left to the C tests and valgrind).  The core's
+# sources are compiled with signed overflow undefined, so UBSan checks it
+# (setup.py, UBSAN_CORE_FLAGS); the CUDA backend (not instrumented) is the
+# main build's library.
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-build/test_core_asan: $(CORE_OBJ_ASAN) $(TEST_C_OBJ_ASAN)
-	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -O1 $(SAN))"
-	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $^ $(C_LIBS)
+# The extension built with ASan + UBSan into build/asan (its objects in
+# build/asan-tmp, kept between runs; the core's are test_core_asan's too).
+build-asan: build
+	rm -rf build/asan && mkdir -p build/asan
+	cp -r webnn build/asan/ && rm -f build/asan/webnn/_core*.so
+	WEBNN_NO_CUDA=1 WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
+
+build/test_core_asan: build-asan $(TEST_C_OBJ_ASAN)
+	@echo "link $@ (the ASan extension's core, $(CC) $(CFLAGS_CORE) -O1 $(SAN))"
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_OBJ_ASAN) $(TEST_C_OBJ_ASAN) $(C_LIBS)
 
 # The Python suite in two halves side by side (scripts/side_by_side.sh; on 2
 # cores 152 s against 196 one after the other): tests/ops, tests/wpt and
@@ -213,18 +233,15 @@ build/test_core_asan: $(CORE_OBJ_ASAN) $(TEST_C_OBJ_ASAN)
 # emulation suite made that half 229 s against 182 in a fresh-clone run).
 ASAN_PYTEST = LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) $(CURDIR)/$(PY) -m pytest -q -p no:cacheprovider -x
 ASAN_A = $(CURDIR)/tests/ops $(CURDIR)/tests/wpt $(CURDIR)/tests/stress
-test-asan: build/test_core_asan build
+test-asan: build/test_core_asan
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_core_asan
-	rm -rf build/asan && mkdir -p build/asan
-	cp -r webnn build/asan/ && rm -f build/asan/webnn/*.so
-	WEBNN_SANITIZE=1 $(PY) setup.py -q build_ext --build-lib build/asan --build-temp build/asan-tmp
 	cd build/asan && PYTHONPATH=$(CURDIR)/build/asan \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  WEBNN_WPT_SETS=conformance $(CURDIR)/scripts/side_by_side.sh $(CURDIR)/build/asan-logs \
 	  ops-wpt-stress "$(ASAN_PYTEST) $(ASAN_A)" \
 	  rest "$(ASAN_PYTEST) $(CURDIR)/tests --ignore=$(CURDIR)/tests/onnx $(ASAN_A:%=--ignore=%)"
 
-.PHONY: leakcheck fuzz fuzz-all fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
+.PHONY: build-asan leakcheck fuzz fuzz-all fuzz-long fuzz-deps fuzz-replay fuzz-py fuzz-onnx test-tsan
 
 # Leaks of the C core: the C tests under valgrind (every leak kind that is
 # the program's fails) and under LeakSanitizer (the ASan build above).
@@ -232,9 +249,9 @@ test-asan: build/test_core_asan build
 VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
                   --show-leak-kinds=definite,indirect,possible --error-exitcode=1 \
                   --suppressions=csrc/tests/valgrind.supp
-build/fuzz_replay_asan: $(CORE_OBJ_ASAN) build/obj-asan/fuzz/fuzz_replay.o
-	@echo "link $@ ($(words $^) objects: $(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE)"
-	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $^ $(C_LIBS)
+build/fuzz_replay_asan: build-asan build/obj-asan/fuzz/fuzz_replay.o
+	@echo "link $@ (the ASan extension's core, $(CC) $(CFLAGS_CORE) -O1 $(SAN) -DWNN_FUZZ_STANDALONE)"
+	@$(CC) $(CFLAGS_CORE) -O1 $(SAN) -o $@ $(CORE_OBJ_ASAN) build/obj-asan/fuzz/fuzz_replay.o $(C_LIBS)
 
 leakcheck: build/test_core build/test_core_asan build/fuzz_replay build/fuzz_replay_asan
 	@command -v valgrind >/dev/null || (apt-get install -y -qq valgrind >/dev/null 2>&1 || \
@@ -280,9 +297,9 @@ fuzz-deps: deps
 	  (sudo apt-get update -qq && sudo apt-get install -y -qq clang libclang-rt-14-dev libomp-dev); \
 	fi
 
-build/fuzz_builder: $(CORE_OBJ_FUZZ) build/obj-fuzz/fuzz/fuzz_builder.o
-	@echo "link $@ ($(words $^) objects: $(FUZZ_CC) $(FUZZ_FLAGS))"
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(C_LIBS)
+build/fuzz_builder: build/pyfuzz/.built build/obj-fuzz/fuzz/fuzz_builder.o
+	@echo "link $@ (the binding fuzzer's core, $(FUZZ_CC) $(FUZZ_FLAGS))"
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(CORE_OBJ_FUZZ) build/obj-fuzz/fuzz/fuzz_builder.o $(C_LIBS)
 
 fuzz-replay: build/fuzz_builder
 	@if ls csrc/fuzz/regressions/* >/dev/null 2>&1; then \
@@ -353,9 +370,13 @@ PYFUZZ_ENV = PYTHONPATH=$(CURDIR)/build/pyfuzz/lib \
   LD_PRELOAD="$(CURDIR)/build/pyfuzz/libfuzzer_no_main.so $$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.so)" \
   ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:allocator_may_return_null=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-build/pyfuzz/.built: $(CORE_SRC) webnn/_binding/* webnn/*.py
+# (its objects in build/pyfuzz/tmp, kept between runs; the core's are
+# fuzz_builder's too)
+CORE_FILES := $(shell find csrc -type f -not -path 'csrc/tests/*' -not -path 'csrc/fuzz/corpus/*' \
+                -not -path 'csrc/fuzz/regressions/*')
+build/pyfuzz/.built: $(CORE_FILES) webnn/_binding/* webnn/*.py
 	@$(MAKE) --no-print-directory fuzz-deps venv
-	rm -rf build/pyfuzz/lib build/pyfuzz/tmp && mkdir -p build/pyfuzz/lib
+	rm -rf build/pyfuzz/lib && mkdir -p build/pyfuzz/lib
 	cp -r webnn build/pyfuzz/lib/ && rm -f build/pyfuzz/lib/webnn/*.so
 	CC=$(FUZZ_CC) LDSHARED="$(FUZZ_CC) -shared" WEBNN_NO_CUDA=1 WEBNN_SANITIZE=fuzz \
 	  $(PY) setup.py -q build_ext --build-lib build/pyfuzz/lib --build-temp build/pyfuzz/tmp

@@ -139,23 +139,36 @@ extra_compile = ["-std=c11", "-O3", "-fopenmp-simd", "-D_GNU_SOURCE", "-fvisibil
                  "-Wall", "-Wno-unused-parameter", "-Wno-format-truncation"]
 extra_link = []
 sanitize = os.environ.get("WEBNN_SANITIZE")
-if sanitize == "fuzz":  # clang: ASan + UBSan + libFuzzer coverage (make fuzz-py)
+# functions left without libFuzzer's coverage callbacks (the file says why)
+FUZZ_IGNORELIST = os.path.join("csrc", "fuzz", "coverage_ignore.txt")
+if sanitize == "fuzz":  # clang: ASan + UBSan + libFuzzer coverage (make fuzz-py, fuzz)
     extra_compile += ["-O1", "-g", "-fsanitize=address,undefined,fuzzer-no-link",
                       "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer",
+                      "-fsanitize-coverage-ignorelist=" + FUZZ_IGNORELIST,
                       "-Wno-unknown-warning-option", "-Wno-pass-failed"]
     extra_link += ["-fsanitize=address,undefined,fuzzer-no-link", "-shared-libasan"]
 elif sanitize == "thread":  # ThreadSanitizer (make test-tsan)
     extra_compile += ["-O1", "-g", "-fsanitize=thread", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=thread"]
-elif sanitize:
-    extra_compile += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+elif sanitize:  # ASan + UBSan (make test-asan; its objects of the core are test_core_asan's)
+    extra_compile += ["-O1", "-g", "-fsanitize=address,undefined",
+                      "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
     extra_link += ["-fsanitize=address,undefined"]
+# UndefinedBehaviorSanitizer's builds compile the core's sources with signed
+# overflow undefined (-fno-wrapv last, as the C tests' build does): under
+# -fwrapv, which CPython's flags carry, GCC and clang drop UBSan's
+# signed-integer-overflow check, and GCC takes four times as long over
+# UBSan's pointer-overflow checks (csrc/cpu/kernels/conv/direct.c: 109 s
+# against 22).
+UBSAN_CORE_FLAGS = ["-fno-wrapv"] if sanitize and sanitize != "thread" else []
 
 # Every header and table of the core: a change to any rebuilds the extension
 # (each object is rebuilt when it is older than its source or any of these).
 core_depends = sorted(f for f in glob.glob(os.path.join("csrc", "**", "*"), recursive=True)
                       if os.path.isfile(f) and f.endswith((".h", ".def", ".inc"))
                       and os.sep + "fuzz" + os.sep not in f)
+if sanitize == "fuzz":
+    core_depends.append(FUZZ_IGNORELIST)
 
 # The CPython binding (webnn/_binding/: binding.h says what each file does)
 BINDING_SOURCES = sorted(glob.glob(os.path.join("webnn", "_binding", "*.c")))
@@ -198,7 +211,8 @@ def _parallel_incremental_compile(compiler, python_includes, depends):
     (csrc/) are compiled without the Python headers they do not use and with
     CORE_OVERFLOW_FLAG, so their objects are shared by the builds for every
     interpreter whose compiler flags differ at most in how they define
-    overflow (tests/packaging/test_pythons.sh)."""
+    overflow (tests/packaging/test_pythons.sh); UBSan's builds compile them
+    with UBSAN_CORE_FLAGS instead."""
     import concurrent.futures
 
     def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
@@ -212,18 +226,23 @@ def _parallel_incremental_compile(compiler, python_includes, depends):
         def one(obj):
             src, ext = build[obj]
             args, pp = cc_args, pp_opts
+            post = list(extra_postargs)
             if os.path.normpath(src).startswith("csrc" + os.sep):
                 drop = {"-I" + d for d in python_includes}
-                args = [a for a in cc_args if a not in drop] + [CORE_OVERFLOW_FLAG]
+                args = [a for a in cc_args if a not in drop]
+                if UBSAN_CORE_FLAGS:
+                    post += UBSAN_CORE_FLAGS
+                else:
+                    args.append(CORE_OVERFLOW_FLAG)
                 pp = [a for a in pp_opts if a not in drop]
-            key = _codegen_key(list(compiler.compiler_so) + args + list(extra_postargs) + [src])
+            key = _codegen_key(list(compiler.compiler_so) + args + post + [src])
             stamp = obj + ".cmd"
             if (not compiler.force and os.path.exists(obj) and os.path.exists(stamp)
                     and os.path.getmtime(obj) >= max(os.path.getmtime(src), newest_dep)):
                 with open(stamp) as f:
                     if f.read() == key:
                         return
-            compiler._compile(obj, src, ext, args, extra_postargs, pp)
+            compiler._compile(obj, src, ext, args, post, pp)
             with open(stamp, "w") as f:
                 f.write(key)
 
@@ -242,9 +261,24 @@ class BuildExtWithCuda(build_ext):
     parallel, incrementally), then kernels_cuda/ into libwebnn_cuda.so next
     to the core."""
 
+    def finalize_options(self):
+        # One object folder for every build in the tree (make build, pip
+        # wheel, setup.py by hand), not one per interpreter: the objects of
+        # the core are the same for each (_parallel_incremental_compile
+        # recompiles any whose command differs), and the Makefile's C
+        # programs link them (CORE_TEMP).
+        if self.build_temp is None:
+            self.build_temp = os.path.join("build", "temp")
+        super().finalize_options()
+
     def build_extension(self, ext):
         _parallel_incremental_compile(self.compiler, list(self.include_dirs or []),
                                       ext.depends)
+        # The objects count as the extension's dependencies: one missing is
+        # compiled even when the extension is newer than its sources (the
+        # Makefile's C programs link them).
+        objects = self.compiler.object_filenames(ext.sources, output_dir=self.build_temp)
+        ext.depends = ext.depends + objects
         super().build_extension(ext)
 
     def run(self):

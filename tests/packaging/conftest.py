@@ -8,9 +8,19 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def setup_py():
+def load_setup_py():
+    """setup.py as a module, its flags as the environment now makes them"""
     spec = importlib.util.spec_from_file_location("webnn_setup_py", ROOT / "setup.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="module")
+def setup_py():
+    return load_setup_py()
+
+
+@pytest.fixture
+def setup_py_loader():
+    return load_setup_py

@@ -3,7 +3,9 @@ _codegen_key writes it, is the one it would run now.  The core's sources are
 compiled with -fno-strict-overflow added, so that the builds for Python 3.10-
 3.12 (whose flags carry -fwrapv) and 3.13 (-fno-strict-overflow) share the
 core's objects (tests/packaging/test_pythons.sh): the key must say those
-commands are the same, and GCC must make the same object from both."""
+commands are the same, and GCC must make the same object from both.
+UndefinedBehaviorSanitizer's builds compile the core with -fno-wrapv last
+instead, so that UBSan checks signed overflow there."""
 import pathlib
 import shutil
 import subprocess
@@ -50,3 +52,26 @@ def test_gcc_makes_the_same_object(setup_py, tmp_path, src):
     assert plain[0] != plain[1], "the interpreters' own flags make different code here"
     core = compile_both(src, tmp_path, [setup_py.CORE_OVERFLOW_FLAG])
     assert core[0] == core[1]
+
+
+def ubsan_add_checks(flags, tmp_path):
+    """how many signed-overflow checks UBSan puts in an int addition compiled
+    with CPython 3.11's flags and then `flags`"""
+    src = tmp_path / "add.c"
+    src.write_text("int add(int a, int b) { return a + b; }\n")
+    asm = subprocess.run(PY311 + ["-O1", "-fsanitize=undefined", "-S", "-o", "-", str(src)] + flags,
+                         capture_output=True, text=True, check=True).stdout
+    return asm.count("__ubsan_handle_add_overflow")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_ubsan_builds_check_signed_overflow_in_the_core(setup_py_loader, monkeypatch, tmp_path):
+    for value, want in ((None, []), ("thread", []), ("1", ["-fno-wrapv"]), ("fuzz", ["-fno-wrapv"])):
+        if value is None:
+            monkeypatch.delenv("WEBNN_SANITIZE", raising=False)
+        else:
+            monkeypatch.setenv("WEBNN_SANITIZE", value)
+        assert setup_py_loader().UBSAN_CORE_FLAGS == want, value
+    # CPython's -fwrapv alone drops the check; the UBSan builds' flags restore it
+    assert ubsan_add_checks([], tmp_path) == 0
+    assert ubsan_add_checks(["-fno-wrapv"], tmp_path) >= 1

@@ -19,11 +19,8 @@ ROOT=$PWD
 VERSIONS=${*:-3.10 3.12 3.13}
 TESTS=${TESTS:-tests/api tests/wpt tests/models tests/validation tests/packaging}
 PYENV_ROOT=${PYENV_ROOT:-$HOME/.pyenv}
-MAIN_PY=${MAIN_PY:-.venv/bin/python}
-TEMP=build/temp-pythons
-if [ -x "$MAIN_PY" ]; then
-  TEMP=$("$MAIN_PY" -c 'import sys, sysconfig; print("build/temp.%s-%s" % (sysconfig.get_platform(), sys.implementation.cache_tag))')
-fi
+# the main build's objects (the Makefile's CORE_TEMP)
+TEMP=${CORE_TEMP:-build/temp}
 unset PYTHONPATH
 start=$SECONDS
 
