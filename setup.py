@@ -161,6 +161,10 @@ elif sanitize:  # ASan + UBSan (make test-asan; its objects of the core are test
 # UBSan's pointer-overflow checks (csrc/cpu/kernels/conv/direct.c: 109 s
 # against 22).
 UBSAN_CORE_FLAGS = ["-fno-wrapv"] if sanitize and sanitize != "thread" else []
+# the core's sources (not the binding's, which include Python.h) also with
+# -Wextra, as the C tests' own sources are (warnings do not change the code,
+# _codegen_key)
+CORE_WARNINGS = ["-Wextra"]
 
 # Every header and table of the core: a change to any rebuilds the extension
 # (each object is rebuilt when it is older than its source or any of these).
@@ -229,7 +233,7 @@ def _parallel_incremental_compile(compiler, python_includes, depends):
             post = list(extra_postargs)
             if os.path.normpath(src).startswith("csrc" + os.sep):
                 drop = {"-I" + d for d in python_includes}
-                args = [a for a in cc_args if a not in drop]
+                args = [a for a in cc_args if a not in drop] + CORE_WARNINGS
                 if UBSAN_CORE_FLAGS:
                     post += UBSAN_CORE_FLAGS
                 else:
