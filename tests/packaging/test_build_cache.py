@@ -75,3 +75,43 @@ def test_ubsan_builds_check_signed_overflow_in_the_core(setup_py_loader, monkeyp
     # CPython's -fwrapv alone drops the check; the UBSan builds' flags restore it
     assert ubsan_add_checks([], tmp_path) == 0
     assert ubsan_add_checks(["-fno-wrapv"], tmp_path) >= 1
+
+
+class RecordingCompiler:
+    """the parts of a distutils compiler that _parallel_incremental_compile
+    uses, recording each compile command instead of running it"""
+    compiler_so = ["gcc", "-DNDEBUG", "-fwrapv", "-O3"]
+    force = False
+
+    def __init__(self, tmp_path):
+        self.tmp_path, self.calls = tmp_path, []
+
+    def _setup_compile(self, output_dir, macros, include_dirs, sources, depends, extra_postargs):
+        build = {str(self.tmp_path / (s.replace("/", "_") + ".o")): (s, ".c") for s in sources}
+        return macros, list(build), list(extra_postargs or []), ["-Icsrc/include"], build
+
+    def _get_cc_args(self, pp_opts, debug, before):
+        return pp_opts + ["-c"]
+
+    def _compile(self, obj, src, ext, cc_args, extra_postargs, pp_opts):
+        self.calls.append((src, list(self.compiler_so) + cc_args + [src] + extra_postargs))
+
+
+@pytest.mark.parametrize("sanitize", [None, "1", "thread"])
+def test_the_core_flags_reach_the_compile_commands(setup_py_loader, monkeypatch, tmp_path, sanitize):
+    if sanitize is None:
+        monkeypatch.delenv("WEBNN_SANITIZE", raising=False)
+    else:
+        monkeypatch.setenv("WEBNN_SANITIZE", sanitize)
+    mod = setup_py_loader()
+    cc = RecordingCompiler(tmp_path)
+    mod._parallel_incremental_compile(cc, [], [])
+    cc.compile(["csrc/ops/reduce.c", "webnn/_binding/module.c"], output_dir=str(tmp_path))
+    cmds = dict(cc.calls)
+    core, binding = cmds["csrc/ops/reduce.c"], cmds["webnn/_binding/module.c"]
+    assert "-Wextra" in core and "-Wextra" not in binding
+    if sanitize == "1":  # signed overflow undefined in the core: -fno-wrapv after -fwrapv
+        assert core[-1] == "-fno-wrapv" and mod.CORE_OVERFLOW_FLAG not in core
+    else:  # the flag that makes every interpreter's objects of the core the same
+        assert mod.CORE_OVERFLOW_FLAG in core and "-fno-wrapv" not in core
+    assert "-fno-wrapv" not in binding and mod.CORE_OVERFLOW_FLAG not in binding
